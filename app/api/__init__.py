@@ -1,0 +1,27 @@
+"""REST API under /api/v1, the health endpoints and /metrics."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+
+def init_app(app: Flask) -> None:
+    from app.api import (
+        auth,
+        errors,
+        events,
+        health,
+        metrics,
+        openapi,
+        policies,
+        recommendations,
+        scalers,
+        workloads,
+    )
+
+    errors.init_app(app)
+    auth.init_app(app)
+    metrics.init_app(app)
+    app.register_blueprint(health.bp)
+    for module in (recommendations, policies, scalers, workloads, events, openapi):
+        app.register_blueprint(module.bp, url_prefix="/api/v1")

@@ -1,0 +1,161 @@
+"""What the editable resources (policies, scalers) share: bodies, ETags, merge patch, audit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Response, jsonify, request
+from sqlalchemy import delete
+
+from app.api.auth import actor
+from app.api.errors import ApiError
+from app.extensions import db
+from app.models import AuditEvent
+from app.policies import FieldError
+
+# Fields the server sets: accepted in a body (so a GET result can be edited and sent back) but
+# ignored, except `version`, which must then match like If-Match.
+READ_ONLY = ("version", "createdAt", "updatedAt", "status")
+INT32_MAX = 2**31 - 1
+
+
+def rfc3339(d: datetime | None) -> str | None:
+    if d is None:
+        return None
+    if d.tzinfo is None:  # SQLite hands back naive datetimes: they were written as UTC
+        d = d.replace(tzinfo=UTC)
+    return d.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def json_body() -> Any:
+    """The request's JSON, whatever its Content-Type claims; 400 when it is not JSON."""
+    data = request.get_data(cache=True)
+    if not data.strip():
+        raise ApiError(400, "BadRequest", "a JSON body is required")
+    body = request.get_json(force=True, silent=True)
+    if body is None:
+        raise ApiError(400, "BadRequest", "the body is not valid JSON")
+    return body
+
+
+def json_object_body() -> dict[str, Any]:
+    body = json_body()
+    if not isinstance(body, dict):
+        raise ApiError(400, "BadRequest", "the body must be a JSON object")
+    return body
+
+
+def invalid(errors: list[FieldError], what: str) -> ApiError:
+    fields = ", ".join(dict.fromkeys(e.field or "(body)" for e in errors))
+    return ApiError(
+        422, "Invalid", f"{what} is not valid: {fields}", details=[e.as_dict() for e in errors]
+    )
+
+
+def etag(row: Any) -> str:
+    """The version, plus the row's id and creation time: a deleted and re-created object (SQLite
+    may even reuse the id) never matches an ETag of the old one."""
+    created = row.created_at
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return f'"{row.version}-{row.id}-{round(created.timestamp() * 1e6):x}"'
+
+
+def check_preconditions(current_etag: str, current_version: int, body: dict[str, Any]) -> None:
+    """If-Match (a list of ETags or *) and a `version` in the body must match: else 412."""
+    header = request.headers.get("If-Match")
+    if header is not None:
+        tags = [t.strip() for t in header.split(",")]
+        if "*" not in tags and current_etag not in tags:
+            raise ApiError(
+                412,
+                "PreconditionFailed",
+                f"If-Match {header} does not match the current ETag {current_etag}: "
+                "it changed since you read it; get it again and retry",
+            )
+    version = body.get("version")
+    if version is not None and version != current_version:
+        raise ApiError(
+            412,
+            "PreconditionFailed",
+            f"version {version!r} is not the current version {current_version}: "
+            "it changed since you read it; get it again and retry",
+        )
+
+
+def without_read_only(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in READ_ONLY}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396 JSON merge patch: objects merge, null deletes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def audit(action: str, kind: str, ref: str, message: str, details: dict[str, Any]) -> None:
+    """Added to the session of the change it records, so both commit or neither does."""
+    db.session.add(
+        AuditEvent(
+            actor=actor(),
+            action=action,
+            object_kind=kind,
+            object_ref=ref,
+            message=message,
+            details=details,
+        )
+    )
+
+
+def check_identity(body: dict[str, Any], url: dict[str, str]) -> dict[str, Any]:
+    """PUT and PATCH name the object in the URL: the body may repeat it, not change it."""
+    out = dict(body)
+    errors = []
+    for key, value in url.items():
+        if key not in out or out[key] is None:
+            out[key] = value
+        elif out[key] != value:
+            errors.append(FieldError(key, f"is {value!r} in the URL; it cannot be changed"))
+    if errors:
+        raise invalid(errors, "the request")
+    return out
+
+
+def with_metadata(doc: dict[str, Any], row: Any) -> dict[str, Any]:
+    """The read-only fields every stored document carries: version and times."""
+    doc["version"] = row.version
+    doc["createdAt"] = rfc3339(row.created_at)
+    doc["updatedAt"] = rfc3339(row.updated_at)
+    return doc
+
+
+def stored_response(doc: dict[str, Any], row: Any, status: int, location: str) -> Response:
+    """A document with its ETag, and its Location when it was just created."""
+    resp = jsonify(doc)
+    resp.status_code = status
+    resp.headers["ETag"] = etag(row)
+    if status == 201:
+        resp.headers["Location"] = location
+    return resp
+
+
+def delete_versioned(model: Any, row: Any, kind: str, ref: str, before: dict[str, Any]) -> None:
+    """Deletes `row` only if still at the version that was checked (412 otherwise), audited."""
+    done = db.session.execute(
+        delete(model)
+        .where(model.id == row.id, model.version == row.version)
+        .execution_options(synchronize_session=False)
+    )
+    if done.rowcount != 1:  # type: ignore[attr-defined]
+        db.session.rollback()
+        raise ApiError(412, "PreconditionFailed", f"{kind.lower()} {ref} changed meanwhile; retry")
+    audit("delete", kind, ref, f"deleted {kind.lower()} {ref}", {"before": before})
+    db.session.commit()

@@ -1,0 +1,74 @@
+"""Errors as JSON `{"error": <reason>, "message": <text>}` with the HTTP status that fits."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, jsonify
+from flask.typing import ResponseReturnValue
+from sqlalchemy.exc import DataError, OperationalError
+from werkzeug.exceptions import HTTPException
+
+from app.extensions import db
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An answer other than success; `details` lists field errors (422), `headers` extra headers."""
+
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        message: str,
+        details: list[dict[str, str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.error, self.message = status, error, message
+        self.details, self.headers = details, headers or {}
+
+
+def error_response(
+    status: int,
+    error: str,
+    message: str,
+    details: list[dict[str, str]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> ResponseReturnValue:
+    body: dict[str, object] = {"error": error, "message": message}
+    if details is not None:
+        body["details"] = details
+    return jsonify(body), status, headers or {}
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(e: ApiError) -> ResponseReturnValue:
+        return error_response(e.status, e.error, e.message, e.details, e.headers)
+
+    @app.errorhandler(HTTPException)
+    def http_error(e: HTTPException) -> ResponseReturnValue:
+        name = (e.name or "Error").replace(" ", "")
+        return error_response(e.code or 500, name, e.description or name)
+
+    @app.errorhandler(OperationalError)
+    def database_unavailable(e: OperationalError) -> ResponseReturnValue:
+        db.session.rollback()
+        log.warning("database unavailable: %s", e.orig)
+        return error_response(503, "ServiceUnavailable", "database unavailable; retry later")
+
+    @app.errorhandler(DataError)
+    def value_the_database_refuses(e: DataError) -> ResponseReturnValue:
+        # e.g. a NUL character in a query parameter, which PostgreSQL text cannot hold: the
+        # request is at fault, not the server. The statement is not logged: it may hold input.
+        db.session.rollback()
+        return error_response(
+            400, "BadRequest", "a value in the request cannot be stored or searched"
+        )
+
+    @app.errorhandler(Exception)
+    def unexpected(e: Exception) -> ResponseReturnValue:
+        log.exception("unhandled error")
+        return error_response(500, "InternalServerError", "internal error; see the server log")

@@ -1,0 +1,97 @@
+"""The audit trail: GET /api/v1/events, newest first, filtered and paginated.
+
+Pagination is by key (the event id) rather than by offset, so events written while a client pages
+through never shift or repeat a page; `continue` is opaque to clients, as in Kubernetes lists.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from flask import Blueprint, jsonify, request
+from flask.typing import ResponseReturnValue
+from sqlalchemy import Select, select
+
+from app.api.auth import requires
+from app.api.common import rfc3339
+from app.api.errors import ApiError
+from app.api.query import int_arg, reject_unknown_args, time_arg
+from app.extensions import db
+from app.models import AuditEvent
+
+bp = Blueprint("events", __name__)
+
+EXACT_FILTERS = {
+    "action": AuditEvent.action,
+    "objectKind": AuditEvent.object_kind,
+    "objectRef": AuditEvent.object_ref,
+    "actor": AuditEvent.actor,
+}
+PARAMS = (*EXACT_FILTERS, "since", "until", "limit", "continue")
+DEFAULT_LIMIT, MAX_LIMIT = 100, 1000
+
+
+def event_document(e: AuditEvent) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "time": rfc3339(e.time),
+        "actor": e.actor,
+        "action": e.action,
+        "objectKind": e.object_kind,
+        "objectRef": e.object_ref,
+        "message": e.message,
+        "details": e.details or {},
+    }
+
+
+def encode_continue(last_id: int) -> str:
+    return base64.urlsafe_b64encode(f"before:{last_id}".encode()).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        prefix, _, number = text.partition(":")
+        if prefix != "before" or not number.isdigit() or len(number) > 18:
+            raise ValueError(text)
+        return int(number)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApiError(
+            400, "BadRequest", "continue: not a token from a previous page of this list"
+        ) from None
+
+
+def filtered() -> Select[Any]:
+    q = select(AuditEvent)
+    for param, column in EXACT_FILTERS.items():
+        if param in request.args:
+            q = q.where(column == request.args[param])
+    since, until = time_arg("since"), time_arg("until")
+    if since is not None:
+        q = q.where(AuditEvent.time >= since)
+    if until is not None:
+        q = q.where(AuditEvent.time < until)
+    return q
+
+
+@bp.get("/events")
+@requires("list", "events")
+def list_events() -> ResponseReturnValue:
+    reject_unknown_args(PARAMS)
+    limit = int_arg("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    q = filtered()
+    if "continue" in request.args:
+        q = q.where(AuditEvent.id < decode_continue(request.args["continue"]))
+    rows: list[AuditEvent] = list(
+        db.session.scalars(q.order_by(AuditEvent.id.desc()).limit(limit + 1))
+    )
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return jsonify(
+        {
+            "items": [event_document(e) for e in rows],
+            "continue": encode_continue(rows[-1].id) if more else None,
+        }
+    )

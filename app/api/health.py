@@ -1,0 +1,57 @@
+"""Liveness and readiness for kubelet probes.
+
+Readiness follows what the pod can still do for the cluster. Its critical job is answering
+`/mutate`, which reads an in-process cache, never the database. So a database outage while that
+cache is fresh leaves the pod ready but *degraded* (200, naming the dependency): taking every
+replica out of the Service for it would turn "recommendations a little old" into "no webhook at
+all" (with failurePolicy Ignore, pods created unchanged). Without a fresh cache to serve from,
+the same outage makes the pod not ready (503).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify
+from flask.typing import ResponseReturnValue
+from sqlalchemy import text
+
+from app.api.errors import error_response
+from app.extensions import db
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/healthz")
+def healthz() -> ResponseReturnValue:
+    """Alive: the process answers. No database call, so a DB outage does not restart us."""
+    return jsonify({"status": "ok"})
+
+
+def _cache_state() -> str:
+    """ "fresh", "cache_empty" or "cache_stale" for the webhook cache of this process."""
+    from app.webhook import EXTENSION
+
+    hook = current_app.extensions.get(EXTENSION)
+    if hook is None:
+        return "cache_empty"
+    _, state = hook.cache.state()
+    return str(state)
+
+
+@bp.get("/readyz")
+def readyz() -> ResponseReturnValue:
+    try:
+        db.session.execute(text("SELECT 1"))
+    except Exception as e:  # any driver error means the database is not usable now
+        db.session.rollback()
+        problem = f"database not reachable: {type(e).__name__}"
+        cache = _cache_state()
+        if cache != "fresh":
+            return error_response(503, "ServiceUnavailable", f"{problem}; webhook {cache}")
+        return jsonify(
+            {
+                "status": "degraded",
+                "degraded": ["database"],
+                "message": f"{problem}; the webhook answers from its cache, writes fail",
+            }
+        )
+    return jsonify({"status": "ready"})

@@ -1,0 +1,552 @@
+"""The OpenAPI 3 document of the REST API, served at /api/v1/openapi.json.
+
+Written by hand next to the routes (tests/api/test_openapi.py checks that every route is in it and
+nothing else is, and schemathesis checks that the answers agree with it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, jsonify
+from flask.typing import ResponseReturnValue
+
+from app.core.policy import CONTAINER_MODES, CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
+
+bp = Blueprint("openapi", __name__)
+
+NAME = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", "maxLength": 253}
+NAMESPACE = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63}
+QUANTITY = {"type": ["string", "number"], "description": "a Kubernetes quantity", "example": "250m"}
+RESOURCES = {
+    "type": "object",
+    "properties": {"cpu": QUANTITY, "memory": {**QUANTITY, "example": "512Mi"}},
+    "additionalProperties": False,
+}
+READ_ONLY = {
+    "version": {"type": "integer", "readOnly": True},
+    "createdAt": {"type": "string", "format": "date-time", "readOnly": True},
+    "updatedAt": {"type": "string", "format": "date-time", "readOnly": True},
+}
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def json_content(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}
+
+
+def error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": json_content(ref("Error"))}
+
+
+ERRORS = {
+    "400": error("a malformed request: bad JSON, an unknown query parameter"),
+    "401": error("no bearer token, or not a valid one"),
+    "403": error("the token's user may not do this"),
+    "503": error("the database or the token check is unavailable; retry"),
+}
+NOT_FOUND = {"404": error("no such object")}
+WRITE_ERRORS = {
+    "412": error("If-Match or the body's version does not match: it changed meanwhile"),
+    "422": error("invalid fields, each named in details"),
+}
+
+
+def path_param(name: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": schema or {"type": "string"}}
+
+
+def query_param(
+    name: str, description: str, schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": schema or {"type": "string"},
+    }
+
+
+IF_MATCH = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "description": "the ETag of the version you read; 412 if it changed since",
+    "schema": {"type": "string"},
+}
+
+
+def ok(description: str, schema: dict[str, Any], etag: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": description, "content": json_content(schema)}
+    if etag:
+        out["headers"] = {"ETag": {"schema": {"type": "string"}}}
+    return out
+
+
+def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, Any]:
+    """The collection and item paths of an editable resource (policies, scalers)."""
+    doc, item = ref(f"{kind}Document"), ref(kind)
+    conflict = {"409": error(f"a {kind.lower()} with that name exists")}
+    merge = {"application/merge-patch+json": {"schema": {"type": "object"}}}
+    merge.update(json_content({"type": "object"}))
+    return {
+        "collection": {
+            "post": {
+                "summary": f"create a {kind.lower()}",
+                "operationId": f"create{kind}",
+                "requestBody": {"required": True, "content": json_content(item)},
+                "responses": {
+                    "201": ok("created", doc, etag=True),
+                    **ERRORS,
+                    **conflict,
+                    **WRITE_ERRORS,
+                },
+            },
+        },
+        "item": {
+            "parameters": key_params,
+            "get": {
+                "summary": f"one {kind.lower()}",
+                "operationId": f"get{kind}",
+                "responses": {"200": ok(kind.lower(), doc, etag=True), **ERRORS, **NOT_FOUND},
+            },
+            "put": {
+                "summary": f"replace a {kind.lower()}",
+                "operationId": f"replace{kind}",
+                "parameters": [IF_MATCH],
+                "requestBody": {"required": True, "content": json_content(item)},
+                "responses": {
+                    "200": ok("replaced", doc, etag=True),
+                    **ERRORS,
+                    **NOT_FOUND,
+                    **WRITE_ERRORS,
+                },
+            },
+            "patch": {
+                "summary": f"change some fields of a {kind.lower()} (JSON merge patch)",
+                "operationId": f"patch{kind}",
+                "parameters": [IF_MATCH],
+                "requestBody": {"required": True, "content": merge},
+                "responses": {
+                    "200": ok("patched", doc, etag=True),
+                    **ERRORS,
+                    **NOT_FOUND,
+                    **WRITE_ERRORS,
+                },
+            },
+            "delete": {
+                "summary": f"delete a {kind.lower()}",
+                "operationId": f"delete{kind}",
+                "parameters": [IF_MATCH],
+                "responses": {
+                    "204": {"description": "deleted"},
+                    **ERRORS,
+                    **NOT_FOUND,
+                    "412": WRITE_ERRORS["412"],
+                },
+            },
+        },
+    }
+
+
+def schemas() -> dict[str, Any]:
+    container_policy = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "containerName": {"type": "string", "example": "*"},
+            "mode": {"type": "string", "enum": list(CONTAINER_MODES)},
+            "minAllowed": {**RESOURCES, "type": ["object", "null"]},
+            "maxAllowed": {**RESOURCES, "type": ["object", "null"]},
+            "controlledResources": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["cpu", "memory"]},
+            },
+            "controlledValues": {"type": "string", "enum": list(CONTROLLED_VALUES)},
+        },
+    }
+    policy = {
+        "type": "object",
+        "required": ["name", "namespace"],
+        "additionalProperties": False,
+        "properties": {
+            "name": NAME,
+            "namespace": {"anyOf": [NAMESPACE, {"type": "string", "enum": ["*"]}]},
+            "target": {
+                "type": "object",
+                "required": ["kind", "name"],
+                "additionalProperties": False,
+                "properties": {
+                    "kind": {"type": "string", "enum": list(TARGET_KINDS)},
+                    "name": NAME,
+                },
+            },
+            "updateMode": {"type": "string", "enum": [*UPDATE_MODES, "Auto"]},
+            "minReplicas": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+            "containerPolicies": {"type": "array", "items": container_policy},
+        },
+    }
+    scaler = {
+        "type": "object",
+        "required": ["name", "target", "params"],
+        "additionalProperties": False,
+        "properties": {
+            "name": NAME,
+            "target": {
+                "type": "object",
+                "required": ["namespace", "kind", "name"],
+                "additionalProperties": False,
+                "properties": {
+                    "namespace": NAMESPACE,
+                    "kind": {
+                        "type": "string",
+                        "enum": [
+                            "Deployment",
+                            "ReplicaSet",
+                            "ReplicationController",
+                            "StatefulSet",
+                        ],
+                    },
+                    "name": NAME,
+                },
+            },
+            "params": {
+                "description": "cluster-proportional-autoscaler's ConfigMap JSON, one mode",
+                "type": "object",
+                "example": {"linear": {"coresPerReplica": 256, "nodesPerReplica": 16, "min": 1}},
+            },
+            "nodeSelector": {"type": "string", "example": "pool=system"},
+            "enabled": {"type": "boolean"},
+            "behavior": {"type": "object", "description": "HPA v2 behavior (optional)"},
+        },
+    }
+    container = {
+        "type": "object",
+        "required": ["name", "target", "lowerBound", "upperBound", "uncappedTarget"],
+        "properties": {
+            "name": {"type": "string"},
+            "target": RESOURCES,
+            "lowerBound": RESOURCES,
+            "upperBound": RESOURCES,
+            "uncappedTarget": RESOURCES,
+            "sampleCount": {"type": "integer"},
+            "firstSampleTime": {"type": ["string", "null"]},
+            "lastSampleTime": {"type": ["string", "null"]},
+            "updateTime": {"type": ["string", "null"]},
+            "currentRequests": RESOURCES,
+            "difference": RESOURCES,
+            "conflicts": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+    histogram = {
+        "type": "object",
+        "properties": {
+            "unit": {"type": "string", "enum": ["cores", "bytes"]},
+            "totalWeight": {"type": "number"},
+            "referenceTime": {"type": ["string", "null"]},
+            "buckets": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["start", "end", "weight"],
+                    "properties": {
+                        "start": {"type": "number"},
+                        "end": {"type": "number"},
+                        "weight": {"type": "number"},
+                    },
+                },
+            },
+        },
+    }
+    return {
+        "Error": {
+            "type": "object",
+            "required": ["error", "message"],
+            "properties": {
+                "error": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["field", "message"],
+                        "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+                    },
+                },
+            },
+        },
+        "Policy": policy,
+        "PolicyDocument": {
+            "allOf": [{**policy, "additionalProperties": True}],
+            "properties": READ_ONLY,
+            "required": ["name", "namespace", "updateMode", "containerPolicies", "version"],
+        },
+        "Scaler": scaler,
+        "ScalerDocument": {
+            "allOf": [{**scaler, "additionalProperties": True}],
+            "properties": {
+                **READ_ONLY,
+                "status": {
+                    "type": "object",
+                    "readOnly": True,
+                    "properties": {
+                        "lastProposed": {"type": ["integer", "null"]},
+                        "lastApplied": {"type": ["integer", "null"]},
+                        "lastRunTime": {"type": ["string", "null"]},
+                        "message": {"type": ["string", "null"]},
+                    },
+                },
+            },
+            "required": ["name", "target", "params", "enabled", "version", "status"],
+        },
+        "Workload": {
+            "type": "object",
+            "required": ["namespace", "kind", "name", "containers"],
+            "properties": {
+                "namespace": {"type": "string"},
+                "kind": {"type": "string"},
+                "name": {"type": "string"},
+                "containers": {"type": "array", "items": container},
+                "replicas": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "live pods the recommender saw in its last run with one",
+                },
+                "estimatedSavingsPerReplica": {
+                    "type": "object",
+                    "description": "cores and GiB one replica frees (negative: needs more)",
+                    "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
+                },
+                "estimatedSavings": {
+                    "type": "object",
+                    "description": "cores and GiB all replicas together free (negative: need more)",
+                    "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
+                },
+            },
+        },
+        "Histograms": {
+            "type": "object",
+            "required": ["namespace", "kind", "name", "containers"],
+            "properties": {
+                "namespace": {"type": "string"},
+                "kind": {"type": "string"},
+                "name": {"type": "string"},
+                "containers": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "sampleCount": {"type": "integer"},
+                            "cpu": histogram,
+                            "memory": histogram,
+                            "error": {"type": "string"},
+                        },
+                    },
+                },
+            },
+        },
+        "Event": {
+            "type": "object",
+            "required": ["id", "time", "actor", "action", "objectKind", "objectRef"],
+            "properties": {
+                "id": {"type": "integer"},
+                "time": {"type": "string", "format": "date-time"},
+                "actor": {"type": "string"},
+                "action": {"type": "string"},
+                "objectKind": {"type": "string"},
+                "objectRef": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+            },
+        },
+    }
+
+
+def items_of(schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["items"],
+        "properties": {"items": {"type": "array", "items": schema}},
+    }
+
+
+def paths() -> dict[str, Any]:
+    open_: dict[str, Any] = {"security": []}
+    ns_filter = query_param("namespace", "only this namespace")
+    policies = crud("Policy", "policies", [path_param("namespace"), path_param("name")])
+    scalers = crud("Scaler", "scalers", [path_param("name")])
+    workload_params = [path_param("namespace"), path_param("kind"), path_param("name")]
+    text = {"text/plain": {"schema": {"type": "string"}}}
+    return {
+        "/healthz": {
+            "get": {
+                **open_,
+                "summary": "liveness",
+                "operationId": "healthz",
+                "responses": {"200": ok("alive", {"type": "object"})},
+            }
+        },
+        "/readyz": {
+            "get": {
+                **open_,
+                "summary": "readiness: the database answers",
+                "operationId": "readyz",
+                "responses": {
+                    "200": ok("ready", {"type": "object"}),
+                    "503": error("the database does not answer"),
+                },
+            }
+        },
+        "/metrics": {
+            "get": {
+                **open_,
+                "summary": "Prometheus metrics (text exposition format)",
+                "operationId": "metrics",
+                "responses": {"200": {"description": "metrics", "content": text}},
+            }
+        },
+        "/api/v1/openapi.json": {
+            "get": {
+                **open_,
+                "summary": "this document",
+                "operationId": "openapi",
+                "responses": {"200": ok("the OpenAPI document", {"type": "object"})},
+            }
+        },
+        "/api/v1/recommendations": {
+            "get": {
+                "summary": "recommendations per workload",
+                "operationId": "listRecommendations",
+                "parameters": [
+                    ns_filter,
+                    query_param("kind", "only this workload kind"),
+                    query_param("name", "only workloads of this name"),
+                ],
+                "responses": {"200": ok("workloads", items_of(ref("Workload"))), **ERRORS},
+            }
+        },
+        "/api/v1/recommendations/{namespace}/{kind}/{name}": {
+            "parameters": workload_params,
+            "get": {
+                "summary": "one workload's recommendation",
+                "operationId": "getRecommendation",
+                "responses": {"200": ok("workload", ref("Workload")), **ERRORS, **NOT_FOUND},
+            },
+        },
+        "/api/v1/workloads/{namespace}/{kind}/{name}/histogram": {
+            "parameters": workload_params,
+            "get": {
+                "summary": "CPU and memory usage histograms behind the recommendation",
+                "operationId": "getHistogram",
+                "responses": {"200": ok("histograms", ref("Histograms")), **ERRORS, **NOT_FOUND},
+            },
+        },
+        "/api/v1/policies": {
+            "get": {
+                "summary": "policies",
+                "operationId": "listPolicies",
+                "parameters": [ns_filter],
+                "responses": {"200": ok("policies", items_of(ref("PolicyDocument"))), **ERRORS},
+            },
+            **policies["collection"],
+        },
+        "/api/v1/policies/{namespace}/{name}": policies["item"],
+        "/api/v1/scalers": {
+            "get": {
+                "summary": "proportional scalers",
+                "operationId": "listScalers",
+                "responses": {"200": ok("scalers", items_of(ref("ScalerDocument"))), **ERRORS},
+            },
+            **scalers["collection"],
+        },
+        "/api/v1/scalers/{name}": scalers["item"],
+        "/api/v1/scalers/{name}/preview": {
+            "parameters": [path_param("name")],
+            "get": {
+                "summary": "what the scaler proposes now, and what its behavior allows",
+                "operationId": "previewScaler",
+                "responses": {
+                    "200": ok(
+                        "the preview",
+                        {
+                            "type": "object",
+                            "required": ["current", "proposed", "allowedNow", "reason", "cluster"],
+                            "properties": {
+                                "current": {"type": "integer"},
+                                "proposed": {"type": "integer"},
+                                "allowedNow": {"type": "integer"},
+                                "reason": {"type": "string"},
+                                "cluster": {"type": "object"},
+                            },
+                        },
+                    ),
+                    "409": error("the stored scaler cannot be evaluated"),
+                    **ERRORS,  # 503 also when the cluster cannot be reached
+                    **NOT_FOUND,
+                },
+            },
+        },
+        "/api/v1/events": {
+            "get": {
+                "summary": "the audit trail, newest first",
+                "operationId": "listEvents",
+                "parameters": [
+                    query_param("action", "create, update, delete, evict, resize, scale, ..."),
+                    query_param("objectKind", "Policy, Scaler, Pod, ..."),
+                    query_param("objectRef", "e.g. shop/web"),
+                    query_param("actor", "who did it"),
+                    query_param("since", "RFC 3339 time or unix seconds (inclusive)"),
+                    query_param("until", "RFC 3339 time or unix seconds (exclusive)"),
+                    query_param(
+                        "limit",
+                        "page size (default 100)",
+                        {"type": "integer", "minimum": 1, "maximum": 1000},
+                    ),
+                    query_param("continue", "the `continue` of the previous page"),
+                ],
+                "responses": {
+                    "200": ok(
+                        "a page of events",
+                        {
+                            "type": "object",
+                            "required": ["items", "continue"],
+                            "properties": {
+                                "items": {"type": "array", "items": ref("Event")},
+                                "continue": {"type": ["string", "null"]},
+                            },
+                        },
+                    ),
+                    **ERRORS,
+                },
+            }
+        },
+    }
+
+
+def document() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "rightsizer",
+            "version": "1",
+            "description": "Recommendations, policies, proportional scalers and the audit trail. "
+            "Writes need a bearer token; reads too unless RIGHTSIZER_PUBLIC_READS is on.",
+        },
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+        "paths": paths(),
+    }
+
+
+@bp.get("/openapi.json")
+def openapi() -> ResponseReturnValue:
+    return jsonify(document())

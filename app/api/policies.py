@@ -1,0 +1,171 @@
+"""Policies over REST: /api/v1/policies[/<namespace>/<name>], with ETags and an audit trail.
+
+Validation is app.policies.parse_policy, the parser every other path uses, so the API can store
+nothing the webhook or recommender would read differently. Stored documents keep what the user
+wrote (quantities as given). Writes are conditional on the row's version in the UPDATE itself, so
+two editors racing cannot both win even between our read and our write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request, url_for
+from flask.typing import ResponseReturnValue
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.api.auth import requires
+from app.api.common import (
+    audit,
+    check_identity,
+    check_preconditions,
+    delete_versioned,
+    etag,
+    invalid,
+    json_object_body,
+    merge_patch,
+    stored_response,
+    with_metadata,
+    without_read_only,
+)
+from app.api.errors import ApiError
+from app.api.query import reject_unknown_args
+from app.extensions import db
+from app.models import Policy as PolicyRow
+from app.models import utcnow
+from app.policies import PolicyInvalid, parse_policy, row_document
+
+bp = Blueprint("policies", __name__)
+
+
+def document(row: PolicyRow) -> dict[str, Any]:
+    return with_metadata(row_document(row), row)
+
+
+def _respond(row: PolicyRow, status: int = 200) -> Response:
+    location = url_for("policies.get_policy", namespace=row.namespace, name=row.name)
+    return stored_response(document(row), row, status, location)
+
+
+def _find(namespace: str, name: str) -> PolicyRow:
+    row = db.session.scalar(
+        select(PolicyRow).where(PolicyRow.namespace == namespace, PolicyRow.name == name)
+    )
+    if row is None:
+        raise ApiError(404, "NotFound", f"no policy {name!r} in namespace {namespace!r}")
+    return row
+
+
+def _validated(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document to store (read-only fields dropped); 422 listing every bad field."""
+    doc = without_read_only(doc)
+    try:
+        parse_policy(doc)
+    except PolicyInvalid as e:
+        raise invalid(e.errors, "the policy") from None
+    return doc
+
+
+def _columns(doc: dict[str, Any]) -> dict[str, Any]:
+    target = doc.get("target") or {}
+    return {
+        "name": doc["name"],
+        "namespace": doc["namespace"],
+        "target_kind": target.get("kind"),
+        "target_name": target.get("name"),
+        "update_mode": doc.get("updateMode", "Off"),
+        "min_replicas": doc.get("minReplicas"),
+        "container_policies": doc.get("containerPolicies") or [],
+    }
+
+
+@bp.get("/policies")
+@requires("list", "policies", namespaced=True)
+def list_policies() -> ResponseReturnValue:
+    reject_unknown_args(("namespace",))
+    q = select(PolicyRow).order_by(PolicyRow.namespace, PolicyRow.name)
+    if "namespace" in request.args:
+        q = q.where(PolicyRow.namespace == request.args["namespace"])
+    return jsonify({"items": [document(r) for r in db.session.scalars(q)]})
+
+
+@bp.get("/policies/<namespace>/<name>")
+@requires("get", "policies", namespaced=True)
+def get_policy(namespace: str, name: str) -> ResponseReturnValue:
+    reject_unknown_args(())
+    return _respond(_find(namespace, name))
+
+
+@bp.post("/policies")
+@requires("create", "policies", namespaced=True)
+def create_policy() -> ResponseReturnValue:
+    reject_unknown_args(())
+    doc = _validated(json_object_body())
+    ns, name = doc["namespace"], doc["name"]
+    exists = db.session.scalar(
+        select(PolicyRow.id).where(PolicyRow.namespace == ns, PolicyRow.name == name)
+    )
+    if exists is not None:
+        raise ApiError(409, "AlreadyExists", f"policy {name!r} in namespace {ns!r} already exists")
+    row = PolicyRow(**_columns(doc), version=1)
+    db.session.add(row)
+    audit("create", "Policy", f"{ns}/{name}", f"created policy {ns}/{name}", {"after": doc})
+    try:
+        db.session.commit()
+    except IntegrityError:  # created by someone else between our check and our insert
+        db.session.rollback()
+        raise ApiError(
+            409, "AlreadyExists", f"policy {name!r} in namespace {ns!r} already exists"
+        ) from None
+    return _respond(row, 201)
+
+
+def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Response:
+    check_preconditions(etag(row), row.version, body)
+    before = row_document(row)
+    doc = _validated(doc)
+    ref = f"{row.namespace}/{row.name}"
+    done = db.session.execute(
+        update(PolicyRow)
+        .where(PolicyRow.id == row.id, PolicyRow.version == row.version)
+        .values(**_columns(doc), version=row.version + 1, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if done.rowcount != 1:  # type: ignore[attr-defined]
+        db.session.rollback()
+        raise ApiError(412, "PreconditionFailed", f"policy {ref} changed meanwhile; retry")
+    audit("update", "Policy", ref, f"updated policy {ref}", {"before": before, "after": doc})
+    db.session.commit()
+    db.session.refresh(row)
+    return _respond(row)
+
+
+@bp.put("/policies/<namespace>/<name>")
+@requires("update", "policies", namespaced=True)
+def replace_policy(namespace: str, name: str) -> ResponseReturnValue:
+    reject_unknown_args(())
+    body = json_object_body()
+    row = _find(namespace, name)
+    return _replace(row, body, check_identity(body, {"namespace": namespace, "name": name}))
+
+
+@bp.patch("/policies/<namespace>/<name>")
+@requires("patch", "policies", namespaced=True)
+def patch_policy(namespace: str, name: str) -> ResponseReturnValue:
+    """A JSON merge patch (RFC 7396): send only what changes; null removes a field."""
+    reject_unknown_args(())
+    patch = json_object_body()
+    row = _find(namespace, name)
+    merged = merge_patch(row_document(row), without_read_only(patch))
+    return _replace(row, patch, check_identity(merged, {"namespace": namespace, "name": name}))
+
+
+@bp.delete("/policies/<namespace>/<name>")
+@requires("delete", "policies", namespaced=True)
+def delete_policy(namespace: str, name: str) -> ResponseReturnValue:
+    reject_unknown_args(())
+    row = _find(namespace, name)
+    check_preconditions(etag(row), row.version, {})
+    delete_versioned(PolicyRow, row, "Policy", f"{namespace}/{name}", row_document(row))
+    return "", 204

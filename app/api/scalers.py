@@ -1,0 +1,341 @@
+"""Proportional scalers over REST: /api/v1/scalers[/<name>], the same contract as policies.
+
+A scaler document: `name`, `target` {namespace, kind, name}, `params` in cluster-proportional-
+autoscaler's ConfigMap JSON ({"linear": {...}} or {"ladder": {...}}; a mode's value may also be the
+JSON text a ConfigMap holds), optional `nodeSelector` ("key=value,..."), `enabled`, optional
+HPA-style `behavior`. What the scaler job last did is under the read-only `status`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, url_for
+from flask.typing import ResponseReturnValue
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.api.auth import requires
+from app.api.common import (
+    audit,
+    check_identity,
+    check_preconditions,
+    delete_versioned,
+    etag,
+    invalid,
+    json_object_body,
+    merge_patch,
+    rfc3339,
+    stored_response,
+    with_metadata,
+    without_read_only,
+)
+from app.api.errors import ApiError
+from app.api.query import reject_unknown_args
+from app.core.behavior import BehaviorError, History, decide, parse_behavior
+from app.core.proportional import (
+    ParamsError,
+    cluster_status,
+    parse_params,
+    parse_selector,
+    parse_taint,
+    replicas,
+)
+from app.extensions import db
+from app.models import Scaler, utcnow
+from app.policies import DNS_LABEL, DNS_SUBDOMAIN, FieldError
+
+bp = Blueprint("scalers", __name__)
+
+SCALER_FIELDS = {"name", "target", "params", "nodeSelector", "skipTaints", "enabled", "behavior"}
+SCALE_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
+
+
+def validate_scaler_params(params: Any) -> list[FieldError]:
+    """CPA params, checked by the same parser the scaler job uses: they can never disagree."""
+    try:
+        parse_params(params)
+    except ParamsError as e:
+        field = e.field if e.field.startswith("params") else f"params.{e.field}"
+        return [FieldError(field, e.message)]
+    return []
+
+
+def normalized_params(params: Any) -> dict[str, Any]:
+    """Valid params with any JSON text decoded, as they are stored."""
+    if isinstance(params, str):
+        params = json.loads(params)
+    return {mode: json.loads(doc) if isinstance(doc, str) else doc for mode, doc in params.items()}
+
+
+def _target_errors(target: Any) -> list[FieldError]:
+    if not isinstance(target, dict):
+        return [FieldError("target", "required: an object with namespace, kind and name")]
+    errors = [
+        FieldError(f"target.{k}", "unknown field")
+        for k in sorted(set(target) - {"namespace", "kind", "name"})
+    ]
+    ns, kind, name = target.get("namespace"), target.get("kind"), target.get("name")
+    if not isinstance(ns, str) or not DNS_LABEL.match(ns):
+        errors.append(FieldError("target.namespace", "required: a namespace name"))
+    if kind not in SCALE_KINDS:
+        errors.append(FieldError("target.kind", f"must be one of {', '.join(SCALE_KINDS)}"))
+    if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name):
+        errors.append(FieldError("target.name", "required: the workload's name"))
+    return errors
+
+
+def validate_scaler(doc: dict[str, Any]) -> list[FieldError]:
+    errors = [FieldError(k, "unknown field") for k in sorted(set(doc) - SCALER_FIELDS)]
+    name = doc.get("name")
+    if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name):
+        errors.append(FieldError("name", "required: lower-case letters, digits, '-' and '.'"))
+    errors += _target_errors(doc.get("target"))
+    if "params" not in doc:
+        errors.append(FieldError("params", 'required: {"linear": {...}} or {"ladder": {...}}'))
+    else:
+        errors += validate_scaler_params(doc["params"])
+    selector = doc.get("nodeSelector")
+    if selector is not None:
+        try:
+            if not isinstance(selector, str) or len(selector) > 1024:
+                raise ValueError("must be a string of at most 1024 characters")
+            parse_selector(selector)
+        except ValueError as e:
+            errors.append(FieldError("nodeSelector", str(e)))
+    taints = doc.get("skipTaints")
+    if taints is not None:
+        if not isinstance(taints, list) or not all(isinstance(t, str) for t in taints):
+            errors.append(
+                FieldError("skipTaints", 'must be a list such as ["key=value:NoSchedule"]')
+            )
+        else:
+            for i, t in enumerate(taints):
+                try:
+                    parse_taint(t)
+                except ValueError as e:
+                    errors.append(FieldError(f"skipTaints[{i}]", str(e)))
+    if "enabled" in doc and not isinstance(doc["enabled"], bool):
+        errors.append(FieldError("enabled", "must be true or false"))
+    if doc.get("behavior") is not None:
+        try:
+            parse_behavior(doc["behavior"])
+        except BehaviorError as e:
+            errors += [
+                FieldError(f if f.startswith("behavior") else f"behavior.{f}", m)
+                for f, m in e.errors
+            ]
+    return errors
+
+
+def row_document(row: Scaler) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "name": row.name,
+        "target": {
+            "namespace": row.target_namespace,
+            "kind": row.target_kind,
+            "name": row.target_name,
+        },
+        "params": row.params,
+    }
+    if row.node_selector:
+        doc["nodeSelector"] = row.node_selector
+    if row.skip_taints:
+        doc["skipTaints"] = row.skip_taints
+    doc["enabled"] = row.enabled
+    if row.behavior is not None:
+        doc["behavior"] = row.behavior
+    return doc
+
+
+def document(row: Scaler) -> dict[str, Any]:
+    doc = row_document(row)
+    doc["status"] = {
+        "lastProposed": row.last_proposed,
+        "lastApplied": row.last_applied,
+        "lastRunTime": rfc3339(row.last_run_at),
+        "message": row.last_message,
+    }
+    return with_metadata(doc, row)
+
+
+def _respond(row: Scaler, status: int = 200) -> Response:
+    return stored_response(document(row), row, status, url_for("scalers.get_scaler", name=row.name))
+
+
+def _find(name: str) -> Scaler:
+    row = db.session.scalar(select(Scaler).where(Scaler.name == name))
+    if row is None:
+        raise ApiError(404, "NotFound", f"no scaler {name!r}")
+    return row
+
+
+def _validated(doc: dict[str, Any]) -> dict[str, Any]:
+    doc = without_read_only(doc)
+    errors = validate_scaler(doc)
+    if errors:
+        raise invalid(errors, "the scaler")
+    return doc
+
+
+def _columns(doc: dict[str, Any]) -> dict[str, Any]:
+    target = doc["target"]
+    return {
+        "name": doc["name"],
+        "target_namespace": target["namespace"],
+        "target_kind": target["kind"],
+        "target_name": target["name"],
+        "params": normalized_params(doc["params"]),
+        "node_selector": doc.get("nodeSelector") or None,
+        "skip_taints": doc.get("skipTaints") or None,
+        "enabled": doc.get("enabled", True),
+        "behavior": doc.get("behavior"),
+    }
+
+
+@bp.get("/scalers")
+@requires("list", "scalers")
+def list_scalers() -> ResponseReturnValue:
+    reject_unknown_args(())
+    rows = db.session.scalars(select(Scaler).order_by(Scaler.name))
+    return jsonify({"items": [document(r) for r in rows]})
+
+
+@bp.get("/scalers/<name>")
+@requires("get", "scalers")
+def get_scaler(name: str) -> ResponseReturnValue:
+    reject_unknown_args(())
+    return _respond(_find(name))
+
+
+@bp.post("/scalers")
+@requires("create", "scalers")
+def create_scaler() -> ResponseReturnValue:
+    reject_unknown_args(())
+    doc = _validated(json_object_body())
+    name = doc["name"]
+    if db.session.scalar(select(Scaler.id).where(Scaler.name == name)) is not None:
+        raise ApiError(409, "AlreadyExists", f"scaler {name!r} already exists")
+    row = Scaler(**_columns(doc), version=1)
+    db.session.add(row)
+    audit("create", "Scaler", name, f"created scaler {name}", {"after": row_document(row)})
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise ApiError(409, "AlreadyExists", f"scaler {name!r} already exists") from None
+    return _respond(row, 201)
+
+
+def _replace(row: Scaler, body: dict[str, Any], doc: dict[str, Any]) -> Response:
+    check_preconditions(etag(row), row.version, body)
+    before = row_document(row)
+    cols = _columns(_validated(doc))
+    done = db.session.execute(
+        update(Scaler)
+        .where(Scaler.id == row.id, Scaler.version == row.version)
+        .values(**cols, version=row.version + 1, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if done.rowcount != 1:  # type: ignore[attr-defined]
+        db.session.rollback()
+        raise ApiError(412, "PreconditionFailed", f"scaler {row.name} changed meanwhile; retry")
+    db.session.expire(row)
+    audit(
+        "update",
+        "Scaler",
+        row.name,
+        f"updated scaler {row.name}",
+        {"before": before, "after": row_document(row)},
+    )
+    db.session.commit()
+    return _respond(row)
+
+
+@bp.put("/scalers/<name>")
+@requires("update", "scalers")
+def replace_scaler(name: str) -> ResponseReturnValue:
+    reject_unknown_args(())
+    body = json_object_body()
+    row = _find(name)
+    return _replace(row, body, check_identity(body, {"name": name}))
+
+
+@bp.patch("/scalers/<name>")
+@requires("patch", "scalers")
+def patch_scaler(name: str) -> ResponseReturnValue:
+    """A JSON merge patch (RFC 7396), e.g. {"enabled": false} or {"params": {"linear": {...}}}.
+
+    Note that merge patch merges objects: to switch from linear to ladder, send
+    {"params": {"linear": null, "ladder": {...}}}.
+    """
+    reject_unknown_args(())
+    patch = json_object_body()
+    row = _find(name)
+    merged = merge_patch(row_document(row), without_read_only(patch))
+    return _replace(row, patch, check_identity(merged, {"name": name}))
+
+
+@bp.delete("/scalers/<name>")
+@requires("delete", "scalers")
+def delete_scaler(name: str) -> ResponseReturnValue:
+    reject_unknown_args(())
+    row = _find(name)
+    check_preconditions(etag(row), row.version, {})
+    delete_versioned(Scaler, row, "Scaler", name, row_document(row))
+    return "", 204
+
+
+@bp.get("/scalers/<name>/preview")
+@requires("get", "scalers")
+def preview_scaler(name: str) -> ResponseReturnValue:
+    """What the scaler proposes for the cluster as it is now, and what its behavior allows."""
+    from app.kube.client import ClusterUnreachable, api_client
+    from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing, list_nodes
+
+    reject_unknown_args(())
+    row = _find(name)
+    try:
+        api = api_client(current_app.config["KUBECONFIG"] or None)
+        nodes = list_nodes(api)
+        current = ScaleClient(api).get_replicas(
+            row.target_namespace, row.target_kind, row.target_name
+        )
+    except TargetMissing as e:
+        raise ApiError(404, "NotFound", str(e)) from None
+    except (ClusterUnreachable, ScaleFailed) as e:
+        raise ApiError(503, "ServiceUnavailable", str(e)) from None
+    except Exception as e:
+        raise ApiError(
+            503, "ServiceUnavailable", f"cluster not reachable: {type(e).__name__}"
+        ) from None
+    try:
+        status = cluster_status(nodes, row.node_selector or None, row.skip_taints or ())
+        proposed = replicas(parse_params(row.params), status)
+        history = History.from_json(row.history)
+        decision = decide(
+            current,
+            proposed,
+            history.proposals,
+            history.changes,
+            time.time(),
+            parse_behavior(row.behavior),
+        )
+    except (ParamsError, BehaviorError, ValueError) as e:
+        raise ApiError(409, "Conflict", f"the stored scaler cannot be evaluated: {e}") from None
+    return jsonify(
+        {
+            "current": current,
+            "proposed": proposed,
+            "allowedNow": decision.replicas,
+            "reason": decision.reason,
+            "cluster": {
+                "schedulableNodes": status.schedulable_nodes,
+                "schedulableCores": status.schedulable_cores,
+                "totalNodes": status.total_nodes,
+                "totalCores": status.total_cores,
+            },
+        }
+    )

@@ -1,0 +1,509 @@
+"""`rightsizer policy|recommendations|scaler|events`: the REST API from a terminal.
+
+These commands only speak HTTP to a server (RIGHTSIZER_API_URL or --server), never to the
+database, so they work the same against a laptop demo and a remote deployment, and go through
+the same authentication, validation and audit trail as any other client.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+import requests
+import yaml
+
+from app.cli_migrate import import_configmap, import_vpas, offline_preview, preview_options
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+# Client-side settings (README "CLI"); flags win over them.
+CLIENT_ENVIRONMENT = {
+    "RIGHTSIZER_API_URL": DEFAULT_URL,
+    "RIGHTSIZER_API_TOKEN": "",
+}
+READ_ONLY = ("version", "createdAt", "updatedAt", "status")
+TIMEOUT = 30
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Api:
+    def __init__(self, server: str, token: str | None) -> None:
+        self.base = server.rstrip("/") + "/api/v1"
+        self.session = requests.Session()
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        ok: Sequence[int] = (200,),
+        **kwargs: Any,
+    ) -> requests.Response:
+        try:
+            resp = self.session.request(method, self.base + path, timeout=TIMEOUT, **kwargs)
+        except requests.RequestException as e:
+            fail(f"cannot reach {self.base}: {type(e).__name__}")
+        if resp.status_code not in ok:
+            fail_response(resp)
+        return resp
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
+
+
+def fail_response(resp: requests.Response, what: str = "") -> NoReturn:
+    try:
+        body = resp.json()
+        message = f"{body['message']} ({resp.status_code} {body['error']})"
+        details = body.get("details") or []
+    except (ValueError, KeyError, TypeError):
+        message, details = f"HTTP {resp.status_code}", []
+    click.echo(f"error: {what}{message}", err=True)
+    for d in details:
+        click.echo(f"  {d.get('field') or '(body)'}: {d.get('message')}", err=True)
+    sys.exit(1)
+
+
+def api_options(f: F) -> F:
+    f = click.option(
+        "--token",
+        envvar="RIGHTSIZER_API_TOKEN",
+        default="",
+        show_envvar=True,
+        help="Bearer token (prefer the variable: flags show up in process lists).",
+    )(f)
+    f = click.option(
+        "--server",
+        envvar="RIGHTSIZER_API_URL",
+        default=DEFAULT_URL,
+        show_default=True,
+        show_envvar=True,
+        help="rightsizer's URL.",
+    )(f)
+    return f
+
+
+def output_option(choices: Sequence[str], default: str) -> Callable[[F], F]:
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    cells = [list(headers)] + [["" if v is None else str(v) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    return "\n".join(
+        "   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells
+    )
+
+
+def dump(data: Any, output: str) -> str:
+    if output == "json":
+        return json.dumps(data, indent=2)
+    return yaml.safe_dump(data, sort_keys=False).rstrip("\n")
+
+
+def human_bytes(text: str | None) -> str:
+    """`1168723596` -> `1.09Gi`: the table is for eyes; json, yaml and csv keep exact bytes."""
+    if text is None:
+        return ""
+    try:
+        n = int(text)
+    except ValueError:
+        return text
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if n >= size:
+            return f"{sign}{n / size:.3g}{unit}"
+    return f"{sign}{n}"
+
+
+def load_documents(path: str) -> list[dict[str, Any]]:
+    """YAML or JSON: one document, several (---), or a list / {"items": [...]}."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"cannot read {path}: {e}")
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as e:
+        fail(f"{path}: not YAML or JSON: {e}")
+    out: list[Any] = []
+    for d in docs:
+        if isinstance(d, dict) and isinstance(d.get("items"), list) and len(d) == 1:
+            out += d["items"]
+        elif isinstance(d, list):
+            out += d
+        else:
+            out.append(d)
+    for i, d in enumerate(out):
+        if not isinstance(d, dict):
+            fail(f"{path}: document {i + 1} is not a mapping")
+    if not out:
+        fail(f"{path}: no documents")
+    return out
+
+
+def apply(api: Api, kind: str, collection: str, item_path: str, doc: dict[str, Any]) -> None:
+    """Create, or replace conditionally on the ETag just read (kubectl apply, without merging)."""
+    doc = {k: v for k, v in doc.items() if k not in READ_ONLY}
+    current = api.call("GET", item_path, ok=(200, 404))
+    if current.status_code == 404:
+        resp = api.session.post(api.base + collection, json=doc, timeout=TIMEOUT)
+        verb = "created"
+    else:
+        headers = {"If-Match": current.headers.get("ETag", "*")}
+        resp = api.session.put(api.base + item_path, json=doc, headers=headers, timeout=TIMEOUT)
+        verb = "configured"
+    if resp.status_code not in (200, 201):
+        fail_response(resp, f"{kind} {item_path.split('/', 2)[2]}: ")
+    click.echo(f"{kind} {item_path.split('/', 2)[2]} {verb}")
+
+
+# policy ---------------------------------------------------------------------------------------
+@click.group("policy")
+def policy() -> None:
+    """Policies (VerticalPodAutoscaler objects): apply, get, list, delete."""
+
+
+@policy.command("apply")
+@click.option("-f", "--filename", required=True, help="YAML or JSON file ('-': stdin).")
+@api_options
+def policy_apply(filename: str, server: str, token: str) -> None:
+    """Create or update the policies in FILE: all of them, or none if one is invalid."""
+    from app.api.common import without_read_only
+    from app.policies import PolicyInvalid, parse_policy
+
+    api = Api(server, token)
+    docs = load_documents(filename)
+    for i, doc in enumerate(docs):
+        ns, name = doc.get("namespace"), doc.get("name")
+        if not isinstance(ns, str) or not isinstance(name, str) or not ns or not name:
+            fail(f"{filename}: every policy needs a name and a namespace")
+        try:  # the server's own validation, before anything is written
+            parse_policy(without_read_only(doc))
+        except PolicyInvalid as e:
+            fail(f"{filename}: document {i + 1} (policy {ns}/{name}): {e}; nothing applied")
+    for doc in docs:
+        ns, name = doc["namespace"], doc["name"]
+        apply(api, "policy", "/policies", f"/policies/{ns}/{name}", doc)
+
+
+@policy.command("get")
+@click.argument("namespace")
+@click.argument("name")
+@output_option(("yaml", "json"), "yaml")
+@api_options
+def policy_get(namespace: str, name: str, output: str, server: str, token: str) -> None:
+    """Print one policy (NAMESPACE '*' for a cluster default)."""
+    click.echo(dump(Api(server, token).call("GET", f"/policies/{namespace}/{name}").json(), output))
+
+
+@policy.command("list")
+@click.option("-n", "--namespace", help="Only this namespace.")
+@output_option(("table", "json", "yaml"), "table")
+@api_options
+def policy_list(namespace: str | None, output: str, server: str, token: str) -> None:
+    """List policies."""
+    params = {"namespace": namespace} if namespace else {}
+    items = Api(server, token).call("GET", "/policies", params=params).json()["items"]
+    if output != "table":
+        click.echo(dump(items, output))
+        return
+    rows = []
+    for p in items:
+        target = p.get("target")
+        rows.append(
+            (
+                p["namespace"],
+                p["name"],
+                f"{target['kind']}/{target['name']}" if target else "*",
+                p["updateMode"],
+                len(p.get("containerPolicies") or []),
+                p["updatedAt"],
+            )
+        )
+    click.echo(table(("NAMESPACE", "NAME", "TARGET", "MODE", "CONTAINERS", "UPDATED"), rows))
+
+
+@policy.command("delete")
+@click.argument("namespace")
+@click.argument("name")
+@api_options
+def policy_delete(namespace: str, name: str, server: str, token: str) -> None:
+    """Delete a policy."""
+    Api(server, token).call("DELETE", f"/policies/{namespace}/{name}", ok=(204,))
+    click.echo(f"policy {namespace}/{name} deleted")
+
+
+# recommendations -------------------------------------------------------------------------------
+@click.group("recommendations")
+def recommendations() -> None:
+    """Recommendations per workload container."""
+
+
+CSV_COLUMNS = (
+    "namespace",
+    "kind",
+    "name",
+    "container",
+    "target_cpu",
+    "target_memory",
+    "lower_cpu",
+    "lower_memory",
+    "upper_cpu",
+    "upper_memory",
+    "current_cpu",
+    "current_memory",
+)
+
+
+def recommendation_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for w in items:
+        for c in w["containers"]:
+            cur = c.get("currentRequests") or {}
+            rows.append(
+                {
+                    "namespace": w["namespace"],
+                    "kind": w["kind"],
+                    "name": w["name"],
+                    "container": c["name"],
+                    "target_cpu": c["target"]["cpu"],
+                    "target_memory": c["target"]["memory"],
+                    "lower_cpu": c["lowerBound"]["cpu"],
+                    "lower_memory": c["lowerBound"]["memory"],
+                    "upper_cpu": c["upperBound"]["cpu"],
+                    "upper_memory": c["upperBound"]["memory"],
+                    "current_cpu": cur.get("cpu"),
+                    "current_memory": cur.get("memory"),
+                }
+            )
+    return rows
+
+
+@recommendations.command("list")
+@click.option("-n", "--namespace", help="Only this namespace.")
+@output_option(("table", "json", "yaml", "csv"), "table")
+@api_options
+def recommendations_list(namespace: str | None, output: str, server: str, token: str) -> None:
+    """List recommendations: one line per workload container."""
+    params = {"namespace": namespace} if namespace else {}
+    items = Api(server, token).call("GET", "/recommendations", params=params).json()["items"]
+    if output in ("json", "yaml"):
+        click.echo(dump(items, output))
+        return
+    rows = recommendation_rows(items)
+    if output == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        click.echo(buf.getvalue(), nl=False)
+        return
+    if not rows:
+        click.echo("no recommendations yet", err=True)
+        return
+    click.echo(
+        table(
+            (
+                "NAMESPACE",
+                "WORKLOAD",
+                "CONTAINER",
+                "CPU",
+                "MEMORY",
+                "CPU RANGE",
+                "MEMORY RANGE",
+                "CURRENT CPU",
+                "CURRENT MEMORY",
+            ),
+            [
+                (
+                    r["namespace"],
+                    f"{r['kind']}/{r['name']}",
+                    r["container"],
+                    r["target_cpu"],
+                    human_bytes(r["target_memory"]),
+                    f"{r['lower_cpu']}-{r['upper_cpu']}",
+                    f"{human_bytes(r['lower_memory'])}-{human_bytes(r['upper_memory'])}",
+                    r["current_cpu"] or "-",
+                    human_bytes(r["current_memory"]) or "-",
+                )
+                for r in rows
+            ],
+        )
+    )
+
+
+# scaler ---------------------------------------------------------------------------------------
+@click.group("scaler")
+def scaler() -> None:
+    """Proportional scalers (cluster-proportional-autoscaler): list, apply, delete, preview..."""
+
+
+@scaler.command("list")
+@output_option(("table", "json", "yaml"), "table")
+@api_options
+def scaler_list(output: str, server: str, token: str) -> None:
+    """List scalers with what they last did."""
+    items = Api(server, token).call("GET", "/scalers").json()["items"]
+    if output != "table":
+        click.echo(dump(items, output))
+        return
+    rows = []
+    for s in items:
+        t, status = s["target"], s.get("status") or {}
+        [mode] = list(s["params"]) or ["?"]
+        rows.append(
+            (
+                s["name"],
+                f"{t['namespace']}/{t['kind']}/{t['name']}",
+                mode,
+                "yes" if s["enabled"] else "no",
+                status.get("lastApplied") if status.get("lastApplied") is not None else "-",
+                status.get("lastRunTime") or "-",
+            )
+        )
+    click.echo(table(("NAME", "TARGET", "MODE", "ENABLED", "REPLICAS", "LAST RUN"), rows))
+
+
+@scaler.command("apply")
+@click.option("-f", "--filename", required=True, help="YAML or JSON file ('-': stdin).")
+@api_options
+def scaler_apply(filename: str, server: str, token: str) -> None:
+    """Create or update the scalers in FILE: all of them, or none if one is invalid."""
+    from app.api.common import without_read_only
+    from app.api.scalers import validate_scaler
+
+    api = Api(server, token)
+    docs = load_documents(filename)
+    for i, doc in enumerate(docs):
+        name = doc.get("name")
+        if not isinstance(name, str) or not name:
+            fail(f"{filename}: every scaler needs a name")
+        errors = validate_scaler(without_read_only(doc))  # the server's own validation
+        if errors:
+            details = "; ".join(f"{e.field}: {e.message}" for e in errors)
+            fail(f"{filename}: document {i + 1} (scaler {name}): {details}; nothing applied")
+    for doc in docs:
+        apply(api, "scaler", "/scalers", f"/scalers/{doc['name']}", doc)
+
+
+@scaler.command("preview")
+@click.argument("name", required=False)
+@preview_options
+@api_options
+def scaler_preview(name: str | None, server: str, token: str, **offline: Any) -> None:
+    """What a scaler proposes and what its behavior allows now, and why.
+
+    \b
+    rightsizer scaler preview NAME
+        the stored scaler on the live cluster (asks the server)
+    rightsizer scaler preview --params JSON --nodes N --cores C
+        offline, for a cluster size you give; add --behavior JSON --current N
+        [--history JSON] to see what a behavior allows
+    """
+    if name is None:
+        offline_preview(**offline)
+        return
+    given = [k for k, v in offline.items() if v is not None]
+    if given:
+        click.echo(
+            f"error: --{given[0].replace('_', '-')}: not with a scaler NAME "
+            "(the server uses the stored scaler and the live cluster)",
+            err=True,
+        )
+        sys.exit(2)
+    click.echo(json.dumps(Api(server, token).call("GET", f"/scalers/{name}/preview").json()))
+
+
+scaler.add_command(import_configmap)
+policy.add_command(import_vpas)
+
+
+@scaler.command("delete")
+@click.argument("name")
+@api_options
+def scaler_delete(name: str, server: str, token: str) -> None:
+    """Delete a scaler."""
+    Api(server, token).call("DELETE", f"/scalers/{name}", ok=(204,))
+    click.echo(f"scaler {name} deleted")
+
+
+# events ---------------------------------------------------------------------------------------
+@click.command("events")
+@click.option("--action", help="Only this action (create, update, delete, evict, scale, ...).")
+@click.option("--kind", "object_kind", help="Only this object kind (Policy, Scaler, Pod, ...).")
+@click.option("--ref", "object_ref", help="Only this object, e.g. shop/web.")
+@click.option("--since", help="RFC 3339 time or unix seconds.")
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@output_option(("table", "json", "yaml"), "table")
+@api_options
+def events(
+    action: str | None,
+    object_kind: str | None,
+    object_ref: str | None,
+    since: str | None,
+    limit: int,
+    output: str,
+    server: str,
+    token: str,
+) -> None:
+    """The audit trail, newest first (follows pages until --limit events)."""
+    api = Api(server, token)
+    params: dict[str, Any] = {
+        k: v
+        for k, v in (
+            ("action", action),
+            ("objectKind", object_kind),
+            ("objectRef", object_ref),
+            ("since", since),
+        )
+        if v
+    }
+    items: list[dict[str, Any]] = []
+    while len(items) < limit:
+        params["limit"] = min(limit - len(items), 1000)
+        page = api.call("GET", "/events", params=params).json()
+        items += page["items"]
+        if not page["continue"]:
+            break
+        params["continue"] = page["continue"]
+    if output != "table":
+        click.echo(dump(items, output))
+        return
+    click.echo(
+        table(
+            ("TIME", "ACTOR", "ACTION", "OBJECT", "MESSAGE"),
+            [
+                (
+                    e["time"],
+                    e["actor"],
+                    e["action"],
+                    f"{e['objectKind']} {e['objectRef']}",
+                    e["message"],
+                )
+                for e in items
+            ],
+        )
+    )
+
+
+def register(cli: click.Group) -> None:
+    for command in (policy, recommendations, scaler, events):
+        cli.add_command(command)

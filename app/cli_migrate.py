@@ -1,0 +1,218 @@
+"""Offline helpers for moving from VPA and CPA: `scaler preview`, `scaler import`, `policy import`.
+
+They work without a server: preview evaluates params (and optionally a behavior) for a cluster
+size you give, import turns a cluster-proportional-autoscaler ConfigMap manifest into a scaler
+document for `scaler apply -f`. (`scaler preview NAME`, which asks the server, is in cli_client.)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+import yaml
+
+from app.core.behavior import BehaviorError, History, decide, parse_behavior, parse_history
+from app.core.proportional import ClusterStatus, ParamsError, parse_params, replicas
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _exit(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def preview_options(f: F) -> F:
+    """The offline options of `scaler preview` (the command itself is in app/cli_client.py)."""
+    for decorator in reversed(
+        [
+            click.option(
+                "--params", help='CPA params, e.g. \'{"linear": {"coresPerReplica": 256}}\'.'
+            ),
+            click.option("--nodes", type=click.IntRange(min=0), help="Schedulable nodes."),
+            click.option("--cores", type=click.IntRange(min=0), help="Schedulable cores."),
+            click.option(
+                "--total-nodes", type=click.IntRange(min=0), help="All nodes. [default: --nodes]"
+            ),
+            click.option(
+                "--total-cores", type=click.IntRange(min=0), help="All cores. [default: --cores]"
+            ),
+            click.option(
+                "--behavior",
+                help="HPA-style behavior JSON ('{}': the HPA defaults); needs --current.",
+            ),
+            click.option(
+                "--current", type=click.IntRange(min=0), help="The target's replicas now."
+            ),
+            click.option(
+                "--history",
+                help="Recent proposals and changes, ages in seconds: "
+                '\'{"proposals": [[30, 5]], "changes": [[20, -1]]}\'.',
+            ),
+        ]
+    ):
+        f = decorator(f)
+    return f
+
+
+def _json(text: str, field: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        _exit(f"{field}: not valid JSON: {e}")
+
+
+def offline_preview(
+    params: str | None,
+    nodes: int | None,
+    cores: int | None,
+    total_nodes: int | None,
+    total_cores: int | None,
+    behavior: str | None,
+    current: int | None,
+    history: str | None,
+) -> None:
+    """Without --behavior/--current: {"replicas": N}. With them: the REST preview's shape."""
+    for option, value in (("--params", params), ("--nodes", nodes), ("--cores", cores)):
+        if value is None:
+            _exit(f"{option} is required (or give a scaler NAME to preview it on the server)")
+    assert params is not None and nodes is not None and cores is not None
+    try:
+        parsed = parse_params(params)
+        status = ClusterStatus(
+            total_nodes=nodes if total_nodes is None else total_nodes,
+            schedulable_nodes=nodes,
+            total_cores=cores if total_cores is None else total_cores,
+            schedulable_cores=cores,
+        )
+    except (ParamsError, ValueError) as e:
+        _exit(str(e))
+    proposed = replicas(parsed, status)
+    if behavior is None and current is None and history is None:
+        click.echo(json.dumps({"replicas": proposed}))
+        return
+    if current is None:
+        _exit("--current: required with --behavior or --history (the target's replicas now)")
+    now = time.time()
+    try:
+        rules = parse_behavior(None if behavior is None else _json(behavior, "behavior"))
+        past = History() if history is None else parse_history(_json(history, "history"), now)
+    except BehaviorError as e:
+        _exit(str(e))
+    decision = decide(current, proposed, past.proposals, past.changes, now, rules)
+    click.echo(
+        json.dumps(
+            {
+                "current": current,
+                "proposed": proposed,
+                "allowedNow": decision.replicas,
+                "reason": decision.reason,
+                "cluster": {
+                    "schedulableNodes": status.schedulable_nodes,
+                    "schedulableCores": status.schedulable_cores,
+                    "totalNodes": status.total_nodes,
+                    "totalCores": status.total_cores,
+                },
+            }
+        )
+    )
+
+
+@click.command("import")
+@click.option(
+    "--configmap",
+    "path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="The autoscaler's ConfigMap manifest (YAML or JSON; '-': stdin).",
+)
+@click.option(
+    "--target",
+    required=True,
+    help="What the autoscaler scaled: namespace/Kind/name, e.g. kube-system/Deployment/coredns.",
+)
+@click.option("--name", help="The scaler's name. [default: the ConfigMap's]")
+@click.option(
+    "-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
+)
+def import_configmap(path: str, target: str, name: str | None, output: str) -> None:
+    """Turn a cluster-proportional-autoscaler ConfigMap into a scaler (for `scaler apply -f -`)."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        manifest = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        _exit(f"cannot read {path}: {e}")
+    if not isinstance(manifest, dict) or manifest.get("kind") != "ConfigMap":
+        _exit(f"{path}: not a ConfigMap manifest")
+    data: dict[str, Any] = manifest.get("data") or {}
+    parts = target.split("/")
+    if len(parts) != 3 or not all(parts):
+        _exit(f"--target {target!r}: expected namespace/Kind/name")
+    try:
+        parse_params(data)  # a ConfigMap holds each mode as JSON text; checked here
+    except ParamsError as e:
+        _exit(f"{path}: data.{e}")
+    [(mode, body)] = data.items()
+    doc = {
+        "name": name or (manifest.get("metadata") or {}).get("name") or parts[2],
+        "target": {"namespace": parts[0], "kind": parts[1], "name": parts[2]},
+        "params": {mode: json.loads(body) if isinstance(body, str) else body},
+        "enabled": True,
+    }
+    click.echo(
+        json.dumps(doc, indent=2) if output == "json" else yaml.safe_dump(doc, sort_keys=False),
+        nl=output == "json",
+    )
+
+
+@click.command("import")
+@click.option(
+    "-f",
+    "--filename",
+    "path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="VerticalPodAutoscaler objects (YAML, e.g. `kubectl get vpa -A -o yaml`; '-': stdin).",
+)
+@click.option(
+    "-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
+)
+def import_vpas(path: str, output: str) -> None:
+    """Turn VerticalPodAutoscaler objects into policies (for `policy apply -f -`)."""
+    from app.migrate_vpa import PolicyInvalid, policy_from_vpa
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        _exit(f"cannot read {path}: {e}")
+    vpas: list[Any] = []
+    for d in docs:
+        vpas += (
+            d.get("items") or []
+            if isinstance(d, dict) and d.get("kind", "").endswith("List")
+            else [d]
+        )
+    out = []
+    for i, vpa in enumerate(vpas):
+        if not isinstance(vpa, dict) or vpa.get("kind") != "VerticalPodAutoscaler":
+            _exit(f"{path}: object {i + 1} is not a VerticalPodAutoscaler")
+        meta = vpa.get("metadata") or {}
+        name = f"{meta.get('namespace')}/{meta.get('name')}"
+        try:
+            doc, warnings = policy_from_vpa(vpa)
+        except PolicyInvalid as e:
+            _exit(f"{path}: VerticalPodAutoscaler {name}: {e}")
+        for w in warnings:
+            click.echo(f"warning: VerticalPodAutoscaler {name}: {w}", err=True)
+        out.append(doc)
+    if output == "json":
+        click.echo(json.dumps({"items": out}, indent=2))
+    else:
+        click.echo(yaml.safe_dump_all(out, sort_keys=False), nl=False)

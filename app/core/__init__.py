@@ -1,0 +1,1 @@
+"""Pure recommender math: no I/O, no framework imports, explicit timestamps (unix seconds)."""

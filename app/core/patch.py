@@ -1,0 +1,442 @@
+"""The JSON Patch (RFC 6902) that gives a new pod its recommended requests and limits.
+
+Semantics follow the VPA admission controller, re-derived:
+
+- Request = the recommendation target, clamped by the container policy (`minAllowed`,
+  `maxAllowed`), then by the namespace's LimitRange. The LimitRange comes last (VPA applies it
+  first, so a policy can push a pod past it): LimitRanger rejects a pod outside the range, and a
+  webhook must never turn a recommendation into a failed pod creation.
+- `RequestsAndLimits`: the limit keeps its ratio to the request (new limit = old limit x new
+  request / old request, whole units rounded down). A limit equal to the request, or a limit with
+  no request (Kubernetes then treats the request as equal), stays equal to the new request. No
+  limit stays no limit, unless the LimitRange has a default limit, which is scaled the same way.
+  A container LimitRange `max` therefore bounds the request at old request x max / old limit.
+- `RequestsOnly`: limits are left alone and the request is capped at the limit.
+- A LimitRange of type Pod bounds the sum of the containers' limits (their requests where they
+  have no limit): when the new values exceed its `max`, the sized containers share what is left
+  after the unsized ones, in proportion to their new values.
+- Left alone: everything when there is no policy or its updateMode is Off; a container whose mode
+  is Off or without a recommendation; a resource not in `controlledResources` or owned by another
+  controller (`excluded`, e.g. an HPA on cpu); init and ephemeral containers (sidecars, i.e. init
+  containers with `restartPolicy: Always`, are sized like containers); resources other than cpu
+  and memory.
+
+Idempotence: kube-apiserver re-invokes the webhook (`reinvocationPolicy: IfNeeded`) after other
+webhooks changed the pod, and the pod then carries our `rightsizer.io/updates` annotation. A
+container whose recorded target equals today's and whose resources still hold what we wrote is
+left exactly as it is, so a second pass never re-rounds a limit ratio or re-splits a pod LimitRange
+by a millicore; values are compared as amounts, so `1` and `1000m` are equal.
+
+Quantities: the pod carries strings, so the caller passes the parser (`QuantityParser`); this
+keeps app.core free of the Kubernetes client while the webhook parses exactly as the client does
+(`app.kube.quantity.quantity_amount`, cached), and tests use the same. Values written are whole
+millicores (`"250m"`) and whole bytes (`"262144000"`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.capping import Recommendation, policy_for_container
+from app.core.limitrange import RESOURCES, LimitRangeItem, QuantityParser, merged
+from app.core.policy import Policy
+from app.core.resources import MAX_AMOUNT, format_cpu, format_memory
+
+UPDATES_ANNOTATION = "rightsizer.io/updates"
+OBSERVED_ANNOTATION = "rightsizer.io/observed-containers"
+
+
+class PodInvalid(ValueError):
+    """The pod JSON does not have the shape of a pod (the API server would never send it)."""
+
+
+@dataclass(frozen=True)
+class ContainerUpdate:
+    """What the patch does to one container. Amounts in millicores / bytes."""
+
+    name: str
+    path: str  # JSON Pointer of the container, e.g. /spec/containers/0
+    target: dict[str, int]  # the recommendation target it was sized from
+    requests: dict[str, int]  # values after the patch, for the resources it sets
+    limits: dict[str, int]
+    previous_requests: dict[str, int]  # values before (absent: not set)
+    previous_limits: dict[str, int]
+    notes: tuple[str, ...] = ()  # why a value differs from the target, e.g. "cpu capped to ..."
+
+
+@dataclass(frozen=True)
+class PodPatch:
+    operations: list[dict[str, Any]]  # RFC 6902; empty when nothing changes
+    updates: tuple[ContainerUpdate, ...]
+    reason: str  # one word on the outcome, for logs and metrics
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.operations)
+
+
+@dataclass
+class _Slot:
+    """A container the webhook may size, with its values before and after."""
+
+    list_name: str  # "containers" or "initContainers"
+    index: int
+    name: str
+    resources: Any
+    requests: dict[str, int]
+    limits: dict[str, int]
+    target: dict[str, int] = field(default_factory=dict)
+    new_requests: dict[str, int] = field(default_factory=dict)
+    new_limits: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    record: dict[str, Any] | None = None  # kept as is from the previous pass
+
+    @property
+    def path(self) -> str:
+        return f"/spec/{self.list_name}/{self.index}"
+
+    def final(self, res: str) -> tuple[int | None, int | None]:
+        return (
+            self.new_requests.get(res, self.requests.get(res)),
+            self.new_limits.get(res, self.limits.get(res)),
+        )
+
+    def changes(self) -> tuple[dict[str, int], dict[str, int]]:
+        reqs = {r: v for r, v in self.new_requests.items() if self.requests.get(r) != v}
+        lims = {r: v for r, v in self.new_limits.items() if self.limits.get(r) != v}
+        return reqs, lims
+
+
+def escape_pointer(token: str) -> str:
+    """RFC 6901: `~` -> `~0`, then `/` -> `~1`."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def format_amount(resource: str, value: int) -> str:
+    return format_cpu(value) if resource == "cpu" else format_memory(value)
+
+
+def _amounts(section: Any, parse: QuantityParser, where: str) -> dict[str, int]:
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise PodInvalid(f"{where} is not an object")
+    out = {}
+    for res in RESOURCES:
+        if section.get(res) is not None:
+            try:
+                out[res] = parse(res, section[res])
+            except ValueError as e:
+                raise PodInvalid(f"{where}.{res}: {e}") from None
+    return out
+
+
+def _slots(pod: Mapping[str, Any], parse: QuantityParser) -> list[_Slot]:
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        raise PodInvalid("spec is not an object")
+    slots = []
+    for field_ in ("containers", "initContainers"):
+        items = spec.get(field_)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise PodInvalid(f"spec.{field_} is not a list")
+        for i, c in enumerate(items):
+            where = f"spec.{field_}[{i}]"
+            if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+                raise PodInvalid(f"{where} is not a container with a name")
+            if field_ == "initContainers" and c.get("restartPolicy") != "Always":
+                continue  # a run-to-completion init container: left alone
+            res = c.get("resources")
+            if res is not None and not isinstance(res, Mapping):
+                raise PodInvalid(f"{where}.resources is not an object")
+            res = res or {}
+            slots.append(
+                _Slot(
+                    field_,
+                    i,
+                    c["name"],
+                    c.get("resources"),
+                    _amounts(res.get("requests"), parse, f"{where}.resources.requests"),
+                    _amounts(res.get("limits"), parse, f"{where}.resources.limits"),
+                )
+            )
+    return slots
+
+
+def policy_ref(policy: Policy) -> str:
+    return f"{policy.namespace}/{policy.name}"
+
+
+def _previous_records(annotations: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+    """Containers recorded by an earlier pass under the same policy; garbage counts as none."""
+    try:
+        doc = json.loads(annotations.get(UPDATES_ANNOTATION) or "")
+    except (ValueError, TypeError, RecursionError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("policy") != policy_ref(policy):
+        return {}
+    containers = doc.get("containers")
+    return containers if isinstance(containers, dict) else {}
+
+
+def _still_applied(record: Any, slot: _Slot, target: dict[str, str], parse: QuantityParser) -> bool:
+    """The record was made from this target and the container still holds what it wrote."""
+    if not isinstance(record, dict) or record.get("target") != target:
+        return False
+    for section, current in (("requests", slot.requests), ("limits", slot.limits)):
+        values = record.get(section, {})
+        if not isinstance(values, dict):
+            return False
+        for res, text in values.items():
+            if res not in RESOURCES:
+                return False
+            try:
+                if parse(res, text) != current.get(res):
+                    return False
+            except ValueError:
+                return False
+    return True
+
+
+def _size_container(
+    slot: _Slot,
+    rec: Recommendation,
+    policy: Policy,
+    limits: LimitRangeItem | None,
+    excluded: Collection[str],
+) -> None:
+    cp = policy_for_container(list(policy.container_policies), slot.name)
+    slot.target = {"cpu": rec.target.cpu, "memory": rec.target.memory}
+    scale_limit = cp.controlled_values == "RequestsAndLimits"
+    for res in RESOURCES:
+        if res not in cp.controlled_resources or res in excluded:
+            continue
+        want = slot.target[res]
+        lo_allowed, hi_allowed = cp.min_allowed.get(res), cp.max_allowed.get(res)
+        if hi_allowed is not None and want > hi_allowed:
+            want = hi_allowed
+            slot.notes.append(f"{res} capped to maxAllowed")
+        if lo_allowed is not None and want < lo_allowed:
+            want = lo_allowed
+            slot.notes.append(f"{res} raised to minAllowed")
+        if want <= 0:
+            continue
+        req0, lim0 = slot.requests.get(res), slot.limits.get(res)
+        if lim0 == 0:
+            slot.notes.append(f"{res} left alone: its limit is 0")
+            continue
+        base_limit = lim0
+        if base_limit is None and scale_limit and limits is not None:
+            base_limit = limits.default.get(res)
+        hi = limits.max.get(res) if limits else None
+        lo = limits.min.get(res) if limits else None
+        request, at_max = want, False
+        if hi is not None:
+            # With the ratio kept, the limit reaches the LimitRange max before the request does.
+            bound = hi
+            if scale_limit and base_limit and req0:
+                bound = req0 * hi // base_limit
+            if request > bound:
+                request, at_max = bound, True
+                slot.notes.append(f"{res} capped to fit max in container LimitRange")
+        if lo is not None and request < lo:
+            request = lo
+            slot.notes.append(f"{res} raised to fit min in container LimitRange")
+        limit: int | None
+        if not scale_limit:
+            limit = lim0
+            if lim0 is not None and request > lim0:
+                request = lim0
+                slot.notes.append(f"{res} capped to its limit (RequestsOnly)")
+        elif not base_limit:
+            limit = None
+        elif not req0 or req0 == base_limit:
+            limit = request
+        else:
+            limit = min(base_limit * request // req0, MAX_AMOUNT)
+        if limit is not None and scale_limit:
+            if hi is not None and (at_max or limit > hi):
+                limit = hi  # exactly the max: a second pass then finds the same bound
+            limit = max(limit, request)
+        if request <= 0:
+            continue
+        slot.new_requests[res] = request
+        if limit is not None:
+            slot.new_limits[res] = limit
+
+
+def _charge(s: _Slot, res: str, planned: bool) -> int:
+    """What a container adds to the pod's sum for LimitRanger: its limit, else its request."""
+    req, lim = s.final(res) if planned else (s.requests.get(res), s.limits.get(res))
+    return lim if lim is not None else req or 0
+
+
+def _fit_pod_max(slots: Sequence[_Slot], pod_range: LimitRangeItem) -> None:
+    for res, cap in pod_range.max.items():
+        while True:
+            sized = [s for s in slots if res in s.new_requests]
+            fixed = sum(_charge(s, res, False) for s in slots if res not in s.new_requests)
+            total = sum(_charge(s, res, True) for s in sized)
+            if not sized or fixed + total <= cap or total <= 0:
+                break
+            budget = max(cap - fixed, 0)
+            starved = [s for s in sized if s.new_requests[res] * budget // total <= 0]
+            if starved:  # the smallest keeps what it had; the others share again
+                s = min(starved, key=lambda s: _charge(s, res, True))
+                s.new_requests.pop(res)
+                s.new_limits.pop(res, None)
+                s.notes.append(f"{res} left alone: no room in pod LimitRange max")
+                continue
+            for s in sized:
+                request = s.new_requests[res] * budget // total
+                s.new_requests[res] = request
+                if res in s.new_limits:
+                    s.new_limits[res] = max(s.new_limits[res] * budget // total, request)
+                s.notes.append(f"{res} scaled to fit max in pod LimitRange")
+            break
+
+
+def _record(slot: _Slot) -> dict[str, Any]:
+    """What the updates annotation says of a container (and what a later pass checks)."""
+    record: dict[str, Any] = {
+        "target": {r: format_amount(r, v) for r, v in slot.target.items()},
+        "requests": {r: format_amount(r, v) for r, v in sorted(slot.new_requests.items())},
+    }
+    if slot.new_limits:
+        record["limits"] = {r: format_amount(r, v) for r, v in sorted(slot.new_limits.items())}
+    if slot.notes:
+        record["notes"] = list(dict.fromkeys(slot.notes))
+    return record
+
+
+def _resource_ops(slot: _Slot) -> list[dict[str, Any]]:
+    requests, limits = slot.changes()
+    if not requests and not limits:
+        return []
+    base = f"{slot.path}/resources"
+    ops: list[dict[str, Any]] = []
+    resources = slot.resources
+    if not isinstance(resources, Mapping):
+        ops.append({"op": "add", "path": base, "value": {}})
+        resources = {}
+    for section, values in (("requests", requests), ("limits", limits)):
+        if not values:
+            continue
+        current = resources.get(section)
+        if not isinstance(current, Mapping):
+            ops.append({"op": "add", "path": f"{base}/{section}", "value": {}})
+            current = {}
+        for res in RESOURCES:
+            if res in values:
+                ops.append(
+                    {
+                        "op": "replace" if res in current else "add",
+                        "path": f"{base}/{section}/{res}",
+                        "value": format_amount(res, values[res]),
+                    }
+                )
+    return ops
+
+
+def _annotation_ops(pod: Mapping[str, Any], wanted: dict[str, str]) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
+    meta = pod.get("metadata")
+    if not isinstance(meta, Mapping):
+        ops.append({"op": "add", "path": "/metadata", "value": {}})
+        meta = {}
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, Mapping):
+        ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
+        annotations = {}
+    for key, value in wanted.items():
+        if annotations.get(key) == value:
+            continue
+        ops.append(
+            {
+                "op": "replace" if key in annotations else "add",
+                "path": f"/metadata/annotations/{escape_pointer(key)}",
+                "value": value,
+            }
+        )
+    return ops
+
+
+def build_patch(
+    pod: Mapping[str, Any],
+    recommendations: Mapping[str, Recommendation],
+    policy: Policy | None,
+    limit_ranges: Sequence[LimitRangeItem] = (),
+    *,
+    parse: QuantityParser,
+    excluded: Mapping[str, Collection[str]] | None = None,
+) -> PodPatch:
+    """The patch for `pod` (its JSON) under `policy`, from per-container recommendations.
+
+    `excluded` names, per container, resources another controller owns. Raises PodInvalid when
+    the pod does not have the shape of a pod.
+    """
+    if not isinstance(pod, Mapping):
+        raise PodInvalid("the pod is not an object")
+    if policy is None:
+        return PodPatch([], (), "no-policy")
+    if policy.update_mode == "Off":
+        return PodPatch([], (), "mode-off")
+    slots = _slots(pod, parse)
+    meta = pod.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    previous = _previous_records(annotations if isinstance(annotations, Mapping) else {}, policy)
+    container_range = merged(limit_ranges, "Container")
+    sized = False
+    for slot in slots:
+        rec = recommendations.get(slot.name)
+        cp = policy_for_container(list(policy.container_policies), slot.name)
+        if rec is None or cp.mode == "Off":
+            continue
+        target = {"cpu": format_cpu(rec.target.cpu), "memory": format_memory(rec.target.memory)}
+        if slot.name in previous and _still_applied(previous[slot.name], slot, target, parse):
+            slot.record = previous[slot.name]
+            continue
+        sized = True
+        _size_container(slot, rec, policy, container_range, (excluded or {}).get(slot.name, ()))
+    pod_range = merged(limit_ranges, "Pod")
+    if pod_range is not None:
+        _fit_pod_max(slots, pod_range)
+    ops: list[dict[str, Any]] = []
+    for slot in slots:
+        ops += _resource_ops(slot)
+    if not ops:
+        return PodPatch([], (), "up-to-date" if sized or previous else "no-recommendation")
+    records: dict[str, Any] = {}
+    updates = []
+    for slot in slots:
+        if slot.record is not None:
+            records[slot.name] = slot.record
+        elif slot.target:  # sized, changed or not: a later pass leaves it as it is now
+            records[slot.name] = _record(slot)
+        if slot.record is None and slot.changes() != ({}, {}):
+            updates.append(
+                ContainerUpdate(
+                    slot.name,
+                    slot.path,
+                    dict(slot.target),
+                    {r: v for r, v in slot.new_requests.items()},
+                    {r: v for r, v in slot.new_limits.items()},
+                    {r: slot.requests[r] for r in slot.new_requests if r in slot.requests},
+                    {r: slot.limits[r] for r in slot.new_limits if r in slot.limits},
+                    tuple(dict.fromkeys(slot.notes)),
+                )
+            )
+    wanted = {
+        UPDATES_ANNOTATION: json.dumps(
+            {"policy": policy_ref(policy), "containers": records},
+            sort_keys=True,
+            separators=(",", ":"),
+        ),
+        OBSERVED_ANNOTATION: ", ".join(s.name for s in slots),
+    }
+    return PodPatch(ops + _annotation_ops(pod, wanted), tuple(updates), "patched")

@@ -1,0 +1,61 @@
+"""Policies (the VerticalPodAutoscaler objects of rightsizer) and which one governs a workload.
+
+Precedence, most specific first: a policy naming the workload as its target, then a policy for
+its namespace (no target), then a cluster default (namespace `*`). Among equals the oldest wins,
+so creating a second, conflicting policy never silently changes what the first one decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from app.core.capping import ContainerPolicy
+from app.core.model import WorkloadKey
+
+UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate")
+UPDATE_MODE_ALIASES = {"Auto": "Recreate"}  # VPA's deprecated Auto means Recreate
+TARGET_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
+CONTAINER_MODES = ("Auto", "Off")
+CONTROLLED_VALUES = ("RequestsAndLimits", "RequestsOnly")
+CLUSTER_WIDE = "*"
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    namespace: str  # or "*" for a cluster default
+    target_kind: str | None = None
+    target_name: str | None = None
+    update_mode: str = "Off"
+    min_replicas: int | None = None
+    container_policies: tuple[ContainerPolicy, ...] = field(default_factory=tuple)
+    created: float = 0.0  # unix seconds; ties broken by age
+    id: int = 0
+
+    def specificity(self, w: WorkloadKey) -> int | None:
+        """2: the workload's own policy, 1: its namespace's, 0: the cluster's; None: not its."""
+        if self.namespace == CLUSTER_WIDE:
+            return 0 if self.target_kind is None else None
+        if self.namespace != w.namespace:
+            return None
+        if self.target_kind is None:
+            return 1
+        return 2 if (self.target_kind, self.target_name) == (w.kind, w.name) else None
+
+
+def normalize_update_mode(mode: str) -> str:
+    return UPDATE_MODE_ALIASES.get(mode, mode)
+
+
+def governing_policy(policies: Iterable[Policy], w: WorkloadKey) -> Policy | None:
+    best: tuple[int, float, int] | None = None
+    chosen = None
+    for p in policies:
+        s = p.specificity(w)
+        if s is None:
+            continue
+        rank = (-s, p.created, p.id)
+        if best is None or rank < best:
+            best, chosen = rank, p
+    return chosen

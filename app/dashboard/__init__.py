@@ -1,0 +1,280 @@
+"""Server-rendered dashboard at /dashboard: overview, workloads, one workload, scalers, nodes,
+audit trail. No front-end build: Jinja templates, inline SVG charts, one stylesheet.
+
+Pages are reads, authorised like the API's reads (RIGHTSIZER_PUBLIC_READS, or a token). A browser
+cannot send a bearer header, so /dashboard/login puts the token in an HttpOnly, SameSite=Strict
+cookie scoped to /dashboard, checked exactly like the header on every page.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+from urllib.parse import urlencode
+
+from flask import (
+    Blueprint,
+    Flask,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask.typing import ResponseReturnValue
+from sqlalchemy import select
+
+from app.api.auth import COOKIE, authenticate, check
+from app.api.errors import ApiError
+from app.api.events import decode_continue, encode_continue
+from app.api.workloads import checkpoint_rows, container_histograms
+from app.dashboard import charts, data, format, nodes
+from app.extensions import db
+from app.models import AuditEvent, RecommendationPoint, Scaler
+from app.repository import recommendation_history, to_unix
+
+bp = Blueprint("dashboard", __name__, template_folder="templates", url_prefix="/dashboard")
+
+# The API resource each page reads, for authorisation.
+PAGE_RESOURCES = {
+    "dashboard.overview": "recommendations",
+    "dashboard.workloads": "recommendations",
+    "dashboard.workload": "recommendations",
+    "dashboard.nodes": "recommendations",
+    "dashboard.scalers": "scalers",
+    "dashboard.events": "events",
+}
+MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate")
+
+
+@bp.before_request
+def authorise() -> ResponseReturnValue | None:
+    resource = PAGE_RESOURCES.get(request.endpoint or "")
+    if resource is None:
+        return None  # login, logout
+    try:
+        g.user = check("list", resource, None, allow_cookie=True)
+    except ApiError as e:
+        if e.status == 401:
+            return redirect(url_for("dashboard.login", next=request.full_path.rstrip("?")))
+        return render_template("dashboard/error.html", error=e), e.status
+    return None
+
+
+@bp.app_context_processor
+def helpers() -> dict[str, Any]:
+    return {"cpu": format.cpu, "memory": format.memory, "user": g.get("user")}
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> ResponseReturnValue:
+    target = request.values.get("next", "")
+    if not target.startswith("/dashboard"):  # never redirect off-site
+        target = url_for("dashboard.overview")
+    if request.method == "GET":
+        return render_template("dashboard/login.html", next=target, failed=False)
+    token = request.form.get("token", "").strip()
+    if not token or authenticate(token) is None:
+        return render_template("dashboard/login.html", next=target, failed=True), 401
+    resp = redirect(target)
+    resp.set_cookie(
+        COOKIE,
+        token,
+        httponly=True,
+        samesite="Strict",
+        secure=request.is_secure,
+        path="/dashboard",
+        max_age=8 * 3600,
+    )
+    return resp
+
+
+@bp.post("/logout")
+def logout() -> ResponseReturnValue:
+    resp = redirect(url_for("dashboard.login"))
+    resp.delete_cookie(COOKIE, path="/dashboard")
+    return resp
+
+
+@bp.get("/")
+def overview() -> ResponseReturnValue:
+    ws = data.workloads()
+    t = data.totals(ws)
+    cpu_chart = charts.comparison_chart(
+        [
+            ("requested", t.current_cpu, format.cpu(t.current_cpu)),
+            ("recommended", t.known_target_cpu, format.cpu(t.known_target_cpu)),
+        ]
+    )
+    memory_chart = charts.comparison_chart(
+        [
+            ("requested", t.current_memory, format.memory(t.current_memory)),
+            ("recommended", t.known_target_memory, format.memory(t.known_target_memory)),
+        ]
+    )
+    top = sorted((w for w in ws if w.savings_cpu is not None), key=lambda w: -(w.savings_cpu or 0))[
+        :5
+    ]
+    return render_template(
+        "dashboard/overview.html",
+        totals=t,
+        cpu_chart=cpu_chart,
+        memory_chart=memory_chart,
+        top=top,
+    )
+
+
+@bp.get("/workloads")
+def workloads() -> ResponseReturnValue:
+    namespace = request.args.get("namespace") or None
+    mode = request.args.get("mode") or None
+    sort = request.args.get("sort", "namespace")
+    if sort not in data.SORTS:
+        sort = "namespace"
+    descending = request.args.get("order") == "desc"
+    ws = data.workloads(namespace)
+    if mode:
+        ws = [w for w in ws if w.mode == mode]
+    ws.sort(key=data.SORTS[sort], reverse=descending)
+
+    def sort_link(key: str) -> str:
+        args = {k: v for k, v in request.args.items() if k not in ("sort", "order")}
+        args["sort"] = key
+        if key == sort and not descending:
+            args["order"] = "desc"
+        return url_for("dashboard.workloads") + "?" + urlencode(args)
+
+    return render_template(
+        "dashboard/workloads.html",
+        workloads=ws,
+        namespaces=data.namespaces(),
+        modes=MODES,
+        namespace=namespace,
+        mode=mode,
+        sort=sort,
+        descending=descending,
+        sort_link=sort_link,
+    )
+
+
+@bp.get("/workloads/<namespace>/<kind>/<name>")
+def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
+    matches = [w for w in data.workloads(namespace) if (w.kind, w.name) == (kind, name)]
+    rows = checkpoint_rows(namespace, kind, name)
+    if not matches and not rows:
+        missing = ApiError(404, "NotFound", f"no data for {kind} {namespace}/{name}")
+        return render_template("dashboard/error.html", error=missing), 404
+    w = matches[0] if matches else None
+    targets = {c.name: c.target for c in w.containers} if w else {}
+    histograms: list[dict[str, Any]] = []
+    for row in rows:
+        try:
+            h = container_histograms(row)
+        except (ValueError, TypeError):
+            histograms.append({"name": row.container, "cpu": None, "memory": None})
+            continue
+        target = targets.get(row.container)
+        histograms.append(
+            {
+                "name": row.container,
+                "cpu": charts.histogram_chart(
+                    h["cpu"]["buckets"],
+                    format.cores,
+                    target[0] / 1000 if target else None,
+                    "target",
+                ),
+                "memory": charts.histogram_chart(
+                    h["memory"]["buckets"], format.memory, target[1] if target else None, "target"
+                ),
+            }
+        )
+    return render_template(
+        "dashboard/workload.html",
+        namespace=namespace,
+        kind=kind,
+        name=name,
+        workload=w,
+        histograms=histograms,
+        history=history_charts(recommendation_history(db.session, namespace, kind, name)),
+    )
+
+
+def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
+    """Per container: target and requested CPU and memory over time (hourly points, 8 days)."""
+    out = []
+    for container, group in groupby(points, key=lambda p: p.container):
+        pts = [(to_unix(p.time) or 0.0, p) for p in group]
+        out.append(
+            {
+                "name": container,
+                "points": len(pts),
+                "cpu": charts.time_chart(
+                    [
+                        ("target", "target", [(t, p.target_cpu) for t, p in pts]),
+                        ("requested", "requested", [(t, p.current_cpu_request) for t, p in pts]),
+                    ],
+                    format.cpu,
+                    format.when,
+                ),
+                "memory": charts.time_chart(
+                    [
+                        ("target", "target", [(t, p.target_memory) for t, p in pts]),
+                        (
+                            "requested",
+                            "requested",
+                            [(t, p.current_memory_request) for t, p in pts],
+                        ),
+                    ],
+                    format.memory,
+                    format.when,
+                ),
+            }
+        )
+    return out
+
+
+@bp.get("/scalers")
+def scalers() -> ResponseReturnValue:
+    rows = list(db.session.scalars(select(Scaler).order_by(Scaler.name)))
+    return render_template("dashboard/scalers.html", scalers=rows)
+
+
+@bp.get("/nodes", endpoint="nodes")
+def nodes_page() -> ResponseReturnValue:
+    levels = nodes.node_levels()
+    return render_template(
+        "dashboard/nodes.html", nodes=levels, unevenness=nodes.unevenness(levels)
+    )
+
+
+@bp.get("/events")
+def events() -> ResponseReturnValue:
+    page_size = 50
+    q = select(AuditEvent)
+    action = request.args.get("action") or None
+    kind = request.args.get("kind") or None
+    if action:
+        q = q.where(AuditEvent.action == action)
+    if kind:
+        q = q.where(AuditEvent.object_kind == kind)
+    if request.args.get("continue"):
+        q = q.where(AuditEvent.id < decode_continue(request.args["continue"]))
+    rows = list(db.session.scalars(q.order_by(AuditEvent.id.desc()).limit(page_size + 1)))
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    next_url = None
+    if more:
+        args = {k: v for k, v in request.args.items() if k != "continue"}
+        args["continue"] = encode_continue(rows[-1].id)
+        next_url = url_for("dashboard.events") + "?" + urlencode(args)
+    return render_template(
+        "dashboard/events.html", events=rows, action=action, kind=kind, next_url=next_url
+    )
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)
+
+    @app.get("/")
+    def root() -> ResponseReturnValue:
+        return redirect(url_for("dashboard.overview"))

@@ -1,0 +1,106 @@
+"""The nodes page's data: each node's requested vs used CPU and memory (its "water level").
+
+Read on demand from the API server (nodes, pods, NodeMetrics: three requests) and kept for
+CACHE_SECONDS per process, since any worker may serve the page and only the leader has caches.
+Without a reachable cluster the page says there is no data.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+CACHE_SECONDS = 30.0
+_cache: tuple[float, list[NodeLevel]] | None = None
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class NodeLevel:
+    name: str
+    allocatable_cpu: int  # millicores
+    allocatable_memory: int  # bytes
+    requested_cpu: int
+    requested_memory: int
+    used_cpu: int | None  # None: no metrics for it
+    used_memory: int | None
+
+
+def levels_from(
+    nodes: Iterable[dict[str, Any]],
+    pods: Iterable[dict[str, Any]],
+    metrics: Iterable[dict[str, Any]],
+    parse: Any,
+) -> list[NodeLevel]:
+    """Pure: raw Node, Pod and NodeMetrics JSON -> levels. `parse(resource, text)` -> amount."""
+
+    def amount(resource: str, text: Any) -> int:
+        try:
+            return int(parse(resource, text)) if text is not None else 0
+        except ValueError:
+            return 0
+
+    requested: dict[str, list[int]] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            continue
+        r = requested.setdefault(node, [0, 0])
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            req = (c.get("resources") or {}).get("requests") or {}
+            r[0] += amount("cpu", req.get("cpu"))
+            r[1] += amount("memory", req.get("memory"))
+    used = {(m.get("metadata") or {}).get("name"): m.get("usage") or {} for m in metrics}
+    out = []
+    for n in nodes:
+        name = (n.get("metadata") or {}).get("name", "")
+        alloc = (n.get("status") or {}).get("allocatable") or {}
+        u = used.get(name)
+        req_cpu, req_mem = requested.get(name, [0, 0])
+        out.append(
+            NodeLevel(
+                name,
+                amount("cpu", alloc.get("cpu")),
+                amount("memory", alloc.get("memory")),
+                req_cpu,
+                req_mem,
+                amount("cpu", u.get("cpu")) if u else None,
+                amount("memory", u.get("memory")) if u else None,
+            )
+        )
+    return sorted(out, key=lambda level: level.name)
+
+
+def node_levels() -> list[NodeLevel]:
+    """From the cluster, cached; [] when it cannot be reached (the page then says so)."""
+    global _cache
+    from flask import current_app
+
+    from app.kube.client import api_client
+    from app.kube.quantity import quantity_amount
+    from app.kube.scale import cluster_snapshot
+
+    with _lock:
+        if _cache is not None and time.monotonic() - _cache[0] < CACHE_SECONDS:
+            return _cache[1]
+        try:
+            nodes, pods, metrics = cluster_snapshot(
+                api_client(current_app.config["KUBECONFIG"] or None)
+            )
+        except Exception as e:
+            log.info("nodes page: cluster not reachable: %s", e)
+            return []
+        levels = levels_from(nodes, pods, metrics, quantity_amount)
+        _cache = (time.monotonic(), levels)
+        return levels
+
+
+def unevenness(levels: list[NodeLevel]) -> float | None:
+    """Spread of CPU request levels (max - min fraction of allocatable): 0 means even."""
+    fractions = [n.requested_cpu / n.allocatable_cpu for n in levels if n.allocatable_cpu]
+    return max(fractions) - min(fractions) if fractions else None

@@ -1,0 +1,121 @@
+"""Usage history from Prometheus (cAdvisor series), so a new recommender starts with days of data.
+
+Loaded once at start, for workloads without a checkpoint. Series are matched to workloads through
+the pods in the cache: history of pods that no longer exist cannot be attributed without their
+labels, so it is skipped (logged). Queries: the CPU usage rate and the memory working set, the
+series metrics-server itself is built on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from app.core.model import UsageModel, WorkloadKey
+from app.jobs.samples import container_resources
+from app.kube.cluster import ClusterView
+
+log = logging.getLogger(__name__)
+
+CPU_QUERY = 'rate(container_cpu_usage_seconds_total{container!="",container!="POD"}[5m])'
+MEMORY_QUERY = 'container_memory_working_set_bytes{container!="",container!="POD"}'
+
+
+class HistoryError(RuntimeError):
+    pass
+
+
+class PrometheusHistory:
+    def __init__(
+        self,
+        url: str,
+        step: float,
+        window: float,
+        clock: Callable[[], float] = time.time,
+        timeout: float = 60.0,
+    ) -> None:
+        self.url, self.step, self.window, self.clock, self.timeout = (
+            url.rstrip("/"),
+            step,
+            window,
+            clock,
+            timeout,
+        )
+        self.session = requests.Session()
+        retry = Retry(
+            total=3, backoff_factor=0.5, status_forcelist=(502, 503, 504), allowed_methods=("GET",)
+        )
+        self.session.mount("http://", HTTPAdapter(max_retries=retry))
+        self.session.mount("https://", HTTPAdapter(max_retries=retry))
+
+    def query_range(self, query: str, start: float, end: float) -> list[dict[str, Any]]:
+        try:
+            resp = self.session.get(
+                f"{self.url}/api/v1/query_range",
+                params={
+                    "query": query,
+                    "start": f"{start:.3f}",
+                    "end": f"{end:.3f}",
+                    "step": f"{self.step:g}",
+                },
+                timeout=self.timeout,
+            )
+            body = resp.json()
+        except (requests.RequestException, ValueError) as e:
+            raise HistoryError(f"Prometheus query failed: {e}") from None
+        if resp.status_code != 200 or body.get("status") != "success":
+            raise HistoryError(
+                f"Prometheus answered {resp.status_code}: {body.get('error') or body}"
+            )
+        data = body.get("data") or {}
+        if data.get("resultType") != "matrix":
+            raise HistoryError(f"expected a matrix, got {data.get('resultType')!r}")
+        return list(data.get("result") or [])
+
+    def __call__(self, model: UsageModel, cluster: ClusterView, have: set[WorkloadKey]) -> int:
+        """Feeds history into `model` for workloads not in `have`. Returns the samples fed."""
+        targets: dict[tuple[str, str], tuple[WorkloadKey, dict[str, float]]] = {}
+        for pod in cluster.pods.items():
+            w = cluster.workload_of(pod)
+            if w is None or w in have:
+                continue
+            meta = pod["metadata"]
+            requests_ = {
+                n: (r.cpu_request or 0) / 1000.0 for n, r in container_resources(pod).items()
+            }
+            targets[(meta.get("namespace") or "", meta.get("name") or "")] = (w, requests_)
+        if not targets:
+            return 0
+        end = self.clock()
+        start = end - self.window
+        try:
+            cpu = self.query_range(CPU_QUERY, start, end)
+            memory = self.query_range(MEMORY_QUERY, start, end)
+        except HistoryError as e:
+            log.warning("no history loaded: %s", e)
+            return 0
+        fed = skipped = 0
+        for series_list, is_cpu in ((cpu, True), (memory, False)):
+            for series in series_list:
+                labels = series.get("metric") or {}
+                target = targets.get((labels.get("namespace", ""), labels.get("pod", "")))
+                container = labels.get("container", "")
+                if target is None or container not in target[1]:
+                    skipped += 1
+                    continue
+                w, requests_ = target
+                for t, v in sorted((float(t), float(v)) for t, v in series.get("values") or []):
+                    if is_cpu:
+                        ok = model.add_cpu(w, labels["pod"], container, t, v, requests_[container])
+                    else:
+                        ok = model.add_memory(w, labels["pod"], container, t, v)
+                    fed += ok
+        if skipped:
+            log.info("history: %d series of pods not in the cluster any more were skipped", skipped)
+        return fed

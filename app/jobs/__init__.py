@@ -1,0 +1,1 @@
+"""Background jobs (recommender, updater, scaler) and the runner that starts them on the leader."""

@@ -1,0 +1,277 @@
+"""The recommender job: metrics.k8s.io + OOM kills -> histograms -> recommendations in the DB.
+
+Each run reads PodMetrics once, feeds every container's usage into the model (CPU weighted by
+its current request), records OOM kills seen in pod statuses, forgets aggregates idle for the
+memory window (8 days) and the rows of workloads gone for longer than the grace period, then
+writes recommendations and checkpoints in batches, each batch one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
+
+from app.core.capping import ContainerPolicy
+from app.core.checkpoint import save_aggregate
+from app.core.model import UsageModel, WorkloadKey
+from app.core.policy import Policy, governing_policy
+from app.extensions import db
+from app.jobs.samples import (
+    ContainerResources,
+    container_resources,
+    new_oom_kills,
+    usage_from_metrics,
+)
+from app.kube.cluster import ClusterView
+from app.models import Policy as PolicyRow
+from app.policies import PolicyInvalid, policy_from_row
+from app.repository import (
+    ContainerResult,
+    CurrentRequests,
+    count_recommendations,
+    delete_workload,
+    load_checkpoints,
+    save_all,
+    stored_workloads,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RecommenderOptions:
+    interval: float = 60.0
+    excluded_namespaces: frozenset[str] = frozenset()
+    idle_after: float = 8 * 86400.0  # drop aggregates without a sample for this long
+    gc_grace: float = 600.0  # delete rows of a vanished workload after this long
+    batch_size: int = 500
+
+
+@dataclass
+class WorkloadInfo:
+    """What the API shows next to a recommendation: current requests, HPA conflicts."""
+
+    requests: dict[str, ContainerResources] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)
+    pods: set[str] = field(default_factory=set)  # live pods (reporting metrics): the replicas
+
+
+class RecommenderJob:
+    name = "recommender"
+
+    def __init__(
+        self,
+        app: Flask,
+        cluster: ClusterView,
+        options: RecommenderOptions,
+        history: Callable[[UsageModel, ClusterView, set[WorkloadKey]], int] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.app, self.cluster, self.options = app, cluster, options
+        self.interval = options.interval
+        self.history, self.clock = history, clock
+        self.forget()
+
+    def forget(self) -> None:
+        """Starts over from the checkpoints at the next run. Called at the start of every
+        leadership term: while another process led, it wrote newer checkpoints than the model
+        this process kept in memory, and saving that stale model would overwrite them."""
+        self.model = UsageModel(self.app.config["RECOMMENDER_SETTINGS"])
+        self.restored = False
+        self.restarts_seen: dict[tuple[str, str, str], int] = {}
+        self.missing_since: dict[WorkloadKey, float] = {}
+
+    # One run -----------------------------------------------------------------------------------
+    def run_once(self, still_leader: Callable[[], bool]) -> str:
+        if not self.cluster.wait_synced(timeout=min(self.interval, 30.0)):
+            return "caches not synced yet; nothing done"
+        now = self.clock()
+        with self.app.app_context():
+            if not self.restored:
+                self._restore()
+            metrics = self.cluster.pod_metrics()
+            pods = {
+                (p["metadata"].get("namespace"), p["metadata"].get("name")): p
+                for p in self.cluster.pods.items()
+            }
+            info: dict[WorkloadKey, WorkloadInfo] = {}
+            samples = self._feed_metrics(metrics, pods, info)
+            ooms = self._feed_ooms(pods.values())
+            # Idleness is judged on the metrics' own clock, not ours: a skewed node clock (or
+            # a metrics source running behind) must not make fresh data look 8 days old.
+            newest = max(
+                (a.last_sample or 0.0 for c in self.model.aggregates.values() for a in c.values()),
+                default=0.0,
+            )
+            dropped = self._drop_idle(newest) if newest else 0
+            self._forget_deleted_pods({(str(ns), str(name)) for ns, name in pods})
+            conflicts = self.cluster.hpa_conflicts()
+            for w, c in conflicts.items():
+                info.setdefault(w, WorkloadInfo()).conflicts = c
+            if not still_leader():
+                return "lost leadership before writing; nothing saved"
+            policies = self._policies()
+            saved, failed = save_all(
+                db.session,
+                self._results(policies, info, still_leader),
+                datetime.now(UTC),
+                self.options.batch_size,
+            )
+            deleted = self._collect_garbage(now, still_leader)
+            count_recommendations(db.session)  # the gauges, after this run's writes
+        return (
+            f"{len(metrics)} pod metrics, {samples} samples, {ooms} OOM kills, "
+            f"{len(self.model.aggregates)} workloads; saved {saved}, failed {failed}, "
+            f"dropped {dropped} idle, deleted {deleted} gone"
+        )
+
+    def _restore(self) -> None:
+        loaded, skipped = load_checkpoints(db.session, self.model, self.model.settings)
+        log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
+        if self.history is not None:
+            have = set(self.model.aggregates)
+            n = self.history(self.model, self.cluster, have)
+            log.info("loaded %d history samples from Prometheus", n)
+        self.restored = True
+
+    def _excluded(self, namespace: str) -> bool:
+        return namespace in self.options.excluded_namespaces
+
+    def _feed_metrics(
+        self,
+        metrics: list[dict[str, Any]],
+        pods: dict[tuple[Any, Any], dict[str, Any]],
+        info: dict[WorkloadKey, WorkloadInfo],
+    ) -> int:
+        fed = 0
+        for item in metrics:
+            meta = item.get("metadata") or {}
+            ns = meta.get("namespace") or ""
+            pod = pods.get((ns, meta.get("name")))
+            if pod is None or self._excluded(ns):
+                continue
+            w = self.cluster.workload_of(pod)
+            if w is None:
+                continue
+            resources = container_resources(pod)
+            info.setdefault(w, WorkloadInfo()).requests.update(resources)
+            info[w].pods.add(str(meta.get("name")))
+            for u in usage_from_metrics(item):
+                if u.container not in resources:
+                    continue
+                request = (resources[u.container].cpu_request or 0) / 1000.0
+                if u.cpu_cores is not None and self.model.add_cpu(
+                    w, u.pod, u.container, u.time, u.cpu_cores, request
+                ):
+                    fed += 1
+                if u.memory_bytes is not None and self.model.add_memory(
+                    w, u.pod, u.container, u.time, u.memory_bytes
+                ):
+                    fed += 1
+        return fed
+
+    def _feed_ooms(self, pods: Any) -> int:
+        count = 0
+        for pod in pods:
+            ns = (pod.get("metadata") or {}).get("namespace") or ""
+            if self._excluded(ns):
+                continue
+            kills = new_oom_kills(pod, self.restarts_seen)
+            if not kills:
+                continue
+            w = self.cluster.workload_of(pod)
+            if w is None:
+                continue
+            for k in kills:
+                if self.model.record_oom(w, k.pod, k.container, k.time, k.memory_bytes):
+                    count += 1
+                    log.info(
+                        "OOM kill of %s container %s in pod %s at %.0f MiB",
+                        w,
+                        k.container,
+                        k.pod,
+                        k.memory_bytes / 2**20,
+                    )
+        return count
+
+    def _drop_idle(self, now: float) -> int:
+        dropped = 0
+        for w in list(self.model.aggregates):
+            containers = self.model.aggregates[w]
+            for name, agg in list(containers.items()):
+                if agg.last_sample is not None and now - agg.last_sample > self.options.idle_after:
+                    del containers[name]
+                    dropped += 1
+            if not containers:
+                del self.model.aggregates[w]
+        return dropped
+
+    def _forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
+        """Memory windows of pods that are gone; their history stays in the aggregates."""
+        for key in [
+            k
+            for k in self.model.pods
+            if (k[0].namespace, k[1]) not in live or k[0] not in self.model.aggregates
+        ]:
+            del self.model.pods[key]
+
+    def _policies(self) -> list[Policy]:
+        out = []
+        for row in db.session.scalars(select(PolicyRow)):
+            try:
+                out.append(policy_from_row(row))
+            except PolicyInvalid as e:
+                log.warning("policy %s/%s is invalid and ignored: %s", row.namespace, row.name, e)
+        return out
+
+    def _results(
+        self,
+        policies: list[Policy],
+        info: dict[WorkloadKey, WorkloadInfo],
+        still_leader: Callable[[], bool],
+    ) -> Any:
+        """Results to save, lazily: save_all pulls them batch by batch, so checking leadership
+        here stops a long save as soon as the lease is lost, not only before it starts."""
+        for w in self.model.workloads():
+            if not still_leader():
+                log.warning("lost leadership while saving: the remaining workloads are not saved")
+                return
+            p = governing_policy(policies, w)
+            cps: list[ContainerPolicy] = list(p.container_policies) if p else []
+            recs = self.model.recommend(w, cps)
+            wi = info.get(w, WorkloadInfo())
+            for name, agg in sorted(self.model.aggregates[w].items()):
+                res = wi.requests.get(name)
+                current = (
+                    CurrentRequests(res.cpu_request, res.memory_request, len(wi.pods))
+                    if res
+                    else None
+                )
+                yield ContainerResult(
+                    w, name, recs.get(name), save_aggregate(agg), current, wi.conflicts
+                )
+
+    def _collect_garbage(self, now: float, still_leader: Callable[[], bool]) -> int:
+        """Deletes the rows of workloads that no longer exist, once gone for the grace period."""
+        deleted = 0
+        for w in stored_workloads(db.session):
+            if self.cluster.workload_exists(w):
+                self.missing_since.pop(w, None)
+                continue
+            since = self.missing_since.setdefault(w, now)
+            if now - since >= self.options.gc_grace and still_leader():
+                delete_workload(db.session, w)
+                self.model.aggregates.pop(w, None)
+                self.missing_since.pop(w, None)
+                deleted += 1
+                log.info(
+                    "deleted recommendations and checkpoints of %s: gone for %.0fs", w, now - since
+                )
+        return deleted

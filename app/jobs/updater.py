@@ -1,0 +1,546 @@
+"""The updater job: replace or resize running pods far from their recommendation (VPA updater).
+
+Per workload whose policy is Recreate or InPlaceOrRecreate: pods qualify by app.core.priority,
+are taken scale-ups first, and at most int(replicas x tolerance) per owner per run are disrupted;
+owners with fewer live pods than minReplicas are left alone. New values come from the same patch
+builder the webhook uses, so a resized pod gets exactly what a recreated one would.
+
+Safety first: nothing happens while the webhook is not registered (an evicted pod would come
+back unchanged), for recommendations with less than `min_history` of data, or when the new
+requests fit on no node. Evictions go through the Eviction API, so PodDisruptionBudgets apply;
+a refusal (429) is retried next run, never turned into a delete.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
+
+from app.core.fit import NodeRoom, place
+from app.core.model import WorkloadKey
+from app.core.patch import PodInvalid, PodPatch, build_patch
+from app.core.policy import Policy
+from app.core.priority import (
+    ContainerView,
+    DisruptionBudget,
+    PodPriority,
+    ResizeWatch,
+    TokenBucket,
+    UpdaterSettings,
+    changes_qos,
+    is_quick_oom,
+    pod_priority,
+    resize_state,
+    update_reason,
+)
+from app.extensions import db
+from app.jobs.samples import app_containers, container_resources, parse_time
+from app.kube.actions import PodActions
+from app.kube.cluster import ClusterView
+from app.kube.quantity import quantity_amount
+from app.models import AuditEvent
+from app.models import Recommendation as RecommendationRow
+from app.webhook.cache import Snapshot, load_snapshot
+from app.webhook.handler import parse_amount
+
+log = logging.getLogger(__name__)
+ACTIVE_MODES = ("Recreate", "InPlaceOrRecreate")
+
+
+@dataclass
+class UpdaterOptions:
+    interval: float = 60.0
+    settings: UpdaterSettings = field(default_factory=UpdaterSettings)
+    min_history_seconds: float = 3600.0
+    evictions_per_second: float = 0.0  # 0: no global limit
+    eviction_burst: int = 1
+    dry_run: bool = False
+    excluded_namespaces: frozenset[str] = frozenset()
+
+
+@dataclass
+class Candidate:
+    pod: dict[str, Any]
+    workload: WorkloadKey
+    priority: PodPriority
+    reason: str
+    patch: PodPatch
+    pending: bool
+
+
+def is_running(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running" and not (
+        pod.get("metadata") or {}
+    ).get("deletionTimestamp")
+
+
+def node_rooms(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]]) -> list[NodeRoom]:
+    used: dict[str, list[int]] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        u = used.setdefault(node, [0, 0])
+        for r in container_resources(pod).values():
+            u[0] += r.cpu_request or 0
+            u[1] += r.memory_request or 0
+    rooms = []
+    for n in nodes:
+        spec, status = n.get("spec") or {}, n.get("status") or {}
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
+        if spec.get("unschedulable") or not ready:
+            continue
+        alloc = status.get("allocatable") or {}
+        try:
+            cpu, mem = (
+                quantity_amount("cpu", alloc.get("cpu", "0")),
+                quantity_amount("memory", alloc.get("memory", "0")),
+            )
+        except ValueError:
+            continue
+        name = (n.get("metadata") or {}).get("name", "")
+        u = used.get(name, [0, 0])
+        rooms.append(NodeRoom(name, cpu - u[0], mem - u[1]))
+    return rooms
+
+
+def condition(pod: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == type_ and c.get("status") == "True":
+            return dict(c)
+    return None
+
+
+class UpdaterJob:
+    name = "updater"
+
+    def __init__(
+        self,
+        app: Flask,
+        cluster: ClusterView,
+        actions: PodActions,
+        options: UpdaterOptions,
+        webhook_registered: Callable[[], bool],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.app, self.cluster, self.actions, self.options = app, cluster, actions, options
+        self.interval = options.interval
+        self.webhook_registered, self.clock = webhook_registered, clock
+        if options.dry_run:
+            # Dry run is a promise: whatever actions were passed, nothing is changed in the cluster.
+            actions.dry_run = True
+        self.bucket = TokenBucket(options.evictions_per_second, options.eviction_burst, clock)
+        self.resizing = ResizeWatch()
+
+    def run_once(self, still_leader: Callable[[], bool]) -> str:
+        if not self.cluster.wait_synced(timeout=min(self.interval, 30.0)):
+            return "caches not synced yet; nothing done"
+        stale = self.cluster.wait_live(timeout=min(self.interval, 5.0))
+        if stale:
+            # Budgets are counted from the caches: with a watch down, pods that died unseen
+            # would count as running, and evicting "the tolerance" could leave none.
+            return f"caches not following the API server ({', '.join(stale)}): no pod touched"
+        if not self.webhook_registered():
+            return (
+                "webhook not registered or not serving: no pod touched "
+                "(it would come back unchanged)"
+            )
+        with self.app.app_context():
+            snapshot = load_snapshot(db.session())
+            history = self._history_seconds()
+        pods = self.cluster.pods.items()
+        by_workload: dict[WorkloadKey, list[dict[str, Any]]] = {}
+        for pod in pods:
+            w = self.cluster.workload_of(pod)
+            if w is not None and w.namespace not in self.options.excluded_namespaces:
+                by_workload.setdefault(w, []).append(pod)
+        rooms = node_rooms(self.cluster.nodes.items(), pods)
+        acted = skipped = considered = 0
+        fallbacks = self._resize_fallbacks(by_workload, snapshot, still_leader)
+        for w, wpods in sorted(by_workload.items()):
+            policy = snapshot.policy_for(w)
+            if policy is None or policy.update_mode not in ACTIVE_MODES:
+                continue
+            considered += 1
+            done, held = self._workload(w, wpods, policy, snapshot, history, rooms, still_leader)
+            acted += done
+            skipped += held
+        return (
+            f"{considered} workloads in an active mode: {acted} pods updated, "
+            f"{fallbacks} resize fallbacks, {skipped} held back"
+        )
+
+    def _history_seconds(self) -> dict[tuple[WorkloadKey, str], float]:
+        r = RecommendationRow
+        out = {}
+        for ns, kind, name, container, first, last in db.session.execute(
+            select(r.namespace, r.kind, r.name, r.container, r.first_sample_at, r.last_sample_at)
+        ):
+            if first is not None and last is not None:
+                out[(WorkloadKey(ns, kind, name), container)] = (last - first).total_seconds()
+        return out
+
+    def _views(
+        self, pod: dict[str, Any], w: WorkloadKey, policy: Policy, snapshot: Snapshot
+    ) -> list[ContainerView]:
+        from app.core.capping import policy_for_container
+
+        recs = snapshot.recommendations.get(w, {})
+        excluded = snapshot.excluded.get(w, {})
+        resources = container_resources(pod)
+        views = []
+        for c in app_containers(pod):
+            name = c.get("name", "")
+            rec, cp = recs.get(name), policy_for_container(list(policy.container_policies), name)
+            if rec is None or cp.mode == "Off":
+                continue
+            controlled = [r for r in cp.controlled_resources if r not in excluded.get(name, ())]
+            cur = resources.get(name)
+            requests = {}
+            if cur is not None:
+                requests = {
+                    k: v
+                    for k, v in (("cpu", cur.cpu_request), ("memory", cur.memory_request))
+                    if v is not None
+                }
+
+            def pick(res: Any, controlled: list[str] = controlled) -> dict[str, int]:
+                return {r: getattr(res, r) for r in controlled}
+
+            views.append(
+                ContainerView(
+                    name,
+                    {r: requests[r] for r in controlled if r in requests},
+                    pick(rec.target),
+                    pick(rec.lower_bound),
+                    pick(rec.upper_bound),
+                )
+            )
+        return views
+
+    def _quick_oom(self, pod: dict[str, Any]) -> bool:
+        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+            term = (cs.get("lastState") or {}).get("terminated") or {}
+            if is_quick_oom(
+                parse_time(term.get("startedAt")),
+                parse_time(term.get("finishedAt")),
+                term.get("reason"),
+                self.options.settings,
+            ):
+                return True
+        return False
+
+    def _workload(
+        self,
+        w: WorkloadKey,
+        pods: list[dict[str, Any]],
+        policy: Policy,
+        snapshot: Snapshot,
+        history: dict[tuple[WorkloadKey, str], float],
+        rooms: list[NodeRoom],
+        still_leader: Callable[[], bool],
+    ) -> tuple[int, int]:
+        s = self.options.settings
+        live = [p for p in pods if is_running(p)]
+        min_replicas = policy.min_replicas or s.default_min_replicas
+        if len(live) < min_replicas:
+            return 0, 0
+        containers = snapshot.recommendations.get(w, {})
+        if not containers:
+            return 0, 0
+        shortest = min(history.get((w, c), 0.0) for c in containers)
+        if shortest < self.options.min_history_seconds:
+            log.info(
+                "not updating %s: its recommendation has %.0fs of history, %.0fs needed",
+                w,
+                shortest,
+                self.options.min_history_seconds,
+            )
+            return 0, 0
+        now = self.clock()
+        candidates = []
+        for pod in pods:
+            if (pod.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            views = self._views(pod, w, policy, snapshot)
+            if not views:
+                continue
+            prio = pod_priority(views)
+            reason = update_reason(
+                prio,
+                parse_time((pod.get("status") or {}).get("startTime")),
+                now,
+                self._quick_oom(pod),
+                s,
+            )
+            if reason is None:
+                continue
+            try:
+                patch = build_patch(
+                    pod,
+                    containers,
+                    policy,
+                    (),
+                    parse=parse_amount,
+                    excluded=snapshot.excluded.get(w),
+                )
+            except PodInvalid:
+                continue
+            if patch.updates and any(u.requests != u.previous_requests for u in patch.updates):
+                candidates.append(Candidate(pod, w, prio, reason, patch, not is_running(pod)))
+        candidates.sort(key=lambda c: c.priority.sort_key())
+        budget = DisruptionBudget(self._configured(w, pods), len(live), s.eviction_tolerance)
+        acted = held = 0
+        for c in candidates:
+            if not budget.can_disrupt(c.pending):
+                held += 1
+                continue
+            placed = self._place(c, rooms)
+            if placed is None:
+                held += 1
+                log.info("not updating %s: its new requests fit on no node", _ref(c.pod))
+                continue
+            if not self.bucket.take():
+                held += 1
+                log.info("not updating %s now: global eviction rate limit", _ref(c.pod))
+                continue
+            if not still_leader() or self.cluster.stale():
+                break
+            if not self._unchanged(c):
+                held += 1
+                continue
+            if self._apply(c, policy):
+                budget.record(c.pending)
+                rooms[:] = placed  # later pods of this run see the room this one took
+                acted += 1
+        return acted, held
+
+    def _unchanged(self, c: Candidate) -> bool:
+        """The pod is still the one the cache showed: same uid, not being deleted, and Running
+        if it was. Under churn the cache lags: never act on a pod that is gone, nor on another
+        pod that took its name (a StatefulSet's), nor count a pod that stopped as disruptable."""
+        meta = c.pod.get("metadata") or {}
+        now = self.actions.current(meta.get("namespace", ""), meta.get("name", ""))
+        if now is None or (now.get("metadata") or {}).get("uid") != meta.get("uid"):
+            log.info("not updating %s: it no longer exists", _ref(c.pod))
+            return False
+        if (now.get("metadata") or {}).get("deletionTimestamp") or (
+            not c.pending and not is_running(now)
+        ):
+            log.info("not updating %s: it is no longer running", _ref(c.pod))
+            return False
+        return True
+
+    def _configured(self, w: WorkloadKey, pods: list[dict[str, Any]]) -> int:
+        owner = self.cluster.lookup(w.namespace, w.kind, w.name)
+        replicas = ((owner or {}).get("spec") or {}).get("replicas")
+        return int(replicas) if isinstance(replicas, int) else len(pods)
+
+    def _place(self, c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
+        new_cpu = new_mem = cur_cpu = cur_mem = 0
+        changed = {u.name: u for u in c.patch.updates}
+        for name, res in container_resources(c.pod).items():
+            u = changed.get(name)
+            cur_cpu += res.cpu_request or 0
+            cur_mem += res.memory_request or 0
+            new_cpu += (
+                u.requests.get("cpu") if u and "cpu" in u.requests else res.cpu_request
+            ) or 0
+            new_mem += (
+                u.requests.get("memory") if u and "memory" in u.requests else res.memory_request
+            ) or 0
+        node = (c.pod.get("spec") or {}).get("nodeName")
+        return place(rooms, node, (cur_cpu, cur_mem), (new_cpu, new_mem))
+
+    def _apply(self, c: Candidate, policy: Policy) -> bool:
+        meta = c.pod.get("metadata") or {}
+        ns, name = meta.get("namespace", ""), meta.get("name", "")
+        before = {
+            u.name: {"requests": u.previous_requests, "limits": u.previous_limits}
+            for u in c.patch.updates
+        }
+        after = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
+        details = {"workload": str(c.workload), "before": before, "after": after}
+        qos = self._changes_qos(c)
+        if policy.update_mode == "InPlaceOrRecreate" and not c.pending and qos is None:
+            outcome = self.actions.resize(ns, name, self._resize_body(c))
+            if outcome == "done":
+                if not self.options.dry_run:
+                    self.resizing.requested(meta.get("uid", name), self.clock(), details)
+                return self._done("resize", "RightsizerResized", c, details)
+            if outcome != "unsupported":
+                log.info("resize %s/%s not done (%s)", ns, name, outcome)
+                return False
+            return self._fallback(c.pod, "resize not supported by this cluster (< 1.33)", details)
+        if policy.update_mode == "InPlaceOrRecreate" and not c.pending and qos is not None:
+            why = f"resize would change the QoS class {qos[0]} -> {qos[1]}"
+            return self._fallback(c.pod, why, details)
+        outcome = self.actions.evict(ns, name)
+        if outcome != "done":
+            log.info("evict %s/%s not done (%s)", ns, name, outcome)
+            return False
+        return self._done("evict", "RightsizerEvicted", c, details)
+
+    def _done(self, action: str, reason: str, c: Candidate, details: dict[str, Any]) -> bool:
+        message = f"{action} ({c.reason}): {_describe(details['before'])} -> "
+        message += _describe(details["after"])
+        self._record(action, c.pod, reason, message, details)
+        return True
+
+    def _fallback(self, pod: dict[str, Any], why: str, details: dict[str, Any]) -> bool:
+        """Evict instead of resizing; the event and the audit row say why, with the values."""
+        meta = pod.get("metadata") or {}
+        ns, name = meta.get("namespace", ""), meta.get("name", "")
+        outcome = self.actions.evict(ns, name)
+        if outcome != "done":
+            log.info("fallback eviction of %s/%s not done (%s)", ns, name, outcome)
+            return False
+        message = f"{why}: evicting instead"
+        if details.get("before") is not None:
+            message += f": {_describe(details['before'])} -> {_describe(details['after'])}"
+        self._record(
+            "evict",
+            pod,
+            "RightsizerResizeFallback",
+            message,
+            {**details, "fallback": why},
+            "Warning",
+        )
+        return True
+
+    def _record(
+        self,
+        action: str,
+        pod: dict[str, Any],
+        reason: str,
+        message: str,
+        details: dict[str, Any],
+        type_: str = "Normal",
+    ) -> None:
+        log.info(
+            "%s%s %s: %s", "[dry run] " if self.options.dry_run else "", action, _ref(pod), message
+        )
+        # Audit first: it is the record that the pod was touched, an Event is only a courtesy.
+        self._audit(action, _ref(pod), message, details)
+        self.actions.record_event(pod, reason, message, type_)
+
+    def _changes_qos(self, c: Candidate) -> tuple[str, str] | None:
+        current = {
+            name: {
+                "requests": {
+                    k: v
+                    for k, v in (("cpu", res.cpu_request), ("memory", res.memory_request))
+                    if v is not None
+                },
+                "limits": {
+                    k: v
+                    for k, v in (("cpu", res.cpu_limit), ("memory", res.memory_limit))
+                    if v is not None
+                },
+            }
+            for name, res in container_resources(c.pod).items()
+        }
+        updates = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
+        return changes_qos(current, updates)
+
+    def _resize_body(self, c: Candidate) -> list[dict[str, Any]]:
+        fmt = lambda res, v: f"{v}m" if res == "cpu" else str(v)  # noqa: E731
+        out = []
+        for u in c.patch.updates:
+            resources: dict[str, Any] = {"requests": {r: fmt(r, v) for r, v in u.requests.items()}}
+            if u.limits:
+                resources["limits"] = {r: fmt(r, v) for r, v in u.limits.items()}
+            out.append({"name": u.name, "resources": resources})
+        return out
+
+    def _resize_fallbacks(
+        self,
+        by_workload: dict[WorkloadKey, list[dict[str, Any]]],
+        snapshot: Snapshot,
+        still_leader: Callable[[], bool],
+    ) -> int:
+        """Evicts pods whose resize is Infeasible, Deferred too long or InProgress too long."""
+        now, count = self.clock(), 0
+        live_uids = set()
+        for pods in by_workload.values():
+            for pod in pods:
+                uid = (pod.get("metadata") or {}).get("uid", "")
+                live_uids.add(uid)
+                if uid not in self.resizing:
+                    continue
+                pending = condition(pod, "PodResizePending")
+                progress = condition(pod, "PodResizeInProgress")
+                details = self.resizing.details.get(uid, {})
+                state = resize_state(
+                    (pending or {}).get("reason"),
+                    progress is not None,
+                    _holds(pod, details.get("after") or {}),
+                )
+                why = self.resizing.observe(uid, state, now)
+                if why is None:
+                    continue
+                if not still_leader():
+                    return count
+                if not self.bucket.take():
+                    log.info("fallback for %s waits: global eviction rate limit", _ref(pod))
+                    continue
+                text = (pending or progress or {}).get("message", "")
+                reason = f"resize {why}" + (f" ({text})" if text else "")
+                if self._fallback(pod, reason, details):
+                    self.resizing.forget(uid)
+                    count += 1
+        self.resizing.keep_only(live_uids)
+        return count
+
+    def _audit(self, action: str, ref: str, message: str, details: dict[str, Any]) -> None:
+        if self.options.dry_run:
+            return
+        with self.app.app_context():
+            db.session.add(
+                AuditEvent(
+                    actor="rightsizer/updater",
+                    action=action,
+                    object_kind="Pod",
+                    object_ref=ref,
+                    message=message,
+                    details=details,
+                )
+            )
+            db.session.commit()
+
+
+def _ref(pod: dict[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _holds(pod: dict[str, Any], after: dict[str, dict[str, dict[str, int]]]) -> bool:
+    """The pod's spec already has the requests rightsizer asked for."""
+    have = container_resources(pod)
+    for name, values in after.items():
+        res = have.get(name)
+        if res is None:
+            return False
+        for r, v in (values.get("requests") or {}).items():
+            if getattr(res, f"{r}_request", None) != v:
+                return False
+    return True
+
+
+def _describe(values: dict[str, dict[str, dict[str, int]]]) -> str:
+    parts = []
+    for name, v in values.items():
+        req = ", ".join(
+            f"{r}={a}{'m' if r == 'cpu' else ''}" for r, a in sorted(v["requests"].items())
+        )
+        parts.append(f"{name}[{req}]")
+    return " ".join(parts)

@@ -1,0 +1,149 @@
+"""What the updater does to pods: evict (honouring PodDisruptionBudgets), resize, and say so.
+
+Every call reports its outcome instead of raising, so one failing pod never stops a run:
+`blocked` means the API server refused for now (429: a PodDisruptionBudget, or rate limiting)
+and the pod is simply tried again next run; it is never deleted instead. `gone` means the pod no
+longer exists; `unsupported` that the pod exists but the API server has no `resize` subresource
+(Kubernetes before 1.33 answers 404 for it too, so a 404 is checked against the pod itself).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
+
+log = logging.getLogger(__name__)
+Outcome = Literal["done", "blocked", "gone", "unsupported", "failed"]
+COMPONENT = "rightsizer"
+
+
+class PodActions:
+    def __init__(self, api: client.ApiClient, dry_run: bool = False) -> None:
+        self.core: Any = client.CoreV1Api(api)
+        self.dry_run = dry_run
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Outcome:
+        if self.dry_run:
+            kwargs["dry_run"] = "All"
+        try:
+            fn(*args, **kwargs)
+            return "done"
+        except ApiException as e:
+            if e.status == 429:
+                log.info("%s refused for now (429): %s", what, _message(e))
+                return "blocked"
+            if e.status == 404:
+                return "gone"
+            log.warning("%s failed: HTTP %s %s", what, e.status, _message(e))
+            return "failed"
+        except (HTTPError, OSError) as e:
+            log.warning("%s failed: %s", what, e)
+            return "failed"
+
+    def current(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The pod as the API server has it now (one GET), or None if it is gone or unreadable."""
+        try:
+            resp = self.core.read_namespaced_pod(name, namespace, _preload_content=False)
+            pod: dict[str, Any] = json.loads(resp.data)
+            return pod
+        except ApiException as e:
+            if e.status != 404:
+                log.warning("cannot read pod %s/%s: HTTP %s", namespace, name, e.status)
+            return None
+        except (HTTPError, OSError, ValueError) as e:
+            log.warning("cannot read pod %s/%s: %s", namespace, name, e)
+            return None
+
+    def evict(self, namespace: str, name: str) -> Outcome:
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        return self._call(
+            f"eviction of {namespace}/{name}",
+            self.core.create_namespaced_pod_eviction,
+            name,
+            namespace,
+            body,
+        )
+
+    def resize(self, namespace: str, name: str, containers: list[dict[str, Any]]) -> Outcome:
+        """containers: [{"name": ..., "resources": {"requests": {...}, "limits": {...}}}].
+
+        A 404 is `gone` only when the pod is gone too; a pod that is still there means the
+        `resize` subresource is missing (a cluster older than 1.33): `unsupported`.
+        """
+        body = {"spec": {"containers": containers}}
+        outcome = self._call(
+            f"resize of {namespace}/{name}",
+            self.core.patch_namespaced_pod_resize,
+            name,
+            namespace,
+            body,
+        )
+        if outcome != "gone":
+            return outcome
+        try:
+            self.core.read_namespaced_pod(name, namespace, _preload_content=False).release_conn()
+        except ApiException as e:
+            if e.status == 404:
+                return "gone"
+            log.warning("cannot read pod %s/%s after a 404 resize: %s", namespace, name, e.status)
+            return "failed"
+        except (HTTPError, OSError) as e:
+            log.warning("cannot read pod %s/%s after a 404 resize: %s", namespace, name, e)
+            return "failed"
+        log.info("resize of %s/%s: no resize subresource (Kubernetes < 1.33)", namespace, name)
+        return "unsupported"
+
+    def record_event(
+        self, pod: dict[str, Any], reason: str, message: str, type_: str = "Normal"
+    ) -> None:
+        """A core/v1 Event on the pod, so `kubectl describe pod` says what rightsizer did."""
+        if self.dry_run:
+            return
+        meta = pod.get("metadata") or {}
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "generateName": f"{meta.get('name')}.",
+                "namespace": meta.get("namespace"),
+            },
+            "involvedObject": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid"),
+            },
+            "reason": reason,
+            "message": message[:1024],
+            "type": type_,
+            "source": {"component": COMPONENT},
+            "reportingComponent": COMPONENT,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        self._call(
+            f"event {reason} on {meta.get('namespace')}/{meta.get('name')}",
+            self.core.create_namespaced_event,
+            meta.get("namespace"),
+            body,
+        )
+
+
+def _message(e: ApiException) -> str:
+    try:
+        return str(json.loads(e.body or "{}").get("message") or e.reason)
+    except ValueError:
+        return str(e.reason)

@@ -1,0 +1,46 @@
+"""VerticalPodAutoscaler objects -> rightsizer policy documents (for `rightsizer policy import`).
+
+The fields map one to one (DESIGN.md: a policy is the database twin of a VPA object); what a
+policy cannot express is reported, not silently dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.policies import CONTAINER_FIELDS, PolicyInvalid, parse_policy
+
+CONTAINER_KEYS = tuple(sorted(CONTAINER_FIELDS))
+
+
+def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The policy document and warnings for what was left out. Raises PolicyInvalid."""
+    meta, spec = vpa.get("metadata") or {}, vpa.get("spec") or {}
+    warnings: list[str] = []
+    ref = spec.get("targetRef") or {}
+    doc: dict[str, Any] = {
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace") or "default",
+    }
+    if ref:
+        doc["target"] = {"kind": ref.get("kind"), "name": ref.get("name")}
+    update = spec.get("updatePolicy") or {}
+    doc["updateMode"] = update.get("updateMode", "Recreate")  # VPA's default is Auto (= Recreate)
+    if update.get("minReplicas") is not None:
+        doc["minReplicas"] = update["minReplicas"]
+    for extra in sorted(set(update) - {"updateMode", "minReplicas"}):
+        warnings.append(f"spec.updatePolicy.{extra} has no equivalent and was left out")
+    policies = []
+    for i, cp in enumerate((spec.get("resourcePolicy") or {}).get("containerPolicies") or []):
+        policies.append({k: cp[k] for k in CONTAINER_KEYS if k in cp})
+        for extra in sorted(set(cp) - set(CONTAINER_KEYS)):
+            warnings.append(f"spec.resourcePolicy.containerPolicies[{i}].{extra} was left out")
+    if policies:
+        doc["containerPolicies"] = policies
+    for extra in sorted(set(spec) - {"targetRef", "updatePolicy", "resourcePolicy"}):
+        warnings.append(f"spec.{extra} (e.g. a custom recommender) was left out")
+    parse_policy(doc)  # the same validation the API applies
+    return doc, warnings
+
+
+__all__ = ["PolicyInvalid", "policy_from_vpa"]

@@ -1,0 +1,165 @@
+"""Database tables. Amounts: CPU in millicores, memory in bytes (BigInteger: bounds reach int64)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import db
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Timestamps:
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+
+class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
+    """The database twin of a VerticalPodAutoscaler object (fields in DESIGN.md)."""
+
+    __tablename__ = "policies"
+    __table_args__ = (UniqueConstraint("namespace", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(253))
+    namespace: Mapped[str] = mapped_column(String(63), index=True)  # "*" = cluster default
+    target_kind: Mapped[str | None] = mapped_column(String(32))
+    target_name: Mapped[str | None] = mapped_column(String(253))
+    update_mode: Mapped[str] = mapped_column(String(32), default="Off")
+    min_replicas: Mapped[int | None] = mapped_column(Integer)
+    container_policies: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class Recommendation(db.Model):  # type: ignore[name-defined]
+    __tablename__ = "recommendations"
+    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "container"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    namespace: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(253))
+    container: Mapped[str] = mapped_column(String(253))
+    target_cpu: Mapped[int] = mapped_column(BigInteger)
+    target_memory: Mapped[int] = mapped_column(BigInteger)
+    lower_bound_cpu: Mapped[int] = mapped_column(BigInteger)
+    lower_bound_memory: Mapped[int] = mapped_column(BigInteger)
+    upper_bound_cpu: Mapped[int] = mapped_column(BigInteger)
+    upper_bound_memory: Mapped[int] = mapped_column(BigInteger)
+    uncapped_target_cpu: Mapped[int] = mapped_column(BigInteger)
+    uncapped_target_memory: Mapped[int] = mapped_column(BigInteger)
+    sample_count: Mapped[int] = mapped_column(Integer, default=0)
+    first_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # What the workload's pods request now (from the last run that saw one), for differences.
+    current_cpu_request: Mapped[int | None] = mapped_column(BigInteger)
+    current_memory_request: Mapped[int | None] = mapped_column(BigInteger)
+    # Live pods of the workload in that run (each reporting metrics): savings over all replicas.
+    replicas: Mapped[int | None] = mapped_column(Integer)
+    # Resources another controller owns, e.g. {"cpu": "HorizontalPodAutoscaler web scales it
+    # on cpu"}: the recommendation is shown, but the webhook and the updater leave them alone.
+    conflicts: Mapped[dict[str, str] | None] = mapped_column(JSON, default=dict)
+
+
+class RecommendationPoint(db.Model):  # type: ignore[name-defined]
+    """The target of one workload container at one time: at most one point an hour, 8 days."""
+
+    __tablename__ = "recommendation_history"
+    __table_args__ = (Index("ix_recommendation_history_key", "namespace", "kind", "name", "time"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    namespace: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(253))
+    container: Mapped[str] = mapped_column(String(253))
+    time: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    target_cpu: Mapped[int] = mapped_column(BigInteger)
+    target_memory: Mapped[int] = mapped_column(BigInteger)
+    current_cpu_request: Mapped[int | None] = mapped_column(BigInteger)
+    current_memory_request: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class Checkpoint(db.Model):  # type: ignore[name-defined]
+    """Histograms of one workload container, enough to resume after a restart (VPA checkpoint)."""
+
+    __tablename__ = "checkpoints"
+    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "container"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    namespace: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(253))
+    container: Mapped[str] = mapped_column(String(253))
+    cpu_buckets: Mapped[dict[str, int]] = mapped_column(JSON)
+    cpu_total_weight: Mapped[float] = mapped_column(Float)
+    cpu_reference_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    memory_buckets: Mapped[dict[str, int]] = mapped_column(JSON)
+    memory_total_weight: Mapped[float] = mapped_column(Float)
+    memory_reference_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    sample_count: Mapped[int] = mapped_column(Integer, default=0)
+    first_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    version: Mapped[str] = mapped_column(String(16))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Scaler(Timestamps, db.Model):  # type: ignore[name-defined]
+    """The database twin of a cluster-proportional-autoscaler deployment."""
+
+    __tablename__ = "scalers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(253), unique=True)
+    target_namespace: Mapped[str] = mapped_column(String(63))
+    target_kind: Mapped[str] = mapped_column(String(32))
+    target_name: Mapped[str] = mapped_column(String(253))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    node_selector: Mapped[str | None] = mapped_column(String(1024))
+    # Taints ("key", "key=value" or "key=value:Effect") whose nodes are not counted.
+    skip_taints: Mapped[list[str] | None] = mapped_column(JSON)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    # HPA-style behavior (None: act at once, like cluster-proportional-autoscaler).
+    behavior: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Recent proposals and scale changes, so a restart or a new leader keeps the windows.
+    history: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # What the last run decided, for the API and dashboard.
+    last_proposed: Mapped[int | None] = mapped_column(Integer)
+    last_applied: Mapped[int | None] = mapped_column(Integer)
+    last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_message: Mapped[str | None] = mapped_column(Text)
+
+
+class AuditEvent(db.Model):  # type: ignore[name-defined]
+    """What rightsizer did or was told to do: policy edits, evictions, resizes, scaling."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    time: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    actor: Mapped[str] = mapped_column(String(253))
+    action: Mapped[str] = mapped_column(String(64))
+    object_kind: Mapped[str] = mapped_column(String(64))
+    object_ref: Mapped[str] = mapped_column(String(600))
+    message: Mapped[str] = mapped_column(Text, default="")
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

@@ -1,0 +1,222 @@
+"""Policy documents (the JSON users write) -> validated core Policy objects, and back.
+
+One parser for every way a policy arrives (REST, CLI files, database rows), so that a policy the
+API accepted is exactly the policy the webhook, recommender and updater apply. Every problem is
+reported with the path of its field, all at once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.core.capping import RESOURCES, ContainerPolicy
+from app.core.policy import (
+    CLUSTER_WIDE,
+    CONTAINER_MODES,
+    CONTROLLED_VALUES,
+    TARGET_KINDS,
+    UPDATE_MODE_ALIASES,
+    UPDATE_MODES,
+    Policy,
+    normalize_update_mode,
+)
+from app.kube.quantity import quantity_amount
+from app.models import Policy as PolicyRow
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS_SUBDOMAIN = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+INT32_MAX = 2**31 - 1  # the database column's range
+POLICY_FIELDS = {"name", "namespace", "target", "updateMode", "minReplicas", "containerPolicies"}
+CONTAINER_FIELDS = {
+    "containerName",
+    "mode",
+    "minAllowed",
+    "maxAllowed",
+    "controlledResources",
+    "controlledValues",
+}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    field: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"field": self.field, "message": self.message}
+
+
+class PolicyInvalid(ValueError):
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(f"{e.field}: {e.message}" for e in errors))
+        self.errors = errors
+
+
+def _resources(doc: Any, path: str, errors: list[FieldError]) -> dict[str, int]:
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        errors.append(FieldError(path, 'must be an object such as {"cpu": "100m"}'))
+        return {}
+    out = {}
+    for res, text in doc.items():
+        if res not in RESOURCES:
+            errors.append(
+                FieldError(
+                    f"{path}.{res}", f"unknown resource; expected one of {', '.join(RESOURCES)}"
+                )
+            )
+            continue
+        try:
+            out[res] = quantity_amount(res, text)
+        except ValueError as e:
+            errors.append(FieldError(f"{path}.{res}", str(e)))
+    return out
+
+
+def _choice(
+    doc: dict[str, Any],
+    key: str,
+    choices: tuple[str, ...],
+    default: str,
+    path: str,
+    errors: list[FieldError],
+) -> str:
+    value = doc.get(key, default)
+    if value not in choices:
+        errors.append(FieldError(f"{path}{key}", f"{value!r} is not one of {', '.join(choices)}"))
+        return default
+    return str(value)
+
+
+def parse_container_policies(
+    doc: Any, path: str = "containerPolicies"
+) -> tuple[tuple[ContainerPolicy, ...], list[FieldError]]:
+    errors: list[FieldError] = []
+    if doc is None:
+        return (), errors
+    if not isinstance(doc, list):
+        return (), [FieldError(path, "must be a list")]
+    out = []
+    seen: set[str] = set()
+    for i, cp in enumerate(doc):
+        p = f"{path}[{i}]"
+        if not isinstance(cp, dict):
+            errors.append(FieldError(p, "must be an object"))
+            continue
+        for extra in sorted(set(cp) - CONTAINER_FIELDS):
+            errors.append(FieldError(f"{p}.{extra}", "unknown field"))
+        name = cp.get("containerName", "*")
+        if not isinstance(name, str) or not (name == "*" or DNS_LABEL.match(name)):
+            errors.append(FieldError(f"{p}.containerName", "must be a container name or '*'"))
+            name = "*"
+        elif name in seen:
+            errors.append(FieldError(f"{p}.containerName", f"{name!r} appears twice"))
+        seen.add(name)
+        mode = _choice(cp, "mode", CONTAINER_MODES, "Auto", f"{p}.", errors)
+        values = _choice(
+            cp, "controlledValues", CONTROLLED_VALUES, "RequestsAndLimits", f"{p}.", errors
+        )
+        lo = _resources(cp.get("minAllowed"), f"{p}.minAllowed", errors)
+        hi = _resources(cp.get("maxAllowed"), f"{p}.maxAllowed", errors)
+        for res in set(lo) & set(hi):
+            if lo[res] > hi[res]:
+                errors.append(FieldError(f"{p}.minAllowed.{res}", "is greater than maxAllowed"))
+        controlled = cp.get("controlledResources", list(RESOURCES))
+        if not isinstance(controlled, list) or not all(r in RESOURCES for r in controlled):
+            errors.append(
+                FieldError(f"{p}.controlledResources", f"must be a list of {', '.join(RESOURCES)}")
+            )
+            controlled = list(RESOURCES)
+        out.append(ContainerPolicy(name, mode, lo, hi, tuple(dict.fromkeys(controlled)), values))
+    return tuple(out), errors
+
+
+def parse_policy(doc: Any, *, created: datetime | None = None, id_: int = 0) -> Policy:
+    """Raises PolicyInvalid listing every bad field."""
+    if not isinstance(doc, dict):
+        raise PolicyInvalid([FieldError("", "a policy must be a JSON object")])
+    errors: list[FieldError] = [
+        FieldError(k, "unknown field") for k in sorted(set(doc) - POLICY_FIELDS)
+    ]
+    name, namespace = doc.get("name"), doc.get("namespace")
+    if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name):
+        errors.append(FieldError("name", "required: lower-case letters, digits, '-' and '.'"))
+    if not isinstance(namespace, str) or not (
+        namespace == CLUSTER_WIDE or DNS_LABEL.match(namespace)
+    ):
+        errors.append(
+            FieldError("namespace", "required: a namespace name, or '*' for a cluster default")
+        )
+    target = doc.get("target")
+    kind = target_name = None
+    if target is not None:
+        if not isinstance(target, dict):
+            errors.append(FieldError("target", "must be an object with kind and name"))
+        else:
+            for extra in sorted(set(target) - {"kind", "name"}):
+                errors.append(FieldError(f"target.{extra}", "unknown field"))
+            kind, target_name = target.get("kind"), target.get("name")
+            if kind not in TARGET_KINDS:
+                errors.append(
+                    FieldError("target.kind", f"must be one of {', '.join(TARGET_KINDS)}")
+                )
+            if not isinstance(target_name, str) or not DNS_SUBDOMAIN.match(target_name):
+                errors.append(FieldError("target.name", "required: the workload's name"))
+            if namespace == CLUSTER_WIDE:
+                errors.append(
+                    FieldError("target", "a cluster default (namespace '*') cannot have a target")
+                )
+    mode = doc.get("updateMode", "Off")
+    if not isinstance(mode, str) or (mode not in UPDATE_MODES and mode not in UPDATE_MODE_ALIASES):
+        errors.append(
+            FieldError("updateMode", f"{mode!r} is not one of {', '.join(UPDATE_MODES)} (or Auto)")
+        )
+        mode = "Off"
+    min_replicas = doc.get("minReplicas")
+    if min_replicas is not None and (
+        isinstance(min_replicas, bool)
+        or not isinstance(min_replicas, int)
+        or not 1 <= min_replicas <= INT32_MAX
+    ):
+        errors.append(
+            FieldError("minReplicas", f"must be a whole number >= 1 (at most {INT32_MAX})")
+        )
+        min_replicas = None
+    containers, cp_errors = parse_container_policies(doc.get("containerPolicies"))
+    errors += cp_errors
+    if errors:
+        raise PolicyInvalid(errors)
+    return Policy(
+        name=name,  # type: ignore[arg-type]
+        namespace=namespace,  # type: ignore[arg-type]
+        target_kind=kind,
+        target_name=target_name,
+        update_mode=normalize_update_mode(str(mode)),
+        min_replicas=min_replicas,
+        container_policies=containers,
+        created=created.timestamp() if created else 0.0,
+        id=id_,
+    )
+
+
+def row_document(row: PolicyRow) -> dict[str, Any]:
+    """The policy as users wrote it (quantities as given), from its database row."""
+    doc: dict[str, Any] = {"name": row.name, "namespace": row.namespace}
+    if row.target_kind:
+        doc["target"] = {"kind": row.target_kind, "name": row.target_name}
+    doc["updateMode"] = row.update_mode
+    if row.min_replicas is not None:
+        doc["minReplicas"] = row.min_replicas
+    doc["containerPolicies"] = row.container_policies or []
+    return doc
+
+
+def policy_from_row(row: PolicyRow) -> Policy:
+    """Rows were validated on the way in; one edited by hand into nonsense raises PolicyInvalid."""
+    return parse_policy(row_document(row), created=row.created_at, id_=row.id)

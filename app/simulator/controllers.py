@@ -1,0 +1,627 @@
+"""kube-controller-manager's share: Deployment, ReplicaSet, StatefulSet, DaemonSet, disruption
+budgets and garbage collection, plus the scheduler pass, on one work queue.
+
+Store events only enqueue keys (cheap, under the store lock); one worker thread reconciles them,
+creating pods through the same admission path as an API client, with no lock held during webhook
+calls. `settle()` waits until the queue is drained, so tests need no sleeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import uuid
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from app.simulator import admission, podutil, selectors
+from app.simulator.errors import ApiError
+from app.simulator.objects import pod_from_template, template_hash
+from app.simulator.resources import (
+    DAEMONSET,
+    DEPLOYMENT,
+    EVENT,
+    NAMESPACE,
+    NODE,
+    PDB,
+    POD,
+    REPLICASET,
+    RESOURCES,
+    STATEFULSET,
+    ResourceType,
+)
+from app.simulator.store import WatchEvent
+
+if TYPE_CHECKING:
+    from app.simulator.cluster import SimCluster
+
+log = logging.getLogger(__name__)
+
+_OWNER_KINDS = {
+    "ReplicaSet": REPLICASET,
+    "StatefulSet": STATEFULSET,
+    "DaemonSet": DAEMONSET,
+    "Deployment": DEPLOYMENT,
+}
+_WORKLOAD_TYPES = (DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET)
+Key = tuple[str, ...]
+
+
+class Controllers:
+    def __init__(self, cluster: SimCluster) -> None:
+        self.cluster = cluster
+        self.store = cluster.store
+        self._queue: deque[Key] = deque()
+        self._queued: set[Key] = set()
+        self._failed: set[Key] = set()
+        self._busy = False
+        self._cond = threading.Condition()
+        self._stopped = False
+        self.store.add_listener(self._on_event)
+        self._thread = threading.Thread(target=self._run, name="sim-controllers", daemon=True)
+        self._thread.start()
+
+    # --- queue ----------------------------------------------------------------------------
+
+    def enqueue(self, *key: str) -> None:
+        with self._cond:
+            if key not in self._queued:
+                self._queued.add(key)
+                self._queue.append(key)
+                self._cond.notify_all()
+
+    def settle(self, timeout: float = 30.0) -> None:
+        """Block until every queued reconcile has run (failed ones wait for the next tick)."""
+        with self._cond:
+            if not self._cond.wait_for(
+                lambda: (not self._queue and not self._busy) or self._stopped, timeout
+            ):
+                raise TimeoutError(f"controllers did not settle within {timeout}s")
+
+    def retry_failed(self) -> None:
+        with self._cond:
+            failed, self._failed = self._failed, set()
+        for key in failed:
+            self.enqueue(*key)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+                self._cond.wait_for(lambda: self._queue or self._stopped)
+                if self._stopped:
+                    return
+                key = self._queue.popleft()
+                self._queued.discard(key)
+                self._busy = True
+            try:
+                self._reconcile(key)
+            except Exception:
+                log.exception("reconciling %s failed", key)
+                with self._cond:
+                    self._failed.add(key)
+
+    # --- what to reconcile on which event -------------------------------------------------
+
+    def _on_event(self, event: WatchEvent) -> None:
+        obj = event.entry.obj
+        meta = obj["metadata"]
+        ns = meta.get("namespace", "")
+        rt = event.rt
+        if event.type == "DELETED":
+            self.enqueue("gc", meta["uid"])
+            if rt is NAMESPACE:
+                self.enqueue("namespace", meta["name"])
+            if rt is NODE:
+                self.enqueue("node-gone", meta["name"])
+        if rt is POD:
+            ref = podutil.controller_of(obj)
+            if ref is not None and ref["kind"] in _OWNER_KINDS:
+                self.enqueue(ref["kind"], ns, ref["name"])
+            self.enqueue("pdb", ns)
+            phase = (obj.get("status") or {}).get("phase")
+            if (event.type == "ADDED" and phase == "Pending") or (
+                event.type == "DELETED"
+                and obj["spec"].get("nodeName")
+                and self.store.by_index(POD, "phase", "Pending")
+            ):
+                self.enqueue("schedule")
+        elif rt in _WORKLOAD_TYPES:
+            self.enqueue(rt.kind, ns, meta["name"])
+            ref = podutil.controller_of(obj)
+            if ref is not None and ref["kind"] == "Deployment":
+                self.enqueue("Deployment", ns, ref["name"])
+        elif rt is NODE:
+            self.enqueue("schedule")
+            for _, ds in self.store.scan(DAEMONSET)[0]:
+                self.enqueue(
+                    "DaemonSet", ds.obj["metadata"]["namespace"], ds.obj["metadata"]["name"]
+                )
+        elif rt is PDB and event.type != "DELETED":
+            self.enqueue("pdb", ns)
+
+    def _reconcile(self, key: Key) -> None:
+        kind = key[0]
+        if kind == "schedule":
+            self.cluster.schedule_pending()
+        elif kind == "Deployment":
+            self._deployment(key[1], key[2])
+        elif kind == "ReplicaSet":
+            self._replicaset(key[1], key[2])
+        elif kind == "StatefulSet":
+            self._statefulset(key[1], key[2])
+        elif kind == "DaemonSet":
+            self._daemonset(key[1], key[2])
+        elif kind == "pdb":
+            self._pdbs(key[1])
+        elif kind == "gc":
+            self._collect_dependents(key[1])
+        elif kind == "namespace":
+            self._empty_namespace(key[1])
+        elif kind == "node-gone":
+            for entry in self.cluster.pods_of_node(key[1]):
+                self._delete_pod(entry.obj)
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def _create_pod(self, owner: dict[str, Any], pod: dict[str, Any], controller: str) -> bool:
+        ns = owner["metadata"]["namespace"]
+        try:
+            self.cluster.create_pod(ns, pod, admission.controller_user(controller))
+            return True
+        except ApiError as e:
+            self._record_event(
+                owner, "Warning", "FailedCreate", f"Error creating: {e.message}", controller
+            )
+            with self._cond:
+                self._failed.add((owner["kind"], ns, owner["metadata"]["name"]))
+            return False
+
+    def _delete_pod(self, pod: dict[str, Any]) -> None:
+        self._delete(POD, pod["metadata"]["namespace"], pod["metadata"]["name"])
+
+    def _delete(self, rt: ResourceType, ns: str, name: str) -> None:
+        with contextlib.suppress(ApiError):  # already gone
+            self.store.delete(rt, ns, name)
+
+    def _record_event(
+        self, obj: dict[str, Any], type_: str, reason: str, message: str, component: str
+    ) -> None:
+        meta = obj["metadata"]
+        now = self.cluster.now_str()
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{meta['name']}.{uuid.uuid4().hex[:16]}",
+                "namespace": meta.get("namespace") or "default",
+            },
+            "involvedObject": {
+                "apiVersion": obj["apiVersion"],
+                "kind": obj["kind"],
+                "name": meta["name"],
+                "namespace": meta.get("namespace", ""),
+                "uid": meta["uid"],
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": component},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "reportingComponent": component,
+            "reportingInstance": "",
+        }
+        self.store.create(EVENT, event, now)
+
+    def _set_status(self, rt: ResourceType, ns: str, name: str, status: dict[str, Any]) -> None:
+        def mutate(obj: dict[str, Any]) -> bool:
+            if obj.get("status") == status:
+                return False
+            obj["status"] = status
+            return True
+
+        self.store.update(rt, ns, name, mutate)
+
+    def _owned_pods(self, uid: str) -> list[dict[str, Any]]:
+        return [
+            e.obj for e in self.store.by_index(POD, "owner", uid) if not podutil.is_terminal(e.obj)
+        ]
+
+    @staticmethod
+    def _owner_ref(obj: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": obj["apiVersion"],
+            "kind": obj["kind"],
+            "name": obj["metadata"]["name"],
+            "uid": obj["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+    # --- workloads ------------------------------------------------------------------------
+
+    def _deployment(self, ns: str, name: str) -> None:
+        entry = self.store.get(DEPLOYMENT, ns, name)
+        if entry is None:
+            return
+        d = entry.obj
+        spec = d["spec"]
+        tmpl_hash = template_hash(spec["template"])
+        owned = [e.obj for e in self.store.by_index(REPLICASET, "owner", d["metadata"]["uid"])]
+        current = next(
+            (
+                rs
+                for rs in owned
+                if rs["metadata"].get("labels", {}).get("pod-template-hash") == tmpl_hash
+            ),
+            None,
+        )
+        revision = 1 + max(
+            (
+                int(
+                    rs["metadata"]
+                    .get("annotations", {})
+                    .get("deployment.kubernetes.io/revision", "0")
+                )
+                for rs in owned
+            ),
+            default=0,
+        )
+        if current is None:
+            template = {
+                **spec["template"],
+                "metadata": {
+                    **spec["template"].get("metadata", {}),
+                    "labels": {
+                        **spec["template"]["metadata"].get("labels", {}),
+                        "pod-template-hash": tmpl_hash,
+                    },
+                },
+            }
+            selector = {
+                **spec["selector"],
+                "matchLabels": {
+                    **spec["selector"].get("matchLabels", {}),
+                    "pod-template-hash": tmpl_hash,
+                },
+            }
+            rs: dict[str, Any] = {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": f"{name}-{tmpl_hash}",
+                    "namespace": ns,
+                    "labels": template["metadata"]["labels"],
+                    "annotations": {
+                        "deployment.kubernetes.io/desired-replicas": str(spec["replicas"]),
+                        "deployment.kubernetes.io/max-replicas": str(spec["replicas"]),
+                        "deployment.kubernetes.io/revision": str(revision),
+                    },
+                    "ownerReferences": [self._owner_ref(d)],
+                    "generation": 1,
+                },
+                "spec": {"replicas": spec["replicas"], "selector": selector, "template": template},
+                "status": {"replicas": 0},
+            }
+            try:
+                current = self.store.create(REPLICASET, rs, self.cluster.now_str()).obj
+            except ApiError as e:
+                if e.code != 409:
+                    raise
+                current = self.store.require(REPLICASET, ns, rs["metadata"]["name"]).obj
+            owned.append(current)
+        for rs in owned:
+            want = spec["replicas"] if rs is current else 0
+            if rs["spec"].get("replicas") != want:
+                self._scale_replicaset(rs, want)
+        pods = [p for rs in owned for p in self._owned_pods(rs["metadata"]["uid"])]
+        updated = [
+            p for p in pods if p["metadata"].get("labels", {}).get("pod-template-hash") == tmpl_hash
+        ]
+        ready = sum(1 for p in pods if podutil.is_ready(p))
+        available = ready >= spec["replicas"] - _max_unavailable(spec)
+        status = {
+            "observedGeneration": d["metadata"].get("generation", 1),
+            "replicas": len(pods),
+            "updatedReplicas": len(updated),
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "unavailableReplicas": max(len(pods) - ready, 0),
+            "conditions": self._keep_conditions(
+                d,
+                {
+                    "Available": (
+                        "True" if available else "False",
+                        "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                        "Deployment has minimum availability."
+                        if available
+                        else "Deployment does not have minimum availability.",
+                    ),
+                    "Progressing": (
+                        "True",
+                        "NewReplicaSetAvailable",
+                        f'ReplicaSet "{current["metadata"]["name"]}" has successfully progressed.',
+                    ),
+                },
+            ),
+        }
+        for zero in ("readyReplicas", "availableReplicas", "unavailableReplicas"):
+            if not status[zero]:
+                del status[zero]
+        self._set_status(DEPLOYMENT, ns, name, status)
+
+    def _keep_conditions(
+        self, obj: dict[str, Any], want: dict[str, tuple[str, str, str]]
+    ) -> list[dict[str, Any]]:
+        """Deployment-style conditions, keeping transition times of unchanged ones."""
+        old = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+        now = self.cluster.now_str()
+        out = []
+        for type_, (status, reason, message) in want.items():
+            prev = old.get(type_)
+            if prev and (prev["status"], prev.get("reason"), prev.get("message")) == (
+                status,
+                reason,
+                message,
+            ):
+                out.append(prev)
+            else:
+                out.append(
+                    {
+                        "type": type_,
+                        "status": status,
+                        "reason": reason,
+                        "message": message,
+                        "lastUpdateTime": now,
+                        "lastTransitionTime": now
+                        if not prev or prev["status"] != status
+                        else prev["lastTransitionTime"],
+                    }
+                )
+        return out
+
+    def _scale_replicaset(self, rs: dict[str, Any], replicas: int) -> None:
+        def mutate(obj: dict[str, Any]) -> None:
+            obj["spec"]["replicas"] = replicas
+            obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
+            ann = obj["metadata"].setdefault("annotations", {})
+            if replicas:
+                ann["deployment.kubernetes.io/desired-replicas"] = str(replicas)
+
+        self.store.update(REPLICASET, rs["metadata"]["namespace"], rs["metadata"]["name"], mutate)
+
+    def _replicaset(self, ns: str, name: str) -> None:
+        entry = self.store.get(REPLICASET, ns, name)
+        if entry is None:
+            return
+        rs = entry.obj
+        pods = self._owned_pods(rs["metadata"]["uid"])
+        want = rs["spec"].get("replicas", 1)
+        for _ in range(want - len(pods)):
+            pod = pod_from_template(rs["spec"]["template"], ns, rs)
+            if not self._create_pod(rs, pod, "replicaset-controller"):
+                break
+        if len(pods) > want:
+            # Like the ReplicaSet controller: unscheduled, then not ready, then newest go first.
+            pods.sort(key=lambda p: p["metadata"].get("creationTimestamp", ""), reverse=True)
+            pods.sort(key=lambda p: (bool(p["spec"].get("nodeName")), podutil.is_ready(p)))
+            for pod in pods[: len(pods) - want]:
+                self._delete_pod(pod)
+        pods = self._owned_pods(rs["metadata"]["uid"])
+        sel = selectors.from_label_selector_object(rs["spec"].get("selector"))
+        ready = sum(1 for p in pods if podutil.is_ready(p))
+        status: dict[str, Any] = {
+            "replicas": len(pods),
+            "fullyLabeledReplicas": sum(
+                1 for p in pods if selectors.matches(sel, p["metadata"].get("labels"))
+            ),
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "observedGeneration": rs["metadata"].get("generation", 1),
+        }
+        self._set_status(
+            REPLICASET, ns, name, {k: v for k, v in status.items() if v or k in ("replicas",)}
+        )
+
+    def _statefulset(self, ns: str, name: str) -> None:
+        entry = self.store.get(STATEFULSET, ns, name)
+        if entry is None:
+            return
+        sts = entry.obj
+        want = sts["spec"].get("replicas", 1)
+        revision = f"{name}-{template_hash(sts['spec']['template'])}"
+        pods = {p["metadata"]["name"]: p for p in self._owned_pods(sts["metadata"]["uid"])}
+        for i in range(want):
+            pod_name = f"{name}-{i}"
+            if pod_name not in pods and self.store.get(POD, ns, pod_name) is None:
+                pod = pod_from_template(
+                    sts["spec"]["template"],
+                    ns,
+                    sts,
+                    name=pod_name,
+                    extra_labels={
+                        "statefulset.kubernetes.io/pod-name": pod_name,
+                        "apps.kubernetes.io/pod-index": str(i),
+                        "controller-revision-hash": revision,
+                    },
+                )
+                pod["spec"].setdefault("hostname", pod_name)
+                pod["spec"].setdefault("subdomain", sts["spec"].get("serviceName", name))
+                if not self._create_pod(sts, pod, "statefulset-controller"):
+                    break
+        for pod_name, pod in pods.items():
+            index = pod_name.rsplit("-", 1)[-1]
+            if not index.isdigit() or int(index) >= want:
+                self._delete_pod(pod)
+        pods_now = self._owned_pods(sts["metadata"]["uid"])
+        ready = sum(1 for p in pods_now if podutil.is_ready(p))
+        status = {
+            "observedGeneration": sts["metadata"].get("generation", 1),
+            "replicas": len(pods_now),
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "currentReplicas": len(pods_now),
+            "updatedReplicas": len(pods_now),
+            "currentRevision": revision,
+            "updateRevision": revision,
+            "collisionCount": 0,
+        }
+        self._set_status(STATEFULSET, ns, name, status)
+
+    def _daemonset(self, ns: str, name: str) -> None:
+        entry = self.store.get(DAEMONSET, ns, name)
+        if entry is None:
+            return
+        ds = entry.obj
+        template = ds["spec"]["template"]
+        selector = template.get("spec", {}).get("nodeSelector") or {}
+        tolerations = [
+            *(template.get("spec", {}).get("tolerations") or []),
+            # The DaemonSet controller adds these, so daemons run on cordoned nodes.
+            {
+                "key": "node.kubernetes.io/unschedulable",
+                "operator": "Exists",
+                "effect": "NoSchedule",
+            },
+        ]
+        wanted: set[str] = set()
+        for _, node_entry in self.store.scan(NODE)[0]:
+            node_obj = node_entry.obj
+            labels = node_obj["metadata"].get("labels") or {}
+            if any(labels.get(k) != v for k, v in selector.items()):
+                continue
+            if any(
+                t.get("effect") in ("NoSchedule", "NoExecute")
+                and not podutil.tolerates(tolerations, t)
+                for t in node_obj["spec"].get("taints") or []
+            ):
+                continue
+            wanted.add(node_obj["metadata"]["name"])
+        pods = self._owned_pods(ds["metadata"]["uid"])
+        have: dict[str, dict[str, Any]] = {}
+        for pod in pods:
+            node = pod["spec"].get("nodeName", "")
+            if node not in wanted or node in have:
+                self._delete_pod(pod)
+            else:
+                have[node] = pod
+        revision = template_hash(template)
+        for node in sorted(wanted - set(have)):
+            pod = pod_from_template(
+                template,
+                ns,
+                ds,
+                node_name=node,
+                extra_labels={
+                    "controller-revision-hash": revision,
+                    "pod-template-generation": str(ds["metadata"].get("generation", 1)),
+                },
+            )
+            pod["spec"]["tolerations"] = tolerations
+            if not self._create_pod(ds, pod, "daemon-set-controller"):
+                break
+        pods = self._owned_pods(ds["metadata"]["uid"])
+        ready = sum(1 for p in pods if podutil.is_ready(p))
+        status = {
+            "currentNumberScheduled": len(pods),
+            "desiredNumberScheduled": len(wanted),
+            "numberMisscheduled": 0,
+            "numberReady": ready,
+            "numberAvailable": ready,
+            "updatedNumberScheduled": len(pods),
+            "observedGeneration": ds["metadata"].get("generation", 1),
+        }
+        if len(pods) - ready:
+            status["numberUnavailable"] = len(pods) - ready
+        if not ready:
+            del status["numberAvailable"]
+        self._set_status(DAEMONSET, ns, name, status)
+
+    # --- disruption budgets, garbage collection -------------------------------------------
+
+    def _pdbs(self, ns: str) -> None:
+        for _, entry in self.store.scan(PDB, ns)[0]:
+            pdb = entry.obj
+            status = pdb_status(self.cluster, pdb)
+            self._set_status(PDB, ns, pdb["metadata"]["name"], status)
+
+    def _collect_dependents(self, owner_uid: str) -> None:
+        for rt in (REPLICASET, POD):
+            for entry in self.store.by_index(rt, "owner", owner_uid):
+                self._delete(rt, entry.obj["metadata"]["namespace"], entry.obj["metadata"]["name"])
+
+    def _empty_namespace(self, ns: str) -> None:
+        for rt in RESOURCES:
+            if rt.namespaced and not rt.computed:
+                for _, entry in self.store.scan(rt, ns)[0]:
+                    self._delete(rt, ns, entry.obj["metadata"]["name"])
+
+
+def _max_unavailable(spec: dict[str, Any]) -> int:
+    value = ((spec.get("strategy") or {}).get("rollingUpdate") or {}).get("maxUnavailable", 0)
+    return _int_or_percent(value, spec.get("replicas", 1), round_up=False)
+
+
+def _int_or_percent(value: Any, total: int, *, round_up: bool) -> int:
+    if isinstance(value, str) and value.endswith("%"):
+        frac = int(value[:-1]) * total
+        return -(-frac // 100) if round_up else frac // 100
+    return int(value)
+
+
+def pdb_status(cluster: SimCluster, pdb: dict[str, Any]) -> dict[str, Any]:
+    """The disruption controller's arithmetic: who is healthy and how many may go."""
+    ns = pdb["metadata"]["namespace"]
+    sel = selectors.from_label_selector_object(pdb["spec"].get("selector"))
+    pods = [
+        e.obj
+        for _, e in cluster.store.scan(POD, ns)[0]
+        if not podutil.is_terminal(e.obj)
+        and selectors.matches(sel, e.obj["metadata"].get("labels"))
+    ]
+    expected = len(pods)
+    healthy = sum(1 for p in pods if podutil.is_ready(p))
+    spec = pdb["spec"]
+    if "maxUnavailable" in spec:
+        desired = max(
+            expected - _int_or_percent(spec["maxUnavailable"], expected, round_up=True), 0
+        )
+    else:
+        desired = _int_or_percent(spec.get("minAvailable", 1), expected, round_up=True)
+    allowed = max(healthy - desired, 0)
+    old = {c["type"]: c for c in (pdb.get("status") or {}).get("conditions") or []}
+    ok = allowed > 0
+    prev = old.get("DisruptionAllowed")
+    cond = (
+        prev
+        if prev and prev["status"] == ("True" if ok else "False")
+        else {
+            "type": "DisruptionAllowed",
+            "status": "True" if ok else "False",
+            "reason": "SufficientPods" if ok else "InsufficientPods",
+            "message": ""
+            if ok
+            else f"The disruption budget {pdb['metadata']['name']} needs "
+            f"{desired} healthy pods and has {healthy} currently",
+            "lastTransitionTime": cluster.now_str(),
+            "observedGeneration": pdb["metadata"].get("generation", 1),
+        }
+    )
+    return {
+        "currentHealthy": healthy,
+        "desiredHealthy": desired,
+        "disruptionsAllowed": allowed,
+        "expectedPods": expected,
+        "observedGeneration": pdb["metadata"].get("generation", 1),
+        "conditions": [cond],
+    }

@@ -1,0 +1,215 @@
+"""Per-kind defaulting and validation on create and update, as the API server's registry does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.simulator import selectors, validation
+from app.simulator.errors import FieldError, invalid
+from app.simulator.resources import ResourceType
+
+_WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+
+
+def default_pod(pod: dict[str, Any]) -> None:
+    """Defaults applied at decode time, so admission webhooks already see them."""
+    spec = pod.setdefault("spec", {})
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", 0)
+    tolerations = spec.setdefault("tolerations", [])
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if not any(t.get("key") == key for t in tolerations):
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+    for c in spec.get("containers") or []:
+        if not isinstance(c, dict):
+            continue
+        image = str(c.get("image", ""))
+        latest = ":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest")
+        c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+        c.setdefault("terminationMessagePath", "/dev/termination-log")
+        c.setdefault("terminationMessagePolicy", "File")
+        c.setdefault("resources", {})
+
+
+def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
+    spec = obj.get("spec") or {}
+    errs: list[FieldError] = []
+    replicas = spec.get("replicas", 1)
+    if kind != "DaemonSet" and (not isinstance(replicas, int) or replicas < 0):
+        errs.append(
+            FieldError(
+                "spec.replicas", "FieldValueInvalid", "must be greater than or equal to 0", replicas
+            )
+        )
+    sel = spec.get("selector")
+    if not sel:
+        errs.append(FieldError("spec.selector", "FieldValueRequired", ""))
+        return errs
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    try:
+        ok = selectors.matches(selectors.from_label_selector_object(sel), labels)
+    except Exception:
+        ok = False
+    if not ok:
+        errs.append(
+            FieldError(
+                "spec.template.metadata.labels",
+                "FieldValueInvalid",
+                "`selector` does not match template `labels`",
+                str(labels),
+            )
+        )
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
+    if not containers:
+        errs.append(FieldError("spec.template.spec.containers", "FieldValueRequired", ""))
+    return errs
+
+
+def _default_workload(kind: str, obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    if kind != "DaemonSet":
+        spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    if kind == "Deployment":
+        spec.setdefault("progressDeadlineSeconds", 600)
+        spec.setdefault(
+            "strategy",
+            {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
+            },
+        )
+    elif kind == "StatefulSet":
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        spec.setdefault(
+            "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+        )
+        spec.setdefault("serviceName", obj["metadata"]["name"])
+    elif kind == "DaemonSet":
+        spec.setdefault(
+            "updateStrategy",
+            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+        )
+    if kind == "ReplicaSet":
+        spec.pop("revisionHistoryLimit")
+    template = spec.get("template")
+    if isinstance(template, dict):
+        default_pod(template)
+        template.setdefault("metadata", {})
+    obj.setdefault("status", {})
+
+
+def prepare_create(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """Defaults, then validation (422) for a new object of kind `rt`."""
+    meta = obj["metadata"]
+    if rt.kind == "Namespace":
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name", "")
+        obj["spec"] = {"finalizers": ["kubernetes"]}
+        obj["status"] = {"phase": "Active"}
+    elif rt.kind in _WORKLOADS:
+        _default_workload(rt.kind, obj)
+        meta["generation"] = 1
+        errs = validation.validate_object_meta(meta) + _workload_errors(rt.kind, obj)
+        if errs:
+            raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
+        return
+    elif rt.kind == "MutatingWebhookConfiguration":
+        validation.default_mutating_webhook_configuration(obj)
+        validation.validate_mutating_webhook_configuration(obj)
+        meta["generation"] = 1
+        return
+    elif rt.kind == "PodDisruptionBudget":
+        meta["generation"] = 1
+        spec = obj.get("spec") or {}
+        if "minAvailable" in spec and "maxUnavailable" in spec:
+            raise invalid(
+                rt.kind,
+                rt.group,
+                meta.get("name", ""),
+                [
+                    FieldError(
+                        "spec",
+                        "FieldValueInvalid",
+                        "minAvailable and maxUnavailable cannot be both set",
+                        "",
+                    )
+                ],
+            )
+        obj["status"] = {
+            "currentHealthy": 0,
+            "desiredHealthy": 0,
+            "disruptionsAllowed": 0,
+            "expectedPods": 0,
+            "observedGeneration": 0,
+        }
+    errs = validation.validate_object_meta(meta, label_names=rt.kind == "Namespace")
+    if errs:
+        raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
+
+
+def prepare_update(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Carry what an update may not change, bump generation on spec changes, validate."""
+    meta = new["metadata"]
+    if rt.kind in _WORKLOADS or rt.kind in ("MutatingWebhookConfiguration", "PodDisruptionBudget"):
+        if rt.kind in _WORKLOADS:
+            _default_workload(rt.kind, new)
+        elif rt.kind == "MutatingWebhookConfiguration":
+            validation.default_mutating_webhook_configuration(new)
+        changed = new.get("spec") != old.get("spec") or new.get("webhooks") != old.get("webhooks")
+        meta["generation"] = old["metadata"].get("generation", 1) + (1 if changed else 0)
+    if rt.kind == "Namespace":
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    if rt.kind in _WORKLOADS:
+        errs = validation.validate_object_meta(meta) + _workload_errors(rt.kind, new)
+        old_sel = (old.get("spec") or {}).get("selector")
+        if rt.kind != "ReplicaSet" and (new.get("spec") or {}).get("selector") != old_sel:
+            errs.append(
+                FieldError(
+                    "spec.selector",
+                    "FieldValueInvalid",
+                    "field is immutable",
+                    str(new["spec"].get("selector")),
+                )
+            )
+        if errs:
+            raise invalid(rt.kind, rt.group, meta["name"], errs)
+    elif rt.kind == "MutatingWebhookConfiguration":
+        validation.validate_mutating_webhook_configuration(new)
+    elif rt.kind == "Pod":
+        validation.validate_pod(new)
+        if _pod_spec_mutable_view(new) != _pod_spec_mutable_view(old):
+            raise invalid(
+                "Pod",
+                "",
+                meta["name"],
+                [
+                    FieldError(
+                        "spec",
+                        "FieldValueForbidden",
+                        "pod updates may not change fields other than "
+                        "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                        "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                        "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to "
+                        "be set to 1 if it was previously negative)",
+                    )
+                ],
+            )
+
+
+def _pod_spec_mutable_view(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod spec without the fields an update may change."""
+    spec = dict(pod.get("spec") or {})
+    for field in ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds"):
+        spec.pop(field, None)
+    for field in ("containers", "initContainers"):
+        spec[field] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get(field) or []]
+    return spec

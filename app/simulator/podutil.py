@@ -1,0 +1,69 @@
+"""Facts about pods that several parts need: requests, QoS class, readiness, ownership."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.simulator import quantity
+
+
+def requests(pod: dict[str, Any]) -> tuple[int, int]:
+    """(millicores, bytes) the scheduler reserves: requests, or limits where requests are unset."""
+    cpu = mem = 0
+    for c in pod.get("spec", {}).get("containers") or []:
+        res = c.get("resources") or {}
+        req = {**(res.get("limits") or {}), **(res.get("requests") or {})}
+        if "cpu" in req:
+            cpu += quantity.millicores(req["cpu"])
+        if "memory" in req:
+            mem += quantity.bytes_(req["memory"])
+    return cpu, mem
+
+
+def qos_class(pod: dict[str, Any]) -> str:
+    containers = pod.get("spec", {}).get("containers") or []
+    any_set, guaranteed = False, True
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        any_set = any_set or bool(req) or bool(lim)
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and quantity.parse(req[r]) != quantity.parse(lim[r])):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def is_ready(pod: dict[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    return status.get("phase") == "Running" and any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+def is_terminal(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def controller_of(obj: dict[str, Any]) -> dict[str, Any] | None:
+    for ref in obj.get("metadata", {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def owner_uids(obj: dict[str, Any]) -> list[str]:
+    return [r["uid"] for r in obj.get("metadata", {}).get("ownerReferences") or [] if "uid" in r]
+
+
+def tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == taint.get("key")):
+            return True
+        if t.get("key") == taint.get("key") and t.get("value", "") == taint.get("value", ""):
+            return True
+    return False

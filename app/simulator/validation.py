@@ -1,0 +1,248 @@
+"""The part of kube-apiserver's validation that matters here, with its field paths and messages.
+
+Admission webhooks can return any JSON Patch; a real API server validates the patched pod and
+answers 422 Invalid when it is wrong, and so must the simulator, or a broken patch would pass.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from app.simulator import quantity
+from app.simulator.errors import FieldError, invalid
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage"}
+_DNS_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+    "characters, '-' or '.', and must start and end with an alphanumeric "
+    "character"
+)
+_DNS_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+    "or '-', and must start and end with an alphanumeric character"
+)
+
+
+def is_dns_subdomain(name: str) -> bool:
+    return len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
+
+
+def validate_object_meta(meta: dict[str, Any], *, label_names: bool = False) -> list[FieldError]:
+    errs: list[FieldError] = []
+    name = meta.get("name")
+    if not name:
+        errs.append(
+            FieldError("metadata.name", "FieldValueRequired", "name or generateName is required")
+        )
+    elif label_names and not (len(name) <= 63 and _DNS_LABEL.match(name)):
+        errs.append(FieldError("metadata.name", "FieldValueInvalid", _DNS_LABEL_MSG, name))
+    elif not is_dns_subdomain(name):
+        errs.append(FieldError("metadata.name", "FieldValueInvalid", _DNS_SUBDOMAIN_MSG, name))
+    for field in ("labels", "annotations"):
+        values = meta.get(field)
+        if values is not None and (
+            not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values())
+        ):
+            errs.append(
+                FieldError(
+                    f"metadata.{field}",
+                    "FieldValueInvalid",
+                    "must be a map of strings",
+                    str(values),
+                )
+            )
+    return errs
+
+
+def validate_pod(pod: dict[str, Any]) -> None:
+    """Raise 422 Invalid, like kube-apiserver, for a pod it would refuse to store."""
+    meta = pod.get("metadata") or {}
+    errs = validate_object_meta(meta)
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        errs.append(FieldError("spec", "FieldValueRequired", ""))
+    else:
+        containers = spec.get("containers")
+        if not isinstance(containers, list) or not containers:
+            errs.append(FieldError("spec.containers", "FieldValueRequired", ""))
+        else:
+            errs += _validate_containers(containers, "spec.containers")
+        errs += _validate_containers(spec.get("initContainers") or [], "spec.initContainers")
+    if errs:
+        raise invalid("Pod", "", meta.get("name") or meta.get("generateName") or "", errs)
+
+
+def _validate_containers(containers: list[Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, c in enumerate(containers):
+        p = f"{path}[{i}]"
+        if not isinstance(c, dict):
+            errs.append(FieldError(p, "FieldValueInvalid", "must be an object", str(c)))
+            continue
+        name = c.get("name")
+        if not name:
+            errs.append(FieldError(f"{p}.name", "FieldValueRequired", ""))
+        elif not isinstance(name, str) or len(name) > 63 or not _DNS_LABEL.match(name):
+            errs.append(FieldError(f"{p}.name", "FieldValueInvalid", _DNS_LABEL_MSG, name))
+        elif name in seen:
+            errs.append(FieldError(f"{p}.name", "FieldValueDuplicate", "", name))
+        else:
+            seen.add(name)
+        if not c.get("image"):
+            errs.append(FieldError(f"{p}.image", "FieldValueRequired", ""))
+        errs += validate_resources(c.get("resources") or {}, f"{p}.resources")
+    return errs
+
+
+def validate_resources(resources: Any, path: str) -> list[FieldError]:
+    if not isinstance(resources, dict):
+        return [FieldError(path, "FieldValueInvalid", "must be an object", str(resources))]
+    errs: list[FieldError] = []
+    parsed: dict[str, dict[str, Any]] = {}
+    for kind in ("limits", "requests"):
+        values = resources.get(kind) or {}
+        if not isinstance(values, dict):
+            errs.append(
+                FieldError(f"{path}.{kind}", "FieldValueInvalid", "must be a map", str(values))
+            )
+            continue
+        for res, raw in values.items():
+            fp = f"{path}.{kind}[{res}]"
+            if (
+                res not in _STANDARD_RESOURCES
+                and "/" not in res
+                and not res.startswith("hugepages-")
+            ):
+                errs.append(
+                    FieldError(
+                        f"{path}.{kind}[{res}]",
+                        "FieldValueInvalid",
+                        "must be a standard resource type or fully qualified",
+                        res,
+                    )
+                )
+                continue
+            try:
+                q = quantity.parse(raw)
+            except ValueError as e:
+                errs.append(FieldError(fp, "FieldValueInvalid", str(e), raw))
+                continue
+            if q < 0:
+                errs.append(
+                    FieldError(fp, "FieldValueInvalid", "must be greater than or equal to 0", raw)
+                )
+                continue
+            parsed.setdefault(kind, {})[res] = (q, raw)
+    for res, (req, raw) in parsed.get("requests", {}).items():
+        lim = parsed.get("limits", {}).get(res)
+        if lim is not None and req > lim[0]:
+            errs.append(
+                FieldError(
+                    f"{path}.requests",
+                    "FieldValueInvalid",
+                    f"must be less than or equal to {res} limit of {lim[1]}",
+                    raw,
+                )
+            )
+    return errs
+
+
+def validate_mutating_webhook_configuration(obj: dict[str, Any]) -> None:
+    meta = obj.get("metadata") or {}
+    errs = validate_object_meta(meta)
+    names: set[str] = set()
+    for i, hook in enumerate(obj.get("webhooks") or []):
+        p = f"webhooks[{i}]"
+        name = hook.get("name") or ""
+        if not name:
+            errs.append(FieldError(f"{p}.name", "FieldValueRequired", ""))
+        elif not is_dns_subdomain(name) or name.count(".") < 2:
+            errs.append(
+                FieldError(
+                    f"{p}.name",
+                    "FieldValueInvalid",
+                    "should be a domain with at least three segments separated by dots",
+                    name,
+                )
+            )
+        elif name in names:
+            errs.append(FieldError(f"{p}.name", "FieldValueDuplicate", "", name))
+        names.add(name)
+        versions = hook.get("admissionReviewVersions") or []
+        if not any(v in ("v1", "v1beta1") for v in versions):
+            errs.append(
+                FieldError(
+                    f"{p}.admissionReviewVersions",
+                    "FieldValueRequired",
+                    "must specify one of v1, v1beta1",
+                )
+            )
+        if hook.get("sideEffects") not in ("None", "NoneOnDryRun"):
+            errs.append(
+                FieldError(
+                    f"{p}.sideEffects",
+                    "FieldValueNotSupported",
+                    'supported values: "None", "NoneOnDryRun"',
+                    hook.get("sideEffects"),
+                )
+            )
+        cc = hook.get("clientConfig") or {}
+        if ("url" in cc) == ("service" in cc):
+            errs.append(
+                FieldError(
+                    f"{p}.clientConfig",
+                    "FieldValueRequired",
+                    "exactly one of url or service is required",
+                )
+            )
+        timeout = hook.get("timeoutSeconds", 10)
+        if not isinstance(timeout, int) or not 1 <= timeout <= 30:
+            errs.append(
+                FieldError(
+                    f"{p}.timeoutSeconds",
+                    "FieldValueInvalid",
+                    "the timeout value must be between 1 and 30 seconds",
+                    timeout,
+                )
+            )
+        for field, allowed in (
+            ("failurePolicy", ("Fail", "Ignore")),
+            ("reinvocationPolicy", ("Never", "IfNeeded")),
+            ("matchPolicy", ("Exact", "Equivalent")),
+        ):
+            if hook.get(field) not in (None, *allowed):
+                errs.append(
+                    FieldError(
+                        f"{p}.{field}",
+                        "FieldValueNotSupported",
+                        "supported values: " + ", ".join(f'"{a}"' for a in allowed),
+                        hook.get(field),
+                    )
+                )
+    if errs:
+        raise invalid(
+            "MutatingWebhookConfiguration",
+            "admissionregistration.k8s.io",
+            meta.get("name", ""),
+            errs,
+        )
+
+
+def default_mutating_webhook_configuration(obj: dict[str, Any]) -> None:
+    """The API server's defaults, so that clients read back what a real cluster stores."""
+    for hook in obj.get("webhooks") or []:
+        hook.setdefault("failurePolicy", "Fail")
+        hook.setdefault("matchPolicy", "Equivalent")
+        hook.setdefault("namespaceSelector", {})
+        hook.setdefault("objectSelector", {})
+        hook.setdefault("timeoutSeconds", 10)
+        hook.setdefault("reinvocationPolicy", "Never")
+        svc = (hook.get("clientConfig") or {}).get("service")
+        if svc is not None:
+            svc.setdefault("port", 443)
+        for rule in hook.get("rules") or []:
+            rule.setdefault("scope", "*")

@@ -1,0 +1,91 @@
+"""The mutating admission webhook: POST /mutate, fed by an in-process cache of the database.
+
+`init_app` builds one `Webhook` per application (in `app.extensions["rightsizer.webhook"]`);
+`webhook_of(app)` returns it. With a cluster at hand (RIGHTSIZER_WEBHOOK_WATCH_CLUSTER) its
+`ClusterSources` watch LimitRanges and controllers, and plug them in as `webhook.limit_ranges` and
+`webhook.owner_lookup`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+from collections.abc import Sequence
+
+from flask import Blueprint, Flask, Response, current_app, request
+from flask.typing import ResponseReturnValue
+from sqlalchemy.orm import Session
+
+from app.extensions import db
+from app.models import AuditEvent
+from app.webhook import metrics
+from app.webhook.audit import ACTOR, MutationCount, MutationCounter
+from app.webhook.cache import InvalidPolicyLog, Snapshot, WebhookCache, load_snapshot
+from app.webhook.handler import Webhook, too_large
+from app.webhook.review import MAX_BODY_BYTES
+from app.webhook.sources import ClusterSources, should_watch
+
+EXTENSION = "rightsizer.webhook"
+
+bp = Blueprint("webhook", __name__)
+
+
+def webhook_of(app: Flask) -> Webhook:
+    hook: Webhook = app.extensions[EXTENSION]
+    return hook
+
+
+def _json(status: int, doc: object) -> Response:
+    return Response(json.dumps(doc, separators=(",", ":")), status, mimetype="application/json")
+
+
+@bp.post("/mutate")
+def mutate() -> ResponseReturnValue:
+    with metrics.DURATION.time():
+        if (request.content_length or 0) > MAX_BODY_BYTES:
+            metrics.REVIEWS.labels("too_large").inc()
+            return _json(413, too_large())
+        body = request.stream.read(MAX_BODY_BYTES + 1)
+        status, doc = webhook_of(current_app).admit(body)
+        return _json(status, doc)
+
+
+def init_app(app: Flask) -> None:
+    invalid = InvalidPolicyLog()
+
+    def load() -> Snapshot:
+        with app.app_context(), Session(db.engine) as session:
+            return load_snapshot(session, invalid=invalid)
+
+    def store(counts: Sequence[MutationCount]) -> None:
+        with app.app_context(), Session(db.engine) as session:
+            session.add_all(
+                AuditEvent(
+                    actor=ACTOR,
+                    action="mutate",
+                    object_kind=c.workload.kind,
+                    object_ref=f"{c.workload.namespace}/{c.workload.name}",
+                    message=c.message(),
+                    details=c.details(),
+                )
+                for c in counts
+            )
+            session.commit()
+
+    mutations = MutationCounter(store, interval=app.config["WEBHOOK_AUDIT_INTERVAL_SECONDS"])
+    cache = WebhookCache(
+        load,
+        interval=app.config["WEBHOOK_CACHE_REFRESH_SECONDS"],
+        max_age=app.config["WEBHOOK_CACHE_MAX_AGE_SECONDS"],
+        periodic=[mutations.maybe_flush],
+    )
+    sources = None
+    if should_watch(app.config["WEBHOOK_WATCH_CLUSTER"], app.config["KUBECONFIG"]):
+        sources = ClusterSources(app.config["KUBECONFIG"])
+    # Tests drive refresh() themselves; a server starts the threads on its first review.
+    hook = Webhook(cache, autostart=not app.testing, sources=sources, mutations=mutations)
+    app.extensions[EXTENSION] = hook
+    if not app.testing:
+        # A worker's last counts, on a clean exit (a failed write is logged, the counts are lost).
+        atexit.register(mutations.flush)
+    app.register_blueprint(bp)

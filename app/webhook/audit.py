@@ -1,0 +1,151 @@
+"""Mutations counted per workload, written to the audit trail in batches.
+
+The webhook answers without touching the database, so it cannot write an audit event per pod (at
+1000 pods a second that would also bury the trail). Each review that patches a pod adds one to its
+workload's counter in memory (a lock and a dict update); the cache's refresh thread flushes the
+counters every `interval` seconds as one `mutate` event per workload ("set requests on 12 new
+pods"). When the database is down the counts are kept and merged into the next flush, so nothing is
+lost and nothing waits; past `max_workloads` distinct workloads, further ones are dropped and
+counted in `rightsizer_webhook_audit_dropped_total` rather than growing memory without end.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from app.core.model import WorkloadKey
+from app.webhook import metrics
+
+log = logging.getLogger(__name__)
+
+ACTOR = "rightsizer/webhook"
+
+
+@dataclass(frozen=True)
+class MutationCount:
+    workload: WorkloadKey
+    policy: str
+    pods: int
+    first: float  # Unix time of the first and last counted mutation
+    last: float
+
+    def merged(self, other: MutationCount) -> MutationCount:
+        return replace(
+            self,
+            policy=other.policy or self.policy,
+            pods=self.pods + other.pods,
+            first=min(self.first, other.first),
+            last=max(self.last, other.last),
+        )
+
+    def message(self) -> str:
+        return f"set requests on {self.pods} new pod{'s' if self.pods != 1 else ''}"
+
+    def details(self) -> dict[str, object]:
+        return {
+            "pods": self.pods,
+            "policy": self.policy,
+            "from": _iso(self.first),
+            "to": _iso(self.last),
+        }
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+
+
+Store = Callable[[Sequence[MutationCount]], None]  # writes them all in one transaction, or raises
+
+
+class MutationCounter:
+    def __init__(
+        self,
+        store: Store,
+        interval: float = 60.0,
+        max_workloads: int = 10000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store, self.interval, self.max_workloads, self.clock = (
+            store,
+            interval,
+            max_workloads,
+            clock,
+        )
+        self._counts: dict[WorkloadKey, MutationCount] = {}
+        self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._last_flush = clock()
+        self._failing = False
+
+    def count(self, workload: WorkloadKey, policy: str) -> None:
+        """One patched pod of `workload` (the hot path: no I/O)."""
+        now = self.clock()
+        with self._lock:
+            current = self._counts.get(workload)
+            if current is not None:
+                self._counts[workload] = MutationCount(
+                    workload, policy, current.pods + 1, current.first, now
+                )
+            elif len(self._counts) < self.max_workloads:
+                self._counts[workload] = MutationCount(workload, policy, 1, now, now)
+            else:
+                metrics.AUDIT_DROPPED.inc()
+
+    def pending(self) -> dict[WorkloadKey, MutationCount]:
+        with self._lock:
+            return dict(self._counts)
+
+    def maybe_flush(self) -> bool | None:
+        """Flushes when `interval` has passed since the last flush; None when it was not due."""
+        if self.clock() - self._last_flush < self.interval:
+            return None
+        return self.flush()
+
+    def flush(self) -> bool:
+        """Writes the counts so far; on failure keeps them for the next flush. True when written
+        (or nothing to write)."""
+        with self._flush_lock:
+            self._last_flush = self.clock()
+            with self._lock:
+                batch, self._counts = self._counts, {}
+            if not batch:
+                return True
+            try:
+                self.store(sorted(batch.values(), key=lambda c: c.workload))
+            except Exception as e:
+                metrics.AUDIT_FLUSHES.labels("failed").inc()
+                self._put_back(batch)
+                if not self._failing:
+                    self._failing = True
+                    log.warning(
+                        "cannot write webhook audit events (%s: %s); keeping the counts of %d "
+                        "workloads for the next try",
+                        type(e).__name__,
+                        e,
+                        len(batch),
+                    )
+                return False
+            metrics.AUDIT_FLUSHES.labels("ok").inc()
+            if self._failing:
+                self._failing = False
+                log.info("webhook audit events written again")
+            return True
+
+    def _put_back(self, batch: dict[WorkloadKey, MutationCount]) -> None:
+        """Merges unwritten counts with those counted meanwhile (newer policy names win)."""
+        with self._lock:
+            newer = self._counts
+            merged = dict(batch)
+            for w, c in newer.items():
+                merged[w] = merged[w].merged(c) if w in merged else c
+            if len(merged) > self.max_workloads:
+                keep = sorted(merged, key=lambda w: merged[w].last, reverse=True)
+                dropped = keep[self.max_workloads :]
+                metrics.AUDIT_DROPPED.inc(sum(merged[w].pods for w in dropped))
+                merged = {w: merged[w] for w in keep[: self.max_workloads]}
+            self._counts = merged

@@ -1,0 +1,229 @@
+"""Policies and recommendations held in memory for the webhook, reloaded from the database.
+
+Every pod creation in the cluster waits for the webhook, so its answer must not depend on a
+database round trip: a background thread loads everything every few seconds into an immutable
+`Snapshot` and swaps it in with one assignment; requests only read the current snapshot. When the
+database is down the last snapshot keeps serving (nobody can edit policies meanwhile: edits go
+through the same database) until it is older than `max_age`; then, or before the first load, the
+webhook allows pods without a patch.
+
+The same thread runs `periodic` tasks after each refresh: the webhook's audit counts are flushed
+there (app.webhook.audit), never on a request.
+
+Threads do not survive a fork, so the thread belongs to the process that started it: a gunicorn
+worker forked from a preloading master starts its own on its first request.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.core.capping import Recommendation
+from app.core.model import WorkloadKey
+from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
+from app.core.resources import Resources
+from app.models import Policy as PolicyRow
+from app.models import Recommendation as RecommendationRow
+from app.policies import PolicyInvalid, policy_from_row
+from app.webhook import metrics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the webhook knows, as of `loaded_at` (time.monotonic())."""
+
+    policies: Mapping[str, tuple[Policy, ...]]  # namespace (or "*") -> its policies
+    recommendations: Mapping[WorkloadKey, Mapping[str, Recommendation]]
+    excluded: Mapping[WorkloadKey, Mapping[str, frozenset[str]]]  # owned by another controller
+    loaded_at: float
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def policy_for(self, w: WorkloadKey) -> Policy | None:
+        candidates = chain(self.policies.get(w.namespace, ()), self.policies.get(CLUSTER_WIDE, ()))
+        return governing_policy(candidates, w)
+
+
+def build_snapshot(
+    policies: Iterable[Policy],
+    recommendations: Iterable[tuple[WorkloadKey, str, Recommendation, Iterable[str]]],
+    loaded_at: float,
+) -> Snapshot:
+    by_ns: dict[str, list[Policy]] = {}
+    n_policies = n_recs = 0
+    for p in policies:
+        by_ns.setdefault(p.namespace, []).append(p)
+        n_policies += 1
+    recs: dict[WorkloadKey, dict[str, Recommendation]] = {}
+    excluded: dict[WorkloadKey, dict[str, frozenset[str]]] = {}
+    for w, container, rec, conflicts in recommendations:
+        recs.setdefault(w, {})[container] = rec
+        if conflicts := frozenset(conflicts):
+            excluded.setdefault(w, {})[container] = conflicts
+        n_recs += 1
+    return Snapshot(
+        {ns: tuple(ps) for ns, ps in by_ns.items()},
+        recs,
+        excluded,
+        loaded_at,
+        {"policies": n_policies, "recommendations": n_recs},
+    )
+
+
+class InvalidPolicyLog:
+    """Logs each invalid policy row once per version, not on every refresh."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[int, int]] = set()
+
+    def report(self, row: PolicyRow, e: PolicyInvalid) -> None:
+        key = (row.id, row.version)
+        if key not in self.seen:
+            self.seen.add(key)
+            log.warning("webhook ignores invalid policy %s/%s: %s", row.namespace, row.name, e)
+
+
+def load_snapshot(
+    session: Session,
+    clock: Callable[[], float] = time.monotonic,
+    invalid: InvalidPolicyLog | None = None,
+) -> Snapshot:
+    """Reads all policies and recommendations (two queries)."""
+    policies = []
+    for row in session.scalars(select(PolicyRow)):
+        try:
+            policies.append(policy_from_row(row))
+        except PolicyInvalid as e:
+            (invalid or InvalidPolicyLog()).report(row, e)
+    r = RecommendationRow
+    rows = session.execute(
+        select(
+            r.namespace,
+            r.kind,
+            r.name,
+            r.container,
+            r.target_cpu,
+            r.target_memory,
+            r.lower_bound_cpu,
+            r.lower_bound_memory,
+            r.upper_bound_cpu,
+            r.upper_bound_memory,
+            r.uncapped_target_cpu,
+            r.uncapped_target_memory,
+            r.conflicts,
+        )
+    )
+    recs = []
+    for values in rows:
+        ns, kind, name, container, *amounts, conflicts = values
+        t_cpu, t_mem, lo_cpu, lo_mem, hi_cpu, hi_mem, u_cpu, u_mem = amounts
+        rec = Recommendation(
+            Resources(t_cpu, t_mem),
+            Resources(lo_cpu, lo_mem),
+            Resources(hi_cpu, hi_mem),
+            Resources(u_cpu, u_mem),
+        )
+        recs.append((WorkloadKey(ns, kind, name), container, rec, conflicts or {}))
+    return build_snapshot(policies, recs, clock())
+
+
+class WebhookCache:
+    """The current Snapshot, refreshed every `interval` seconds by a daemon thread.
+
+    `load` returns a new Snapshot or raises; `clock` must be the one `load` stamps with.
+    """
+
+    def __init__(
+        self,
+        load: Callable[[], Snapshot],
+        interval: float = 5.0,
+        max_age: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+        periodic: Sequence[Callable[[], object]] = (),
+    ) -> None:
+        self.load, self.interval, self.max_age, self.clock = load, interval, max_age, clock
+        self.periodic = list(periodic)  # also run by the thread after each refresh
+        self.snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+        self._loaded = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def state(self) -> tuple[Snapshot | None, str]:
+        """The snapshot to answer from and "fresh", or None and "cache_empty" / "cache_stale"."""
+        snap = self.snapshot
+        if snap is None:
+            return None, "cache_empty"
+        if self.clock() - snap.loaded_at > self.max_age:
+            return None, "cache_stale"
+        return snap, "fresh"
+
+    def refresh(self) -> bool:
+        """One load; a failure is logged and counted, and the previous snapshot stays."""
+        try:
+            snap = self.load()
+        except Exception as e:
+            metrics.CACHE_REFRESHES.labels("failed").inc()
+            age = "never loaded" if self.snapshot is None else "keeping the previous one"
+            log.warning("webhook cache refresh failed (%s): %s: %s", age, type(e).__name__, e)
+            return False
+        self.snapshot = snap
+        self._loaded.set()
+        metrics.CACHE_REFRESHES.labels("ok").inc()
+        metrics.CACHE_LAST_SUCCESS.set_to_current_time()
+        for kind, n in snap.counts.items():
+            metrics.CACHE_OBJECTS.labels(kind).set(n)
+        return True
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._pid == os.getpid()
+
+    def start(self, wait: float = 0.0) -> bool:
+        """Starts the refresh thread of this process (again after a fork) unless it runs.
+
+        The call that starts it waits up to `wait` seconds for a first successful load; later
+        calls never wait, so a database that is down at start costs one caller `wait` seconds,
+        not every request. True when this call started the thread.
+        """
+        if self.running:
+            return False
+        with self._lock:
+            if self.running:
+                return False
+            self._stop = threading.Event()
+            self._pid = os.getpid()
+            self._thread = threading.Thread(
+                target=self._loop, args=(self._stop,), name="webhook-cache", daemon=True
+            )
+            self._thread.start()
+        if wait > 0:
+            self._loaded.wait(wait)
+        return True
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _loop(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.refresh()
+            for task in self.periodic:
+                try:
+                    task()
+                except Exception:
+                    log.exception("webhook background task %s failed", task)
+            stop.wait(self.interval)

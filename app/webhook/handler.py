@@ -1,0 +1,167 @@
+"""One AdmissionReview in, one answer out: the webhook's hot path, free of Flask.
+
+It reads only the in-process cache (no database, no API server), and it fails open: whatever goes
+wrong on our side (cache empty or stale, a bug) answers `allowed: true` without a patch, is logged
+and counted, because a pod created unsized is better than a pod not created. Only a request that
+is not an AdmissionReview for a pod gets an error status (400, or 413 when over 3 MiB); with
+`failurePolicy: Ignore` kube-apiserver creates the pod anyway.
+
+`dryRun` requests get the same answer; only they are not counted in the audit trail's per-workload
+mutation counts (app.webhook.audit), the webhook's one side effect, written in the background.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from app.core.limitrange import LimitRangeItem
+from app.core.owners import Lookup, workload_of_pod
+from app.core.patch import PodInvalid, PodPatch, build_patch
+from app.kube.quantity import quantity_amount
+from app.webhook import metrics
+from app.webhook.audit import MutationCounter
+from app.webhook.cache import WebhookCache
+from app.webhook.review import MAX_BODY_BYTES, PodReview, ReviewInvalid, answer, parse_review
+from app.webhook.sources import ClusterSources
+
+log = logging.getLogger(__name__)
+
+FIRST_LOAD_WAIT = 1.0  # seconds a process's first review waits for the cache's first load
+WARN_EVERY = 10.0  # seconds between two log lines about failing open for the same reason
+
+LimitRanges = Callable[[str], Sequence[LimitRangeItem]]  # namespace -> its LimitRange items
+
+
+@lru_cache(maxsize=4096)
+def _cached_amount(resource: str, text: str | int | float) -> int:
+    return quantity_amount(resource, text)
+
+
+def parse_amount(resource: str, text: Any) -> int:
+    """quantity_amount, memoised: pods of one workload repeat the same few quantity strings."""
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise ValueError("must be a quantity string such as '250m' or '512Mi'")
+    return _cached_amount(resource, text)
+
+
+class Webhook:
+    """The /mutate logic. `limit_ranges` and `owner_lookup` come from informers when there are
+    some (`sources` sets them in each process on its first review); without them LimitRanges are
+    not applied and pods are resolved to workloads from their own ownerReferences only."""
+
+    def __init__(
+        self,
+        cache: WebhookCache,
+        *,
+        autostart: bool = True,
+        limit_ranges: LimitRanges | None = None,
+        owner_lookup: Lookup | None = None,
+        sources: ClusterSources | None = None,
+        mutations: MutationCounter | None = None,
+    ) -> None:
+        self.cache = cache
+        self.autostart = autostart
+        self.limit_ranges = limit_ranges
+        self.owner_lookup = owner_lookup
+        self.sources = sources
+        self.mutations = mutations  # pods patched, counted per workload for the audit trail
+        self._last_warning = -WARN_EVERY
+
+    def admit(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        """(HTTP status, JSON body) for a request body (read up to MAX_BODY_BYTES + 1)."""
+        if len(body) > MAX_BODY_BYTES:
+            metrics.REVIEWS.labels("too_large").inc()
+            return 413, too_large()
+        try:
+            review = parse_review(body)
+        except ReviewInvalid as e:
+            metrics.REVIEWS.labels("invalid").inc()
+            return 400, {"error": "BadRequest", "message": str(e)}
+        try:
+            result = self.patch_for(review)
+        except PodInvalid as e:
+            metrics.REVIEWS.labels("invalid").inc()
+            return 400, {"error": "BadRequest", "message": f"request.object: {e}"}
+        except Exception:
+            log.exception("webhook failed on review %s; allowing the pod unchanged", review.uid)
+            metrics.FAILED_OPEN.labels("internal_error").inc()
+            metrics.REVIEWS.labels("failed_open").inc()
+            return 200, dict(answer(review.api_version, review.uid))
+        if result is None:
+            metrics.REVIEWS.labels("failed_open").inc()
+            return 200, dict(answer(review.api_version, review.uid))
+        metrics.REVIEWS.labels("patched" if result.changed else "unchanged").inc()
+        if result.changed:
+            log.debug("review %s: %s", review.uid, result.updates)
+        return 200, dict(answer(review.api_version, review.uid, result.operations))
+
+    def start(self, wait: float = 0.0) -> None:
+        """Starts this process's background threads unless they run (cheap when they do)."""
+        self.cache.start(wait=wait)
+        if self.sources is not None:
+            self.sources.start(self, wait=wait)
+
+    def stop(self) -> None:
+        self.cache.stop()
+        if self.sources is not None:
+            self.sources.stop()
+        if self.mutations is not None:
+            self.mutations.flush()
+
+    def _warn_failing_open(self, state: str) -> None:
+        """At most one line per WARN_EVERY seconds: at 1000 pods/s a line each would flood."""
+        now = time.monotonic()
+        if now - self._last_warning >= WARN_EVERY:
+            self._last_warning = now
+            log.warning(
+                "webhook %s: allowing pods unchanged (counted in "
+                "rightsizer_webhook_failed_open_total)",
+                state.replace("_", " "),
+            )
+
+    def patch_for(self, review: PodReview) -> PodPatch | None:
+        """The patch, or None when the cache cannot be trusted (counted as failed open)."""
+        if review.operation != "CREATE" or review.pod is None:
+            return PodPatch([], (), "not-a-create")
+        if self.autostart:
+            self.start(wait=FIRST_LOAD_WAIT)
+        snapshot, state = self.cache.state()
+        if snapshot is None:
+            metrics.FAILED_OPEN.labels(state).inc()
+            self._warn_failing_open(state)
+            return None
+        pod = review.pod
+        meta = pod.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise PodInvalid("metadata is not an object")
+        namespace = review.namespace or (meta or {}).get("namespace") or "default"
+        if not isinstance(namespace, str):
+            raise PodInvalid("metadata.namespace is not a string")
+        workload = workload_of_pod(pod, namespace, self.owner_lookup)
+        if workload is None:
+            return PodPatch([], (), "no-workload")
+        policy = snapshot.policy_for(workload)
+        if policy is None:
+            return PodPatch([], (), "no-policy")
+        result = build_patch(
+            pod,
+            snapshot.recommendations.get(workload, {}),
+            policy,
+            self.limit_ranges(namespace) if self.limit_ranges else (),
+            parse=parse_amount,
+            excluded=snapshot.excluded.get(workload),
+        )
+        if result.changed and not review.dry_run and self.mutations is not None:
+            self.mutations.count(workload, policy.name)
+        return result
+
+
+def too_large() -> dict[str, Any]:
+    return {
+        "error": "RequestEntityTooLarge",
+        "message": f"an AdmissionReview is at most {MAX_BODY_BYTES} bytes",
+    }

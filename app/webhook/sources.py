@@ -1,0 +1,73 @@
+"""The webhook's view of the cluster: LimitRanges and controller owners, watched in the background.
+
+Each server process (gunicorn worker) starts its own informers on its first review, like the
+database cache: threads do not survive a fork. Until they have listed, and whenever the cluster
+cannot be reached, the webhook goes on without them: no LimitRange capping, and pods resolved to
+workloads from their own ownerReferences only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.webhook.handler import Webhook
+
+log = logging.getLogger(__name__)
+
+
+def should_watch(setting: bool | str, kubeconfig: str) -> bool:
+    """`auto` watches when running in a pod or when a kubeconfig is configured."""
+    if setting == "auto":
+        return bool(os.environ.get("KUBERNETES_SERVICE_HOST") or kubeconfig)
+    return bool(setting)
+
+
+class ClusterSources:
+    """Builds the informers in the process that first needs them and plugs them into a Webhook."""
+
+    def __init__(self, kubeconfig: str = "", api_client: Any = None) -> None:
+        self.kubeconfig = kubeconfig
+        self.api_client = api_client  # tests pass one; a server builds its own per process
+        self.limit_ranges: Any = None
+        self.owners: Any = None
+        self._pid = 0
+        self._lock = threading.Lock()
+
+    def start(self, hook: Webhook, wait: float = 0.0) -> bool:
+        """Starts the informers of this process unless they run; True when this call did."""
+        if self._pid == os.getpid():
+            return False
+        with self._lock:
+            if self._pid == os.getpid():
+                return False
+            self._pid = os.getpid()
+            try:
+                from app.kube.client import api_client
+                from app.kube.limitranges import LimitRangeCache
+                from app.kube.owners import OwnerCache
+
+                api = self.api_client or api_client(self.kubeconfig or None)
+                self.limit_ranges = LimitRangeCache(api).start()
+                self.owners = OwnerCache(api).start()
+            except Exception as e:
+                log.warning(
+                    "webhook cannot watch the cluster (%s): no LimitRange capping, and pods are "
+                    "resolved to workloads from their ownerReferences only",
+                    e,
+                )
+                return True
+            hook.limit_ranges = self.limit_ranges
+            hook.owner_lookup = self.owners
+        if wait > 0:
+            self.limit_ranges.wait_synced(wait)
+        return True
+
+    def stop(self) -> None:
+        for cache in (self.limit_ranges, self.owners):
+            if cache is not None:
+                cache.stop()
+        self._pid = 0

@@ -1,0 +1,455 @@
+"""Benchmark: the recommender (and with --updater, the updater) against the simulator's scale mode.
+
+Starts `rightsizer sim --nodes N --pods M --speed 0` in a child process, the app on a throw-away
+SQLite database (or a fresh schema of --database-url), then in this process, as the leader would:
+
+1. cache sync: a ClusterView (raw-JSON informers for pods, nodes, controllers, HPAs) does its
+   initial LISTs (`resourceVersion=0`) and opens its watches;
+2. recommender run 1: PodMetrics for all pods -> histograms -> a recommendation and a checkpoint
+   row per workload container (every row is new: all inserts);
+3. `advance` seconds of simulated time, then recommender run 2 (every row is an update);
+4. with --updater: a cluster-wide Recreate policy, and one UpdaterJob.run_once in dry run
+   (UpdaterOptions(dry_run=True), PodActions(dry_run=True): evictions are sent with dryRun=All,
+   so the API server validates them and changes nothing). The webhook check is bypassed
+   (`webhook_registered=lambda: True`): nothing is registered in the benchmark cluster, and the
+   updater would otherwise do nothing at all. --min-history (default 0: the recommendations are
+   only `advance` seconds old, the setting's 1h would hold every workload back) and
+   --min-lifetime (default: the setting, 12h; scale-mode pods have run for 1h) shape how many
+   pods qualify;
+5. baseline, side by side, each in a fresh process: all pods listed the way the informer does it
+   (one raw-JSON LIST at resourceVersion=0, trimmed) against the client's typed models
+   (`CoreV1Api().list_pod_for_all_namespaces(limit=500)`, pages deserialised to V1Pod), and
+   raw-JSON pages of 500 to separate paging from parsing.
+
+API requests come from the simulator's own counters (`/sim/stats`), reset between phases: after
+start-up there is no LIST of pods, only the PodMetrics LIST of each run (watches stay open).
+
+    .venv/bin/python benchmarks/recommender_scale.py [--nodes 5000 --pods 150000] [--updater]
+        [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/test] [--no-baseline]
+
+Not run by the tests. Full scale needs about 2.5 GB for the simulator plus this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import scale_common as sc
+
+
+# Baseline: listing every pod, in a process of its own -----------------------------------------
+def list_only(mode: str, kubeconfig: str) -> dict[str, Any]:
+    """Lists all pods once and keeps them, as a cache would; prints time and memory."""
+    from kubernetes import client, config
+
+    from app.kube.cluster import ClusterView, trim_pod
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    core = client.CoreV1Api(api)
+    before = sc.settled_rss_mb()
+    began = time.perf_counter()
+    kept: list[Any] = []
+    pages = 0
+    if mode == "informer":
+        view = ClusterView(api)
+        view.pods._list()  # exactly what the pods informer does before it watches
+        kept = list(view.pods.objects.values())
+        pages = 1
+    else:
+        cont: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": 500}
+            if cont:
+                kwargs["_continue"] = cont
+            if mode == "typed":
+                page = core.list_pod_for_all_namespaces(**kwargs)
+                kept.extend(page.items)
+                cont = page.metadata._continue
+            else:  # raw-paged
+                resp = core.list_pod_for_all_namespaces(_preload_content=False, **kwargs)
+                body = json.loads(resp.data)
+                kept.extend(trim_pod(p) for p in body.get("items") or [])
+                cont = (body.get("metadata") or {}).get("continue")
+            pages += 1
+            if not cont:
+                break
+    seconds = time.perf_counter() - began
+    peak = sc.peak_rss_mb()
+    after = sc.settled_rss_mb()
+    api.close()
+    return {
+        "mode": mode,
+        "pods": len(kept),
+        "requests": pages,
+        "seconds": seconds,
+        "peak_extra_mb": peak - before,
+        "kept_mb": after - before,
+    }
+
+
+def run_baseline(sim: sc.SimProcess, modes: Sequence[str]) -> list[dict[str, Any]]:
+    out = []
+    for mode in modes:
+        sim.reset_stats()
+        proc = subprocess.run(
+            [sys.executable, __file__, "--list-only", mode, "--kubeconfig", sim.kubeconfig_path],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            print(f"baseline {mode} failed:\n{proc.stderr}", file=sys.stderr)
+            continue
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        result["server_pod_lists"] = sc.pod_lists(sim.stats())
+        out.append(result)
+        print(f"  baseline {mode}: {result['seconds']:.1f}s", flush=True)
+    return out
+
+
+# The jobs ------------------------------------------------------------------------------------
+def timed(label: str, fn: Callable[[], str], profile_dir: Path | None) -> tuple[float, str, float]:
+    """(seconds, the job's summary line, peak RSS after) of one run."""
+    prof = cProfile.Profile() if profile_dir else None
+    began = time.perf_counter()
+    if prof:
+        prof.enable()
+    summary = fn()
+    if prof:
+        prof.disable()
+    seconds = time.perf_counter() - began
+    if prof and profile_dir:
+        profile_dir.mkdir(parents=True, exist_ok=True)
+        path = profile_dir / f"{label.replace(' ', '_')}.prof"
+        prof.dump_stats(path)
+        print(f"  profile of {label}: {path}")
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+    print(f"  {label}: {seconds:.2f}s -- {summary}", flush=True)
+    return seconds, summary, sc.peak_rss_mb()
+
+
+def row_counts(app: Any) -> tuple[int, int]:
+    from sqlalchemy import func, select
+
+    from app.extensions import db
+    from app.models import Checkpoint, Recommendation
+
+    with app.app_context():
+        recs = db.session.scalar(select(func.count()).select_from(Recommendation)) or 0
+        cps = db.session.scalar(select(func.count()).select_from(Checkpoint)) or 0
+        db.session.remove()
+    return int(recs), int(cps)
+
+
+def add_cluster_policy(app: Any, mode: str) -> None:
+    from app.extensions import db
+    from app.models import Policy
+
+    with app.app_context():
+        db.session.add(Policy(name="bench-cluster-default", namespace="*", update_mode=mode))
+        db.session.commit()
+        db.session.remove()
+
+
+def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, Any]:
+    from dataclasses import replace
+
+    from app.jobs.recommender import RecommenderJob, RecommenderOptions
+    from app.jobs.startup import updater_options
+    from app.jobs.updater import UpdaterJob
+    from app.kube.actions import PodActions
+    from app.kube.cluster import ClusterView
+
+    cfg = app.config
+    res: dict[str, Any] = {"phases": {}, "times": {}, "memory": {}, "stats": {}}
+    api = sim.api_client()
+    cluster = ClusterView(api)
+    sim.reset_stats()
+    res["memory"]["before sync"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
+    # /sim/stats keys PodMetrics as pods.metrics.k8s.io; counting our own calls too cross-checks it.
+    metrics_calls = [0]
+    fetch_metrics = cluster.pod_metrics
+
+    def counted_pod_metrics() -> list[dict[str, Any]]:
+        metrics_calls[0] += 1
+        return fetch_metrics()
+
+    cluster.pod_metrics = counted_pod_metrics  # type: ignore[method-assign]
+    res["podmetrics"] = {"start-up": 0}
+
+    began = time.perf_counter()
+    cluster.start()
+    if not cluster.wait_synced(timeout=args.sync_timeout):
+        raise SystemExit(f"caches not synced after {args.sync_timeout}s")
+    res["times"]["cache sync (initial LISTs)"] = time.perf_counter() - began
+    res["memory"]["after cache sync"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
+    res["informers"] = [(inf.name, len(inf.objects), inf.lists) for inf in cluster.informers]
+    print(f"  cache sync: {res['times']['cache sync (initial LISTs)']:.2f}s", flush=True)
+    time.sleep(0.5)  # let the watch requests land before the counters are read
+    res["stats"]["start-up"] = sim.stats()
+    sim.reset_stats()
+
+    job = RecommenderJob(
+        app,
+        cluster,
+        RecommenderOptions(
+            interval=cfg["RECOMMENDER_INTERVAL"],
+            excluded_namespaces=cfg["EXCLUDED_NAMESPACES"] | {cfg["NAMESPACE"]},
+            idle_after=cfg["IDLE_AFTER_SECONDS"],
+            gc_grace=cfg["GC_GRACE_SECONDS"],
+            batch_size=cfg["CHECKPOINT_BATCH_SIZE"],
+        ),
+    )
+    leader = lambda: True  # noqa: E731
+
+    secs, summary, _ = timed("recommender run 1", lambda: job.run_once(leader), args.profile)
+    res["times"]["recommender run 1 (all rows inserted)"] = secs
+    res["summaries"] = {"run 1": summary}
+    res["rows after run 1"] = row_counts(app)
+    res["memory"]["after run 1"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
+    res["stats"]["run 1"] = sim.stats()
+    res["podmetrics"]["run 1"], metrics_calls[0] = metrics_calls[0], 0
+
+    began = time.perf_counter()
+    sim.advance(args.advance)
+    res["times"][f"simulator advance {args.advance:g}s (not rightsizer)"] = (
+        time.perf_counter() - began
+    )
+    time.sleep(0.5)  # watch events of the advance (restarts, OOM kills) reach the caches
+    sim.reset_stats()
+    secs, summary, _ = timed("recommender run 2", lambda: job.run_once(leader), args.profile)
+    res["times"][f"recommender run 2 (+{args.advance:g}s, rows updated)"] = secs
+    res["summaries"]["run 2"] = summary
+    res["rows after run 2"] = row_counts(app)
+    res["memory"]["after run 2"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
+    res["stats"]["run 2"] = sim.stats()
+    res["podmetrics"]["run 2"], metrics_calls[0] = metrics_calls[0], 0
+
+    if args.updater:
+        add_cluster_policy(app, "Recreate")
+        base = updater_options(cfg)
+        settings = base.settings
+        if args.min_lifetime is not None:
+            settings = replace(settings, min_lifetime_seconds=args.min_lifetime)
+        options = replace(
+            base, dry_run=True, min_history_seconds=args.min_history, settings=settings
+        )
+        updater = UpdaterJob(
+            app,
+            cluster,
+            PodActions(api, dry_run=True),
+            options,
+            webhook_registered=lambda: True,  # benchmark: no webhook in the simulated cluster
+        )
+        res["updater options"] = (
+            "Recreate (cluster-wide policy), dry run, "
+            f"min history {options.min_history_seconds:g}s, "
+            f"min lifetime {settings.min_lifetime_seconds:g}s, min change {settings.min_change:g}, "
+            f"tolerance {settings.eviction_tolerance:g}, "
+            f"evictions/s {options.evictions_per_second:g} (0 = no limit)"
+        )
+        sim.reset_stats()
+        secs, summary, _ = timed("updater run", lambda: updater.run_once(leader), args.profile)
+        res["times"]["updater run (dry run)"] = secs
+        res["summaries"]["updater"] = summary
+        res["memory"]["after updater run"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
+        res["stats"]["updater"] = sim.stats()
+        res["podmetrics"]["updater"], metrics_calls[0] = metrics_calls[0], 0
+
+    res["lists per informer"] = [(inf.name, inf.lists) for inf in cluster.informers]
+    res["sim memory"] = sim.memory_mb()
+    cluster.stop()
+    api.close()
+    return res
+
+
+# Report --------------------------------------------------------------------------------------
+def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) -> str:
+    out = [
+        f"rightsizer scale benchmark: {sim.nodes} nodes, {sim.pods} pods, "
+        f"database {res['database']}",
+        f"machine: {sc.machine()}",
+        f"simulator start-up {sim.startup_seconds:.1f}s (separate process; peak RSS "
+        f"{res['sim memory'][1]:.0f} MB, not counted below; TCP_NODELAY "
+        f"{'set' if sim.nodelay else 'not set (as shipped)'})",
+        "",
+    ]
+    out.append(sc.table(["phase", "seconds"], [(k, f"{v:.2f}") for k, v in res["times"].items()]))
+    out.append("")
+    out.append(
+        sc.table(
+            ["benchmark process", "RSS now MB", "peak RSS MB"],
+            [(k, f"{a:.0f}", f"{b:.0f}") for k, (a, b) in res["memory"].items()],
+        )
+    )
+    out.append("")
+    out.append(
+        sc.table(
+            ["informer", "objects cached", "full LISTs"],
+            [(n, o, dict(res["lists per informer"])[n]) for n, o, _ in res["informers"]],
+        )
+    )
+    out.append("(jobs, cronjobs: not served by the simulator; the informer treats them as empty)")
+    out.append("")
+    recs1, cps1 = res["rows after run 1"]
+    recs2, cps2 = res["rows after run 2"]
+    out.append(
+        sc.table(
+            ["rows in the database", "recommendations", "checkpoints"],
+            [("after run 1", recs1, cps1), ("after run 2", recs2, cps2)],
+        )
+    )
+    for k, v in res["summaries"].items():
+        out.append(f"{k}: {v}")
+    if "updater options" in res:
+        out.append(f"updater: {res['updater options']}")
+    out.append("")
+    headers, rows = sc.request_rows(res["stats"])
+    out.append(sc.table(headers, rows, "API requests seen by the simulator, per phase:"))
+    out.append(
+        sc.table(
+            ["pods LISTs by phase", *res["stats"]],
+            [
+                [
+                    "core/v1 pod LISTs seen by the simulator",
+                    *(sc.pod_lists(v) for v in res["stats"].values()),
+                ],
+                ["PodMetrics LISTs by the recommender", *res["podmetrics"].values()],
+            ],
+        )
+    )
+    repeated = sum(sc.pod_lists(v) for k, v in res["stats"].items() if k != "start-up")
+    pods_inf = dict(res["lists per informer"])["pods"]
+    out.append(
+        f"core pod LISTs after start-up: {repeated}; the pods informer did {pods_inf} full "
+        "LIST(s) in all -> "
+        + ("no repeated LIST (watches only)" if not repeated and pods_inf == 1 else "REPEATED")
+    )
+    run2 = res["stats"]["run 2"]
+    if "updater" in res["stats"]:
+        ev = res["stats"]["updater"].get("byResource", {}).get("pods/eviction", {}).get("create", 0)
+        upd = res["times"]["updater run (dry run)"]
+        out.append(
+            f"updater: {ev} dry-run evictions (POST pods/eviction?dryRun=All, one at a time) in "
+            f"{upd:.1f}s"
+        )
+    out.append(
+        f"steady state: {run2['total']} API request(s) per recommender run "
+        f"(= per minute at the default 60s interval), plus one WATCH per informer every "
+        f"300s (watch timeout) and a LIST every 300s per resource the server lacks"
+    )
+    if res.get("baseline"):
+        out.append("")
+        base = {b["mode"]: b for b in res["baseline"]}
+        ref = base.get("informer")
+        rows = []
+        for b in res["baseline"]:
+            ratio = f"{b['seconds'] / ref['seconds']:.1f}x" if ref else "-"
+            rows.append(
+                (
+                    b["mode"],
+                    b["pods"],
+                    b["server_pod_lists"],
+                    f"{b['seconds']:.2f}",
+                    f"{b['pods'] / b['seconds']:.0f}" if b["seconds"] else "-",
+                    f"{b['peak_extra_mb']:.0f}",
+                    f"{b['kept_mb']:.0f}",
+                    ratio,
+                )
+            )
+        out.append(
+            sc.table(
+                [
+                    "list all pods (fresh process)",
+                    "pods",
+                    "requests",
+                    "seconds",
+                    "pods/s",
+                    "peak +MB",
+                    "kept MB",
+                    "time vs informer",
+                ],
+                rows,
+                "Baseline, side by side: what listing every pod costs the client",
+            )
+        )
+        out.append(
+            "informer = our raw-JSON LIST (resourceVersion=0, one response) trimmed to the fields "
+            "used; typed = CoreV1Api().list_pod_for_all_namespaces(limit=500) with V1Pod models; "
+            "raw-paged = the same pages of 500 parsed with json and trimmed. 'kept MB' = RSS "
+            "growth holding the result, 'peak +MB' = highest RSS growth while listing."
+        )
+        if ref and "typed" in base:
+            t = base["typed"]
+            out.append(
+                f"ratio typed / informer: time {t['seconds'] / ref['seconds']:.1f}x, "
+                f"memory kept {t['kept_mb'] / max(ref['kept_mb'], 1):.1f}x"
+            )
+    return "\n".join(out)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=150000)
+    p.add_argument("--database-url", help="default: a temporary SQLite file")
+    p.add_argument("--advance", type=float, default=60.0, help="simulated seconds between runs")
+    p.add_argument("--updater", action="store_true", help="also time one updater run (dry run)")
+    p.add_argument("--min-history", type=float, default=0.0, help="updater: seconds of history")
+    p.add_argument("--min-lifetime", type=float, help="updater: pod lifetime for the 10%% rule")
+    p.add_argument("--no-baseline", action="store_true", help="skip the list-all-pods baseline")
+    p.add_argument("--baseline-modes", default="informer,raw-paged,typed", help="comma-separated")
+    p.add_argument(
+        "--no-sim-nodelay",
+        action="store_true",
+        help="run the simulator as shipped (small responses stall ~40 ms: Nagle + delayed ACK)",
+    )
+    p.add_argument("--sync-timeout", type=float, default=600.0)
+    p.add_argument("--profile", type=Path, help="write cProfile stats of each run here")
+    p.add_argument("--output", type=Path, help="also write the report to this file")
+    p.add_argument("--list-only", help=argparse.SUPPRESS)
+    p.add_argument("--kubeconfig", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list_only:
+        print(json.dumps(list_only(args.list_only, args.kubeconfig)))
+        return 0
+    with sc.temp_workdir() as tmp:
+        print(f"starting the simulator: {args.nodes} nodes, {args.pods} pods", flush=True)
+        sim = sc.SimProcess(args.nodes, args.pods, Path(tmp), nodelay=not args.no_sim_nodelay)
+        print(f"  simulator up in {sim.startup_seconds:.1f}s at {sim.url}", flush=True)
+        try:
+            with sc.database(args.database_url, Path(tmp)) as url:
+                app = sc.make_app(url)
+                res = benchmark(args, sim, app)
+                res["database"] = url.split(":", 1)[0]
+                from app.extensions import db
+
+                with app.app_context():
+                    db.engine.dispose()
+            if not args.no_baseline:
+                print("baseline: listing all pods in fresh processes", flush=True)
+                res["baseline"] = run_baseline(sim, args.baseline_modes.split(","))
+        finally:
+            sim.stop()
+    text = report(args, sim, res)
+    print("\n" + text)
+    if args.output:
+        args.output.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

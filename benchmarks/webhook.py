@@ -1,0 +1,503 @@
+"""Benchmark: AdmissionReviews per second and latency over HTTPS, beside GET /healthz.
+
+Starts the server as `rightsizer serve` does (`python -m app.cli serve`: gunicorn with
+app.gunicorn_conf, gthread workers, TLS, gc.freeze() after load; jobs off, nothing to register) on
+a free loopback port, serving a throw-away SQLite database (or --database-url) holding a policy and
+recommendations for --workloads Deployments. Meanwhile a recommender process rewrites every
+recommendation and checkpoint every --recommender-every seconds through the recommender's own
+save path (app.repository.save_all, in batches), so the webhook's cache keeps reloading changed
+rows during the measurement. The server is driven from client processes (pure Python:
+http.client over TLS, one keep-alive connection per thread):
+
+1. closed loop: every connection sends its next request as soon as the previous answer arrives,
+   for --seconds: the most the server answers per second at that concurrency;
+2. fixed rate: --rate requests per second spread over the connections, each request's latency
+   measured from the moment it was due (so a stalled server is not hidden by requests never sent).
+
+Both for POST /mutate and GET /healthz on the same server; the ratio shows what the webhook's own
+work costs over gunicorn + TLS + Flask. The client runs on the same machine and takes its share of
+the CPU: the figures are a floor for a server with the machine to itself.
+
+    .venv/bin/python benchmarks/webhook.py [--seconds 60] [--rate 1000] [--workers 2] ...
+
+The run fails (exit 1) when any request errs or the fixed-rate p99 misses the goal.
+
+Not run by the tests. Sends traffic to 127.0.0.1 only and stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing as mp
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MI = 1024 * 1024
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def seed_database(url: str, workloads: int) -> None:
+    from flask_migrate import upgrade
+
+    from app import create_app
+    from app.extensions import db
+    from app.models import Policy, Recommendation
+
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "TESTING": True})
+    with app.app_context():
+        upgrade()
+        db.session.add(Policy(name="bench", namespace="bench", update_mode="Recreate"))
+        for i in range(workloads):
+            for container, cpu, mem in (("app", 250 + i, 300 * MI), ("envoy", 50, 64 * MI)):
+                db.session.add(
+                    Recommendation(
+                        namespace="bench",
+                        kind="Deployment",
+                        name=f"web-{i}",
+                        container=container,
+                        target_cpu=cpu,
+                        target_memory=mem,
+                        lower_bound_cpu=cpu // 2,
+                        lower_bound_memory=mem // 2,
+                        upper_bound_cpu=cpu * 2,
+                        upper_bound_memory=mem * 2,
+                        uncapped_target_cpu=cpu,
+                        uncapped_target_memory=mem,
+                    )
+                )
+        db.session.commit()
+        db.engine.dispose()
+
+
+def pod(i: int) -> dict[str, Any]:
+    """A typical Deployment pod after API defaulting: two containers, env, probes, volumes."""
+    name = f"web-{i}"
+    env = [{"name": f"SETTING_{k}", "value": f"value-{k}"} for k in range(8)]
+    mounts = [{"name": "config", "mountPath": "/etc/app", "readOnly": True}]
+
+    def c(cname: str, image: str, cpu: str, mem: str) -> dict[str, Any]:
+        return {
+            "name": cname,
+            "image": image,
+            "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+            "env": env,
+            "resources": {
+                "requests": {"cpu": cpu, "memory": mem},
+                "limits": {"cpu": "1", "memory": "512Mi"},
+            },
+            "volumeMounts": mounts,
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 10},
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+            "imagePullPolicy": "IfNotPresent",
+        }
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": f"{name}-7c9d8f6b5d-",
+            "namespace": "bench",
+            "labels": {"app": name, "pod-template-hash": "7c9d8f6b5d"},
+            "annotations": {"example.com/team": "checkout"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{name}-7c9d8f6b5d",
+                    "uid": "1f0c2b7e-0000-4000-8000-000000000001",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "containers": [
+                c("app", "registry.example/shop/web:1.2.3", "100m", "128Mi"),
+                c("envoy", "registry.example/envoy:1.30", "50m", "64Mi"),
+            ],
+            "volumes": [{"name": "config", "configMap": {"name": f"{name}-config"}}],
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default",
+            "schedulerName": "default-scheduler",
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                }
+            ],
+        },
+    }
+
+
+def review_body(i: int) -> bytes:
+    return json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": f"00000000-0000-4000-8000-{i:012d}",
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "namespace": "bench",
+                "operation": "CREATE",
+                "userInfo": {"username": "system:serviceaccount:kube-system:replicaset-controller"},
+                "object": pod(i),
+                "oldObject": None,
+                "dryRun": False,
+            },
+        }
+    ).encode()
+
+
+def client_process(
+    port: int,
+    ca: str,
+    path: str,
+    threads: int,
+    seconds: float,
+    rate: float,
+    workloads: int,
+    start_at: float,
+    out: Any,
+) -> None:
+    """Runs `threads` connections; puts (latencies in seconds, errors, answers with a patch)."""
+    import threading
+
+    # Python hands the GIL over every 5 ms by default: a thread whose answer has arrived would
+    # wait that long behind another one parsing. The client's own delay is not the server's.
+    sys.setswitchinterval(0.0002)
+
+    ctx = ssl.create_default_context(cafile=ca)
+    bodies = [review_body(i) for i in range(workloads)] if path == "/mutate" else []
+    results: list[tuple[list[float], int, int]] = []
+    lock = threading.Lock()
+
+    def run(t: int) -> None:
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+        lat: list[float] = []
+        errors = patched = 0
+        interval = threads * PROCS / rate if rate else 0.0
+        due = start_at + (t / threads) * interval
+        end = start_at + seconds
+        i = t
+        while True:
+            now = time.perf_counter()
+            if rate:
+                if due >= end:
+                    break
+                if due > now:
+                    time.sleep(due - now)
+                begin = due
+                due += interval
+            else:
+                if now >= end:
+                    break
+                begin = now
+            try:
+                if path == "/mutate":
+                    body = bodies[i % len(bodies)]
+                    conn.request(
+                        "POST", path, body=body, headers={"Content-Type": "application/json"}
+                    )
+                else:
+                    conn.request("GET", path)
+                resp = conn.getresponse()
+                data = resp.read()
+                if resp.status != 200:
+                    errors += 1
+                elif path == "/mutate" and b'"patch"' in data:
+                    patched += 1
+            except (OSError, http.client.HTTPException):
+                errors += 1
+                conn.close()
+                conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+            lat.append(time.perf_counter() - begin)
+            i += threads
+        conn.close()
+        with lock:
+            results.append((lat, errors, patched))
+
+    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    out.put(
+        (
+            [x for r in results for x in r[0]],
+            sum(r[1] for r in results),
+            sum(r[2] for r in results),
+        )
+    )
+
+
+PROCS = 2  # client processes (set from --client-procs before forking)
+
+
+def measure(
+    port: int, ca: str, path: str, args: argparse.Namespace, rate: float
+) -> dict[str, float]:
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    start_at = time.perf_counter() + 0.5
+    per_proc_threads = max(1, args.connections // PROCS)
+    procs = [
+        ctx.Process(
+            target=client_process,
+            args=(
+                port,
+                ca,
+                path,
+                per_proc_threads,
+                args.seconds,
+                rate,
+                args.workloads,
+                start_at,
+                q,
+            ),
+        )
+        for _ in range(PROCS)
+    ]
+    for p in procs:
+        p.start()
+    lat: list[float] = []
+    errors = patched = 0
+    for _ in procs:
+        part, e, n = q.get(timeout=args.seconds + 120)
+        lat += part
+        errors += e
+        patched += n
+    for p in procs:
+        p.join()
+    lat.sort()
+    n = len(lat)
+
+    def pct(p: float) -> float:
+        return lat[min(n - 1, int(p * n))] * 1000 if n else float("nan")
+
+    return {
+        "requests": n,
+        "per_second": n / args.seconds,
+        "p50_ms": pct(0.50),
+        "p99_ms": pct(0.99),
+        "max_ms": lat[-1] * 1000 if n else float("nan"),
+        "errors": errors,
+        "patched": patched,
+    }
+
+
+def wait_until_up(port: int, ca: str, proc: subprocess.Popen[bytes]) -> None:
+    ctx = ssl.create_default_context(cafile=ca)
+    for _ in range(300):
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {proc.returncode}")
+        try:
+            conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                conn.close()
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("gunicorn did not come up")
+
+
+def warm_up(port: int, ca: str, workers: int) -> None:
+    """Enough reviews that every worker has started its cache thread and loaded it."""
+    ctx = ssl.create_default_context(cafile=ca)
+    for i in range(workers * 20):
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+        conn.request("POST", "/mutate", body=review_body(i), headers={"Content-Type": "x"})
+        data = conn.getresponse().read()
+        conn.close()
+        if i >= workers * 10 and b'"patch"' not in data:
+            raise SystemExit(f"warm-up review {i} got no patch: {data[:300]!r}")
+
+
+def show(label: str, r: dict[str, float]) -> None:
+    print(
+        f"  {label:<26} {r['per_second']:8.0f}/s   p50 {r['p50_ms']:6.2f} ms   "
+        f"p99 {r['p99_ms']:6.2f} ms   max {r['max_ms']:7.2f} ms   "
+        f"errors {r['errors']:.0f}   n {r['requests']:.0f}"
+    )
+
+
+def recommender_process(url: str, workloads: int, every: float, stop: Any, out: Any) -> None:
+    """Rewrites every workload's recommendations and checkpoints every `every` seconds, as the
+    recommender job does (save_all in batches of 500), with usage that changes from round to
+    round. Puts (rounds, rows saved, rows failed) when told to stop."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    from app.core.model import UsageModel, WorkloadKey
+    from app.core.settings import RecommenderSettings
+    from app.repository import results_from_model, save_all
+
+    session = Session(create_engine(url))
+    model = UsageModel(RecommenderSettings())
+    t0 = time.time() - 2 * 86400
+    rounds = saved = failed = 0
+    while not stop.is_set():
+        for i in range(workloads):
+            w = WorkloadKey("bench", "Deployment", f"web-{i}")
+            for c, base in (("app", 0.25), ("envoy", 0.05)):
+                t = t0 + rounds * 60
+                model.add_cpu(w, f"web-{i}-x", c, t, base * (1 + (rounds % 7) / 10), 0.1)
+                model.add_memory(w, f"web-{i}-x", c, t, 3e8 + (rounds % 5) * 1e7)
+        s, f = save_all(session, results_from_model(model), datetime.now(UTC), 500)
+        rounds, saved, failed = rounds + 1, saved + s, failed + f
+        stop.wait(every)
+    out.put((rounds, saved, failed))
+
+
+def main() -> None:
+    global PROCS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="per measurement")
+    ap.add_argument("--rate", type=float, default=1000.0, help="fixed-rate phase, requests/s")
+    ap.add_argument("--connections", type=int, default=8, help="keep-alive connections")
+    ap.add_argument("--client-procs", type=int, default=4)
+    ap.add_argument("--workers", type=int, help="RIGHTSIZER_WORKERS (default: serve's)")
+    ap.add_argument("--threads", type=int, help="RIGHTSIZER_THREADS (default: serve's)")
+    ap.add_argument("--workloads", type=int, default=200)
+    ap.add_argument(
+        "--recommender-every",
+        type=float,
+        default=10.0,
+        help="seconds between the concurrent recommender's saves (0: no recommender)",
+    )
+    ap.add_argument(
+        "--max-only",
+        action="store_true",
+        help="skip the closed-loop phases: only the fixed-rate /mutate and /healthz",
+    )
+    ap.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
+    args = ap.parse_args()
+    PROCS = args.client_procs
+
+    tmp = Path(tempfile.mkdtemp(prefix="rightsizer-bench-"))
+    url = args.database_url or f"sqlite:///{tmp}/bench.db"
+    seed_database(url, args.workloads)
+    from app.certs import ensure
+
+    paths, _ = ensure(tmp / "certs", ["localhost", "127.0.0.1"])
+    port = free_port()
+    env = {
+        **os.environ,
+        "RIGHTSIZER_DATABASE_URL": url,
+        "RIGHTSIZER_BIND": f"127.0.0.1:{port}",
+        "RIGHTSIZER_TLS_CERT_FILE": str(paths.cert),
+        "RIGHTSIZER_TLS_KEY_FILE": str(paths.key),
+        "RIGHTSIZER_CERT_DIR": str(paths.directory),
+        "RIGHTSIZER_JOBS": "false",
+        "RIGHTSIZER_WEBHOOK_REGISTER": "false",
+        "RIGHTSIZER_ACCESS_LOG": "false",
+        "RIGHTSIZER_LOG_LEVEL": "WARNING",
+    }
+    if args.workers:
+        env["RIGHTSIZER_WORKERS"] = str(args.workers)
+    if args.threads:
+        env["RIGHTSIZER_THREADS"] = str(args.threads)
+    from app.config import from_environment
+
+    served = from_environment(env)
+    workers, threads = served["WORKERS"], served["THREADS"]
+    # Exactly `rightsizer serve`, which execs gunicorn -c python:app.gunicorn_conf.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--no-migrate"], cwd=ROOT, env=env
+    )
+    ctx = mp.get_context("fork")
+    stop, out = ctx.Event(), ctx.Queue()
+    writer = None
+    failed = False
+    try:
+        ca = str(paths.ca)
+        wait_until_up(port, ca, server)
+        warm_up(port, ca, workers)
+        if args.recommender_every > 0:
+            writer = ctx.Process(
+                target=recommender_process,
+                args=(url, args.workloads, args.recommender_every, stop, out),
+            )
+            writer.start()
+        print(
+            f"rightsizer serve: {workers} workers x {threads} threads (gthread), TLS, "
+            f"keep-alive; client: {PROCS} processes, {args.connections} connections; "
+            f"{os.cpu_count()} CPUs; recommender saving every "
+            f"{args.recommender_every:g}s" + (" (off)" if args.recommender_every <= 0 else "")
+        )
+        results = {}
+        for path in ("/mutate", "/healthz"):
+            if not args.max_only:
+                results[(path, "max")] = measure(port, ca, path, args, 0.0)
+            results[(path, "rate")] = measure(port, ca, path, args, args.rate)
+        if not args.max_only:
+            print("closed loop (as fast as answers come):")
+            show("POST /mutate", results[("/mutate", "max")])
+            show("GET /healthz", results[("/healthz", "max")])
+        print(f"fixed rate {args.rate:.0f}/s (latency from when each request was due):")
+        show("POST /mutate", results[("/mutate", "rate")])
+        show("GET /healthz", results[("/healthz", "rate")])
+        if not args.max_only:
+            m, h = results[("/mutate", "max")], results[("/healthz", "max")]
+            print(
+                f"ratio /mutate : /healthz throughput {m['per_second'] / h['per_second']:.2f}; "
+                f"reviews with a patch {m['patched']:.0f} of {m['requests']:.0f}"
+            )
+        if writer is not None:
+            stop.set()
+            rounds, saved, lost = out.get(timeout=120)
+            writer.join(30)
+            writer = None
+            print(f"recommender: {rounds} saves of {saved // max(rounds, 1)} rows, {lost} failed")
+            failed |= lost > 0
+        r = results[("/mutate", "rate")]
+        errors = sum(x["errors"] for x in results.values())
+        ok = r["per_second"] >= 0.98 * args.rate and r["p99_ms"] <= 10 and errors == 0
+        print(
+            f"goal (>= {args.rate:.0f} reviews/s at p99 <= 10 ms, no error): "
+            f"{'met' if ok else 'NOT met'}"
+        )
+        failed |= not ok
+    finally:
+        if writer is not None:
+            stop.set()
+            writer.join(30)
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+{{/* Names ------------------------------------------------------------------------------------ */}}
+
+{{- define "rightsizer.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The base name of every object: the release name, with the chart's unless it already has it. */}}
+{{- define "rightsizer.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "rightsizer.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "rightsizer.labels" -}}
+helm.sh/chart: {{ include "rightsizer.chart" . }}
+{{ include "rightsizer.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "rightsizer.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "rightsizer.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "rightsizer.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "rightsizer.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "rightsizer.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{- define "rightsizer.leaseName" -}}
+{{- .Values.leaderElection.leaseName | default (printf "%s-leader" (include "rightsizer.fullname" .)) }}
+{{- end }}
+
+{{- define "rightsizer.webhookConfigurationName" -}}
+{{- .Values.webhook.configurationName | default (include "rightsizer.fullname" .) }}
+{{- end }}
+
+{{- define "rightsizer.tlsSecretName" -}}
+{{- .Values.tls.existingSecret | default .Values.tls.secretName | default (printf "%s-tls" (include "rightsizer.fullname" .)) }}
+{{- end }}
+
+{{- define "rightsizer.certificateName" -}}
+{{- printf "%s-serving" (include "rightsizer.fullname" .) }}
+{{- end }}
+
+{{- define "rightsizer.databaseSecretName" -}}
+{{- .Values.database.postgres.secretName | default (printf "%s-database" (include "rightsizer.fullname" .)) }}
+{{- end }}
+
+{{/* The DNS names the API server uses for the Service (the serving certificate covers them all). */}}
+{{- define "rightsizer.serviceNames" -}}
+{{- $svc := include "rightsizer.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson }}
+{{- end }}
+
+{{/* Modes ------------------------------------------------------------------------------------ */}}
+
+{{/*
+Where the webhook's certificate comes from, first match wins:
+  certManager  certManager.enabled: a cert-manager Certificate fills the Secret
+  existing     tls.existingSecret: a Secret you manage (tls.crt, tls.key, ca.crt)
+  self         tls.selfManaged: rightsizer creates its CA and certificate and rotates them itself
+  chart        otherwise: the chart generates a CA and certificate into a Secret at install
+*/}}
+{{- define "rightsizer.tlsMode" -}}
+{{- if .Values.certManager.enabled }}certManager
+{{- else if .Values.tls.existingSecret }}existing
+{{- else if .Values.tls.selfManaged }}self
+{{- else }}chart
+{{- end }}
+{{- end }}
+
+{{- define "rightsizer.databaseMode" -}}
+{{- .Values.database.type }}
+{{- end }}
+
+{{- define "rightsizer.sqliteDir" -}}/var/lib/rightsizer{{- end }}
+
+{{/* Where the static token file (auth.mode tokens) is mounted. */}}
+{{- define "rightsizer.authDir" -}}/etc/rightsizer/auth{{- end }}
+
+{{/* The certificate directory: the mounted Secret, or an emptyDir rightsizer writes (tls mode "self"). */}}
+{{- define "rightsizer.certDir" -}}
+{{- if eq (include "rightsizer.tlsMode" .) "self" }}/var/run/rightsizer/certs{{ else }}/etc/rightsizer/tls{{ end }}
+{{- end }}
+
+{{/* Where the CA and serving certificate are (ca.crt, tls.crt, tls.key), and for which Service. */}}
+{{- define "rightsizer.certEnv" }}
+- name: RIGHTSIZER_NAMESPACE
+  value: {{ .Release.Namespace | quote }}
+- name: RIGHTSIZER_WEBHOOK_SERVICE
+  value: {{ include "rightsizer.fullname" . | quote }}
+- name: RIGHTSIZER_CERT_DIR
+  value: {{ include "rightsizer.certDir" . | quote }}
+{{- end }}
+
+{{/*
+The chart-made TLS material (tls mode "chart") as JSON: crt, key, ca, caKey (base64 PEM) and the
+RFC 3339 expiry of the serving certificate (notAfter) and the CA (caNotAfter). Like app/certs.py:
+a CA of tls.chart.caValidityDays (10 years) signs a serving certificate of
+tls.chart.certValidityDays (1 year). `existing` is the Secret as it is in the cluster (lookup; empty
+on install and offline). Its material is kept, except that a serving certificate expiring within
+tls.chart.renewBeforeDays is re-signed by the same CA (the caBundle does not change), and a CA that
+would not outlive a new serving certificate is replaced. A Secret from an older chart without
+ca.key is kept as it is.
+*/}}
+{{- define "rightsizer.tlsMaterial" -}}
+{{- $v := .ctx.Values.tls.chart }}
+{{- $names := include "rightsizer.serviceNames" .ctx | fromJsonArray }}
+{{- $data := dig "data" dict .existing }}
+{{- $rfc := "2006-01-02T15:04:05Z07:00" }}
+{{- $certDays := int $v.certValidityDays }}
+{{- $now := now | unixEpoch | int64 }}
+{{- $out := dict "crt" (index $data "tls.crt" | default "") "key" (index $data "tls.key" | default "") "ca" (index $data "ca.crt" | default "") "caKey" (index $data "ca.key" | default "") }}
+{{- $_ := set $out "notAfter" (dig "metadata" "annotations" "rightsizer.io/certificate-not-after" "" .existing) }}
+{{- $_ = set $out "caNotAfter" (dig "metadata" "annotations" "rightsizer.io/ca-not-after" "" .existing) }}
+{{- if and $out.ca (not $out.caKey) }}
+{{- /* an older chart's Secret: nothing to sign with; keep it */}}
+{{- else }}
+{{- $ca := dict }}
+{{- $caLeft := 0 }}
+{{- if and $out.ca $out.caKey $out.caNotAfter }}
+{{- $caLeft = sub ((toDate $rfc $out.caNotAfter) | unixEpoch | int64) $now }}
+{{- end }}
+{{- if and $out.ca $out.caKey (gt (int64 $caLeft) (int64 (mul $certDays 86400))) }}
+{{- $ca = buildCustomCert $out.ca $out.caKey }}
+{{- else }}
+{{- $caDays := int $v.caValidityDays }}
+{{- $ca = genCA (printf "%s-ca" (include "rightsizer.fullname" .ctx)) $caDays }}
+{{- $_ = set $out "ca" ($ca.Cert | b64enc) }}
+{{- $_ = set $out "caKey" ($ca.Key | b64enc) }}
+{{- $_ = set $out "caNotAfter" (now | dateModify (printf "+%dh" (mul $caDays 24)) | date $rfc) }}
+{{- $_ = set $out "crt" "" }}
+{{- end }}
+{{- $left := 0 }}
+{{- if and $out.crt $out.key $out.notAfter }}
+{{- $left = sub ((toDate $rfc $out.notAfter) | unixEpoch | int64) $now }}
+{{- end }}
+{{- if le (int64 $left) (int64 (mul (int $v.renewBeforeDays) 86400)) }}
+{{- $cert := genSignedCert (index $names 2) nil $names $certDays $ca }}
+{{- $_ = set $out "crt" ($cert.Cert | b64enc) }}
+{{- $_ = set $out "key" ($cert.Key | b64enc) }}
+{{- $_ = set $out "notAfter" (now | dateModify (printf "+%dh" (mul $certDays 24)) | date $rfc) }}
+{{- end }}
+{{- end }}
+{{- toJson $out }}
+{{- end }}
+
+{{/* Refuses values that cannot work, with a message that says what to set. */}}
+{{- define "rightsizer.validate" -}}
+{{- $replicas := int .Values.replicaCount }}
+{{- if not (has .Values.database.type (list "postgres" "sqlite")) }}
+{{- fail (printf "\n\nrightsizer: database.type must be postgres or sqlite, not %q." .Values.database.type) }}
+{{- end }}
+{{- if and (gt $replicas 1) (eq .Values.database.type "sqlite") }}
+{{- fail (printf "\n\nrightsizer: replicaCount=%d cannot use database.type=sqlite: a SQLite file on a volume serves one replica only.\nEither set replicaCount=1, or use PostgreSQL: database.type=postgres with a Secret %q whose key %q holds\npostgresql+psycopg://user:password@host:5432/db (or database.postgres.url).\n" $replicas (include "rightsizer.databaseSecretName" .) .Values.database.postgres.secretKey) }}
+{{- end }}
+{{- if lt $replicas 1 }}
+{{- fail "\n\nrightsizer: replicaCount must be at least 1 (the webhook must answer)." }}
+{{- end }}
+{{- $mode := include "rightsizer.tlsMode" . }}
+{{- if and (eq $mode "self") (gt $replicas 1) }}
+{{- fail (printf "\n\nrightsizer: tls.selfManaged=true serves one replica only (each pod would make a CA of its own), not replicaCount=%d.\nLeave tls.selfManaged=false (the chart generates one certificate for all), or use certManager.enabled=true or tls.existingSecret." $replicas) }}
+{{- end }}
+{{- if and (not .Values.webhook.selfRegister) (eq $mode "self") }}
+{{- fail "\n\nrightsizer: webhook.selfRegister=false needs a certificate the chart knows: with tls.selfManaged=true only rightsizer knows its CA.\nSet tls.selfManaged=false (the chart generates one), certManager.enabled=true, or tls.existingSecret with tls.caBundle." }}
+{{- end }}
+{{- if and (not .Values.webhook.selfRegister) (eq $mode "existing") (not .Values.tls.caBundle) }}
+{{- fail "\n\nrightsizer: webhook.selfRegister=false with tls.existingSecret needs tls.caBundle (the base64 PEM CA that signed the Secret's certificate)." }}
+{{- end }}
+{{- if not (has .Values.auth.mode (list "kubernetes" "tokens")) }}
+{{- fail (printf "\n\nrightsizer: auth.mode must be kubernetes or tokens, not %q." .Values.auth.mode) }}
+{{- end }}
+{{- if and (eq .Values.auth.mode "tokens") (not .Values.auth.tokens.secretName) }}
+{{- fail "\n\nrightsizer: auth.mode=tokens needs auth.tokens.secretName: a Secret whose key auth.tokens.secretKey holds the token file\n(lines token,user,permissions). Without it no token is valid and every API request is refused.\nCreate it with: kubectl create secret generic NAME --from-file=tokens=./tokens.csv, or use auth.mode=kubernetes." }}
+{{- end }}
+{{- if not (has .Values.webhook.failurePolicy (list "Ignore" "Fail")) }}
+{{- fail "\n\nrightsizer: webhook.failurePolicy must be Ignore or Fail." }}
+{{- end }}
+{{- if or (lt (int .Values.webhook.timeoutSeconds) 1) (gt (int .Values.webhook.timeoutSeconds) 30) }}
+{{- fail "\n\nrightsizer: webhook.timeoutSeconds must be between 1 and 30." }}
+{{- end }}
+{{- end }}
+
+{{/* Environment ------------------------------------------------------------------------------ */}}
+
+{{/* RIGHTSIZER_DATABASE_URL: from the Secret (PostgreSQL), or the SQLite file on the data volume. */}}
+{{- define "rightsizer.databaseEnv" -}}
+{{- if eq (include "rightsizer.databaseMode" .) "postgres" }}
+- name: RIGHTSIZER_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "rightsizer.databaseSecretName" . }}
+      key: {{ .Values.database.postgres.secretKey }}
+{{- else }}
+- name: RIGHTSIZER_DATABASE_URL
+  value: {{ printf "sqlite:///%s/rightsizer.db" (include "rightsizer.sqliteDir" .) | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The server's settings (README.md, "Configuration"). */}}
+{{- define "rightsizer.env" -}}
+# the root filesystem is read-only: what writes under HOME (gunicorn's control socket) uses /tmp
+- name: HOME
+  value: /tmp
+- name: RIGHTSIZER_LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: RIGHTSIZER_JOBS
+  value: {{ .Values.jobs.enabled | toString | quote }}
+- name: RIGHTSIZER_RECOMMENDER_INTERVAL
+  value: {{ .Values.recommender.interval | toString | quote }}
+- name: RIGHTSIZER_EXCLUDED_NAMESPACES
+  value: {{ join "," .Values.excludedNamespaces | quote }}
+- name: RIGHTSIZER_PROMETHEUS_URL
+  value: {{ .Values.recommender.prometheusUrl | quote }}
+- name: RIGHTSIZER_LEASE_NAME
+  value: {{ include "rightsizer.leaseName" . | quote }}
+- name: RIGHTSIZER_LEASE_DURATION
+  value: {{ .Values.leaderElection.leaseDuration | toString | quote }}
+- name: RIGHTSIZER_LEASE_RENEW_DEADLINE
+  value: {{ .Values.leaderElection.renewDeadline | toString | quote }}
+- name: RIGHTSIZER_LEASE_RETRY_PERIOD
+  value: {{ .Values.leaderElection.retryPeriod | toString | quote }}
+- name: RIGHTSIZER_BIND
+  value: {{ printf "0.0.0.0:%d" (int .Values.containerPort) | quote }}
+- name: RIGHTSIZER_WORKERS
+  value: {{ .Values.gunicorn.workers | toString | quote }}
+- name: RIGHTSIZER_THREADS
+  value: {{ .Values.gunicorn.threads | toString | quote }}
+- name: RIGHTSIZER_ACCESS_LOG
+  value: {{ .Values.gunicorn.accessLog | toString | quote }}
+{{- include "rightsizer.certEnv" . }}
+- name: RIGHTSIZER_TLS_CERT_FILE
+  value: {{ printf "%s/tls.crt" (include "rightsizer.certDir" .) | quote }}
+- name: RIGHTSIZER_TLS_KEY_FILE
+  value: {{ printf "%s/tls.key" (include "rightsizer.certDir" .) | quote }}
+- name: RIGHTSIZER_WEBHOOK_REGISTER
+  value: {{ .Values.webhook.selfRegister | toString | quote }}
+- name: RIGHTSIZER_WEBHOOK_CONFIG_NAME
+  value: {{ include "rightsizer.webhookConfigurationName" . | quote }}
+- name: RIGHTSIZER_WEBHOOK_PORT
+  value: {{ .Values.service.port | toString | quote }}
+- name: RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS
+  value: {{ .Values.webhook.timeoutSeconds | toString | quote }}
+- name: RIGHTSIZER_AUTH_MODE
+  value: {{ .Values.auth.mode | quote }}
+- name: RIGHTSIZER_PUBLIC_READS
+  value: {{ .Values.auth.publicReads | toString | quote }}
+{{- if eq .Values.auth.mode "kubernetes" }}
+- name: RIGHTSIZER_AUTH_API_GROUP
+  value: {{ .Values.auth.apiGroup | quote }}
+- name: RIGHTSIZER_AUTH_CACHE_SECONDS
+  value: {{ .Values.auth.cacheSeconds | toString | quote }}
+{{- else }}
+- name: RIGHTSIZER_AUTH_TOKEN_FILE
+  value: {{ printf "%s/tokens" (include "rightsizer.authDir" .) | quote }}
+{{- end }}
+{{- range $name, $value := .Values.settings }}
+- name: {{ $name }}
+  value: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,219 @@
+"""GET /api/v1/recommendations and /healthz over the Flask test client, on both databases."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from app.core.model import UsageModel, WorkloadKey
+from app.extensions import db
+from app.kube.cluster import ClusterView
+from app.repository import results_from_model, save_all
+from app.simulator.simulator import Simulator
+from app.simulator.testing import running_simulator
+from tests.jobs.test_recommender_job import deployment, make_job, step
+
+SCENARIO: dict[str, Any] = {
+    "nodes": [{"namePrefix": "node", "count": 3, "cpu": "8", "memory": "32Gi"}],
+    "namespaces": [{"name": "shop"}],
+    "workloads": [deployment("shop", "web", replicas=2), deployment("shop", "api", replicas=3)],
+}
+
+NOW = datetime(2024, 7, 4, tzinfo=UTC)
+
+
+def seed() -> UsageModel:
+    m = UsageModel()
+    for ns, kind, name in (
+        ("shop", "Deployment", "web"),
+        ("shop", "StatefulSet", "db"),
+        ("ops", "Deployment", "web"),
+    ):
+        w = WorkloadKey(ns, kind, name)
+        for i in range(100):
+            m.add_cpu(w, f"{name}-0", "main", 1_719_792_000.0 + 60 * i, 0.5, 1.0)
+            m.add_memory(w, f"{name}-0", "main", 1_719_792_000.0 + 60 * i, 1e9)
+    save_all(db.session, results_from_model(m), NOW, batch_size=100)
+    return m
+
+
+def test_list_and_filter(app: Flask, client: FlaskClient) -> None:
+    seed()
+    body = client.get("/api/v1/recommendations").get_json()
+    assert [(i["namespace"], i["kind"], i["name"]) for i in body["items"]] == [
+        ("ops", "Deployment", "web"),
+        ("shop", "Deployment", "web"),
+        ("shop", "StatefulSet", "db"),
+    ]
+    assert len(client.get("/api/v1/recommendations?namespace=shop").get_json()["items"]) == 2
+    assert len(client.get("/api/v1/recommendations?name=web").get_json()["items"]) == 2
+    only = client.get("/api/v1/recommendations?namespace=shop&kind=StatefulSet").get_json()
+    assert [i["name"] for i in only["items"]] == ["db"]
+
+
+def test_get_one_in_quantities(app: Flask, client: FlaskClient) -> None:
+    seed()
+    resp = client.get("/api/v1/recommendations/shop/Deployment/web")
+    assert resp.status_code == 200
+    [c] = resp.get_json()["containers"]
+    assert c["name"] == "main"
+    assert c["target"] == {"cpu": "587m", "memory": "1168723596"}  # 0.5 core, 1e9 bytes
+    assert c["sampleCount"] == 100
+    assert c["firstSampleTime"] == "2024-07-01T00:00:00Z"
+    assert set(c) >= {"lowerBound", "upperBound", "uncappedTarget", "lastSampleTime"}
+
+
+def test_unknown_workload_is_404_json(app: Flask, client: FlaskClient) -> None:
+    resp = client.get("/api/v1/recommendations/shop/Deployment/nope")
+    assert resp.status_code == 404
+    assert resp.get_json() == {
+        "error": "NotFound",
+        "message": "no recommendation for Deployment shop/nope",
+    }
+
+
+def test_unknown_filter_is_400(app: Flask, client: FlaskClient) -> None:
+    resp = client.get("/api/v1/recommendations?namespce=shop")
+    assert resp.status_code == 400
+    assert "namespce" in resp.get_json()["message"]
+
+
+def test_unknown_route_and_method_are_json(app: Flask, client: FlaskClient) -> None:
+    assert client.get("/api/v1/nothing").get_json()["error"] == "NotFound"
+    resp = client.post("/api/v1/recommendations")
+    assert resp.status_code == 405
+    assert resp.get_json()["error"] == "MethodNotAllowed"
+
+
+def test_health(app: Flask, client: FlaskClient) -> None:
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    assert client.get("/readyz").get_json() == {"status": "ready"}
+
+
+def test_database_down_is_not_ready_but_alive() -> None:
+    from app import create_app
+
+    app = create_app(
+        {
+            "TESTING": True,
+            "SQLALCHEMY_DATABASE_URI": "postgresql+psycopg://nobody@127.0.0.1:1/none",
+            "PUBLIC_READS": True,
+        }
+    )
+    client = app.test_client()
+    assert client.get("/healthz").status_code == 200
+    resp = client.get("/readyz")
+    assert resp.status_code == 503
+    assert resp.get_json()["error"] == "ServiceUnavailable"
+    resp = client.get("/api/v1/recommendations")
+    assert resp.status_code == 503
+    assert resp.get_json() == {
+        "error": "ServiceUnavailable",
+        "message": "database unavailable; retry later",
+    }
+
+
+def test_current_requests_difference_and_savings_when_known(
+    app: Flask, client: FlaskClient
+) -> None:
+    from sqlalchemy import update
+
+    from app.models import Recommendation
+
+    seed()
+    before = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
+    assert "currentRequests" not in before["containers"][0]  # nothing known: nothing guessed
+    assert "estimatedSavingsPerReplica" not in before
+    db.session.execute(
+        update(Recommendation)
+        .where(Recommendation.namespace == "shop", Recommendation.name == "web")
+        .values(current_cpu_request=1000, current_memory_request=2 * 2**30)
+    )
+    db.session.commit()
+    body = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
+    [c] = body["containers"]
+    assert c["currentRequests"] == {"cpu": "1000m", "memory": str(2 * 2**30)}
+    assert c["difference"] == {"cpu": "-413m", "memory": str(1168723596 - 2 * 2**30)}
+    assert body["estimatedSavingsPerReplica"] == {
+        "cpuCores": 0.413,
+        "memoryGiB": round((2 * 2**30 - 1168723596) / 2**30, 3),
+    }
+
+
+def test_reads_need_a_token_by_default(app: Flask, anon: FlaskClient) -> None:
+    assert anon.get("/api/v1/recommendations").status_code == 401
+
+
+def test_savings_over_all_replicas(app: Flask, client: FlaskClient) -> None:
+    from sqlalchemy import update
+
+    from app.models import Recommendation
+
+    seed()
+    db.session.execute(
+        update(Recommendation)
+        .where(Recommendation.namespace == "shop", Recommendation.name == "web")
+        .values(current_cpu_request=1000, current_memory_request=2 * 2**30)
+    )
+    db.session.commit()
+    body = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
+    assert "replicas" not in body and "estimatedSavings" not in body  # replicas unknown
+
+    db.session.execute(
+        update(Recommendation)
+        .where(Recommendation.namespace == "shop", Recommendation.name == "web")
+        .values(replicas=4)
+    )
+    db.session.commit()
+    body = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
+    assert body["replicas"] == 4
+    per = body["estimatedSavingsPerReplica"]
+    assert body["estimatedSavings"] == {
+        "cpuCores": round(4 * 0.413, 3),
+        "memoryGiB": round(4 * (2 * 2**30 - 1168723596) / 2**30, 3),
+    }
+    assert body["estimatedSavings"]["cpuCores"] == pytest.approx(4 * per["cpuCores"])
+    listed = client.get("/api/v1/recommendations?namespace=shop").get_json()["items"]
+    assert [w.get("estimatedSavings") for w in listed] == [body["estimatedSavings"], None]
+
+
+@pytest.fixture
+def sim() -> Iterator[Simulator]:
+    with running_simulator(SCENARIO) as s:
+        yield s
+
+
+@pytest.fixture
+def cluster(sim: Simulator) -> Iterator[ClusterView]:
+    view = ClusterView(sim.api_client()).start()
+    assert view.wait_synced(30)
+    yield view
+    view.stop()
+
+
+def test_the_recommender_stores_the_live_pods_as_replicas(
+    app: Flask, client: FlaskClient, cluster: ClusterView, sim: Simulator
+) -> None:
+    """Deployments of 2 and 3 replicas in the simulator: the API multiplies by those."""
+    scenario_replicas = {w["name"]: w["replicas"] for w in SCENARIO["workloads"]}
+    job = make_job(app, cluster, sim)
+    for _ in range(3):
+        step(sim, job)
+    items = {w["name"]: w for w in client.get("/api/v1/recommendations").get_json()["items"]}
+    assert set(items) == set(scenario_replicas)
+    for name, w in items.items():
+        assert w["replicas"] == scenario_replicas[name]
+        [c] = w["containers"]
+        assert c["currentRequests"] == {"cpu": "500m", "memory": str(512 * 2**20)}
+        per, total = w["estimatedSavingsPerReplica"], w["estimatedSavings"]
+        assert total["cpuCores"] == pytest.approx(per["cpuCores"] * w["replicas"], abs=0.002)
+        assert total["memoryGiB"] == pytest.approx(per["memoryGiB"] * w["replicas"], abs=0.002)
+    # the job set the recommendations gauge after its save
+    from app.repository import RECOMMENDATIONS
+
+    assert RECOMMENDATIONS._value.get() == len(items)

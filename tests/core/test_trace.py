@@ -1,0 +1,76 @@
+"""Trace parsing: every malformed input is rejected with its line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.trace import TraceError, parse_timestamp, parse_trace
+
+HEADER = "timestamp,container,cpu,memory"
+
+
+def parse(*lines: str) -> list:
+    return parse_trace(list(lines))
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "column", "message"),
+    [
+        ((), 1, None, "empty file"),
+        (("",), 1, None, "empty file"),
+        (("time,container,cpu,memory",), 1, None, "missing timestamp"),
+        (("timestamp,container,cpu,memory,gpu",), 1, None, "unknown gpu"),
+        ((HEADER,), 1, None, "no samples"),
+        ((HEADER, "1700000000,app,abc,100"), 2, "cpu", "'abc' is not a number"),
+        ((HEADER, "1700000000,app,0.1,1e9", "1700000060,app,0.1,-5"), 3, "memory", "negative"),
+        ((HEADER, "1700000000,app,-0.1,5"), 2, "cpu", "negative"),
+        ((HEADER, "1700000000,app,nan,5"), 2, "cpu", "finite"),
+        ((HEADER, "yesterday,app,0.1,5"), 2, "timestamp", "neither unix seconds"),
+        ((HEADER, "2024-07-01T00:00:00,app,0.1,5"), 2, "timestamp", "no time zone"),
+        ((HEADER, "1700000000,,0.1,5"), 2, "container", "required"),
+        ((HEADER, "1700000000,app,,"), 2, "cpu", "needs cpu, memory or both"),
+        ((HEADER, "1700000000,app,0.1"), 2, None, "expected 4 fields, found 3"),
+        ((HEADER, "1700000060,app,0.1,5", "1700000000,app,0.1,5"), 3, "timestamp", "out of order"),
+        ((HEADER, "1700000000,app,0.1,5", "1700000000,app,0.2,5"), 3, "timestamp", "duplicate"),
+        ((HEADER + ",event", "1700000000,app,0.1,5,crash"), 2, "event", "unknown event"),
+        ((HEADER + ",event", "1700000000,app,,,oom"), 2, "memory", "required"),
+    ],
+)
+def test_bad_input(lines: tuple[str, ...], line: int, column: str | None, message: str) -> None:
+    with pytest.raises(TraceError, match=message) as err:
+        parse(*lines)
+    assert err.value.line == line
+    assert err.value.column == column
+    assert str(err.value).startswith(f"line {line}")
+
+
+def test_series_are_ordered_per_pod_and_container() -> None:
+    rows = parse(
+        HEADER + ",pod",
+        "1700000060,app,0.1,5,a",
+        "1700000000,app,0.1,5,b",  # another pod: its own series
+        "1700000000,sidecar,0.1,5,a",  # another container: its own series
+    )
+    assert [(r.pod, r.container) for r in rows] == [("a", "app"), ("b", "app"), ("a", "sidecar")]
+
+
+def test_optional_columns_and_defaults() -> None:
+    [r] = parse("container,timestamp,memory,cpu,cpu_request", "app,1700000000,,0.25,0.5")
+    assert (r.pod, r.cpu, r.memory, r.cpu_request, r.event) == ("pod-0", 0.25, None, 0.5, None)
+
+
+def test_blank_lines_are_skipped() -> None:
+    assert len(parse(HEADER, "", "1700000000,app,0.1,5", "")) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "unix"),
+    [
+        ("1700000000", 1_700_000_000.0),
+        ("1700000000.5", 1_700_000_000.5),
+        ("2024-07-01T00:00:00Z", 1_719_792_000.0),
+        ("2024-07-01T02:00:00+02:00", 1_719_792_000.0),
+    ],
+)
+def test_timestamps(text: str, unix: float) -> None:
+    assert parse_timestamp(text) == unix

@@ -1,0 +1,236 @@
+"""The scalers, nodes and events pages in headless Chromium, seeded with data, against the API.
+
+The app reads a simulated cluster (the nodes page) through its kubeconfig; the numbers each page
+shows are compared with what the REST API (scalers, events) and the Kubernetes API (nodes: the
+official client against the simulator) answer for the same data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from flask import Flask
+from kubernetes import client as k8s
+from sqlalchemy import update
+
+from app.dashboard import nodes
+from app.extensions import db
+from app.kube.quantity import quantity_amount
+from app.models import AuditEvent, Scaler
+from app.simulator.simulator import Simulator
+from app.simulator.testing import running_simulator
+from tests.api.conftest import TOKENS
+from tests.dashboard.test_browser import shot
+
+pytestmark = pytest.mark.browser
+
+CLUSTER: dict[str, Any] = {
+    "nodes": [
+        {"namePrefix": "small", "count": 2, "cpu": "4", "memory": "16Gi"},
+        {"namePrefix": "big", "count": 1, "cpu": "16", "memory": "64Gi"},
+    ],
+    "namespaces": [{"name": "shop"}],
+    "workloads": [
+        {
+            "kind": "Deployment",
+            "namespace": "shop",
+            "name": f"web{i}",
+            "replicas": 3,
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "example.com/app:1",
+                    "requests": {"cpu": f"{250 * (i + 1)}m", "memory": f"{256 * (i + 1)}Mi"},
+                    "usage": {"cpu": {"base": 0.1 * (i + 1)}, "memory": {"base": "200Mi"}},
+                }
+            ],
+        }
+        for i in range(3)
+    ],
+}
+
+
+@pytest.fixture
+def sim() -> Iterator[Simulator]:
+    with running_simulator(CLUSTER) as s:
+        s.advance(120)  # metrics for every pod and node
+        s.settle()
+        yield s
+
+
+@pytest.fixture
+def app_config(token_file: Path, sim: Simulator) -> dict[str, object]:
+    return {"AUTH_TOKEN_FILE": str(token_file), "KUBECONFIG": sim.kubeconfig_path}
+
+
+@pytest.fixture
+def api(live_url: str) -> requests.Session:
+    s = requests.Session()
+    s.headers["Authorization"] = f"Bearer {TOKENS['admin']}"
+    return s
+
+
+@pytest.fixture
+def page(browser: Any, live_url: str) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.add_cookies(
+        [{"name": "rightsizer_token", "value": TOKENS["reader"], "url": f"{live_url}/dashboard/"}]
+    )
+    yield context.new_page()
+    context.close()
+
+
+def test_scalers_page_shows_the_apis_computed_and_applied_replicas(
+    app: Flask, api: requests.Session, page: Any, live_url: str, database_url: str
+) -> None:
+    runs = (("coredns", 5, 4), ("metrics", 2, 2), ("fresh", None, None))
+    for name, _, _ in runs:
+        doc = {
+            "name": name,
+            "target": {"namespace": "kube-system", "kind": "Deployment", "name": name},
+            "params": {"linear": {"coresPerReplica": 8, "nodesPerReplica": 2, "min": 1}},
+        }
+        assert api.post(f"{live_url}/api/v1/scalers", json=doc, timeout=10).status_code == 201
+    for name, proposed, applied in runs:
+        if proposed is not None:  # what the scaler job's last run recorded
+            db.session.execute(
+                update(Scaler)
+                .where(Scaler.name == name)
+                .values(
+                    last_proposed=proposed,
+                    last_applied=applied,
+                    last_run_at=datetime.now(UTC),
+                    last_message=f"proposed {proposed}",
+                )
+            )
+    db.session.commit()
+    items = api.get(f"{live_url}/api/v1/scalers", timeout=10).json()["items"]
+    assert len(items) == 3
+
+    page.goto(f"{live_url}/dashboard/scalers")
+    rows = page.locator("tr.scaler")
+    assert rows.count() == len(items)
+    for s in items:
+        row = page.locator(f"tr.scaler[data-name='{s['name']}']")
+        computed = row.locator("td.computed").get_attribute("data-value")
+        applied = row.locator("td.applied").get_attribute("data-value")
+        as_int = lambda v: int(v) if v else None  # noqa: E731
+        assert as_int(computed) == s["status"]["lastProposed"]
+        assert as_int(applied) == s["status"]["lastApplied"]
+    assert page.locator("tr.scaler[data-name='fresh'] td.computed").inner_text() == "\u2013"
+    shot(page, "scalers-seeded", database_url)
+
+
+def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
+    app: Flask, sim: Simulator, page: Any, live_url: str, database_url: str
+) -> None:
+    nodes._cache = None  # another test's cluster must not be served from this process's cache
+    core = k8s.CoreV1Api(sim.api_client())
+    custom = k8s.CustomObjectsApi(sim.api_client())
+    expected: dict[str, dict[str, int]] = {}
+    for n in core.list_node().items:
+        alloc = n.status.allocatable
+        expected[n.metadata.name] = {
+            "allocatable-cpu": quantity_amount("cpu", alloc["cpu"]),
+            "allocatable-memory": quantity_amount("memory", alloc["memory"]),
+            "requested-cpu": 0,
+            "requested-memory": 0,
+        }
+    for p in core.list_pod_for_all_namespaces().items:
+        if p.status.phase in ("Succeeded", "Failed") or not p.spec.node_name:
+            continue
+        for c in p.spec.containers:
+            req = (c.resources and c.resources.requests) or {}
+            e = expected[p.spec.node_name]
+            e["requested-cpu"] += quantity_amount("cpu", req.get("cpu", "0"))
+            e["requested-memory"] += quantity_amount("memory", req.get("memory", "0"))
+    usage = custom.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")["items"]
+    for m in usage:
+        e = expected[m["metadata"]["name"]]
+        e["used-cpu"] = quantity_amount("cpu", m["usage"]["cpu"])
+        e["used-memory"] = quantity_amount("memory", m["usage"]["memory"])
+    assert len(expected) == 3 and sum(e["requested-cpu"] for e in expected.values()) > 0
+    assert all("used-cpu" in e for e in expected.values())
+
+    page.goto(f"{live_url}/dashboard/nodes")
+    assert page.locator("#no-nodes").count() == 0
+    rows = page.locator("tr.node")
+    assert sorted(rows.nth(i).get_attribute("data-name") for i in range(rows.count())) == sorted(
+        expected
+    )
+    for name, want in expected.items():
+        row = page.locator(f"tr.node[data-name='{name}']")
+        shown = {cls: int(row.locator(f"td.{cls}").get_attribute("data-value")) for cls in want}
+        assert shown == want, name
+    levels = [e["requested-cpu"] / e["allocatable-cpu"] for e in expected.values()]
+    shown_spread = float(page.get_attribute("#unevenness", "data-value") or "nan")
+    assert shown_spread == pytest.approx(max(levels) - min(levels))
+    shot(page, "nodes-seeded", database_url)
+
+
+def test_events_page_shows_the_apis_audit_trail_and_filters(
+    app: Flask, api: requests.Session, page: Any, live_url: str, database_url: str
+) -> None:
+    policy = {
+        "name": "web",
+        "namespace": "shop",
+        "target": {"kind": "Deployment", "name": "web0"},
+        "updateMode": "Off",
+    }
+    assert api.post(f"{live_url}/api/v1/policies", json=policy, timeout=10).status_code == 201
+    for i in range(3):  # what the updater and the scaler record
+        db.session.add(
+            AuditEvent(
+                actor="rightsizer/updater",
+                action="evict",
+                object_kind="Pod",
+                object_ref=f"shop/web0-{i}",
+                message=f"evict {i}",
+            )
+        )
+    db.session.add(
+        AuditEvent(
+            actor="rightsizer/scaler",
+            action="scale",
+            object_kind="Deployment",
+            object_ref="kube-system/coredns",
+            message="scaled from 2 to 3 replicas",
+        )
+    )
+    db.session.commit()
+
+    def rows_shown() -> list[tuple[str, str, str, str]]:
+        rows = page.locator("tr.event")
+        return [
+            (
+                rows.nth(i).locator("td.actor").inner_text(),
+                rows.nth(i).locator("td.action").inner_text(),
+                rows.nth(i).locator("td.object").get_attribute("data-kind") or "",
+                rows.nth(i).locator("td.object").get_attribute("data-ref") or "",
+            )
+            for i in range(rows.count())
+        ]
+
+    def from_api(query: str = "") -> list[tuple[str, str, str, str]]:
+        body = api.get(f"{live_url}/api/v1/events{query}", timeout=10).json()
+        return [(e["actor"], e["action"], e["objectKind"], e["objectRef"]) for e in body["items"]]
+
+    page.goto(f"{live_url}/dashboard/events")
+    everything = from_api()
+    assert len(everything) == 5
+    assert everything[-1] == ("alice", "create", "Policy", "shop/web")  # the oldest, by the API
+    assert rows_shown() == everything  # same events, same order (newest first)
+    shot(page, "events-seeded", database_url)
+
+    page.fill("input[name=action]", "evict")
+    page.click("#apply-filter")
+    page.wait_for_url("**action=evict**")
+    evictions = from_api("?action=evict")
+    assert len(evictions) == 3
+    assert rows_shown() == evictions
+    shot(page, "events-filtered", database_url)

@@ -1,0 +1,206 @@
+"""Dashboard pages over the test client: numbers match the API, filters, login, escaping."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import delete, update
+
+from app.extensions import db
+from app.models import Recommendation, RecommendationPoint
+from app.repository import (
+    ContainerResult,
+    CurrentRequests,
+    recommendation_history,
+    results_from_model,
+    save_all,
+)
+from tests.api.conftest import TOKENS
+from tests.api.test_recommendations_api import seed
+
+PAGES = (
+    "/dashboard/",
+    "/dashboard/workloads",
+    "/dashboard/scalers",
+    "/dashboard/nodes",
+    "/dashboard/events",
+    "/dashboard/workloads/shop/Deployment/web",
+)
+
+
+def values(html: str, cls: str) -> list[int]:
+    return [int(v) for v in re.findall(rf'class="num {cls}" data-value="(-?\d+)"', html)]
+
+
+@pytest.fixture
+def seeded(app: Flask) -> None:
+    seed()
+    db.session.execute(
+        update(Recommendation)
+        .where(Recommendation.namespace == "shop")
+        .values(current_cpu_request=1000, current_memory_request=2**31)
+    )
+    db.session.commit()
+
+
+def test_every_page_renders(seeded: None, client: FlaskClient) -> None:
+    for page in PAGES:
+        resp = client.get(page)
+        assert resp.status_code == 200, page
+        assert "<nav>" in resp.get_data(as_text=True)
+
+
+def test_numbers_match_the_api(seeded: None, client: FlaskClient) -> None:
+    items = client.get("/api/v1/recommendations").get_json()["items"]
+    cpu = sum(int(c["target"]["cpu"][:-1]) for w in items for c in w["containers"])
+    mem = sum(int(c["target"]["memory"]) for w in items for c in w["containers"])
+    html = client.get("/dashboard/").get_data(as_text=True)
+    assert f'id="total-target-cpu" data-value="{cpu}"' in html
+    assert f'id="total-target-memory" data-value="{mem}"' in html
+    savings = sum(w.get("estimatedSavingsPerReplica", {}).get("cpuCores", 0) for w in items)
+    assert re.search(rf'id="savings-cpu" data-value="{round(savings * 1000)}"', html)
+    table = client.get("/dashboard/workloads?sort=cpu").get_data(as_text=True)
+    assert sorted(values(table, "target-cpu")) == values(table, "target-cpu")
+    assert sum(values(table, "target-cpu")) == cpu
+
+
+def test_namespace_and_mode_filters(seeded: None, client: FlaskClient) -> None:
+    html = client.get("/dashboard/workloads?namespace=shop").get_data(as_text=True)
+    assert html.count('class="workload"') == 2
+    client.post(
+        "/api/v1/policies", json={"name": "p", "namespace": "shop", "updateMode": "Initial"}
+    )
+    html = client.get("/dashboard/workloads?mode=Initial").get_data(as_text=True)
+    assert html.count('class="workload"') == 2
+    assert "(shop/p)" in html
+    assert (
+        client.get("/dashboard/workloads?mode=Off").get_data(as_text=True).count('class="workload"')
+        == 1
+    )
+
+
+def test_login_with_a_cookie(app: Flask, anon: FlaskClient) -> None:
+    resp = anon.get("/dashboard/workloads")
+    assert resp.status_code == 302
+    assert resp.headers["Location"].startswith("/dashboard/login?next=/dashboard/workloads")
+    bad = anon.post("/dashboard/login", data={"token": "nope", "next": "/dashboard/workloads"})
+    assert bad.status_code == 401
+    ok = anon.post(
+        "/dashboard/login", data={"token": TOKENS["reader"], "next": "https://evil.example/"}
+    )
+    assert ok.status_code == 302
+    assert ok.headers["Location"] == "/dashboard/"
+    cookie = ok.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/dashboard" in cookie
+    assert anon.get("/dashboard/workloads").status_code == 200
+    assert anon.get("/api/v1/policies").status_code == 401  # the cookie is the dashboard's only
+    anon.post("/dashboard/logout")
+    assert anon.get("/dashboard/workloads").status_code == 302
+
+
+@pytest.mark.parametrize("app_config", [{"PUBLIC_READS": True}])
+def test_public_reads_open_the_dashboard(anon: FlaskClient) -> None:
+    assert anon.get("/dashboard/").status_code == 200
+    assert anon.get("/").headers["Location"] == "/dashboard/"
+
+
+def test_names_are_escaped(app: Flask, client: FlaskClient) -> None:
+    from app.models import AuditEvent
+
+    db.session.add(
+        AuditEvent(
+            actor="<script>alert(1)</script>",
+            action="x",
+            object_kind="Pod",
+            object_ref="a/<img src=x onerror=alert(2)>",
+            message="<b>hi</b>",
+        )
+    )
+    db.session.commit()
+    html = client.get("/dashboard/events").get_data(as_text=True)
+    assert "<script>alert" not in html and "<img src=x" not in html and "<b>hi" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_unknown_workload_page_is_404(app: Flask, client: FlaskClient) -> None:
+    assert client.get("/dashboard/workloads/a/Deployment/b").status_code == 404
+
+
+def test_overview_savings_over_all_replicas_match_the_api(
+    seeded: None, client: FlaskClient
+) -> None:
+    assert 'id="savings-cpu-all"' not in client.get("/dashboard/").get_data(as_text=True)
+    for name, replicas in (("web", 3), ("db", 2)):
+        db.session.execute(
+            update(Recommendation)
+            .where(Recommendation.namespace == "shop", Recommendation.name == name)
+            .values(replicas=replicas)
+        )
+    db.session.commit()
+    items = client.get("/api/v1/recommendations").get_json()["items"]
+    totals = [w["estimatedSavings"] for w in items if "estimatedSavings" in w]
+    assert len(totals) == 2
+    html = client.get("/dashboard/").get_data(as_text=True)
+    cpu = re.search(r'id="savings-cpu-all" data-value="(-?\d+)"', html)
+    memory = re.search(r'id="savings-memory-all" data-value="(-?\d+)"', html)
+    assert cpu and memory
+    assert int(cpu.group(1)) == round(sum(t["cpuCores"] for t in totals) * 1000)
+    gib = sum(t["memoryGiB"] for t in totals)
+    assert int(memory.group(1)) / 2**30 == pytest.approx(gib, abs=0.002)
+    # three web replicas and two db replicas: more than one replica's worth
+    per = sum(w["estimatedSavingsPerReplica"]["cpuCores"] for w in items if "estimatedSavings" in w)
+    assert abs(int(cpu.group(1))) > abs(per * 1000)
+
+
+def test_recommendation_over_time_is_drawn_from_the_history(
+    app: Flask, client: FlaskClient
+) -> None:
+    page = "/dashboard/workloads/shop/Deployment/web"
+    seed()
+    html = client.get(page).get_data(as_text=True)
+    assert 'id="no-history"' not in html  # seeding saved one point
+    m = seed()  # the same model saved again at the same time: still one point
+    start = datetime(2024, 7, 4, tzinfo=UTC)
+    for hours, cpu_request in ((1, 1000), (2, 1000), (5, 800)):
+        results = [
+            ContainerResult(
+                r.workload,
+                r.container,
+                r.recommendation,
+                r.checkpoint,
+                CurrentRequests(cpu_request, 2**31, 2),
+            )
+            for r in results_from_model(m)
+        ]
+        save_all(db.session, results, start + timedelta(hours=hours), batch_size=10)
+    stored = recommendation_history(db.session, "shop", "Deployment", "web")
+    assert len(stored) == 4
+    html = client.get(page).get_data(as_text=True)
+    assert "(4 points)" in html
+
+    def circles(cls: str, resource: str) -> list[int]:
+        pattern = rf'<circle class="point {cls}" data-resource="{resource}" data-value="(\d+)"'
+        return [int(v) for v in re.findall(pattern, html)]
+
+    assert circles("target", "cpu") == [p.target_cpu for p in stored]
+    assert circles("target", "memory") == [p.target_memory for p in stored]
+    assert circles("requested", "cpu") == [1000, 1000, 800]  # unknown at the first point
+    assert circles("requested", "memory") == [2**31] * 3
+    assert html.count('<polyline class="history target"') == 2
+    # another workload's page shows its own points only
+    html = client.get("/dashboard/workloads/ops/Deployment/web").get_data(as_text=True)
+    own = recommendation_history(db.session, "ops", "Deployment", "web")
+    assert [p.name for p in own] == ["web"] * 4 and {p.namespace for p in own} == {"ops"}
+    assert circles("target", "cpu") == [p.target_cpu for p in own]
+
+
+def test_empty_history_says_so(app: Flask, client: FlaskClient) -> None:
+    seed()
+    db.session.execute(delete(RecommendationPoint))
+    db.session.commit()
+    html = client.get("/dashboard/workloads/shop/Deployment/web").get_data(as_text=True)
+    assert 'id="no-history"' in html

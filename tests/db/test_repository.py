@@ -1,0 +1,230 @@
+"""Recommendations and checkpoints through the repository, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from flask import Flask
+from sqlalchemy import func, select
+
+from app.core.capping import ContainerPolicy
+from app.core.model import UsageModel, WorkloadKey
+from app.core.resources import MAX_AMOUNT
+from app.core.settings import RecommenderSettings
+from app.extensions import db
+from app.models import Checkpoint, Recommendation
+from app.repository import (
+    ContainerResult,
+    CurrentRequests,
+    delete_workload,
+    find_recommendations,
+    load_checkpoints,
+    recommendation_history,
+    results_from_model,
+    save_all,
+    save_batch,
+)
+
+S = RecommenderSettings()
+NOW = datetime(2024, 7, 4, tzinfo=UTC)
+WEB = WorkloadKey("shop", "Deployment", "web")
+DB_ = WorkloadKey("shop", "StatefulSet", "db")
+
+
+def fed_model() -> UsageModel:
+    m = UsageModel(S)
+    t0 = 1_719_792_000.0
+    for i in range(3 * 288):
+        t = t0 + 300 * i
+        for pod in ("web-1", "web-2"):
+            m.add_cpu(WEB, pod, "app", t, 0.2 + (i % 7) / 20, 0.5)
+            m.add_memory(WEB, pod, "app", t, 3e8 + (i % 11) * 1e7)
+            m.add_cpu(WEB, pod, "proxy", t, 0.02, 0.1)
+            m.add_memory(WEB, pod, "proxy", t, 6e7)
+        m.add_cpu(DB_, "db-0", "postgres", t, 1.0, 2.0)
+        m.add_memory(DB_, "db-0", "postgres", t, 2e9)
+    return m
+
+
+def count(model: type) -> int:
+    return db.session.scalar(select(func.count()).select_from(model)) or 0
+
+
+def test_round_trip_through_checkpoints_gives_the_same_recommendations(app: Flask) -> None:
+    m = fed_model()
+    saved, failed = save_all(db.session, results_from_model(m), NOW, batch_size=2)
+    assert (saved, failed) == (3, 0)
+    assert count(Checkpoint) == 3 and count(Recommendation) == 3
+
+    restored = UsageModel(S)
+    assert load_checkpoints(db.session, restored, S) == (3, 0)
+    for w in (WEB, DB_):
+        before, after = m.recommend(w), restored.recommend(w)
+        assert before.keys() == after.keys()
+        for name in before:
+            for field in ("target", "lower_bound", "upper_bound"):
+                b, a = getattr(before[name], field), getattr(after[name], field)
+                # Rounding to 10000ths of the heaviest bucket may move a percentile one bucket.
+                assert a.cpu == pytest.approx(b.cpu, rel=0.051)
+                assert a.memory == pytest.approx(b.memory, rel=0.051)
+    agg = restored.aggregates[WEB]["app"]
+    assert agg.total_samples == 2 * 3 * 288
+    assert agg.first_sample == 1_719_792_000.0
+
+
+def test_rows_hold_the_recommendation(app: Flask) -> None:
+    m = fed_model()
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)
+    [row] = find_recommendations(db.session, "shop", "StatefulSet", "db")
+    rec = m.recommend(DB_)["postgres"]
+    assert (row.target_cpu, row.target_memory) == (rec.target.cpu, rec.target.memory)
+    assert row.upper_bound_cpu == rec.upper_bound.cpu
+    assert row.sample_count == 3 * 288
+    assert row.last_sample_at is not None
+
+
+def test_unbounded_upper_bound_fits_the_column(app: Flask) -> None:
+    m = UsageModel(S)
+    m.add_cpu(WEB, "web-1", "app", 1e9, 0.5, 1.0)
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)
+    db.session.expire_all()
+    [row] = find_recommendations(db.session)
+    assert row.upper_bound_cpu == MAX_AMOUNT
+
+
+def test_update_replaces_rows_in_place(app: Flask) -> None:
+    m = fed_model()
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)
+    m.add_cpu(DB_, "db-0", "postgres", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)
+    assert count(Recommendation) == 3
+    [row] = find_recommendations(db.session, name="db")
+    assert row.sample_count == 3 * 288 + 1
+
+
+def test_policy_off_removes_the_recommendation_but_keeps_the_checkpoint(app: Flask) -> None:
+    m = fed_model()
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)
+    off = {WEB: [ContainerPolicy("proxy", mode="Off")]}
+    save_all(db.session, results_from_model(m, lambda w: off.get(w, [])), NOW, batch_size=10)
+    assert [r.container for r in find_recommendations(db.session, name="web")] == ["app"]
+    assert count(Checkpoint) == 3
+
+
+def test_failed_batch_rolls_back_alone(app: Flask) -> None:
+    m = fed_model()
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)
+    before = {r.container: r.sample_count for r in find_recommendations(db.session)}
+    m.add_cpu(WEB, "web-1", "app", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
+    m.add_cpu(DB_, "db-0", "postgres", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
+    results = {r.container: r for r in results_from_model(m)}
+    results["app"].checkpoint.version = None  # type: ignore[assignment]  # NOT NULL: refused
+    saved, failed = save_all(db.session, [results["app"], results["postgres"]], NOW, batch_size=1)
+    assert (saved, failed) == (1, 1)
+    db.session.expire_all()
+    after = {r.container: r.sample_count for r in find_recommendations(db.session)}
+    assert after["app"] == before["app"]  # the failed batch left the old row untouched
+    assert after["postgres"] == before["postgres"] + 1  # the other batch landed
+
+
+def test_bad_checkpoint_is_skipped_and_kept(app: Flask) -> None:
+    save_all(db.session, results_from_model(fed_model()), NOW, batch_size=10)
+    row = db.session.scalars(select(Checkpoint).where(Checkpoint.container == "proxy")).one()
+    row.cpu_buckets = {"999": 5}
+    db.session.commit()
+    restored = UsageModel(S)
+    assert load_checkpoints(db.session, restored, S) == (2, 1)
+    assert "proxy" not in restored.aggregates.get(WEB, {})
+    assert count(Checkpoint) == 3
+
+
+def test_batch_must_be_all_or_nothing(app: Flask) -> None:
+    results = list(results_from_model(fed_model()))
+    results[1].checkpoint.version = None  # type: ignore[assignment]  # NOT NULL violation
+    with pytest.raises(Exception):  # noqa: B017 - any driver error
+        save_batch(db.session, results, NOW)
+    assert count(Checkpoint) == 0
+    assert count(Recommendation) == 0
+
+
+def test_delete_workload(app: Flask) -> None:
+    save_all(db.session, results_from_model(fed_model()), NOW, batch_size=10)
+    delete_workload(db.session, WEB)
+    assert [r.name for r in find_recommendations(db.session)] == ["db"]
+    assert count(Checkpoint) == 1
+
+
+def with_current(m: UsageModel, replicas: int | None) -> list[ContainerResult]:
+    """The model's results as the recommender gives them: current requests and live pods."""
+    return [
+        ContainerResult(
+            r.workload,
+            r.container,
+            r.recommendation,
+            r.checkpoint,
+            CurrentRequests(500, 2**29, replicas),
+        )
+        for r in results_from_model(m)
+    ]
+
+
+def test_replicas_are_stored_and_kept_when_no_pod_was_seen(app: Flask) -> None:
+    m = fed_model()
+    save_all(db.session, with_current(m, 3), NOW, batch_size=10)
+    [row] = find_recommendations(db.session, "shop", "StatefulSet", "db")
+    assert (row.replicas, row.current_cpu_request) == (3, 500)
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)  # no pods seen this run
+    db.session.expire_all()
+    [row] = find_recommendations(db.session, "shop", "StatefulSet", "db")
+    assert row.replicas == 3
+    save_all(db.session, with_current(m, 5), NOW, batch_size=10)
+    db.session.expire_all()
+    assert find_recommendations(db.session, "shop", "StatefulSet", "db")[0].replicas == 5
+
+
+def points(w: WorkloadKey) -> list[tuple[str, datetime, int]]:
+    return [
+        (p.container, p.time.replace(tzinfo=UTC), p.target_cpu)
+        for p in recommendation_history(db.session, w.namespace, w.kind, w.name)
+    ]
+
+
+def test_history_gets_at_most_one_point_an_hour_and_keeps_eight_days(app: Flask) -> None:
+    m = fed_model()
+    cpu = m.recommend(DB_)["postgres"].target.cpu
+    for minutes in (0, 30, 59, 60, 90, 125):
+        save_all(db.session, with_current(m, 1), NOW + timedelta(minutes=minutes), batch_size=2)
+    hours = [NOW, NOW + timedelta(minutes=60), NOW + timedelta(minutes=125)]
+    assert points(DB_) == [("postgres", t, cpu) for t in hours]
+    assert [c for c, _, _ in points(WEB)] == ["app"] * 3 + ["proxy"] * 3
+    [first] = recommendation_history(db.session, "shop", "StatefulSet", "db")[:1]
+    assert (first.current_cpu_request, first.current_memory_request) == (500, 2**29)
+
+    later = NOW + timedelta(days=8, minutes=61)  # the first two points are now older than 8 days
+    save_all(db.session, with_current(m, 1), later, batch_size=2)
+    assert [t for _, t, _ in points(DB_)] == [NOW + timedelta(minutes=125), later]
+
+
+def test_history_point_is_part_of_the_batch_transaction(app: Flask) -> None:
+    m = fed_model()
+    good = with_current(m, 1)
+    bad = [
+        ContainerResult(
+            DB_,
+            "postgres",
+            good[0].recommendation,
+            good[0].checkpoint,
+            CurrentRequests(2**70, None, 1),  # does not fit the column: the batch fails
+        )
+    ]
+    with pytest.raises(Exception):  # noqa: B017  (whichever error the driver raises)
+        save_batch(db.session, bad, NOW)
+    assert points(DB_) == []
+
+
+def test_delete_workload_forgets_its_history(app: Flask) -> None:
+    save_all(db.session, with_current(fed_model(), 1), NOW, batch_size=10)
+    assert points(DB_) and points(WEB)
+    delete_workload(db.session, DB_)
+    assert points(DB_) == [] and points(WEB)

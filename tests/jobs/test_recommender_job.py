@@ -1,0 +1,230 @@
+"""The recommender job's own rules, one run at a time against the simulated cluster.
+
+Each test builds the job as `rightsizer serve` does (ClusterView over the official client) and
+calls run_once directly, with the simulator's frozen clock moved by the test.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from kubernetes import client
+from sqlalchemy import func, select
+
+from app.core.model import WorkloadKey
+from app.extensions import db
+from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.kube.cluster import ClusterView
+from app.models import Checkpoint, Recommendation
+from app.simulator.simulator import Simulator
+from app.simulator.testing import running_simulator
+
+
+def deployment(namespace: str, name: str, replicas: int = 2, cpu: float = 0.2) -> dict[str, Any]:
+    return {
+        "kind": "Deployment",
+        "namespace": namespace,
+        "name": name,
+        "replicas": replicas,
+        "containers": [
+            {
+                "name": "app",
+                "image": "example.com/app:1",
+                "requests": {"cpu": "500m", "memory": "512Mi"},
+                "usage": {"cpu": {"base": cpu}, "memory": {"base": "200Mi"}},
+            }
+        ],
+    }
+
+
+SCENARIO = {
+    "nodes": [{"namePrefix": "node", "count": 3, "cpu": "8", "memory": "32Gi"}],
+    "namespaces": [{"name": "shop"}, {"name": "private"}],
+    "workloads": [
+        deployment("shop", "web"),
+        deployment("shop", "api", cpu=0.4),
+        deployment("private", "secret-sauce"),
+    ],
+}
+
+WEB, API = WorkloadKey("shop", "Deployment", "web"), WorkloadKey("shop", "Deployment", "api")
+PRIVATE = WorkloadKey("private", "Deployment", "secret-sauce")
+
+
+@pytest.fixture
+def sim() -> Iterator[Simulator]:
+    with running_simulator(SCENARIO) as s:
+        yield s
+
+
+@pytest.fixture
+def cluster(sim: Simulator) -> Iterator[ClusterView]:
+    view = ClusterView(sim.api_client()).start()
+    assert view.wait_synced(30)
+    yield view
+    view.stop()
+
+
+def make_job(app: Flask, cluster: ClusterView, sim: Simulator, **options: Any) -> RecommenderJob:
+    return RecommenderJob(app, cluster, RecommenderOptions(**options), clock=sim.now)
+
+
+def step(sim: Simulator, job: RecommenderJob, seconds: float = 60) -> str:
+    sim.advance(seconds)
+    sim.settle()
+    wait_cache_caught_up(sim, job.cluster)
+    return job.run_once(lambda: True)
+
+
+def wait_cache_caught_up(sim: Simulator, cluster: ClusterView) -> None:
+    """The pods informer is a watch: give it the simulator's latest pods before a run."""
+    core = client.CoreV1Api(sim.api_client())
+    want = {
+        (p.metadata.namespace, p.metadata.name) for p in core.list_pod_for_all_namespaces().items
+    }
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        have = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in cluster.pods.items()}
+        if have == want:
+            return
+        time.sleep(0.05)
+    raise AssertionError("pod cache did not catch up with the simulator")
+
+
+def wait_until(predicate: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def stored(app: Flask) -> set[WorkloadKey]:
+    with app.app_context():
+        rows = db.session.execute(
+            select(Recommendation.namespace, Recommendation.kind, Recommendation.name)
+        )
+        return {WorkloadKey(*r) for r in rows}
+
+
+def test_every_workload_outside_the_excluded_namespaces_gets_a_recommendation(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    job = make_job(app, cluster, sim, excluded_namespaces=frozenset({"private"}))
+    for _ in range(3):
+        step(sim, job)
+    assert stored(app) == {WEB, API}
+    assert PRIVATE not in job.model.aggregates
+
+
+def test_a_workload_an_hpa_scales_on_cpu_is_marked_in_conflict_for_cpu_only(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    client.AutoscalingV2Api(sim.api_client()).create_namespaced_horizontal_pod_autoscaler(
+        "shop",
+        {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 1,
+                "maxReplicas": 5,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 70},
+                        },
+                    }
+                ],
+            },
+        },
+    )
+    job = make_job(app, cluster, sim)
+    wait_until(lambda: bool(cluster.hpas.items()), "the HPA in the cache")
+    step(sim, job)
+    with app.app_context():
+        conflicts = {r.name: r.conflicts for r in db.session.scalars(select(Recommendation))}
+    assert (
+        set(conflicts["web"]) == {"cpu"}
+        and "HorizontalPodAutoscaler web" in conflicts["web"]["cpu"]
+    )
+    assert not conflicts["api"]
+
+
+def test_rows_of_a_deleted_workload_go_after_the_grace_period_and_not_before(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    job = make_job(app, cluster, sim, gc_grace=300)
+    step(sim, job)
+    assert stored(app) == {WEB, API, PRIVATE}
+    client.AppsV1Api(sim.api_client()).delete_namespaced_deployment("api", "shop")
+    wait_until(lambda: not cluster.workload_exists(API), "the deletion in the cache")
+    assert "deleted 0 gone" in step(sim, job, 120)  # gone for 0s: first noticed
+    assert API in stored(app)
+    assert "deleted 0 gone" in step(sim, job, 120)  # gone for 120s < 300s
+    assert "deleted 1 gone" in step(sim, job, 240)  # gone for 360s
+    assert stored(app) == {WEB, PRIVATE}
+    with app.app_context():
+        left = db.session.scalar(
+            select(func.count()).select_from(Checkpoint).where(Checkpoint.name == "api")
+        )
+    assert left == 0 and API not in job.model.aggregates
+
+
+def test_aggregates_without_a_sample_for_the_idle_period_are_dropped(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    job = make_job(app, cluster, sim, idle_after=3600, gc_grace=10**9)
+    step(sim, job)
+    client.AppsV1Api(sim.api_client()).patch_namespaced_deployment_scale(
+        "api", "shop", {"spec": {"replicas": 0}}
+    )
+    assert "dropped 0 idle" in step(sim, job, 1800)
+    assert API in job.model.aggregates  # no sample for 30 min: still kept
+    assert "dropped 1 idle" in step(sim, job, 1900)  # no sample for over an hour
+    assert API not in job.model.aggregates and WEB in job.model.aggregates
+
+
+def test_a_new_leadership_term_resumes_from_the_checkpoints_not_the_stale_model(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    mine = make_job(app, cluster, sim)
+    step(sim, mine)
+    # Another leader runs meanwhile and writes newer checkpoints.
+    other = make_job(app, cluster, sim)
+    for _ in range(3):
+        step(sim, other)
+    newer = other.model.aggregates[WEB]["app"].total_samples
+    assert newer > mine.model.aggregates[WEB]["app"].total_samples
+    mine.forget()  # what startup does when this process wins the lease again
+    step(sim, mine)
+    assert mine.model.aggregates[WEB]["app"].total_samples == newer + 2  # two pods, one step
+
+
+def test_losing_the_lease_while_saving_stops_the_save(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    job = make_job(app, cluster, sim, batch_size=1)
+    calls = {"n": 0}
+
+    def leader_for_two_workloads() -> bool:
+        calls["n"] += 1
+        return calls["n"] <= 3  # the check before saving, then the first two workloads
+
+    summary = step(sim, job)
+    assert "saved 3" in summary
+    with app.app_context():
+        db.session.execute(Recommendation.__table__.delete())
+        db.session.commit()
+    sim.advance(60)
+    sim.settle()
+    summary = job.run_once(leader_for_two_workloads)
+    assert "saved 2" in summary, summary
+    assert len(stored(app)) == 2

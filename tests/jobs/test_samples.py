@@ -1,0 +1,101 @@
+"""Cluster JSON -> samples: PodMetrics parsing, requests, and OOM kills seen once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.jobs.samples import (
+    ContainerResources,
+    container_resources,
+    new_oom_kills,
+    usage_from_metrics,
+)
+
+
+def pod(
+    restarts: int = 0, reason: str | None = None, limits: dict[str, str] | None = None
+) -> dict[str, Any]:
+    status: dict[str, Any] = {"name": "app", "restartCount": restarts}
+    if reason:
+        status["lastState"] = {
+            "terminated": {"reason": reason, "finishedAt": "2024-07-01T12:00:00Z"}
+        }
+    return {
+        "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "resources": {
+                        "requests": {"cpu": "250m", "memory": "256Mi"},
+                        "limits": limits or {},
+                    },
+                },
+            ],
+            "initContainers": [
+                {
+                    "name": "proxy",
+                    "restartPolicy": "Always",
+                    "resources": {"requests": {"cpu": "0.1"}},
+                },
+                {"name": "migrate", "resources": {"requests": {"cpu": "1"}}},
+            ],
+        },
+        "status": {"containerStatuses": [status]},
+    }
+
+
+def test_container_resources_include_sidecars_not_init_containers() -> None:
+    res = container_resources(pod(limits={"memory": "512Mi"}))
+    assert res == {
+        "app": ContainerResources(250, 268_435_456, None, 536_870_912),
+        "proxy": ContainerResources(100, None, None, None),
+    }
+
+
+def test_pod_metrics_usage() -> None:
+    item = {
+        "metadata": {"name": "web-1", "namespace": "shop"},
+        "timestamp": "2024-07-01T00:00:00Z",
+        "window": "30s",
+        "containers": [
+            {"name": "app", "usage": {"cpu": "123456789n", "memory": "1Mi"}},
+            {"name": "bad", "usage": {"cpu": "lots", "memory": "1Mi"}},
+            {"name": "cpu-only", "usage": {"cpu": "5m"}},
+        ],
+    }
+    [app, cpu_only] = usage_from_metrics(item)
+    assert app.time == 1_719_792_000.0
+    assert app.cpu_cores == pytest.approx(0.123456789)
+    assert app.memory_bytes == 1_048_576
+    assert (cpu_only.cpu_cores, cpu_only.memory_bytes) == (pytest.approx(0.005), None)
+
+
+def test_pod_metrics_without_timestamp_are_skipped() -> None:
+    assert (
+        usage_from_metrics(
+            {"metadata": {"name": "x"}, "containers": [{"name": "a", "usage": {"cpu": "1"}}]}
+        )
+        == []
+    )
+
+
+def test_oom_kill_is_reported_once_at_the_limit() -> None:
+    seen: dict[tuple[str, str, str], int] = {}
+    [kill] = new_oom_kills(pod(1, "OOMKilled", {"memory": "512Mi"}), seen)
+    assert (kill.pod, kill.container, kill.memory_bytes) == ("web-1", "app", 536_870_912)
+    assert kill.time == 1_719_835_200.0
+    assert new_oom_kills(pod(1, "OOMKilled", {"memory": "512Mi"}), seen) == []  # same restart
+    assert len(new_oom_kills(pod(2, "OOMKilled", {"memory": "512Mi"}), seen)) == 1  # a new one
+
+
+def test_oom_without_limit_uses_the_request() -> None:
+    [kill] = new_oom_kills(pod(3, "OOMKilled"), {})
+    assert kill.memory_bytes == 268_435_456
+
+
+def test_other_terminations_are_not_ooms() -> None:
+    assert new_oom_kills(pod(1, "Error"), {}) == []
+    assert new_oom_kills(pod(0), {}) == []

@@ -1,0 +1,499 @@
+"""The updater's safety rules and fallbacks, one run at a time against the simulated cluster.
+
+Each test builds the job as `rightsizer serve` does (ClusterView and PodActions over the official
+client, against the simulator) and calls run_once directly. Time is explicit: the updater's clock
+is a `Clock` the test moves, so the rate limit and the Deferred/InProgress limits need no sleeps.
+No webhook runs here, so evicted pods come back unchanged; the tests count evictions, not results.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from flask import Flask
+from kubernetes import client
+from sqlalchemy import select
+
+from app.extensions import db
+from app.jobs.updater import UpdaterJob, UpdaterOptions
+from app.kube.actions import PodActions
+from app.kube.cluster import ClusterView
+from app.kube.webhook_config import is_registered
+from app.models import AuditEvent, Policy, Recommendation
+from app.simulator.simulator import Simulator
+from app.simulator.testing import running_simulator
+
+NS = "shop"
+GI = 1024**3
+
+
+def deployment(
+    name: str, replicas: int, cpu: str = "1", memory: str = "1Gi", guaranteed: bool = False
+) -> dict[str, Any]:
+    requests = {"cpu": cpu, "memory": memory}
+    return {
+        "kind": "Deployment",
+        "namespace": NS,
+        "name": name,
+        "replicas": replicas,
+        "containers": [
+            {
+                "name": "app",
+                "image": "example.com/app:1",
+                "requests": requests,
+                "limits": dict(requests) if guaranteed else {},
+                "usage": {"cpu": {"base": 0.1}, "memory": {"base": "200Mi"}},
+            }
+        ],
+    }
+
+
+SCENARIO = {
+    "nodes": [{"namePrefix": "node", "count": 3, "cpu": "4", "memory": "16Gi"}],
+    "namespaces": [{"name": NS}],
+    "workloads": [
+        deployment("web", 3),
+        deployment("api", 3),
+        deployment("db", 2, cpu="500m", memory="512Mi", guaranteed=True),
+    ],
+}
+
+
+class Clock:
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def sim() -> Iterator[Simulator]:
+    with running_simulator(SCENARIO) as s:
+        yield s
+
+
+@pytest.fixture
+def api(sim: Simulator) -> Iterator[Any]:
+    a = sim.api_client()
+    yield a
+    a.close()
+
+
+@pytest.fixture
+def cluster(sim: Simulator) -> Iterator[ClusterView]:
+    view = ClusterView(sim.api_client()).start()
+    assert view.wait_synced(30)
+    yield view
+    view.stop()
+
+
+# --- helpers (also used by tests/reliability/test_updater_churn.py) ---------------------------
+
+
+def recommend(
+    app: Flask,
+    name: str,
+    cpu: int,
+    memory: int = GI,
+    history: float = 2 * 3600.0,
+    spread: float = 0.5,
+    namespace: str = NS,
+) -> None:
+    """A stored recommendation for container `app` of Deployment `name` (millicores, bytes)."""
+    now = datetime.now(UTC)
+    with app.app_context():
+        db.session.add(
+            Recommendation(
+                namespace=namespace,
+                kind="Deployment",
+                name=name,
+                container="app",
+                target_cpu=cpu,
+                target_memory=memory,
+                lower_bound_cpu=int(cpu * (1 - spread)),
+                lower_bound_memory=int(memory * (1 - spread)),
+                upper_bound_cpu=int(cpu * (1 + spread)),
+                upper_bound_memory=int(memory * (1 + spread)),
+                uncapped_target_cpu=cpu,
+                uncapped_target_memory=memory,
+                sample_count=100,
+                first_sample_at=now - timedelta(seconds=history),
+                last_sample_at=now,
+            )
+        )
+        db.session.commit()
+
+
+def policy(
+    app: Flask,
+    target: str,
+    mode: str,
+    min_replicas: int | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    namespace: str = NS,
+) -> None:
+    with app.app_context():
+        db.session.add(
+            Policy(
+                name=target,
+                namespace=namespace,
+                target_kind="Deployment",
+                target_name=target,
+                update_mode=mode,
+                min_replicas=min_replicas,
+                container_policies=containers or [],
+            )
+        )
+        db.session.commit()
+
+
+def make_job(
+    app: Flask,
+    cluster: ClusterView,
+    api: Any,
+    clock: Callable[[], float],
+    registered: Callable[[], bool] = lambda: True,
+    **options: Any,
+) -> UpdaterJob:
+    return UpdaterJob(
+        app, cluster, PodActions(api), UpdaterOptions(**options), registered, clock=clock
+    )
+
+
+def server_pods(api: Any, namespace: str = NS) -> list[dict[str, Any]]:
+    """The pods as the simulator has them now, as plain JSON."""
+    import json
+
+    resp = client.CoreV1Api(api).list_namespaced_pod(namespace, _preload_content=False)
+    items: list[dict[str, Any]] = json.loads(resp.data)["items"]
+    return items
+
+
+def uids(api: Any, prefix: str, namespace: str = NS) -> set[str]:
+    return {
+        p["metadata"]["uid"]
+        for p in server_pods(api, namespace)
+        if p["metadata"]["name"].startswith(prefix + "-")
+    }
+
+
+def caught_up(api: Any, cluster: ClusterView, timeout: float = 10.0) -> None:
+    """The pod cache holds exactly the simulator's pods, at their latest versions."""
+
+    def key(p: dict[str, Any]) -> tuple[str, str, str]:
+        m = p["metadata"]
+        return m["namespace"], m["name"], m["resourceVersion"]
+
+    deadline = time.monotonic() + timeout
+    while True:
+        want = {key(p) for p in server_pods(api)}
+        have = {key(p) for p in cluster.pods.items() if p["metadata"]["namespace"] == NS}
+        if want == have:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"pod cache did not catch up: {sorted(want ^ have)}")
+        time.sleep(0.05)
+
+
+def audit(app: Flask) -> list[AuditEvent]:
+    with app.app_context():
+        rows = list(db.session.scalars(select(AuditEvent).order_by(AuditEvent.id)))
+        db.session.expunge_all()
+        return rows
+
+
+def events(api: Any, namespace: str = NS) -> list[Any]:
+    return [
+        e
+        for e in client.CoreV1Api(api).list_namespaced_event(namespace).items
+        if e.source is not None and e.source.component == "rightsizer"
+    ]
+
+
+def settled(sim: Simulator, api: Any, cluster: ClusterView) -> None:
+    sim.settle()
+    caught_up(api, cluster)
+
+
+LEADER = lambda: True  # noqa: E731
+
+
+# --- Recreate: eviction, its audit row and its Event ------------------------------------------
+
+
+def test_recreate_evicts_within_tolerance_with_audit_and_event(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=200)  # requests 1000m, upper bound 300m: outside the range
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    summary = job.run_once(LEADER)
+    assert "1 pods updated" in summary
+    gone = before - uids(api, "web")
+    assert len(gone) == 1  # int(3 x 0.5) = 1 per run
+    rows = audit(app)
+    assert [(r.action, r.actor) for r in rows] == [("evict", "rightsizer/updater")]
+    d = rows[0].details
+    assert d["before"] == {"app": {"requests": {"cpu": 1000, "memory": GI}, "limits": {}}}
+    assert d["after"]["app"]["requests"]["cpu"] == 200
+    evs = events(api)
+    assert [(e.reason, e.involved_object.uid) for e in evs] == [("RightsizerEvicted", gone.pop())]
+    assert evs[0].involved_object.name == rows[0].object_ref.split("/")[1]
+
+
+def test_dry_run_logs_and_changes_nothing(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView, caplog: pytest.LogCaptureFixture
+) -> None:
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=200)
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()), dry_run=True)
+    with caplog.at_level(logging.INFO, logger="app.jobs.updater"):
+        for _ in range(3):
+            job.run_once(LEADER)
+    settled(sim, api, cluster)
+    assert uids(api, "web") == before
+    assert audit(app) == []
+    assert events(api) == []
+    assert len([m for m in caplog.messages if m.startswith("[dry run] evict shop/web-")]) == 3
+
+
+def test_nothing_happens_while_the_webhook_is_not_registered(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=200)
+    before = uids(api, "web")
+    # The check `rightsizer serve` uses, against a cluster where no configuration exists.
+    job = make_job(
+        app, cluster, api, Clock(sim.now()), registered=lambda: is_registered(api, "rightsizer")
+    )
+    assert "not registered" in job.run_once(LEADER)
+    assert uids(api, "web") == before
+    assert audit(app) == [] and events(api) == []
+
+
+def test_recommendations_younger_than_min_history_are_not_acted_on(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=200, history=1800)
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()), min_history_seconds=3600)
+    job.run_once(LEADER)
+    assert uids(api, "web") == before
+    # The same recommendation with enough history behind it is acted on.
+    old = make_job(app, cluster, api, Clock(sim.now()), min_history_seconds=1200)
+    assert "1 pods updated" in old.run_once(LEADER)
+    assert len(before - uids(api, "web")) == 1
+
+
+def test_requests_that_fit_on_no_node_are_held_back(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView, caplog: pytest.LogCaptureFixture
+) -> None:
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=6000, spread=0.1)  # 6 cores: every node has 4
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    with caplog.at_level(logging.INFO, logger="app.jobs.updater"):
+        summary = job.run_once(LEADER)
+    assert "0 pods updated" in summary and "3 held back" in summary  # each pod was tried
+    assert uids(api, "web") == before
+    assert len([m for m in caplog.messages if m.endswith("fit on no node")]) == 3
+    assert audit(app) == []
+
+
+def test_global_rate_limit_spreads_evictions_over_time(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    for name in ("web", "api"):
+        policy(app, name, "Recreate")
+        recommend(app, name, cpu=200)
+    before = uids(api, "web") | uids(api, "api")
+    clock = Clock(sim.now())
+    # Without the limit both owners lose one pod per run; at one per 10 s with a burst of 1,
+    # the first run evicts one, a run 5 s later none, a run 10 s later one more.
+    job = make_job(app, cluster, api, clock, evictions_per_second=0.1, eviction_burst=1)
+
+    def evicted() -> int:
+        return len(before - (uids(api, "web") | uids(api, "api")))
+
+    job.run_once(LEADER)
+    assert evicted() == 1
+    settled(sim, api, cluster)
+    clock.t += 5
+    job.run_once(LEADER)
+    assert evicted() == 1
+    clock.t += 5
+    job.run_once(LEADER)
+    assert evicted() == 2
+    assert [r.action for r in audit(app)] == ["evict", "evict"]
+
+
+# --- InPlaceOrRecreate: resize, and the fallbacks to eviction ---------------------------------
+
+
+def test_resize_in_place_records_event_and_audit(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    policy(app, "web", "InPlaceOrRecreate")
+    recommend(app, "web", cpu=500)
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    assert "1 pods updated" in job.run_once(LEADER)
+    assert uids(api, "web") == before  # nothing recreated
+    cpus = sorted(
+        p["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+        for p in server_pods(api)
+        if p["metadata"]["name"].startswith("web-")
+    )
+    assert cpus == ["1", "1", "500m"]
+    rows = audit(app)
+    assert [r.action for r in rows] == ["resize"]
+    assert rows[0].details["before"]["app"]["requests"]["cpu"] == 1000
+    assert rows[0].details["after"]["app"]["requests"]["cpu"] == 500
+    assert [e.reason for e in events(api)] == ["RightsizerResized"]
+
+
+def test_qos_class_change_falls_back_to_eviction(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    # Guaranteed pods (requests = limits); RequestsOnly lowers the request under the limit,
+    # which would make them Burstable: Kubernetes refuses such a resize, so evict instead.
+    policy(
+        app,
+        "db",
+        "InPlaceOrRecreate",
+        containers=[{"containerName": "*", "controlledValues": "RequestsOnly"}],
+    )
+    recommend(app, "db", cpu=100, memory=512 * 1024**2)
+    before = uids(api, "db")
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    assert "1 pods updated" in job.run_once(LEADER)
+    assert len(before - uids(api, "db")) == 1
+    rows = audit(app)
+    assert [r.action for r in rows] == ["evict"]
+    assert "QoS class Guaranteed -> Burstable" in rows[0].message
+    assert rows[0].details["before"]["app"]["requests"]["cpu"] == 500
+    assert rows[0].details["after"]["app"]["requests"]["cpu"] == 100
+    evs = events(api)
+    assert [(e.reason, e.type) for e in evs] == [("RightsizerResizeFallback", "Warning")]
+
+
+def set_resize_condition(api: Any, pod: dict[str, Any], type_: str, reason: str) -> None:
+    """What a kubelet reports about a resize it has not finished (through pods/status)."""
+    client.CoreV1Api(api).patch_namespaced_pod_status(
+        pod["metadata"]["name"],
+        NS,
+        {
+            "status": {
+                "conditions": [
+                    *[
+                        c
+                        for c in pod["status"].get("conditions") or []
+                        if not c["type"].startswith("PodResize")
+                    ],
+                    {"type": type_, "status": "True", "reason": reason, "message": "waiting"},
+                ]
+            }
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("condition", "reason", "limit"),
+    [("PodResizePending", "Deferred", 300.0), ("PodResizeInProgress", "", 3600.0)],
+)
+def test_resize_stuck_too_long_falls_back_to_eviction(
+    app: Flask,
+    sim: Simulator,
+    api: Any,
+    cluster: ClusterView,
+    condition: str,
+    reason: str,
+    limit: float,
+) -> None:
+    policy(app, "web", "InPlaceOrRecreate")
+    recommend(app, "web", cpu=500)
+    clock = Clock(sim.now())
+    job = make_job(app, cluster, api, clock, settings=_one_at_a_time())
+    job.run_once(LEADER)
+    [resized] = [
+        p
+        for p in server_pods(api)
+        if p["metadata"]["name"].startswith("web-")
+        and p["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "500m"
+    ]
+    set_resize_condition(api, resized, condition, reason)
+    settled(sim, api, cluster)
+    job.run_once(LEADER)  # first seen stuck now: the clock for the limit starts here
+    clock.t += limit
+    job.run_once(LEADER)  # exactly the limit: still waiting
+    assert resized["metadata"]["uid"] in uids(api, "web")
+    clock.t += 1
+    summary = job.run_once(LEADER)
+    assert "1 resize fallbacks" in summary
+    assert resized["metadata"]["uid"] not in uids(api, "web")
+    ref = f"{NS}/{resized['metadata']['name']}"
+    rows = [r for r in audit(app) if r.object_ref == ref]  # other pods get resized meanwhile
+    assert [r.action for r in rows] == ["resize", "evict"]
+    state = reason or "InProgress"
+    assert rows[1].message.startswith(f"resize {state}")
+    assert rows[1].details["fallback"].startswith(f"resize {state}")
+    assert rows[1].details["before"] == rows[0].details["before"]
+    assert rows[1].details["after"] == rows[0].details["after"]
+    mine = [e for e in events(api) if e.involved_object.uid == resized["metadata"]["uid"]]
+    assert sorted(e.reason for e in mine) == ["RightsizerResizeFallback", "RightsizerResized"]
+
+
+def _one_at_a_time() -> Any:
+    from app.core.priority import UpdaterSettings
+
+    return UpdaterSettings(eviction_tolerance=0.0)  # one pod per owner per run, all running
+
+
+def test_resize_404_on_a_live_pod_falls_back_to_eviction(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cluster older than 1.33 has no `resize` subresource: the API server answers it with
+    # the 404 it gives any unknown path, while the pod itself is still there.
+    from app.simulator import errors, subresources
+
+    real = subresources.handle
+
+    def without_resize(api: Any, rt: Any, ns: str, name: str, sub: str, req: Any) -> Any:
+        if sub == "resize":
+            raise errors.unknown_resource()
+        return real(api, rt, ns, name, sub, req)
+
+    monkeypatch.setattr(subresources, "handle", without_resize)
+    policy(app, "web", "InPlaceOrRecreate")
+    recommend(app, "web", cpu=500)
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    assert "1 pods updated" in job.run_once(LEADER)
+    assert len(before - uids(api, "web")) == 1
+    rows = audit(app)
+    assert [r.action for r in rows] == ["evict"]
+    assert "resize not supported" in rows[0].message
+    assert rows[0].details["before"]["app"]["requests"]["cpu"] == 1000
+    assert rows[0].details["after"]["app"]["requests"]["cpu"] == 500
+    assert [e.reason for e in events(api)] == ["RightsizerResizeFallback"]
+
+
+def test_resize_of_a_deleted_pod_is_gone_not_unsupported(sim: Simulator, api: Any) -> None:
+    actions = PodActions(api)
+    [pod, *_] = server_pods(api)
+    name = pod["metadata"]["name"]
+    body = [{"name": "app", "resources": {"requests": {"cpu": "900m", "memory": "1Gi"}}}]
+    assert actions.resize(NS, name, body) == "done"
+    client.CoreV1Api(api).delete_namespaced_pod(name, NS)
+    assert actions.resize(NS, name, body) == "gone"
+    assert actions.evict(NS, name) == "gone"

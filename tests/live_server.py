@@ -1,0 +1,23 @@
+"""The app served over real HTTP on a free loopback port, in a thread, for CLI and browser tests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from flask import Flask
+from werkzeug.serving import make_server
+
+
+@contextmanager
+def serving(app: Flask) -> Iterator[str]:
+    """Yields the base URL; the server stops when the block ends."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.shutdown()
+        thread.join(10)

@@ -1,0 +1,114 @@
+"""An HTTP forwarder to put between one rightsizer process and the simulated API server, to make
+that process's requests fail or slow down selectively while everything else keeps working.
+
+Each client connection carries one request: the forwarder reads its head, rewrites it to
+`Connection: close` (so the client opens a new connection, and is looked at again, for its next
+request), then either drops the connection (`block` says so: a network partition, as the client
+sees it) or waits `delay` seconds and pipes bytes both ways until the server closes. Watches
+stream through unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+
+
+class ApiProxy:
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target = (target_host, target_port)
+        self.block: Callable[[str, str], bool] = lambda method, path: False
+        self.delay = 0.0
+        self.blocked: Counter[str] = Counter()  # path -> requests dropped
+        self.forwarded: Counter[str] = Counter()
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(128)
+        self.port = int(self._listener.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def drop_open(self) -> int:
+        """Resets every connection in flight (open watches above all); returns how many."""
+        with self._lock:
+            conns, self._open = self._open, set()
+        for c in conns:
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RDWR)
+        return len(conns)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            head, rest = self._read_head(client)
+            if head is None:
+                return
+            lines = head.split(b"\r\n")
+            method, path, _ = lines[0].decode("latin-1").split(" ", 2)
+            path = path.split("?", 1)[0]
+            if self.block(method, path):
+                with self._lock:
+                    self.blocked[path] += 1
+                return  # dropped without an answer, as over a broken network
+            if self.delay:
+                time.sleep(self.delay)
+            kept = [h for h in lines[1:] if h and not h.lower().startswith(b"connection:")]
+            request = b"\r\n".join([lines[0], *kept, b"Connection: close", b"", b""])
+            upstream = socket.create_connection(self.target)
+            with self._lock:
+                self.forwarded[path] += 1
+                self._open.add(client)
+            upstream.sendall(request + rest)
+            t = threading.Thread(target=self._pipe, args=(client, upstream), daemon=True)
+            t.start()
+            self._pipe(upstream, client)
+            t.join(1)
+            upstream.close()
+        except OSError:
+            pass
+        finally:
+            with self._lock:
+                self._open.discard(client)
+            with contextlib.suppress(OSError):
+                client.close()
+
+    @staticmethod
+    def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None, b""
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        return head, rest
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                dst.shutdown(socket.SHUT_WR)

@@ -1,0 +1,76 @@
+"""Scale mode (`rightsizer sim --nodes N --pods M`) at a size a test can afford, through the
+official client and plain HTTP for /sim/stats, as the benchmarks use it at 5000 x 150000."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from kubernetes import client
+
+from app.simulator.simulator import Simulator
+from app.simulator.testing import running_simulator
+
+NODES, PODS = 40, 1000
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Simulator]:
+    with running_simulator(nodes=NODES, pods=PODS) as s:
+        yield s
+
+
+def all_pods(core: client.CoreV1Api, limit: int) -> list[dict[str, Any]]:
+    items, token = [], None
+    while True:
+        resp = core.list_pod_for_all_namespaces(
+            limit=limit, _continue=token, _preload_content=False
+        )
+        page = json.loads(resp.data)
+        items += page["items"]
+        token = page["metadata"].get("continue")
+        if not token:
+            return items
+
+
+def test_scale_mode_generates_the_asked_cluster_in_steady_state(sim: Simulator) -> None:
+    api = sim.api_client()
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    nodes = core.list_node().items
+    assert len(nodes) == NODES
+    pods = all_pods(core, limit=300)
+    assert len(pods) == PODS
+    assert {p["status"]["phase"] for p in pods} == {"Running"}
+    node_names = {n.metadata.name for n in nodes}
+    assert {p["spec"]["nodeName"] for p in pods} <= node_names
+    # Every pod belongs to a ReplicaSet of a Deployment, as the recommender resolves them.
+    rs = {r.metadata.name for r in apps.list_replica_set_for_all_namespaces().items}
+    owners = {p["metadata"]["ownerReferences"][0]["name"] for p in pods}
+    assert owners <= rs
+    deployments = apps.list_deployment_for_all_namespaces().items
+    assert sum(d.spec.replicas for d in deployments) == PODS
+    metrics = client.CustomObjectsApi(api).list_cluster_custom_object(
+        "metrics.k8s.io", "v1beta1", "pods"
+    )
+    assert len(metrics["items"]) == PODS
+
+
+def test_sim_stats_over_http_tell_lists_from_watches_and_reset(sim: Simulator) -> None:
+    stats_url = f"{sim.url}/sim/stats"
+    assert requests.delete(stats_url, timeout=5).ok
+    core = client.CoreV1Api(sim.api_client())
+    all_pods(core, limit=400)  # 3 pages: 3 LIST requests
+    w = core.list_pod_for_all_namespaces(
+        watch=True, resource_version="0", timeout_seconds=1, _preload_content=False
+    )
+    w.release_conn()
+    core.read_node(core.list_node(limit=1).items[0].metadata.name)
+    stats = requests.get(stats_url, timeout=5).json()
+    assert stats["byClass"]["LIST"] == 4  # 3 pod pages + 1 node page
+    assert stats["byClass"]["WATCH"] == 1
+    assert stats["byClass"]["other"] == 1
+    assert stats["byResource"]["pods"]["list"] == 3
+    assert requests.delete(stats_url, timeout=5).json()["byClass"].get("LIST", 0) == 0

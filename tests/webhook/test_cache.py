@@ -1,0 +1,107 @@
+"""The webhook cache's refresh thread, as a server (not the test fixtures) runs it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from flask import Flask
+
+from app import create_app
+from app.core.model import WorkloadKey
+from app.extensions import db
+from app.webhook import webhook_of
+from app.webhook.cache import Snapshot, WebhookCache, build_snapshot
+from tests.webhook.test_mutate import add_policy, add_recommendation, app_pod, post, review
+
+WEB = WorkloadKey("shop", "Deployment", "web")
+
+
+@pytest.fixture
+def server_app(app: Flask, database_url: str) -> Iterator[Flask]:
+    """A second app on the migrated database, configured like a server (not TESTING)."""
+    served = create_app({"SQLALCHEMY_DATABASE_URI": database_url})
+    yield served
+    webhook_of(served).stop()  # also writes its audit counts while the database exists
+    with served.app_context():
+        db.engine.dispose()
+
+
+def wait_for(cache: WebhookCache, done: threading.Event, predicate: object) -> None:
+    """Waits (bounded) for the refresh thread to load a snapshot satisfying `predicate`."""
+    for _ in range(200):
+        snap = cache.snapshot
+        if snap is not None and predicate(snap):  # type: ignore[operator]
+            return
+        done.wait(0.05)
+    pytest.fail("the refresh thread never loaded the expected snapshot")
+
+
+def test_first_review_starts_the_thread_and_waits_for_its_first_load(server_app: Flask) -> None:
+    add_policy()
+    add_recommendation()
+    cache = webhook_of(server_app).cache
+    assert not cache.running and cache.snapshot is None
+    body = post(server_app.test_client(), review(app_pod())).get_json()
+    assert "patch" in body["response"]
+    assert cache.running
+
+
+def test_the_thread_picks_up_new_rows(server_app: Flask) -> None:
+    cache = webhook_of(server_app).cache
+    cache.interval = 0.05
+    cache.start(wait=10)
+    assert cache.snapshot is not None and cache.snapshot.policy_for(WEB) is None
+    add_policy()
+    add_recommendation()
+    wait_for(cache, threading.Event(), lambda s: s.policy_for(WEB) is not None)
+    snap = cache.snapshot
+    assert snap is not None
+    assert snap.recommendations[WEB]["app"].target.cpu == 250
+    assert snap.counts == {"policies": 1, "recommendations": 1}
+
+
+def test_a_forked_process_starts_its_own_thread() -> None:
+    loads = []
+
+    def load() -> Snapshot:
+        loads.append(1)
+        return build_snapshot([], [], 0.0)
+
+    cache = WebhookCache(load, interval=3600)
+    cache.start(wait=10)
+    first, first_stop = cache._thread, cache._stop
+    cache._pid = -1  # as seen from a child forked after start: that thread is not ours
+    assert not cache.running
+    cache.start(wait=10)
+    assert cache.running and cache._thread is not first
+    for _ in range(200):  # the new thread loads at once (bounded wait, no timing asserted)
+        if len(loads) == 2:
+            break
+        threading.Event().wait(0.05)
+    assert len(loads) == 2
+    cache.stop()
+    first_stop.set()  # in a real child the parent's thread does not exist; here, end it
+    assert first is not None
+    first.join(10)
+
+
+def test_a_database_down_at_start_costs_one_wait_not_one_per_review() -> None:
+    def load() -> Snapshot:
+        raise OSError("connection refused")
+
+    cache = WebhookCache(load, interval=3600)
+    waits: list[float | None] = []
+
+    class RecordingEvent(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            waits.append(timeout)
+            return False
+
+    cache._loaded = RecordingEvent()
+    assert cache.start(wait=0.5) is True
+    assert cache.start(wait=0.5) is False
+    assert waits == [0.5]
+    assert cache.state() == (None, "cache_empty")
+    cache.stop()
