@@ -67,10 +67,11 @@ def recommend(path: str) -> None:
 def serve(migrate: bool) -> None:
     """Migrate the database, register the webhook, then serve with gunicorn (jobs on unless
     RIGHTSIZER_JOBS=false)."""
-    from app.serve import prepare
+    from app.serve import metrics_directory, prepare
 
     os.environ.setdefault("RIGHTSIZER_JOBS", "true")
     prepare(create_app({"JOBS": False}), migrate)  # the jobs run in gunicorn's workers only
+    metrics_directory(os.environ)  # before gunicorn: its workers read it when they import
     exec_gunicorn([])
 
 

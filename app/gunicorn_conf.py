@@ -86,3 +86,11 @@ def when_ready(server: Any) -> None:
         from app.serve import start_rotation
 
         start_rotation(_cfg, tls.reload_if_changed)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    # A worker gone (reload, crash): its live gauges leave the merged metrics; its counters stay.
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

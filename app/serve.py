@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,30 @@ def _register(cfg: Mapping[str, Any], ca_bundle: bytes, api: Any = None) -> str:
     from app.kube.webhook_config import WebhookRegistration, register_webhook
 
     return register_webhook(api or _api(cfg), WebhookRegistration.from_config(cfg), ca_bundle)
+
+
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def metrics_directory(env: MutableMapping[str, str]) -> Path:
+    """prometheus_client's multiprocess mode for gunicorn's workers: each worker writes its
+    metric values to files in one directory and a scrape, whichever worker answers it, merges
+    them all. Without it a scrape would show one worker's counts only.
+
+    A directory given in PROMETHEUS_MULTIPROC_DIR is emptied of metric files (those of a previous
+    run would be counted again); without one, a new directory under the temporary directory (an
+    emptyDir in the chart) is made. Sets the variable for gunicorn and returns the directory."""
+    given = env.get(METRICS_DIR_ENV)
+    if given:
+        path = Path(given)
+        path.mkdir(parents=True, exist_ok=True)
+        for old in path.glob("*.db"):
+            old.unlink()
+    else:
+        path = Path(tempfile.mkdtemp(prefix="rightsizer-metrics-"))
+    env[METRICS_DIR_ENV] = str(path)
+    log.info("metrics of all workers merged through %s", path)
+    return path
 
 
 def certificate_names(cfg: Mapping[str, Any]) -> list[str]:
