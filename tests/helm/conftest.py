@@ -37,8 +37,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "postgres-url": {"database": {"postgres": {"url": POSTGRES_URL}}, "replicaCount": 3},
     "sqlite-one-replica": {"replicaCount": 1, "database": {"type": "sqlite"}},
     "self-managed-certificates": {
-        "replicaCount": 1,
-        "database": {"type": "sqlite"},
         "tls": {"selfManaged": True},
         "excludedNamespaces": ["batch", "monitoring"],
     },

@@ -293,6 +293,16 @@ def test_self_managed_certificates_are_made_in_an_init_container(render: Render)
     assert e["RIGHTSIZER_CERT_DIR"] == "/var/run/rightsizer/certs"
     assert (e["RIGHTSIZER_WEBHOOK_SERVICE"], e["RIGHTSIZER_NAMESPACE"]) == (FULLNAME, NAMESPACE)
     assert env(container(docs))["RIGHTSIZER_CERT_DIR"] == "/var/run/rightsizer/certs"
+    # Every replica (two by default) shares the CA through one Secret and renews it while running.
+    assert one(docs, "Deployment")["spec"]["replicas"] == 2
+    serving = env(container(docs))
+    for e_ in (e, serving):
+        assert e_["RIGHTSIZER_CERT_SECRET"] == f"{FULLNAME}-tls"
+    assert (serving["RIGHTSIZER_CERT_ROTATE"], serving["RIGHTSIZER_CERT_CHECK_SECONDS"]) == (
+        "true",
+        "3600",
+    )
+    assert "RIGHTSIZER_CERT_ROTATE" not in e  # the init container only makes them
     for c in (init, container(docs)):
         assert {"name": "certs", "mountPath": "/var/run/rightsizer/certs"} in c["volumeMounts"]
     names = [c["name"] for c in pod_spec(docs)["initContainers"]]
@@ -404,7 +414,6 @@ def test_an_existing_secret_and_ca_bundle(render: Render) -> None:
             {"webhook": {"selfRegister": False}, "tls": {"selfManaged": True}, "replicaCount": 1},
             "only rightsizer knows its CA",
         ),
-        ({"tls": {"selfManaged": True}}, "serves one replica only"),
         (
             {"webhook": {"selfRegister": False}, "tls": {"existingSecret": "x"}},
             "needs tls.caBundle",

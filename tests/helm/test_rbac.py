@@ -259,9 +259,18 @@ def role_rules(docs: list[Manifest]) -> tuple[list[dict[str, Any]], list[dict[st
     return cluster, role["rules"]
 
 
-def test_the_chart_grants_exactly_what_the_code_calls() -> None:
-    cluster, local = role_rules(render_chart())
-    assert granted(cluster) | granted(local) == required_permissions()
+SECRETS = ("", "secrets")
+
+
+@pytest.mark.parametrize("self_managed_tls", [False, True])
+def test_the_chart_grants_exactly_what_the_code_calls(self_managed_tls: bool) -> None:
+    """Secrets only when rightsizer keeps its certificates in one; otherwise it is mounted."""
+    cluster, local = role_rules(render_chart({"tls": {"selfManaged": self_managed_tls}}))
+    needed = required_permissions()
+    assert {p[:2] for p in needed} >= {SECRETS}  # the certificate Secret calls are in the code
+    if not self_managed_tls:
+        needed = {p for p in needed if p[:2] != SECRETS}
+    assert granted(cluster) | granted(local) == needed
     for group, resource, _ in granted(local):
         assert (group, resource.split("/")[0]) in rbac.NAMESPACE_LOCAL
     for group, resource, _ in granted(cluster):
@@ -301,7 +310,9 @@ def test_owned_objects_are_granted_by_name(tmp_path: Path) -> None:
     (chart / "files" / "rbac.yaml").write_text(rbac.render_chart_file(perms))
     with helm.Chart.load(str(chart)) as c:
         files = c.render(
-            {"webhook": {"configurationName": "rightsizer.example"}}, name="rs", namespace=NAMESPACE
+            {"webhook": {"configurationName": "rightsizer.example"}, "tls": {"selfManaged": True}},
+            name="rs",
+            namespace=NAMESPACE,
         )
     texts = [text for name, text in files.items() if not name.endswith("NOTES.txt")]
     docs = [d for text in texts for d in yaml.safe_load_all(text) if d]

@@ -79,7 +79,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 Where the webhook's certificate comes from, first match wins:
   certManager  certManager.enabled: a cert-manager Certificate fills the Secret
   existing     tls.existingSecret: a Secret you manage (tls.crt, tls.key, ca.crt)
-  self         tls.selfManaged: rightsizer creates its CA and certificate and rotates them itself
+  self         tls.selfManaged: rightsizer creates its CA and certificate in a Secret and renews them
   chart        otherwise: the chart generates a CA and certificate into a Secret at install
 */}}
 {{- define "rightsizer.tlsMode" -}}
@@ -112,6 +112,10 @@ Where the webhook's certificate comes from, first match wins:
   value: {{ include "rightsizer.fullname" . | quote }}
 - name: RIGHTSIZER_CERT_DIR
   value: {{ include "rightsizer.certDir" . | quote }}
+{{- if eq (include "rightsizer.tlsMode" .) "self" }}
+- name: RIGHTSIZER_CERT_SECRET
+  value: {{ include "rightsizer.tlsSecretName" . | quote }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -179,9 +183,6 @@ ca.key is kept as it is.
 {{- fail "\n\nrightsizer: replicaCount must be at least 1 (the webhook must answer)." }}
 {{- end }}
 {{- $mode := include "rightsizer.tlsMode" . }}
-{{- if and (eq $mode "self") (gt $replicas 1) }}
-{{- fail (printf "\n\nrightsizer: tls.selfManaged=true serves one replica only (each pod would make a CA of its own), not replicaCount=%d.\nLeave tls.selfManaged=false (the chart generates one certificate for all), or use certManager.enabled=true or tls.existingSecret." $replicas) }}
-{{- end }}
 {{- if and (not .Values.webhook.selfRegister) (eq $mode "self") }}
 {{- fail "\n\nrightsizer: webhook.selfRegister=false needs a certificate the chart knows: with tls.selfManaged=true only rightsizer knows its CA.\nSet tls.selfManaged=false (the chart generates one), certManager.enabled=true, or tls.existingSecret with tls.caBundle." }}
 {{- end }}
@@ -250,6 +251,12 @@ ca.key is kept as it is.
 - name: RIGHTSIZER_ACCESS_LOG
   value: {{ .Values.gunicorn.accessLog | toString | quote }}
 {{- include "rightsizer.certEnv" . }}
+{{- if eq (include "rightsizer.tlsMode" .) "self" }}
+- name: RIGHTSIZER_CERT_ROTATE
+  value: "true"
+- name: RIGHTSIZER_CERT_CHECK_SECONDS
+  value: {{ .Values.tls.self.checkSeconds | toString | quote }}
+{{- end }}
 - name: RIGHTSIZER_TLS_CERT_FILE
   value: {{ printf "%s/tls.crt" (include "rightsizer.certDir" .) | quote }}
 - name: RIGHTSIZER_TLS_KEY_FILE
