@@ -384,7 +384,7 @@ class UpdaterJob:
         if policy.update_mode == "InPlaceOrRecreate" and not c.pending and qos is not None:
             why = f"resize would change the QoS class {qos[0]} -> {qos[1]}"
             return self._fallback(c.pod, why, details)
-        outcome = self.actions.evict(ns, name)
+        outcome = self.actions.evict(ns, name, meta.get("uid"))
         if outcome != "done":
             log.info("evict %s/%s not done (%s)", ns, name, outcome)
             return False
@@ -400,7 +400,7 @@ class UpdaterJob:
         """Evict instead of resizing; the event and the audit row say why, with the values."""
         meta = pod.get("metadata") or {}
         ns, name = meta.get("namespace", ""), meta.get("name", "")
-        outcome = self.actions.evict(ns, name)
+        outcome = self.actions.evict(ns, name, meta.get("uid"))
         if outcome != "done":
             log.info("fallback eviction of %s/%s not done (%s)", ns, name, outcome)
             return False

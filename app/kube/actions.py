@@ -40,6 +40,9 @@ class PodActions:
                 return "blocked"
             if e.status == 404:
                 return "gone"
+            if e.status == 409 and "Precondition failed" in _message(e):
+                log.info("%s: %s", what, _message(e))
+                return "gone"  # another object has that name now
             log.warning("%s failed: HTTP %s %s", what, e.status, _message(e))
             return "failed"
         except (HTTPError, OSError) as e:
@@ -60,12 +63,16 @@ class PodActions:
             log.warning("cannot read pod %s/%s: %s", namespace, name, e)
             return None
 
-    def evict(self, namespace: str, name: str) -> Outcome:
-        body = {
+    def evict(self, namespace: str, name: str, uid: str | None = None) -> Outcome:
+        """With `uid`, only that pod: one that took its name since (a StatefulSet's replacement)
+        is left alone (409 Precondition failed, reported as `gone`)."""
+        body: dict[str, Any] = {
             "apiVersion": "policy/v1",
             "kind": "Eviction",
             "metadata": {"name": name, "namespace": namespace},
         }
+        if uid:
+            body["deleteOptions"] = {"preconditions": {"uid": uid}}
         return self._call(
             f"eviction of {namespace}/{name}",
             self.core.create_namespaced_pod_eviction,

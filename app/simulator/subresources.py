@@ -122,6 +122,7 @@ def _evict(api: Api, ns: str, name: str, req: Request) -> Response:
     store = api.store
     with store.lock:
         pod = store.require(POD, ns, name).obj
+        _check_preconditions(pod, body.get("deleteOptions"))
         labels = pod["metadata"].get("labels") or {}
         budgets = [
             e.obj
@@ -170,6 +171,24 @@ def _evict(api: Api, ns: str, name: str, req: Request) -> Response:
         201,
         {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
     )
+
+
+def _check_preconditions(pod: dict[str, Any], options: Any) -> None:
+    """DeleteOptions.preconditions: evict only the pod with this uid (and resourceVersion), not
+    another that took its name since; 409 Conflict otherwise, as kube-apiserver answers."""
+    pre = (options or {}).get("preconditions") if isinstance(options, dict) else None
+    if not isinstance(pre, dict):
+        return
+    meta = pod["metadata"]
+    for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+        want = pre.get(field)
+        if want and want != meta.get(field):
+            raise ApiError(
+                409,
+                f'Operation cannot be fulfilled on pods "{meta["name"]}": Precondition failed: '
+                f"{label} in precondition: {want}, {label} in object meta: {meta.get(field)}",
+                "Conflict",
+            )
 
 
 # --- in-place resize --------------------------------------------------------------------------

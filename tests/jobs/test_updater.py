@@ -497,3 +497,17 @@ def test_resize_of_a_deleted_pod_is_gone_not_unsupported(sim: Simulator, api: An
     client.CoreV1Api(api).delete_namespaced_pod(name, NS)
     assert actions.resize(NS, name, body) == "gone"
     assert actions.evict(NS, name) == "gone"
+
+
+def test_eviction_names_the_pod_it_checked_by_uid(sim: Simulator, api: Any) -> None:
+    """A pod that took the name of the one the updater checked (a StatefulSet's replacement) is
+    not evicted: the Eviction carries the checked pod's uid as a precondition."""
+    actions = PodActions(api)
+    [pod, *_] = server_pods(api)
+    name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+    assert actions.evict(NS, name, uid="an-older-pod-of-that-name") == "gone"
+    assert [p["metadata"]["uid"] for p in server_pods(api) if p["metadata"]["name"] == name] == [
+        uid
+    ]
+    assert actions.evict(NS, name, uid=uid) == "done"
+    assert name not in {p["metadata"]["name"] for p in server_pods(api)}

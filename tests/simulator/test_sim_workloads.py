@@ -54,6 +54,28 @@ def test_eviction_without_a_budget_deletes_and_the_replicaset_replaces(sim, core
     assert victim not in names and len(names) == 3
 
 
+def test_eviction_preconditions_on_uid_and_resource_version_are_409(sim, core):
+    pod = _web_pods(core)[0]
+    name = pod.metadata.name
+    for pre in ({"uid": "not-this-pod"}, {"resourceVersion": "1"}):
+        with pytest.raises(ApiException) as e:
+            core.create_namespaced_pod_eviction(
+                name,
+                "shop",
+                {"metadata": {"name": name}, "deleteOptions": {"preconditions": pre}},
+            )
+        assert e.value.status == 409
+        assert "Precondition failed" in json.loads(e.value.body)["message"]
+    assert name in {p.metadata.name for p in _web_pods(core)}
+    core.create_namespaced_pod_eviction(
+        name,
+        "shop",
+        {"metadata": {"name": name}, "deleteOptions": {"preconditions": {"uid": pod.metadata.uid}}},
+    )
+    sim.settle()
+    assert name not in {p.metadata.name for p in _web_pods(core)}
+
+
 def test_dry_run_eviction_deletes_nothing(sim, core):
     victim = _web_pods(core)[0].metadata.name
     core.create_namespaced_pod_eviction(
