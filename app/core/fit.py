@@ -7,7 +7,12 @@ before acting. Amounts are millicores and bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+# Taint effects that keep a pod off a node; PreferNoSchedule only discourages the scheduler.
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 @dataclass(frozen=True)
@@ -15,6 +20,44 @@ class NodeRoom:
     name: str
     cpu_free: int  # allocatable minus the requests of the pods on it
     memory_free: int
+    taints: tuple[tuple[str, str, str], ...] = ()  # (key, value, effect), blocking effects only
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What of a pod's spec decides where it may run: tolerations and nodeSelector. (Node
+    affinity is not read: a pod with required affinity may be judged to fit where it cannot.)"""
+
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    node_selector: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any]) -> Placement:
+        tolerations = tuple(t for t in spec.get("tolerations") or () if isinstance(t, Mapping))
+        selector = spec.get("nodeSelector") or {}
+        pairs = selector.items() if isinstance(selector, Mapping) else ()
+        return cls(tolerations, tuple(sorted((str(k), str(v)) for k, v in pairs)))
+
+
+def tolerates(toleration: Mapping[str, Any], taint: tuple[str, str, str]) -> bool:
+    """Kubernetes' rule: the effects match (an empty toleration effect matches all), and either
+    operator Exists with the same key (an empty key matches every key) or Equal (the default)
+    with the same key and value."""
+    key, value, effect = taint
+    if toleration.get("effect") and toleration.get("effect") != effect:
+        return False
+    if toleration.get("operator", "Equal") == "Exists":
+        return not toleration.get("key") or toleration.get("key") == key
+    return bool(toleration.get("key") == key and (toleration.get("value") or "") == value)
+
+
+def admits(node: NodeRoom, placement: Placement) -> bool:
+    """The node's labels match the nodeSelector and every blocking taint is tolerated."""
+    labels = dict(node.labels)
+    if any(labels.get(k) != v for k, v in placement.node_selector):
+        return False
+    return all(any(tolerates(t, taint) for t in placement.tolerations) for taint in node.taints)
 
 
 def qos_class(containers: list[dict[str, dict[str, int]]]) -> str:
@@ -40,28 +83,38 @@ def qos_class(containers: list[dict[str, dict[str, int]]]) -> str:
 
 
 def place(
-    nodes: list[NodeRoom], own_node: str | None, current: tuple[int, int], new: tuple[int, int]
+    nodes: list[NodeRoom],
+    own_node: str | None,
+    current: tuple[int, int],
+    new: tuple[int, int],
+    placement: Placement | None = None,
 ) -> list[NodeRoom] | None:
     """The rooms after the pod moves to its new requests, or None if it fits nowhere.
 
-    Its own node is preferred (an in-place resize stays there); elsewhere, its current requests
-    are given back to its own node. Several pods updated in one run thus never count on the same
-    free space twice.
+    Its own node is preferred (an in-place resize stays there; the pod runs there already, so its
+    taints and labels are not checked again); another node must admit the pod (`placement`:
+    tolerations, nodeSelector) and then its current requests are given back to its own node.
+    Several pods updated in one run thus never count on the same free space twice.
     """
+    placement = placement or Placement()
     order = sorted(range(len(nodes)), key=lambda i: nodes[i].name != own_node)
     for i in order:
         n = nodes[i]
+        if n.name != own_node and not admits(n, placement):
+            continue
         cpu, mem = n.cpu_free, n.memory_free
         if n.name == own_node:
             cpu, mem = cpu + current[0], mem + current[1]
         if new[0] <= cpu and new[1] <= mem:
             out = list(nodes)
-            out[i] = NodeRoom(n.name, cpu - new[0], mem - new[1])
+            out[i] = replace(n, cpu_free=cpu - new[0], memory_free=mem - new[1])
             if n.name != own_node:
                 for j, m in enumerate(out):
                     if m.name == own_node:
-                        out[j] = NodeRoom(
-                            m.name, m.cpu_free + current[0], m.memory_free + current[1]
+                        out[j] = replace(
+                            m,
+                            cpu_free=m.cpu_free + current[0],
+                            memory_free=m.memory_free + current[1],
                         )
             return out
     return None

@@ -22,7 +22,7 @@ from typing import Any
 from flask import Flask
 from sqlalchemy import select
 
-from app.core.fit import NodeRoom, place
+from app.core.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
 from app.core.model import WorkloadKey
 from app.core.patch import PodInvalid, PodPatch, build_patch
 from app.core.policy import Policy
@@ -107,9 +107,16 @@ def node_rooms(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]]) 
             )
         except ValueError:
             continue
-        name = (n.get("metadata") or {}).get("name", "")
+        meta = n.get("metadata") or {}
+        name = meta.get("name", "")
         u = used.get(name, [0, 0])
-        rooms.append(NodeRoom(name, cpu - u[0], mem - u[1]))
+        taints = tuple(
+            (str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
+            for t in spec.get("taints") or []
+            if isinstance(t, dict) and t.get("effect") in BLOCKING_EFFECTS
+        )
+        labels = tuple(sorted((str(k), str(v)) for k, v in (meta.get("labels") or {}).items()))
+        rooms.append(NodeRoom(name, cpu - u[0], mem - u[1], taints, labels))
     return rooms
 
 
@@ -358,8 +365,10 @@ class UpdaterJob:
             new_mem += (
                 u.requests.get("memory") if u and "memory" in u.requests else res.memory_request
             ) or 0
-        node = (c.pod.get("spec") or {}).get("nodeName")
-        return place(rooms, node, (cur_cpu, cur_mem), (new_cpu, new_mem))
+        spec = c.pod.get("spec") or {}
+        return place(
+            rooms, spec.get("nodeName"), (cur_cpu, cur_mem), (new_cpu, new_mem), Placement.of(spec)
+        )
 
     def _apply(self, c: Candidate, policy: Policy) -> bool:
         meta = c.pod.get("metadata") or {}

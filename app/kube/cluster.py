@@ -31,6 +31,26 @@ POD_STATUS_FIELDS = (
 )
 
 
+# Added to every pod by the DefaultTolerationSeconds admission plugin; they concern nodes that are
+# not Ready, which the updater never places a pod on: not worth their memory in the cache.
+DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def placement(spec: Obj) -> Obj:
+    """What the updater's fit check reads of where a pod may run, when the pod has any."""
+    out: Obj = {}
+    tolerations = [
+        t
+        for t in spec.get("tolerations") or []
+        if isinstance(t, dict) and t.get("key") not in DEFAULT_TOLERATIONS
+    ]
+    if tolerations:
+        out["tolerations"] = tolerations
+    if spec.get("nodeSelector"):
+        out["nodeSelector"] = spec["nodeSelector"]
+    return out
+
+
 def trim_pod(pod: Obj) -> Obj:
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
@@ -59,6 +79,7 @@ def trim_pod(pod: Obj) -> Obj:
             "nodeName": spec.get("nodeName"),
             "containers": containers(spec.get("containers")),
             "initContainers": containers(spec.get("initContainers")),
+            **placement(spec),
         },
         "status": {k: status[k] for k in POD_STATUS_FIELDS if k in status},
     }

@@ -33,7 +33,6 @@ _MERGE_KEYS = {
     "containerStatuses": "name",
     "initContainerStatuses": "name",
     "ownerReferences": "uid",
-    "taints": "key",
     "addresses": "type",
 }
 

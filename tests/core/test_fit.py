@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from app.core.fit import NodeRoom, place, qos_class
+import pytest
+
+from app.core.fit import NodeRoom, Placement, admits, place, qos_class, tolerates
 
 NODES = [NodeRoom("a", 500, 1000), NodeRoom("b", 2000, 200)]
 
@@ -46,3 +48,52 @@ def test_place_reserves_the_room_it_takes() -> None:
         NodeRoom("a", 500, 1000),
         NodeRoom("b", 100, 900),
     ]
+
+
+BATCH = ("dedicated", "batch", "NoSchedule")
+
+
+@pytest.mark.parametrize(
+    ("toleration", "taint", "expected"),
+    [
+        ({"key": "dedicated", "value": "batch", "effect": "NoSchedule"}, BATCH, True),
+        ({"key": "dedicated", "value": "batch"}, BATCH, True),  # no effect: every effect
+        ({"key": "dedicated", "value": "web"}, BATCH, False),
+        ({"key": "dedicated", "operator": "Exists"}, BATCH, True),
+        ({"operator": "Exists"}, BATCH, True),  # no key with Exists: every taint
+        ({"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, BATCH, False),
+        ({"key": "other", "operator": "Exists"}, BATCH, False),
+        ({"key": "gpu", "operator": "Equal"}, ("gpu", "", "NoSchedule"), True),
+        ({}, BATCH, False),
+    ],
+)
+def test_tolerations_match_taints_as_kubernetes_does(
+    toleration: dict[str, str], taint: tuple[str, str, str], expected: bool
+) -> None:
+    assert tolerates(toleration, taint) is expected
+
+
+def test_a_node_admits_what_tolerates_its_taints_and_matches_its_selector() -> None:
+    node = NodeRoom("n", 1000, 1000, taints=(BATCH,), labels=(("zone", "a"),))
+    batch = ({"key": "dedicated", "operator": "Exists"},)
+    assert not admits(node, Placement())
+    assert admits(node, Placement(tolerations=batch))
+    assert admits(node, Placement(batch, (("zone", "a"),)))
+    assert not admits(node, Placement(batch, (("zone", "b"),)))
+    assert admits(NodeRoom("plain", 1, 1), Placement())
+
+
+def test_placement_reads_a_pod_spec() -> None:
+    spec = {"tolerations": [{"operator": "Exists"}, "junk"], "nodeSelector": {"zone": "a"}}
+    assert Placement.of(spec) == Placement(({"operator": "Exists"},), (("zone", "a"),))
+    assert Placement.of({}) == Placement()
+
+
+def test_only_nodes_that_admit_the_pod_are_rooms_for_it_but_its_own_node_is() -> None:
+    tainted = NodeRoom("t", 4000, 4000, taints=(BATCH,))
+    assert place([tainted], None, (0, 0), (1000, 1000)) is None
+    tolerating = Placement(tolerations=({"key": "dedicated", "operator": "Exists"},))
+    after = place([tainted], None, (0, 0), (1000, 1000), tolerating)
+    assert after == [NodeRoom("t", 3000, 3000, taints=(BATCH,))]
+    # The pod runs there already: a resize keeps it there whatever taint came since.
+    assert place([tainted], "t", (500, 500), (1000, 1000)) is not None

@@ -310,6 +310,42 @@ def test_requests_that_fit_on_no_node_are_held_back(
     assert audit(app) == []
 
 
+def test_a_node_the_pod_does_not_tolerate_is_no_room_for_it(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView, caplog: pytest.LogCaptureFixture
+) -> None:
+    """3.6 cores fit none of the 4-core nodes, only a 16-core one tainted for batch work: the
+    pods stay (their replacements could not be scheduled) until the taint goes."""
+    core = client.CoreV1Api(api)
+    sim.add_node("big", cpu="16", memory="64Gi")
+    taint = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
+    core.patch_node("big", {"spec": {"taints": [taint]}})
+
+    def node_taints() -> list[Any]:
+        node = cluster.nodes.get("", "big") or {}
+        return list((node.get("spec") or {}).get("taints") or [])
+
+    wait = time.monotonic() + 10
+    while node_taints() != [taint] and time.monotonic() < wait:
+        time.sleep(0.05)
+    assert node_taints() == [taint]
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=3600, spread=0.1)
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    with caplog.at_level(logging.INFO, logger="app.jobs.updater"):
+        summary = job.run_once(LEADER)
+    assert "0 pods updated" in summary and "3 held back" in summary, summary
+    assert uids(api, "web") == before
+
+    core.patch_node("big", {"spec": {"taints": None}})
+    wait = time.monotonic() + 10
+    while node_taints() and time.monotonic() < wait:
+        time.sleep(0.05)
+    assert node_taints() == []
+    summary = make_job(app, cluster, api, Clock(sim.now())).run_once(LEADER)
+    assert [r.action for r in audit(app)] == ["evict"], summary
+
+
 def test_global_rate_limit_spreads_evictions_over_time(
     app: Flask, sim: Simulator, api: Any, cluster: ClusterView
 ) -> None:

@@ -188,6 +188,16 @@ def test_patches_json_merge_strategic_and_invalid(core):
     assert e.value.status == 422
 
 
+def test_node_taints_are_an_atomic_list_in_a_strategic_merge_patch(sim, core):
+    """As in Kubernetes (listType=atomic): the patch's list replaces the node's, [] clears it."""
+    name = core.list_node().items[0].metadata.name
+    core.patch_node(name, {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}})
+    core.patch_node(name, {"spec": {"taints": [{"key": "b", "effect": "NoExecute"}]}})
+    assert [t.key for t in core.read_node(name).spec.taints] == ["b"]
+    core.patch_node(name, {"spec": {"taints": []}})
+    assert not core.read_node(name).spec.taints
+
+
 def test_delete_returns_the_pod_and_replacements_come(sim, core):
     pods = core.list_namespaced_pod("shop").items
     victim = pods[0].metadata.name
