@@ -26,6 +26,7 @@ from app.kube.actions import PodActions
 from app.kube.client import api_client
 from app.kube.cluster import ClusterView
 from app.kube.leader import LeaderElector
+from app.kube.limitranges import LimitRangeCache
 from app.kube.scale import ScaleClient
 from app.kube.webhook_probe import webhook_serving
 
@@ -37,11 +38,13 @@ class Jobs:
     elector: LeaderElector
     runner: JobRunner
     cluster: ClusterView
+    limit_ranges: LimitRangeCache
 
     def stop(self) -> None:
         """Jobs first, then the Lease (so the next leader can start at once), then the caches."""
         self.elector.stop()
         self.cluster.stop()
+        self.limit_ranges.stop()
 
 
 def identity() -> str:
@@ -85,6 +88,7 @@ def build_jobs(app: Flask) -> Jobs:
         batch_size=cfg["CHECKPOINT_BATCH_SIZE"],
     )
     elector_box: list[LeaderElector] = []
+    limit_ranges = LimitRangeCache(api)  # the updater sizes pods as the webhook does
     recommender = RecommenderJob(app, cluster, options, history)
     jobs: list[Job] = [
         recommender,
@@ -95,6 +99,7 @@ def build_jobs(app: Flask) -> Jobs:
             PodActions(api, dry_run=cfg["UPDATER_DRY_RUN"]),
             updater_options(cfg),
             lambda: webhook_serving(api, cfg["WEBHOOK_CONFIG_NAME"], cfg["WEBHOOK_PROBE_ADDRESS"]),
+            limit_ranges=limit_ranges,
         ),
     ]
     runner = JobRunner(jobs, lambda: elector_box[0].is_leader())
@@ -102,6 +107,7 @@ def build_jobs(app: Flask) -> Jobs:
     def started() -> None:
         recommender.forget()  # a new term: resume from the checkpoints, not a stale model
         cluster.start()
+        limit_ranges.start()
         runner.start()
 
     def stopped() -> None:
@@ -119,7 +125,7 @@ def build_jobs(app: Flask) -> Jobs:
         retry_period=cfg["LEASE_RETRY_PERIOD"],
     )
     elector_box.append(elector)
-    return Jobs(elector, runner, cluster)
+    return Jobs(elector, runner, cluster, limit_ranges)
 
 
 def start_jobs(app: Flask) -> Jobs:

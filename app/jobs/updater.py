@@ -7,15 +7,18 @@ builder the webhook uses, so a resized pod gets exactly what a recreated one wou
 
 Safety first: nothing happens while the webhook is not registered (an evicted pod would come
 back unchanged), for recommendations with less than `min_history` of data, or when the new
-requests fit on no node. Evictions go through the Eviction API, so PodDisruptionBudgets apply;
-a refusal (429) is retried next run, never turned into a delete.
+requests fit on no node. New requests are capped by the namespace's LimitRanges exactly as the
+webhook caps them: a pod that holds what the webhook would give it is never evicted to get more,
+which would bring it back with the same values, run after run. Evictions go through the
+Eviction API, so PodDisruptionBudgets apply; a refusal (429) is retried next run, never turned
+into a delete.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +26,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.core.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
+from app.core.limitrange import LimitRangeItem
 from app.core.model import WorkloadKey
 from app.core.patch import PodInvalid, PodPatch, build_patch
 from app.core.policy import Policy
@@ -43,6 +47,7 @@ from app.extensions import db
 from app.jobs.samples import app_containers, container_resources, parse_time
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
+from app.kube.limitranges import LimitRangeCache
 from app.kube.quantity import quantity_amount
 from app.models import AuditEvent
 from app.models import Recommendation as RecommendationRow
@@ -138,8 +143,10 @@ class UpdaterJob:
         options: UpdaterOptions,
         webhook_registered: Callable[[], bool],
         clock: Callable[[], float] = time.time,
+        limit_ranges: LimitRangeCache | None = None,
     ) -> None:
         self.app, self.cluster, self.actions, self.options = app, cluster, actions, options
+        self.limit_ranges = limit_ranges  # None: size without LimitRanges (tests, no cluster)
         self.interval = options.interval
         self.webhook_registered, self.clock = webhook_registered, clock
         if options.dry_run:
@@ -156,6 +163,12 @@ class UpdaterJob:
             # Budgets are counted from the caches: with a watch down, pods that died unseen
             # would count as running, and evicting "the tolerance" could leave none.
             return f"caches not following the API server ({', '.join(stale)}): no pod touched"
+        if self.limit_ranges is not None and (
+            not self.limit_ranges.wait_synced(min(self.interval, 5.0)) or self.limit_ranges.failing
+        ):
+            # Sized without them, a pod capped by a LimitRange would be evicted to get more and
+            # come back from the webhook with the same values.
+            return "LimitRanges not known (cannot list them): no pod touched"
         if not self.webhook_registered():
             return (
                 "webhook not registered or not serving: no pod touched "
@@ -196,14 +209,26 @@ class UpdaterJob:
                 out[(WorkloadKey(ns, kind, name), container)] = (last - first).total_seconds()
         return out
 
+    def _ranges(self, namespace: str) -> Sequence[LimitRangeItem]:
+        return self.limit_ranges(namespace) if self.limit_ranges is not None else ()
+
     def _views(
-        self, pod: dict[str, Any], w: WorkloadKey, policy: Policy, snapshot: Snapshot
+        self,
+        pod: dict[str, Any],
+        w: WorkloadKey,
+        policy: Policy,
+        snapshot: Snapshot,
+        patch: PodPatch,
     ) -> list[ContainerView]:
+        """The controlled containers, each against what the patch would set: the target after the
+        policy's and the LimitRanges' caps. The bounds widen to take that value in, so a pod that
+        holds the best it is allowed is never "outside the recommended range"."""
         from app.core.capping import policy_for_container
 
         recs = snapshot.recommendations.get(w, {})
         excluded = snapshot.excluded.get(w, {})
         resources = container_resources(pod)
+        sized = {u.name: u.requests for u in patch.updates}
         views = []
         for c in app_containers(pod):
             name = c.get("name", "")
@@ -220,16 +245,16 @@ class UpdaterJob:
                     if v is not None
                 }
 
-            def pick(res: Any, controlled: list[str] = controlled) -> dict[str, int]:
-                return {r: getattr(res, r) for r in controlled}
-
+            # What the patch leaves alone stays as it is: that is its target here.
+            new = {**requests, **sized.get(name, {})}
+            target = {r: new.get(r, getattr(rec.target, r)) for r in controlled}
             views.append(
                 ContainerView(
                     name,
                     {r: requests[r] for r in controlled if r in requests},
-                    pick(rec.target),
-                    pick(rec.lower_bound),
-                    pick(rec.upper_bound),
+                    target,
+                    {r: min(getattr(rec.lower_bound, r), target[r]) for r in controlled},
+                    {r: max(getattr(rec.upper_bound, r), target[r]) for r in controlled},
                 )
             )
         return views
@@ -278,7 +303,20 @@ class UpdaterJob:
         for pod in pods:
             if (pod.get("metadata") or {}).get("deletionTimestamp"):
                 continue
-            views = self._views(pod, w, policy, snapshot)
+            try:
+                patch = build_patch(
+                    pod,
+                    containers,
+                    policy,
+                    self._ranges(w.namespace),
+                    parse=parse_amount,
+                    excluded=snapshot.excluded.get(w),
+                )
+            except PodInvalid:
+                continue
+            if not any(u.requests != u.previous_requests for u in patch.updates):
+                continue  # it already holds what the webhook would give it
+            views = self._views(pod, w, policy, snapshot, patch)
             if not views:
                 continue
             prio = pod_priority(views)
@@ -289,20 +327,7 @@ class UpdaterJob:
                 self._quick_oom(pod),
                 s,
             )
-            if reason is None:
-                continue
-            try:
-                patch = build_patch(
-                    pod,
-                    containers,
-                    policy,
-                    (),
-                    parse=parse_amount,
-                    excluded=snapshot.excluded.get(w),
-                )
-            except PodInvalid:
-                continue
-            if patch.updates and any(u.requests != u.previous_requests for u in patch.updates):
+            if reason is not None:
                 candidates.append(Candidate(pod, w, prio, reason, patch, not is_running(pod)))
         candidates.sort(key=lambda c: c.priority.sort_key())
         budget = DisruptionBudget(self._configured(w, pods), len(live), s.eviction_tolerance)

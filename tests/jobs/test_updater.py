@@ -23,6 +23,7 @@ from app.extensions import db
 from app.jobs.updater import UpdaterJob, UpdaterOptions
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
+from app.kube.limitranges import LimitRangeCache
 from app.kube.webhook_config import is_registered
 from app.models import AuditEvent, Policy, Recommendation
 from app.simulator.simulator import Simulator
@@ -159,10 +160,17 @@ def make_job(
     api: Any,
     clock: Callable[[], float],
     registered: Callable[[], bool] = lambda: True,
+    limit_ranges: LimitRangeCache | None = None,
     **options: Any,
 ) -> UpdaterJob:
     return UpdaterJob(
-        app, cluster, PodActions(api), UpdaterOptions(**options), registered, clock=clock
+        app,
+        cluster,
+        PodActions(api),
+        UpdaterOptions(**options),
+        registered,
+        clock=clock,
+        limit_ranges=limit_ranges,
     )
 
 
@@ -547,3 +555,72 @@ def test_eviction_names_the_pod_it_checked_by_uid(sim: Simulator, api: Any) -> N
     ]
     assert actions.evict(NS, name, uid=uid) == "done"
     assert name not in {p["metadata"]["name"] for p in server_pods(api)}
+
+
+# --- LimitRanges: the updater sizes pods exactly as the webhook would --------------------------
+
+
+def test_a_limit_range_caps_what_the_updater_sets_and_a_capped_pod_is_left_alone(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    """Recommended 2000m, LimitRange max 1500m: each pod is resized to 1500m, the most the
+    webhook would give a new pod. Once there, it is left alone: sized without the LimitRange it
+    would look below its lower bound (1800m) and be disrupted run after run for nothing."""
+    client.CoreV1Api(api).create_namespaced_limit_range(
+        NS,
+        {
+            "metadata": {"name": "caps"},
+            "spec": {"limits": [{"type": "Container", "max": {"cpu": "1500m"}}]},
+        },
+    )
+    ranges = LimitRangeCache(sim.api_client()).start()
+    try:
+        wait = time.monotonic() + 10
+        while not ranges(NS) and time.monotonic() < wait:
+            time.sleep(0.05)
+        policy(app, "web", "InPlaceOrRecreate")
+        recommend(app, "web", cpu=2000, spread=0.1)  # bounds 1800m..2200m
+        clock = Clock(sim.now())
+        job = make_job(app, cluster, api, clock, limit_ranges=ranges)
+        summaries = []
+        for _ in range(4):
+            summaries.append(job.run_once(LEADER))
+            settled(sim, api, cluster)
+            clock.t += 60
+    finally:
+        ranges.stop()
+    cpus = sorted(
+        p["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+        for p in server_pods(api)
+        if p["metadata"]["name"].startswith("web-")
+    )
+    assert cpus == ["1500m", "1500m", "1500m"], summaries
+    assert [s.split(":")[1].split(",")[0].strip() for s in summaries] == [
+        "1 pods updated",
+        "1 pods updated",
+        "1 pods updated",
+        "0 pods updated",
+    ]
+    assert "0 held back" in summaries[-1]
+    rows = audit(app)
+    assert [r.details["after"]["app"]["requests"]["cpu"] for r in rows] == [1500] * 3
+
+
+def test_nothing_happens_while_limit_ranges_cannot_be_listed(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    """Without the LimitRanges a capped pod would look too small: no pod is touched."""
+    unreachable = client.ApiClient(client.Configuration(host="http://127.0.0.1:9"))
+    ranges = LimitRangeCache(unreachable).start()
+    try:
+        policy(app, "web", "Recreate")
+        recommend(app, "web", cpu=200)
+        before = uids(api, "web")
+        job = make_job(app, cluster, api, Clock(sim.now()), limit_ranges=ranges, interval=1.0)
+        summary = job.run_once(LEADER)
+    finally:
+        ranges.stop()
+        unreachable.close()
+    assert summary == "LimitRanges not known (cannot list them): no pod touched"
+    assert uids(api, "web") == before
+    assert audit(app) == []
