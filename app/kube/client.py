@@ -1,4 +1,10 @@
-"""Connection to the cluster: in-cluster config, or a kubeconfig (RIGHTSIZER_KUBECONFIG first)."""
+"""Connection to the cluster: in-cluster config, or a kubeconfig (RIGHTSIZER_KUBECONFIG first).
+
+Every request has a timeout. The official client sends none by default, so a connection that goes
+half-open (an API server or load balancer that vanished without a reset) blocks its caller for
+good: an informer that never notices its watch is dead, a job stuck in one call. Calls that give
+their own `_request_timeout` (watches: longer than their server-side timeout) keep it.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +13,54 @@ import os
 from typing import Any
 
 from kubernetes import client, config
+from kubernetes.client import rest
 
 log = logging.getLogger(__name__)
+
+# (connect, read) seconds. Read is the longest silence between two bytes of an answer, not the
+# whole answer: a LIST of 150000 pods streams for longer, and only a dead connection is silent.
+DEFAULT_TIMEOUT = (10.0, 120.0)
 
 
 class ClusterUnreachable(RuntimeError):
     pass
 
 
-def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
-    """The kubeconfig if given, else in-cluster config in a pod, else $KUBECONFIG or ~/.kube."""
+class _TimedREST(rest.RESTClientObject):
+    """The client's REST layer with a default (connect, read) timeout for every request."""
+
+    def __init__(self, configuration: client.Configuration, timeout: tuple[float, float]) -> None:
+        super().__init__(configuration)
+        self.default_timeout = timeout
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("_request_timeout"):
+            kwargs["_request_timeout"] = self.default_timeout
+        return super().request(method, url, *args, **kwargs)
+
+
+def api_client(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+) -> client.ApiClient:
+    """The kubeconfig if given, else in-cluster config in a pod, else $KUBECONFIG or ~/.kube.
+    Requests without a timeout of their own get `timeout` (connect, read) seconds."""
     try:
         if kubeconfig:
-            return config.new_client_from_config(config_file=kubeconfig, context=context)
-        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            api = config.new_client_from_config(config_file=kubeconfig, context=context)
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
             cfg = client.Configuration()
             config.load_incluster_config(client_configuration=cfg)
-            return client.ApiClient(cfg)
-        return config.new_client_from_config(context=context)
+            api = client.ApiClient(cfg)
+        else:
+            api = config.new_client_from_config(context=context)
     except (config.ConfigException, OSError) as e:
         where = kubeconfig or "in-cluster config or ~/.kube/config"
         raise ClusterUnreachable(f"no usable Kubernetes configuration ({where}): {e}") from None
+    api.rest_client.pool_manager.clear()
+    api.rest_client = _TimedREST(api.configuration, timeout)
+    return api
 
 
 def ensure_namespace(api: client.ApiClient, name: str) -> bool:  # rbac: cli-only

@@ -5,7 +5,8 @@ of CPU per re-list. We ask the typed API functions for the raw response (`_prelo
 and keep plain dicts. The first LIST asks for `resourceVersion=0` (served from the API server's
 cache, not etcd) in pages, then a WATCH continues from the list's resourceVersion; bookmarks keep
 that version fresh, and a 410 Gone (history compacted) triggers a new LIST. Errors back off
-exponentially (with jitter) up to 30 s.
+exponentially (with jitter) up to 30 s. A watch silent for longer than the server's own timeout
+plus a grace is a dead connection: it times out and is resumed from the last resourceVersion.
 """
 
 from __future__ import annotations
@@ -59,12 +60,16 @@ class Informer:
         list_fn: ListFn,
         page_size: int = 500,
         watch_timeout: int = 300,
+        watch_read_grace: float = 60.0,
         on_event: Callable[[str, Obj], None] | None = None,
         transform: Callable[[Obj], Obj] | None = None,
         **list_kwargs: Any,
     ) -> None:
         self.name, self.list_fn, self.page_size = name, list_fn, page_size
         self.watch_timeout, self.on_event, self.list_kwargs = watch_timeout, on_event, list_kwargs
+        # The server ends a watch after watch_timeout; one silent for longer than that plus this
+        # grace is a dead connection (half-open: no reset ever comes), and is given up.
+        self.watch_read_grace = watch_read_grace
         self.transform = transform  # keeps only the fields we use: pods are 5 KB, we need 1
         self.objects: dict[Key, Obj] = {}
         self.resource_version = ""
@@ -208,6 +213,7 @@ class Informer:
             allow_watch_bookmarks=True,
             timeout_seconds=self.watch_timeout,
             _preload_content=False,
+            _request_timeout=(10.0, self.watch_timeout + self.watch_read_grace),
             **self.list_kwargs,
         )
         self._resp = resp

@@ -6,6 +6,10 @@ Each client connection carries one request: the forwarder reads its head, rewrit
 request), then either drops the connection (`block` says so: a network partition, as the client
 sees it) or waits `delay` seconds and pipes bytes both ways until the server closes. Watches
 stream through unchanged.
+
+`blackhole()` makes the network silently lose everything, as when a peer vanishes without a
+reset: the connections open at that moment go silent for good (nothing more arrives, not even
+their end), and new requests are held unanswered until `heal()`.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ class ApiProxy:
         self.url = f"http://127.0.0.1:{self.port}"
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
+        self._dead: set[socket.socket] = set()
+        self._stalling = False
+        self._closed = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def drop_open(self) -> int:
@@ -44,7 +51,18 @@ class ApiProxy:
                 c.shutdown(socket.SHUT_RDWR)
         return len(conns)
 
+    def blackhole(self) -> None:
+        with self._lock:
+            self._stalling = True
+            self._dead |= self._open
+
+    def heal(self) -> None:
+        """New connections work again; the ones lost in the black hole stay lost."""
+        with self._lock:
+            self._stalling = False
+
     def close(self) -> None:
+        self._closed.set()
         with contextlib.suppress(OSError):
             self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
@@ -65,6 +83,11 @@ class ApiProxy:
             lines = head.split(b"\r\n")
             method, path, _ = lines[0].decode("latin-1").split(" ", 2)
             path = path.split("?", 1)[0]
+            with self._lock:
+                stalled = self._stalling
+            if stalled:
+                self._closed.wait()  # held open, never answered
+                return
             if self.block(method, path):
                 with self._lock:
                     self.blocked[path] += 1
@@ -78,9 +101,9 @@ class ApiProxy:
                 self.forwarded[path] += 1
                 self._open.add(client)
             upstream.sendall(request + rest)
-            t = threading.Thread(target=self._pipe, args=(client, upstream), daemon=True)
+            t = threading.Thread(target=self._pipe, args=(client, upstream, client), daemon=True)
             t.start()
-            self._pipe(upstream, client)
+            self._pipe(upstream, client, client)
             t.join(1)
             upstream.close()
         except OSError:
@@ -102,13 +125,15 @@ class ApiProxy:
         head, _, rest = data.partition(b"\r\n\r\n")
         return head, rest
 
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    def _pipe(self, src: socket.socket, dst: socket.socket, client: socket.socket) -> None:
         try:
             while data := src.recv(65536):
-                dst.sendall(data)
+                if client not in self._dead:
+                    dst.sendall(data)
         except OSError:
             pass
         finally:
+            if client in self._dead:
+                self._closed.wait()  # a lost connection never ends, as far as its peer knows
             with contextlib.suppress(OSError):
                 dst.shutdown(socket.SHUT_WR)

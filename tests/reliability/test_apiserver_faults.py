@@ -180,6 +180,70 @@ def test_slow_answers_then_an_outage_the_informer_backs_off_and_converges(
             api.close()
 
 
+def test_a_watch_whose_connection_goes_silent_is_given_up_and_resumed(tmp_path: Path) -> None:
+    """The network loses everything without a reset (a peer that vanished): the open watch goes
+    silent for good and new requests hang. The informer gives the silent watch up once it has
+    been quiet longer than the server's watch timeout plus the grace, is not live meanwhile,
+    and once the network heals resumes from its resourceVersion (no new LIST) with every change
+    made in between. One-shot calls through the same client fail after their read timeout
+    instead of hanging. Without timeouts, the informer would wait on the dead watch forever."""
+    from app.kube.client import api_client
+    from app.simulator.simulator import write_kubeconfig
+    from tests.reliability.httpproxy import ApiProxy
+
+    with running_simulator(EMPTY) as sim:
+        api = sim.api_client()
+        core = client.CoreV1Api(api)
+        core.create_namespace({"metadata": {"name": NS}})
+        core.create_namespaced_config_map(NS, cm("before"))
+        proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))
+        path = tmp_path / "via-proxy.kubeconfig"
+        write_kubeconfig(path, proxy.url)
+        lossy = api_client(str(path), timeout=(1.0, 2.0))
+        lossy_core = client.CoreV1Api(lossy)
+        inf = Informer(
+            "configmaps",
+            lossy_core.list_config_map_for_all_namespaces,
+            watch_timeout=3,
+            watch_read_grace=1.0,
+        )
+        inf.start()
+        try:
+            assert inf.wait_synced(30)
+            wait_for(inf.live, 30, "the first watch")
+            proxy.blackhole()
+            core.create_namespaced_config_map(NS, cm("during"))
+            core.delete_namespaced_config_map("before", NS)
+
+            outcome: list[Exception | None] = []
+
+            def one_shot() -> None:
+                try:
+                    lossy_core.list_namespace()
+                    outcome.append(None)
+                except Exception as e:
+                    outcome.append(e)
+
+            caller = threading.Thread(target=one_shot, daemon=True)
+            caller.start()
+            caller.join(60)
+            assert not caller.is_alive(), "a call through a silent network never returned"
+            assert outcome and outcome[0] is not None and "timed out" in str(outcome[0])
+
+            wait_for(lambda: not inf.live(), 30, "the silent watch to be given up")
+            assert inf.get(NS, "before") is not None  # it cannot know yet
+
+            proxy.heal()
+            wait_for(lambda: {n for _, n in inf.objects} == {"during"}, 60, "convergence")
+            assert inf.lists == 1  # resumed from its resourceVersion, no new LIST
+            wait_for(inf.live, 30, "a live watch again")
+        finally:
+            inf.stop()
+            lossy.close()
+            proxy.close()
+            api.close()
+
+
 STALE_SCENARIO = {
     "nodes": [{"namePrefix": "node", "count": 2, "cpu": "8", "memory": "32Gi"}],
     "namespaces": [{"name": "shop"}],
