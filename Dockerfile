@@ -9,6 +9,7 @@ RUN python -m venv /opt/rightsizer
 WORKDIR /src
 COPY pyproject.toml setup.cfg README.md ./
 COPY app ./app
+COPY wsgi.py ./
 RUN /opt/rightsizer/bin/pip install .
 # `rightsizer db upgrade` looks for the Alembic scripts beside the installed `app` package
 # (app/__init__.py, _migrations_dir), and setup.cfg does not package them: put them there.

@@ -78,7 +78,9 @@ def serve(migrate: bool) -> None:
 def exec_gunicorn(extra: list[str]) -> None:
     beside = Path(sys.executable).with_name("gunicorn")  # the venv's, even when not on PATH
     gunicorn = str(beside) if beside.exists() else shutil.which("gunicorn") or "gunicorn"
-    os.execv(gunicorn, [gunicorn, "-c", "python:app.gunicorn_conf", *extra, "app:create_app()"])
+    # The project's gunicorn settings live in app/gunicorn_conf.py (inside the package, so an
+    # installed rightsizer finds them); the application is wsgi.py's, installed beside `app`.
+    os.execv(gunicorn, [gunicorn, "-c", "python:app.gunicorn_conf", *extra, "wsgi:app"])
 
 
 register_client_commands(cli)  # policy, recommendations, scaler, events: the REST API's client

@@ -26,18 +26,73 @@ class NodeRoom:
 
 @dataclass(frozen=True)
 class Placement:
-    """What of a pod's spec decides where it may run: tolerations and nodeSelector. (Node
-    affinity is not read: a pod with required affinity may be judged to fit where it cannot.)"""
+    """What of a pod's spec decides where it may run: tolerations, nodeSelector, and the terms of
+    its required node affinity (`None`: no required affinity). Preferred affinity only ranks
+    nodes, and inter-pod affinity and topology spread are not read: a pod held by those may be
+    judged to fit where the scheduler would not put it."""
 
     tolerations: tuple[Mapping[str, Any], ...] = ()
     node_selector: tuple[tuple[str, str], ...] = ()
+    affinity_terms: tuple[Mapping[str, Any], ...] | None = None
 
     @classmethod
     def of(cls, spec: Mapping[str, Any]) -> Placement:
         tolerations = tuple(t for t in spec.get("tolerations") or () if isinstance(t, Mapping))
         selector = spec.get("nodeSelector") or {}
         pairs = selector.items() if isinstance(selector, Mapping) else ()
-        return cls(tolerations, tuple(sorted((str(k), str(v)) for k, v in pairs)))
+        required = _section(
+            _section(_section(spec, "affinity"), "nodeAffinity"),
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        )
+        terms = None
+        if required:
+            raw = required.get("nodeSelectorTerms")
+            terms = tuple(t for t in raw if isinstance(t, Mapping)) if isinstance(raw, list) else ()
+        return cls(tolerations, tuple(sorted((str(k), str(v)) for k, v in pairs)), terms)
+
+
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _requirement_holds(req: Any, values_of: Mapping[str, str], numeric: bool) -> bool:
+    """One matchExpressions (or matchFields) entry against a node's labels (or fields)."""
+    if not isinstance(req, Mapping):
+        return False
+    key, op, values = req.get("key"), req.get("operator"), req.get("values") or []
+    if not isinstance(key, str) or not isinstance(values, list):
+        return False
+    present = key in values_of
+    if op == "In":
+        return present and values_of[key] in values
+    if op == "NotIn":
+        return not present or values_of[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and numeric and present and len(values) == 1:
+        try:
+            have, bound = int(values_of[key]), int(values[0])
+        except (TypeError, ValueError):
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False  # an unknown operator matches nothing, as the scheduler's parser rejects it
+
+
+def matches_term(term: Mapping[str, Any], name: str, labels: Mapping[str, str]) -> bool:
+    """A nodeSelectorTerm: every matchExpressions entry holds for the labels and every
+    matchFields entry for the node's fields (only `metadata.name` exists). A term with neither
+    matches no node."""
+    expressions, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
+    if not isinstance(expressions, list) or not isinstance(fields, list):
+        return False
+    if not expressions and not fields:
+        return False
+    return all(_requirement_holds(r, labels, True) for r in expressions) and all(
+        _requirement_holds(r, {"metadata.name": name}, False) for r in fields
+    )
 
 
 def tolerates(toleration: Mapping[str, Any], taint: tuple[str, str, str]) -> bool:
@@ -53,9 +108,13 @@ def tolerates(toleration: Mapping[str, Any], taint: tuple[str, str, str]) -> boo
 
 
 def admits(node: NodeRoom, placement: Placement) -> bool:
-    """The node's labels match the nodeSelector and every blocking taint is tolerated."""
+    """The node's labels match the nodeSelector and one of the required affinity terms (terms
+    are ORed), and every blocking taint is tolerated."""
     labels = dict(node.labels)
     if any(labels.get(k) != v for k, v in placement.node_selector):
+        return False
+    terms = placement.affinity_terms
+    if terms is not None and not any(matches_term(t, node.name, labels) for t in terms):
         return False
     return all(any(tolerates(t, taint) for t in placement.tolerations) for taint in node.taints)
 
@@ -93,8 +152,9 @@ def place(
 
     Its own node is preferred (an in-place resize stays there; the pod runs there already, so its
     taints and labels are not checked again); another node must admit the pod (`placement`:
-    tolerations, nodeSelector) and then its current requests are given back to its own node.
-    Several pods updated in one run thus never count on the same free space twice.
+    tolerations, nodeSelector, required node affinity) and then its current requests are given
+    back to its own node. Several pods updated in one run thus never count on the same free
+    space twice.
     """
     placement = placement or Placement()
     order = sorted(range(len(nodes)), key=lambda i: nodes[i].name != own_node)

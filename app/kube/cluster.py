@@ -48,6 +48,12 @@ def placement(spec: Obj) -> Obj:
         out["tolerations"] = tolerations
     if spec.get("nodeSelector"):
         out["nodeSelector"] = spec["nodeSelector"]
+    node_affinity = ((spec.get("affinity") or {}).get("nodeAffinity")) or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required:
+        out["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+        }
     return out
 
 

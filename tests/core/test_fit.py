@@ -97,3 +97,86 @@ def test_only_nodes_that_admit_the_pod_are_rooms_for_it_but_its_own_node_is() ->
     assert after == [NodeRoom("t", 3000, 3000, taints=(BATCH,))]
     # The pod runs there already: a resize keeps it there whatever taint came since.
     assert place([tainted], "t", (500, 500), (1000, 1000)) is not None
+
+
+ZONE_A = NodeRoom("n1", 1000, 1000, labels=(("gen", "5"), ("zone", "a")))
+ZONE_B = NodeRoom("n2", 1000, 1000, labels=(("gen", "3"), ("zone", "b")))
+BARE = NodeRoom("n3", 1000, 1000)
+
+
+def affinity(*terms: dict[str, object]) -> Placement:
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}
+            }
+        }
+    }
+    return Placement.of(spec)
+
+
+def expr(key: str, op: str, *values: str) -> dict[str, object]:
+    return {"matchExpressions": [{"key": key, "operator": op, "values": list(values)}]}
+
+
+@pytest.mark.parametrize(
+    ("term", "admitted"),
+    [
+        (expr("zone", "In", "a", "c"), {"n1"}),
+        (expr("zone", "NotIn", "a"), {"n2", "n3"}),  # a node without the label is not in "a"
+        (expr("zone", "Exists"), {"n1", "n2"}),
+        (expr("zone", "DoesNotExist"), {"n3"}),
+        (expr("gen", "Gt", "4"), {"n1"}),
+        (expr("gen", "Lt", "4"), {"n2"}),
+        (expr("zone", "Gt", "4"), set()),  # not an integer: no match
+        (expr("zone", "Near", "a"), set()),  # unknown operator: no match
+        ({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}, {"n2"}),
+        ({}, set()),  # an empty term selects no node
+        (
+            {
+                "matchExpressions": [
+                    {"key": "zone", "operator": "Exists"},
+                    {"key": "gen", "operator": "Gt", "values": ["4"]},
+                ]
+            },
+            {"n1"},  # the requirements of one term are ANDed
+        ),
+    ],
+)
+def test_required_node_affinity_terms_as_the_scheduler_reads_them(
+    term: dict[str, object], admitted: set[str]
+) -> None:
+    placement = affinity(term)
+    assert {n.name for n in (ZONE_A, ZONE_B, BARE) if admits(n, placement)} == admitted
+
+
+def test_affinity_terms_are_ored_and_combine_with_the_node_selector() -> None:
+    either = affinity(expr("zone", "In", "a"), expr("zone", "DoesNotExist"))
+    assert [admits(n, either) for n in (ZONE_A, ZONE_B, BARE)] == [True, False, True]
+    spec = {
+        "nodeSelector": {"gen": "5"},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [expr("zone", "In", "a", "b")]
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": expr("zone", "In", "b")}
+                ],
+            }
+        },
+    }
+    both = Placement.of(spec)  # preferred affinity only ranks nodes: it excludes none
+    assert [admits(n, both) for n in (ZONE_A, ZONE_B, BARE)] == [True, False, False]
+    assert Placement.of({}).affinity_terms is None
+    assert all(admits(n, Placement.of({})) for n in (ZONE_A, ZONE_B, BARE))
+
+
+def test_a_pod_whose_affinity_no_other_node_meets_fits_only_at_home() -> None:
+    """It needs more than its own node has left, and the only node with room is outside its
+    required zone: it fits nowhere, so the updater must leave it."""
+    home = NodeRoom("n1", 100, 1000, labels=(("zone", "a"),))
+    rooms = [home, ZONE_B]
+    pinned = affinity(expr("zone", "In", "a"))
+    assert place(rooms, "n1", (100, 100), (500, 100), pinned) is None
+    assert place(rooms, "n1", (100, 100), (500, 100), Placement()) is not None

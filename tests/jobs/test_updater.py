@@ -624,3 +624,40 @@ def test_nothing_happens_while_limit_ranges_cannot_be_listed(
     assert summary == "LimitRanges not known (cannot list them): no pod touched"
     assert uids(api, "web") == before
     assert audit(app) == []
+
+
+def test_the_pod_cache_keeps_what_the_fit_check_reads() -> None:
+    """Pods are trimmed in the cache; tolerations (but the defaults every pod gets), the
+    nodeSelector and the required node affinity survive, and give the same Placement."""
+    from app.core.fit import Placement
+    from app.kube.cluster import trim_pod
+
+    required = {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]
+    }
+    spec = {
+        "nodeName": "n1",
+        "containers": [{"name": "app", "image": "x", "env": [{"name": "A", "value": "1"}]}],
+        "tolerations": [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+            {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"},
+        ],
+        "nodeSelector": {"pool": "general"},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": required,
+                "preferredDuringSchedulingIgnoredDuringExecution": [],
+            },
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []},
+        },
+    }
+    trimmed = trim_pod({"metadata": {"name": "p", "namespace": NS}, "spec": spec})["spec"]
+    assert trimmed["affinity"] == {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    }
+    assert [t["key"] for t in trimmed["tolerations"]] == ["dedicated"]
+    assert Placement.of(trimmed) == Placement.of(
+        {k: v for k, v in spec.items() if k != "tolerations"}
+        | {"tolerations": spec["tolerations"][1:]}
+    )
+    assert "affinity" not in trim_pod({"spec": {"affinity": {"podAffinity": {}}}})["spec"]
