@@ -351,6 +351,37 @@ def schemas() -> dict[str, Any]:
                 },
             },
         },
+        "History": {
+            "type": "object",
+            "required": ["namespace", "kind", "name", "containers"],
+            "properties": {
+                "namespace": {"type": "string"},
+                "kind": {"type": "string"},
+                "name": {"type": "string"},
+                "containers": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["name", "points"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "points": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "required": ["time", "target"],
+                                    "properties": {
+                                        "time": {"type": "string", "format": "date-time"},
+                                        "target": RESOURCES,
+                                        "requests": RESOURCES,
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
         "Event": {
             "type": "object",
             "required": ["id", "time", "actor", "action", "objectKind", "objectRef"],
@@ -395,11 +426,27 @@ def paths() -> dict[str, Any]:
         "/readyz": {
             "get": {
                 **open_,
-                "summary": "readiness: the database answers",
+                "summary": "readiness: the database answers, or the webhook's cache is fresh",
+                "description": (
+                    '200 {"status": "ready"} when the database answers; 200 {"status": '
+                    '"degraded", "degraded": ["database"], "message": ...} when it does not but '
+                    "the webhook's cache is fresh (pods are still sized from it); 503 otherwise."
+                ),
                 "operationId": "readyz",
                 "responses": {
-                    "200": ok("ready", {"type": "object"}),
-                    "503": error("the database does not answer"),
+                    "200": ok(
+                        "ready, or degraded: the database is down, the webhook serves its cache",
+                        {
+                            "type": "object",
+                            "required": ["status"],
+                            "properties": {
+                                "status": {"type": "string", "enum": ["ready", "degraded"]},
+                                "degraded": {"type": "array", "items": {"type": "string"}},
+                                "message": {"type": "string"},
+                            },
+                        },
+                    ),
+                    "503": error("the database does not answer and the webhook cache is stale"),
                 },
             }
         },
@@ -445,6 +492,15 @@ def paths() -> dict[str, Any]:
                 "summary": "CPU and memory usage histograms behind the recommendation",
                 "operationId": "getHistogram",
                 "responses": {"200": ok("histograms", ref("Histograms")), **ERRORS, **NOT_FOUND},
+            },
+        },
+        "/api/v1/workloads/{namespace}/{kind}/{name}/history": {
+            "parameters": workload_params,
+            "get": {
+                "summary": "the recommended target over time (hourly, 8 days), with the requests "
+                "of the time",
+                "operationId": "getHistory",
+                "responses": {"200": ok("history", ref("History")), **ERRORS, **NOT_FOUND},
             },
         },
         "/api/v1/policies": {

@@ -1,4 +1,5 @@
-"""The usage histograms behind a recommendation: GET /api/v1/workloads/<ns>/<kind>/<name>/histogram.
+"""What lies behind a workload's recommendation: GET /api/v1/workloads/<ns>/<kind>/<name>/histogram
+(the usage histograms) and .../history (the target over time, beside the requests of the time).
 
 Read from the checkpoint rows through the same loader the recommender restarts from, so the
 buckets shown are the ones its percentiles come from. Weights are decayed weights relative to each
@@ -19,9 +20,10 @@ from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
 from app.core.checkpoint import load_aggregate
 from app.core.histogram import Histogram
+from app.core.resources import Resources, format_cpu, format_memory
 from app.extensions import db
 from app.models import Checkpoint
-from app.repository import checkpoint_from_row, to_datetime
+from app.repository import checkpoint_from_row, recommendation_history, to_datetime
 
 bp = Blueprint("workloads", __name__)
 
@@ -85,3 +87,36 @@ def histogram(namespace: str, kind: str, name: str) -> ResponseReturnValue:
         except (ValueError, TypeError) as e:
             containers.append({"name": row.container, "error": f"checkpoint unreadable: {e}"})
     return jsonify({"namespace": namespace, "kind": kind, "name": name, "containers": containers})
+
+
+@bp.get("/workloads/<namespace>/<kind>/<name>/history")
+@requires("get", "recommendations", namespaced=True)
+def history(namespace: str, kind: str, name: str) -> ResponseReturnValue:
+    """Per container, the recommender's points (at most one an hour, kept 8 days), oldest first:
+    the target then, and the container's requests then where the recommender had seen them."""
+    reject_unknown_args(())
+    points = recommendation_history(db.session, namespace, kind, name)
+    if not points:
+        raise ApiError(404, "NotFound", f"no recommendation history for {kind} {namespace}/{name}")
+    containers: dict[str, list[dict[str, Any]]] = {}
+    for p in points:
+        point: dict[str, Any] = {
+            "time": rfc3339(p.time),
+            "target": Resources(p.target_cpu, p.target_memory).as_quantities(),
+        }
+        requests = {}
+        if p.current_cpu_request is not None:
+            requests["cpu"] = format_cpu(p.current_cpu_request)
+        if p.current_memory_request is not None:
+            requests["memory"] = format_memory(p.current_memory_request)
+        if requests:
+            point["requests"] = requests
+        containers.setdefault(p.container, []).append(point)
+    return jsonify(
+        {
+            "namespace": namespace,
+            "kind": kind,
+            "name": name,
+            "containers": [{"name": c, "points": pts} for c, pts in containers.items()],
+        }
+    )
