@@ -3,8 +3,9 @@
 Starts `rightsizer sim --nodes N --pods M --speed 0` in a child process, the app on a throw-away
 SQLite database (or a fresh schema of --database-url), then in this process, as the leader would:
 
-1. cache sync: a ClusterView (raw-JSON informers for pods, nodes, controllers, HPAs) does its
-   initial LISTs (`resourceVersion=0`) and opens its watches;
+1. cache sync: a ClusterView (raw-JSON informers for pods, nodes, controllers, HPAs) and the
+   updater's LimitRange cache do their initial LISTs (`resourceVersion=0`) and open their watches,
+   through the API client rightsizer builds (app.kube.client, with its request timeouts);
 2. recommender run 1: PodMetrics for all pods -> histograms -> a recommendation and a checkpoint
    row per workload container (every row is new: all inserts);
 3. `advance` seconds of simulated time, then recommender run 2 (every row is an update);
@@ -168,6 +169,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
+    from app.kube.limitranges import LimitRangeCache
 
     cfg = app.config
     res: dict[str, Any] = {"phases": {}, "times": {}, "memory": {}, "stats": {}}
@@ -188,11 +190,16 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
 
     began = time.perf_counter()
     cluster.start()
-    if not cluster.wait_synced(timeout=args.sync_timeout):
+    limit_ranges = LimitRangeCache(api).start()  # the updater's, as app.jobs.startup starts it
+    if not (
+        cluster.wait_synced(timeout=args.sync_timeout)
+        and limit_ranges.wait_synced(timeout=args.sync_timeout)
+    ):
         raise SystemExit(f"caches not synced after {args.sync_timeout}s")
     res["times"]["cache sync (initial LISTs)"] = time.perf_counter() - began
     res["memory"]["after cache sync"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
-    res["informers"] = [(inf.name, len(inf.objects), inf.lists) for inf in cluster.informers]
+    informers = [*cluster.informers, limit_ranges.informer]
+    res["informers"] = [(inf.name, len(inf.objects), inf.lists) for inf in informers]
     print(f"  cache sync: {res['times']['cache sync (initial LISTs)']:.2f}s", flush=True)
     time.sleep(0.5)  # let the watch requests land before the counters are read
     res["stats"]["start-up"] = sim.stats()
@@ -249,6 +256,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
             PodActions(api, dry_run=True),
             options,
             webhook_registered=lambda: True,  # benchmark: no webhook in the simulated cluster
+            limit_ranges=limit_ranges,
         )
         res["updater options"] = (
             "Recreate (cluster-wide policy), dry run, "
@@ -265,9 +273,10 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
         res["stats"]["updater"] = sim.stats()
         res["podmetrics"]["updater"], metrics_calls[0] = metrics_calls[0], 0
 
-    res["lists per informer"] = [(inf.name, inf.lists) for inf in cluster.informers]
+    res["lists per informer"] = [(inf.name, inf.lists) for inf in informers]
     res["sim memory"] = sim.memory_mb()
     cluster.stop()
+    limit_ranges.stop()
     api.close()
     return res
 

@@ -134,9 +134,10 @@ class SimProcess:
         return proc_memory_mb(self.proc.pid)
 
     def api_client(self) -> Any:
-        from kubernetes import config
+        """The client as rightsizer builds it (app.kube.client: its request timeouts too)."""
+        from app.kube.client import api_client
 
-        return config.new_client_from_config(config_file=self.kubeconfig_path)
+        return api_client(self.kubeconfig_path)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
