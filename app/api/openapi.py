@@ -87,6 +87,31 @@ def ok(description: str, schema: dict[str, Any], etag: bool = False) -> dict[str
     return out
 
 
+def per_container(container: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A workload's document holding one entry per container (recommendations, histograms,
+    history); `extra`: more top-level properties."""
+    return {
+        "type": "object",
+        "required": ["namespace", "kind", "name", "containers"],
+        "properties": {
+            "namespace": {"type": "string"},
+            "kind": {"type": "string"},
+            "name": {"type": "string"},
+            "containers": {"type": "array", "items": container},
+            **(extra or {}),
+        },
+    }
+
+
+def entry(required: list[str], fields: dict[str, Any]) -> dict[str, Any]:
+    """One container's entry: its name and `fields`."""
+    return {
+        "type": "object",
+        "required": required,
+        "properties": {"name": {"type": "string"}, **fields},
+    }
+
+
 def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, Any]:
     """The collection and item paths of an editable resource (policies, scalers)."""
     doc, item = ref(f"{kind}Document"), ref(kind)
@@ -303,14 +328,9 @@ def schemas() -> dict[str, Any]:
             },
             "required": ["name", "target", "params", "enabled", "version", "status"],
         },
-        "Workload": {
-            "type": "object",
-            "required": ["namespace", "kind", "name", "containers"],
-            "properties": {
-                "namespace": {"type": "string"},
-                "kind": {"type": "string"},
-                "name": {"type": "string"},
-                "containers": {"type": "array", "items": container},
+        "Workload": per_container(
+            container,
+            {
                 "replicas": {
                     "type": "integer",
                     "minimum": 0,
@@ -327,61 +347,37 @@ def schemas() -> dict[str, Any]:
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
                 },
             },
-        },
-        "Histograms": {
-            "type": "object",
-            "required": ["namespace", "kind", "name", "containers"],
-            "properties": {
-                "namespace": {"type": "string"},
-                "kind": {"type": "string"},
-                "name": {"type": "string"},
-                "containers": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["name"],
-                        "properties": {
-                            "name": {"type": "string"},
-                            "sampleCount": {"type": "integer"},
-                            "cpu": histogram,
-                            "memory": histogram,
-                            "error": {"type": "string"},
-                        },
-                    },
+        ),
+        "Histograms": per_container(
+            entry(
+                ["name"],
+                {
+                    "sampleCount": {"type": "integer"},
+                    "cpu": histogram,
+                    "memory": histogram,
+                    "error": {"type": "string"},
                 },
-            },
-        },
-        "History": {
-            "type": "object",
-            "required": ["namespace", "kind", "name", "containers"],
-            "properties": {
-                "namespace": {"type": "string"},
-                "kind": {"type": "string"},
-                "name": {"type": "string"},
-                "containers": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["name", "points"],
-                        "properties": {
-                            "name": {"type": "string"},
-                            "points": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "required": ["time", "target"],
-                                    "properties": {
-                                        "time": {"type": "string", "format": "date-time"},
-                                        "target": RESOURCES,
-                                        "requests": RESOURCES,
-                                    },
-                                },
+            )
+        ),
+        "History": per_container(
+            entry(
+                ["name", "points"],
+                {
+                    "points": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["time", "target"],
+                            "properties": {
+                                "time": {"type": "string", "format": "date-time"},
+                                "target": RESOURCES,
+                                "requests": RESOURCES,
                             },
                         },
                     },
                 },
-            },
-        },
+            )
+        ),
         "Event": {
             "type": "object",
             "required": ["id", "time", "actor", "action", "objectKind", "objectRef"],

@@ -66,14 +66,14 @@ class LimitRangeCache:
             if not kwargs.get("watch") and not self.failing:
                 self.failing = True
                 log.warning(
-                    "cannot list LimitRanges (%s): the webhook sizes pods without LimitRange "
-                    "capping until it can",
+                    "cannot list LimitRanges (%s): until it can, the webhook sizes pods without "
+                    "LimitRange capping and the updater touches no pod",
                     _short(e),
                 )
             raise
         if not kwargs.get("watch") and self.failing:
             self.failing = False
-            log.info("LimitRanges listed again: the webhook caps requests at them")
+            log.info("LimitRanges listed again: requests are capped at them")
         return resp
 
     def _on_event(self, kind: str, obj: Obj) -> None:
