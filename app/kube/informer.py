@@ -22,6 +22,8 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from app.kube.client import DEFAULT_TIMEOUT
+
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
@@ -213,7 +215,7 @@ class Informer:
             allow_watch_bookmarks=True,
             timeout_seconds=self.watch_timeout,
             _preload_content=False,
-            _request_timeout=(10.0, self.watch_timeout + self.watch_read_grace),
+            _request_timeout=(DEFAULT_TIMEOUT[0], self.watch_timeout + self.watch_read_grace),
             **self.list_kwargs,
         )
         self._resp = resp

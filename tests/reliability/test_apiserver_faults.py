@@ -17,6 +17,7 @@ from flask import Flask
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from app.kube.client import DEFAULT_TIMEOUT, api_client
 from app.kube.informer import Informer
 from app.simulator.testing import EMPTY, running_simulator
 from tests.e2e.apps import wait_for
@@ -113,15 +114,14 @@ def test_dropped_watch_then_429_500_and_410_gone_relist_once_and_converge() -> N
             api.close()
 
 
-def via(proxy: Any, tmp_path: Path) -> Any:
-    """An ApiClient of the official client whose every request goes through `proxy`."""
-    from kubernetes import config
-
+def via(proxy: Any, tmp_path: Path, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> Any:
+    """The official client as rightsizer builds it (app.kube.client, `timeout` on every request),
+    with every request going through `proxy`."""
     from app.simulator.simulator import write_kubeconfig
 
     path = tmp_path / "via-proxy.kubeconfig"
     write_kubeconfig(path, proxy.url)
-    return config.new_client_from_config(config_file=str(path))
+    return api_client(str(path), timeout=timeout)
 
 
 def test_slow_answers_then_an_outage_the_informer_backs_off_and_converges(
@@ -187,8 +187,6 @@ def test_a_watch_whose_connection_goes_silent_is_given_up_and_resumed(tmp_path: 
     and once the network heals resumes from its resourceVersion (no new LIST) with every change
     made in between. One-shot calls through the same client fail after their read timeout
     instead of hanging. Without timeouts, the informer would wait on the dead watch forever."""
-    from app.kube.client import api_client
-    from app.simulator.simulator import write_kubeconfig
     from tests.reliability.httpproxy import ApiProxy
 
     with running_simulator(EMPTY) as sim:
@@ -197,9 +195,7 @@ def test_a_watch_whose_connection_goes_silent_is_given_up_and_resumed(tmp_path: 
         core.create_namespace({"metadata": {"name": NS}})
         core.create_namespaced_config_map(NS, cm("before"))
         proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))
-        path = tmp_path / "via-proxy.kubeconfig"
-        write_kubeconfig(path, proxy.url)
-        lossy = api_client(str(path), timeout=(1.0, 2.0))
+        lossy = via(proxy, tmp_path, timeout=(1.0, 2.0))
         lossy_core = client.CoreV1Api(lossy)
         inf = Informer(
             "configmaps",
