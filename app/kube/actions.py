@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from app.kube.events import event_body, object_reference
+
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "blocked", "gone", "unsupported", "failed"]
-COMPONENT = "rightsizer"
 
 
 class PodActions:
@@ -113,39 +113,16 @@ class PodActions:
     def record_event(
         self, pod: dict[str, Any], reason: str, message: str, type_: str = "Normal"
     ) -> None:
-        """A core/v1 Event on the pod, so `kubectl describe pod` says what rightsizer did."""
+        """A core/v1 Event on the pod, so `kubectl describe pod` says what rightsizer did: its
+        involvedObject carries the pod's uid and resourceVersion, as kube's recorder writes."""
         if self.dry_run:
             return
-        meta = pod.get("metadata") or {}
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                "generateName": f"{meta.get('name')}.",
-                "namespace": meta.get("namespace"),
-            },
-            "involvedObject": {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "name": meta.get("name"),
-                "namespace": meta.get("namespace"),
-                "uid": meta.get("uid"),
-            },
-            "reason": reason,
-            "message": message[:1024],
-            "type": type_,
-            "source": {"component": COMPONENT},
-            "reportingComponent": COMPONENT,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        ref = object_reference("v1", "Pod", pod.get("metadata") or {})
         self._call(
-            f"event {reason} on {meta.get('namespace')}/{meta.get('name')}",
+            f"event {reason} on {ref['namespace']}/{ref['name']}",
             self.core.create_namespaced_event,
-            meta.get("namespace"),
-            body,
+            ref["namespace"],
+            event_body(ref, reason, message, type_),
         )
 
 

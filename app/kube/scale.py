@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+
+from app.kube.events import event_body, object_reference
 
 log = logging.getLogger(__name__)
 SCALABLE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
@@ -49,6 +50,7 @@ class ScaleClient:
             "StatefulSet": apps.read_namespaced_stateful_set_scale,
             "ReplicationController": core.read_namespaced_replication_controller_scale,
         }
+        self._seen: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._patch = {
             "Deployment": apps.patch_namespaced_deployment_scale,
             "ReplicaSet": apps.patch_namespaced_replica_set_scale,
@@ -56,53 +58,57 @@ class ScaleClient:
             "ReplicationController": core.patch_namespaced_replication_controller_scale,
         }
 
-    def get_replicas(self, namespace: str, kind: str, name: str) -> int:
+    def _scale(self, namespace: str, kind: str, name: str) -> dict[str, Any]:
         if kind not in self._read:
             raise ValueError(f"kind {kind!r} has no scale subresource rightsizer supports")
         try:
             resp = self._read[kind](name, namespace, _preload_content=False)
         except (ApiException, urllib3.exceptions.HTTPError) as e:
             raise _failed(kind, namespace, name, e) from None
-        return int((json.loads(resp.data).get("spec") or {}).get("replicas") or 0)
+        return self._remember(namespace, kind, name, json.loads(resp.data))
+
+    def _remember(
+        self, namespace: str, kind: str, name: str, scale: dict[str, Any]
+    ) -> dict[str, Any]:
+        # A Scale's metadata is its target's (name, namespace, uid, resourceVersion): what an
+        # Event on the target refers to, as the target was when rightsizer last saw it.
+        self._seen[(namespace, kind, name)] = scale.get("metadata") or {}
+        return scale
+
+    def get_replicas(self, namespace: str, kind: str, name: str) -> int:
+        scale = self._scale(namespace, kind, name)
+        return int((scale.get("spec") or {}).get("replicas") or 0)
 
     def set_replicas(self, namespace: str, kind: str, name: str, replicas: int) -> None:
         try:
-            self._patch[kind](name, namespace, {"spec": {"replicas": replicas}})
+            resp = self._patch[kind](
+                name, namespace, {"spec": {"replicas": replicas}}, _preload_content=False
+            )
         except (ApiException, urllib3.exceptions.HTTPError) as e:
             raise _failed(kind, namespace, name, e) from None
+        try:
+            self._remember(namespace, kind, name, json.loads(resp.data))
+        except ValueError:
+            self._seen.pop((namespace, kind, name), None)  # the next event reads it afresh
 
     def record_event(self, namespace: str, kind: str, name: str, reason: str, message: str) -> None:
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        """A Normal Event on the target, referring to it by uid and resourceVersion (as of the
+        last scale call, else one GET of its scale), so `kubectl describe` lists it."""
         api_version = "v1" if kind == "ReplicationController" else "apps/v1"
-        body = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{name}.", "namespace": namespace},
-            "involvedObject": {
-                "apiVersion": api_version,
-                "kind": kind,
-                "name": name,
-                "namespace": namespace,
-            },
-            "reason": reason,
-            "message": message[:1024],
-            "type": "Normal",
-            "source": {"component": "rightsizer"},
-            "reportingComponent": "rightsizer",
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        meta = self._seen.get((namespace, kind, name))
         try:
-            self.core.create_namespaced_event(namespace, body)
-        except ApiException as e:
+            if meta is None:
+                meta = self._scale(namespace, kind, name).get("metadata") or {}
+        except (TargetMissing, ScaleFailed) as e:
+            log.warning("could not record event %s: %s", reason, e)
+            return
+        ref = object_reference(api_version, kind, {**meta, "namespace": namespace, "name": name})
+        try:
+            self.core.create_namespaced_event(namespace, event_body(ref, reason, message))
+        except (ApiException, urllib3.exceptions.HTTPError) as e:
+            why = f"HTTP {e.status}" if isinstance(e, ApiException) else type(e).__name__
             log.warning(
-                "could not record event %s on %s %s/%s: HTTP %s",
-                reason,
-                kind,
-                namespace,
-                name,
-                e.status,
+                "could not record event %s on %s %s/%s: %s", reason, kind, namespace, name, why
             )
 
 

@@ -149,11 +149,19 @@ _FIELDS: dict[str, dict[str, FieldGetter]] = {
         "status.nominatedNodeName": _path("status", "nominatedNodeName"),
     },
     "nodes": {"spec.unschedulable": _path("spec", "unschedulable")},
+    # kubernetes/kubernetes pkg/registry/core/event/strategy.go ToSelectableFields: the
+    # involvedObject fields, reason, type, reportingComponent (the reportingController), and
+    # source (source.component, else the reportingController).
     "events": {
         f"involvedObject.{f}": _path("involvedObject", f)
         for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
     }
-    | {"reason": _path("reason"), "type": _path("type"), "source": _path("source", "component")},
+    | {
+        "reason": _path("reason"),
+        "type": _path("type"),
+        "reportingComponent": _path("reportingComponent"),
+        "source": lambda e: _path("source", "component")(e) or _path("reportingComponent")(e),
+    },
     "namespaces": {"status.phase": _path("status", "phase")},
 }
 

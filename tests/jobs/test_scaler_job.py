@@ -27,6 +27,7 @@ from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.e2e.apps import wait_for
+from tests.jobs.kubectl import describe_events
 
 NS = "kube-system"
 
@@ -224,6 +225,42 @@ def test_a_change_is_a_kubernetes_event_on_the_target(
     assert event.message.startswith("scaled from 2 to 5 replicas (5 schedulable nodes")
     new_job(app, api, cluster, Clock()).run_once(lambda: True)  # nothing to change: no event
     assert len(ours()) == len(before) + 1
+
+
+def test_kubectl_describe_lists_the_scaled_event(
+    app: Flask, api: Any, sim: Simulator, cluster: ClusterView
+) -> None:
+    """kubectl finds an object's Events by involvedObject name, namespace, kind and uid: the
+    Event refers to the Deployment by uid and resourceVersion, as kube's event recorder does."""
+    core = client.CoreV1Api(api)
+
+    def ours() -> dict[str, Any]:
+        selector = "reportingComponent=rightsizer,reason=RightsizerScaled"
+        return {
+            e.metadata.name: e
+            for e in core.list_namespaced_event(NS, field_selector=selector).items
+        }
+
+    set_replicas(api, "coredns", 3)
+    before = set(ours())
+    add_scaler(app, "dns", "coredns", None)
+    new_job(app, api, cluster, Clock()).run_once(lambda: True)
+    deployment = client.AppsV1Api(api).read_namespaced_deployment("coredns", NS)
+    [event] = [e for name, e in ours().items() if name not in before]
+    ref = event.involved_object
+    assert (ref.api_version, ref.kind, ref.name, ref.namespace) == (
+        "apps/v1",
+        "Deployment",
+        "coredns",
+        NS,
+    )
+    assert ref.uid == deployment.metadata.uid
+    assert int(ref.resource_version) >= 1  # the Deployment's, as the scale call returned it
+    lines = describe_events(sim, "deployment", "coredns", NS)
+    assert any(
+        line.startswith("Normal") and "RightsizerScaled" in line and "scaled from 3 to 5" in line
+        for line in lines
+    ), lines
 
 
 class FaultyProxy:
