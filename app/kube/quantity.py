@@ -1,4 +1,10 @@
-"""Kubernetes quantities -> rightsizer amounts (millicores, bytes), with the client's own parser."""
+"""Kubernetes quantities -> rightsizer amounts (millicores, bytes), with the client's own parser.
+
+A quantity above int64 (kube-apiserver accepts and stores "8Ei", 2^63 bytes) saturates at
+`MAX_AMOUNT`, as `resource.Quantity`'s `Value()`/`MilliValue()` do (apimachinery
+`pkg/api/resource`, `scaledValue`: an overflowing result saturates at the int64 bound): such a
+limit means "unbounded", and a pod carrying one must still be sized, not refused.
+"""
 
 from __future__ import annotations
 
@@ -23,10 +29,9 @@ def quantity_amount(resource: str, text: Any) -> int:
     if value < 0:
         raise ValueError(f"{text!r} must not be negative")
     scaled = value * 1000 if resource == "cpu" else value
-    whole = int(scaled.to_integral_value(rounding=ROUND_CEILING))
-    if whole > MAX_AMOUNT:
-        raise ValueError(f"{text!r} is too large")
-    return whole
+    if scaled >= MAX_AMOUNT:  # compared before converting: "1e999999" stays cheap
+        return MAX_AMOUNT
+    return int(scaled.to_integral_value(rounding=ROUND_CEILING))
 
 
 def quantity_float(text: Any) -> float:

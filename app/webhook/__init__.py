@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import atexit
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 from sqlalchemy.orm import Session
 
 from app.extensions import db
+from app.kube.webhook_config import ALWAYS_EXCLUDED
 from app.models import AuditEvent
 from app.webhook import metrics
 from app.webhook.audit import ACTOR, MutationCount, MutationCounter
@@ -48,6 +50,11 @@ def mutate() -> ResponseReturnValue:
         body = request.stream.read(MAX_BODY_BYTES + 1)
         status, doc = webhook_of(current_app).admit(body)
         return _json(status, doc)
+
+
+def excluded_namespaces(config: Mapping[str, Any]) -> frozenset[str]:
+    """Namespaces never sized: the ones the webhook configuration's namespaceSelector leaves out."""
+    return frozenset({*ALWAYS_EXCLUDED, config["NAMESPACE"], *config["EXCLUDED_NAMESPACES"]})
 
 
 def init_app(app: Flask) -> None:
@@ -83,7 +90,13 @@ def init_app(app: Flask) -> None:
     if should_watch(app.config["WEBHOOK_WATCH_CLUSTER"], app.config["KUBECONFIG"]):
         sources = ClusterSources(app.config["KUBECONFIG"])
     # Tests drive refresh() themselves; a server starts the threads on its first review.
-    hook = Webhook(cache, autostart=not app.testing, sources=sources, mutations=mutations)
+    hook = Webhook(
+        cache,
+        autostart=not app.testing,
+        sources=sources,
+        mutations=mutations,
+        excluded_namespaces=excluded_namespaces(app.config),
+    )
     app.extensions[EXTENSION] = hook
     if not app.testing:
         # A worker's last counts, on a clean exit (a failed write is logged, the counts are lost).

@@ -6,6 +6,10 @@ and counted, because a pod created unsized is better than a pod not created. Onl
 is not an AdmissionReview for a pod gets an error status (400, or 413 when over 3 MiB); with
 `failurePolicy: Ignore` kube-apiserver creates the pod anyway.
 
+Pods of excluded namespaces (`kube-system`, rightsizer's own, `RIGHTSIZER_EXCLUDED_NAMESPACES`) are
+left alone here too, not only by the configuration's namespaceSelector: a hand-edited or stale
+MutatingWebhookConfiguration must not let rightsizer size its own pods or the control plane's.
+
 `dryRun` requests get the same answer; only they are not counted in the audit trail's per-workload
 mutation counts (app.webhook.audit), the webhook's one side effect, written in the background.
 """
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -62,6 +66,7 @@ class Webhook:
         owner_lookup: Lookup | None = None,
         sources: ClusterSources | None = None,
         mutations: MutationCounter | None = None,
+        excluded_namespaces: Collection[str] = (),
     ) -> None:
         self.cache = cache
         self.autostart = autostart
@@ -69,6 +74,7 @@ class Webhook:
         self.owner_lookup = owner_lookup
         self.sources = sources
         self.mutations = mutations  # pods patched, counted per workload for the audit trail
+        self.excluded_namespaces = frozenset(excluded_namespaces)  # never sized, whatever is sent
         self._last_warning = -WARN_EVERY
 
     def admit(self, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -141,6 +147,8 @@ class Webhook:
         namespace = review.namespace or (meta or {}).get("namespace") or "default"
         if not isinstance(namespace, str):
             raise PodInvalid("metadata.namespace is not a string")
+        if namespace in self.excluded_namespaces:
+            return PodPatch([], (), "excluded-namespace")
         workload = workload_of_pod(pod, namespace, self.owner_lookup)
         if workload is None:
             return PodPatch([], (), "no-workload")

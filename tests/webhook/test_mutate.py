@@ -392,3 +392,51 @@ def test_a_body_of_exactly_the_limit_is_read(app: Flask, client: FlaskClient) ->
 
 def test_get_is_not_allowed(client: FlaskClient) -> None:
     assert client.get("/mutate").status_code == 405
+
+
+def test_a_limit_above_int64_saturates_instead_of_failing_the_review(
+    app: Flask, client: FlaskClient
+) -> None:
+    # kube-apiserver accepts and stores 8Ei (2^63 bytes, one above int64); Quantity.Value()
+    # saturates at int64 max, so the pod is sized like any other, its huge limit kept.
+    add_policy(container_policies=[{"containerName": "*", "controlledValues": "RequestsOnly"}])
+    add_recommendation()
+    refresh(app)
+    p = pod(container("app", {"cpu": "1", "memory": "1Gi"}, {"memory": "8Ei"}))
+    resp = post(client, review(p))
+    assert resp.status_code == 200, resp.get_json()
+    patched = apply_strictly(p, patch_of(resp.get_json()["response"]))
+    c = patched["spec"]["containers"][0]
+    assert amounts(c, "requests") == {"cpu": 250, "memory": 256 * MI}
+    assert c["resources"]["limits"] == {"memory": "8Ei"}
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "rightsizer", "batch-jobs"])
+def test_excluded_namespaces_are_skipped_even_when_the_configuration_sends_them(
+    app: Flask, client: FlaskClient, namespace: str
+) -> None:
+    # A hand-edited or stale namespaceSelector must not let the webhook size these pods.
+    hook = webhook_of(app)
+    hook.excluded_namespaces = frozenset({"kube-system", "rightsizer", "batch-jobs"})
+    add_policy(namespace="*")
+    add_recommendation(workload=(namespace, "Deployment", "web"))
+    add_recommendation()
+    refresh(app)
+    doc = review(pod(container("app", {"cpu": "1"}), namespace=namespace))
+    doc["request"]["namespace"] = namespace
+    assert post(client, doc).get_json()["response"] == {"uid": UID, "allowed": True}
+    assert "patch" in post(client, review(app_pod())).get_json()["response"]
+
+
+def test_excluded_namespaces_come_from_the_settings() -> None:
+    from app import create_app
+
+    app = create_app(
+        {
+            "TESTING": True,
+            "SQLALCHEMY_DATABASE_URI": "sqlite://",
+            "NAMESPACE": "rs",
+            "EXCLUDED_NAMESPACES": frozenset({"batch"}),
+        }
+    )
+    assert webhook_of(app).excluded_namespaces == frozenset({"kube-system", "rs", "batch"})
