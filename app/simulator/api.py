@@ -28,6 +28,7 @@ from app.simulator.resources import (
     lookup,
 )
 from app.simulator.store import Entry, dumps
+from app.simulator.version import KubeVersion
 
 WATCH_DEFAULT_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 
@@ -100,8 +101,15 @@ class Stats:
 
 
 class Api:
-    def __init__(self, cluster: SimCluster, *, bookmark_interval: float = 60.0) -> None:
+    def __init__(
+        self,
+        cluster: SimCluster,
+        *,
+        bookmark_interval: float = 60.0,
+        version: KubeVersion | None = None,
+    ) -> None:
         self.cluster = cluster
+        self.version = version or KubeVersion.parse(None)  # the rules of that release apply
         self.store = cluster.store
         self.metrics = MetricsServer(cluster)
         self.stats = Stats()
@@ -125,20 +133,7 @@ class Api:
         if path in ("/healthz", "/livez", "/readyz"):
             return Response(200, b"ok", content_type="text/plain")
         if path == "/version":
-            return json_response(
-                200,
-                {
-                    "major": "1",
-                    "minor": "33",
-                    "gitVersion": "v1.33.1-sim",
-                    "platform": "linux/amd64",
-                    "goVersion": "go1.24",
-                    "compiler": "gc",
-                    "gitCommit": "",
-                    "gitTreeState": "clean",
-                    "buildDate": "2025-01-01T00:00:00Z",
-                },
-            )
+            return json_response(200, self.version.document())
         parts = path.strip("/").split("/")
         if parts[0] == "api":
             if len(parts) == 1:

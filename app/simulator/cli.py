@@ -64,6 +64,12 @@ def _service_mapping(
     metavar="NS/NAME[:PORT]=HOST:PORT",
     help="Route webhook calls for a service to a local address (repeatable).",
 )
+@click.option(
+    "--kubernetes-version",
+    "version",
+    help="Kubernetes release to serve and whose rules apply, 1.33 to 1.36 "
+    "(default: the scenario's kubernetesVersion, else 1.33).",
+)
 def sim_command(
     scenario_path: str | None,
     host: str,
@@ -74,6 +80,7 @@ def sim_command(
     seed: int | None,
     kubeconfig_path: str,
     services: dict[str, str],
+    version: str | None,
 ) -> None:
     """Serve a simulated Kubernetes cluster and write a kubeconfig for it."""
     if (nodes is None) != (pods is None):
@@ -91,9 +98,10 @@ def sim_command(
             seed=seed,
             kubeconfig_path=kubeconfig_path,
             service_urls=services,
+            version=version,
         )
         sim.start()
-    except ScenarioError as e:
+    except (ScenarioError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     except OSError as e:
         raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}") from None

@@ -15,6 +15,7 @@ from app.simulator import quantity
 from app.simulator.cluster import SimCluster, generic_create
 from app.simulator.resources import NAMESPACE, POD, by_kind
 from app.simulator.usage import DAY, CpuProfile, MemoryProfile, UsageProfile
+from app.simulator.version import KubeVersion
 
 DEFAULT_SCENARIO = Path(__file__).with_name("scenarios") / "default.yaml"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -65,6 +66,7 @@ class Scenario:
     workloads: tuple[Workload, ...] = ()
     objects: tuple[dict[str, Any], ...] = ()
     webhook_services: dict[str, str] = field(default_factory=dict)
+    kubernetes_version: str | None = None  # e.g. "1.34"; None: the simulator's default
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -152,6 +154,7 @@ def parse(data: Any) -> Scenario:
         "workloads",
         "objects",
         "webhookServices",
+        "kubernetesVersion",
     }
     unknown = sorted(set(data) - known)
     if unknown:
@@ -196,7 +199,19 @@ def parse(data: Any) -> Scenario:
         workloads=tuple(workloads),
         objects=tuple(objects),
         webhook_services=_str_map(data, "webhookServices", ""),
+        kubernetes_version=_version(data),
     )
+
+
+def _version(data: Mapping[str, Any]) -> str | None:
+    value = data.get("kubernetesVersion")
+    if value is None:
+        return None
+    try:
+        KubeVersion.parse(str(value))
+    except ValueError as e:
+        raise ScenarioError(f"kubernetesVersion: {e}") from None
+    return str(value)
 
 
 def _workload(w: Any, p: str) -> Workload:

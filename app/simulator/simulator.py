@@ -20,6 +20,7 @@ from app.simulator.cluster import SimCluster
 from app.simulator.scale import build_scale
 from app.simulator.server import SimServer
 from app.simulator.usage import DAY, SAMPLE
+from app.simulator.version import KubeVersion
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class Simulator:
         service_urls: Mapping[str, str] | None = None,
         watch_window: int = 20_000,
         bookmark_interval: float = 60.0,
+        version: str | None = None,
     ) -> None:
         if (nodes is None) != (pods is None):
             raise ValueError("scale mode needs both nodes and pods")
@@ -86,6 +88,11 @@ class Simulator:
         self._service_urls = dict(service_urls or {})
         self._watch_window = watch_window
         self._bookmark_interval = bookmark_interval
+        # The Kubernetes release served (GET /version) and whose rules apply: the option, else
+        # the scenario's `kubernetesVersion`, else 1.33. ValueError for one not modelled.
+        self.version = KubeVersion.parse(
+            version or (self.scenario.kubernetes_version if self.scenario else None)
+        )
         self._kubeconfig = Path(kubeconfig_path) if kubeconfig_path else None
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         self._stop = threading.Event()
@@ -112,7 +119,9 @@ class Simulator:
             self.cluster.service_urls.update(self._service_urls)  # explicit wins
         clock.set_speed(self.speed)
         self.server = SimServer(
-            Api(self.cluster, bookmark_interval=self._bookmark_interval), self._host, self._port
+            Api(self.cluster, bookmark_interval=self._bookmark_interval, version=self.version),
+            self._host,
+            self._port,
         )
         self.server.start()
         if self._kubeconfig is None:

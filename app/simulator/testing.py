@@ -33,7 +33,8 @@ def running_simulator(
     `scenario` is a Scenario, a YAML path, a mapping in the scenario format, or None for the
     bundled default. Options are Simulator's: nodes/pods (scale mode), speed (default 0: the
     clock moves only with `advance`), seed, kubeconfig_path, service_urls, watch_window,
-    bookmark_interval.
+    bookmark_interval, version (the Kubernetes release served and whose rules apply: "1.33",
+    the default, to "1.36").
     """
     sim = Simulator(scenario, **options)
     sim.start()

@@ -1,0 +1,356 @@
+"""The pod `resize` subresource, with the rules of the Kubernetes release the simulator serves.
+
+Re-derived from kubernetes/kubernetes, per release:
+- pkg/registry/core/pod/strategy.go (podResizeStrategy, dropNonResizeUpdates): from the body only
+  `resources` and `resizePolicy` of existing containers and of restartable (sidecar) init
+  containers are kept; every other change is dropped, not refused.
+- pkg/apis/core/validation/validation.go (ValidatePodResize, validateContainerResize): 422 when
+  the pod has pod-level resources, is static or Windows, its QoS class would change, a request or
+  limit is removed, a resource other than cpu/memory changes, a non-sidecar init container's
+  resources change; and before 1.35 when a memory limit is lowered or added unless that
+  container's memory resizePolicy is RestartContainer (1.35 allows decreases: the kubelet checks
+  usage instead, KEP-1287 "Memory Limit Decreases").
+- plugin/pkg/admission/podresize (PodResizeValidator, on by default from 1.36): 403 Forbidden,
+  with a cause of type NodeCapacity, when the pod's new requests exceed its node's allocatable
+  (VPA's updater falls back to eviction on it); also 403 on nodes not labelled linux.
+- The kubelet (not the API server) then marks a resize the node cannot take now
+  PodResizePending/Infeasible; that stays a condition, as on a real cluster.
+LimitRanger: app/simulator/limitranger.py does not exist (yet), so no LimitRange is checked here.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from app.simulator import errors, patches, qos, quantity, validation
+from app.simulator.errors import ApiError, FieldError, bad_request, invalid
+from app.simulator.resources import NODE, POD
+from app.simulator.scheduler import allocatable
+
+if TYPE_CHECKING:
+    from app.simulator.api import Api, Request, Response
+
+MUTABLE = ("cpu", "memory")
+NOT_MUTABLE = "only cpu and memory resources are mutable"
+
+
+def handle(api: Api, ns: str, name: str, req: Request) -> Response:
+    from app.simulator.api import Response
+
+    store = api.store
+    entry = store.require(POD, ns, name)
+    if req.method == "GET":
+        return Response(200, entry.raw)
+    if req.method == "PATCH":
+        sent = patches.apply_patch(req.headers.get("content-type", ""), entry.copy(), req.body)
+    elif req.method == "PUT":
+        try:
+            sent = json.loads(req.body)
+        except ValueError as e:
+            raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
+    else:
+        raise ApiError(
+            405, f"the server does not allow this method on the requested resource ({req.method})"
+        )
+    old = entry.obj
+    new = keep_resize_fields(sent, old)
+    errs = resize_errors(new, old, api.version.minor)
+    if errs:
+        raise invalid("Pod", "", name, errs)
+    if api.version.at_least(36):
+        _admit(api, new, old)
+    with store.lock:
+        latest = store.require(POD, ns, name)
+        rv = (sent.get("metadata") or {}).get("resourceVersion")
+        if (rv and rv != str(latest.rv)) or (latest.rv != entry.rv and req.method == "PUT"):
+            raise errors.conflict(POD, name)
+        pod = latest.copy()
+        pod["spec"]["containers"] = new["spec"]["containers"]
+        if "initContainers" in new["spec"]:
+            pod["spec"]["initContainers"] = new["spec"]["initContainers"]
+        message = _infeasible(api, latest.obj, pod)
+        pod["status"]["conditions"] = [
+            c
+            for c in pod["status"].get("conditions") or []
+            if not c["type"].startswith("PodResize")
+        ]
+        if message:
+            pod["status"]["conditions"].append(
+                {
+                    "type": "PodResizePending",
+                    "status": "True",
+                    "reason": "Infeasible",
+                    "message": message,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": api.cluster.now_str(),
+                }
+            )
+        else:
+            by_name = {c["name"]: c for c in _resizable(pod)}
+            for key in ("containerStatuses", "initContainerStatuses"):
+                for cs in pod["status"].get(key) or []:
+                    if cs.get("name") in by_name:
+                        cs["resources"] = by_name[cs["name"]].get("resources") or {}
+            _apply_limits(api, pod)
+        return Response(200, store.replace(POD, pod).raw)
+
+
+def is_sidecar(container: dict[str, Any]) -> bool:
+    return container.get("restartPolicy") == "Always"
+
+
+def _resizable(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = pod.get("spec") or {}
+    return [*(spec.get("containers") or []), *filter(is_sidecar, spec.get("initContainers") or [])]
+
+
+def keep_resize_fields(sent: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """dropNonResizeUpdates: the old pod with the sent `resources` and `resizePolicy` of its
+    containers and sidecars. Containers added, removed or renamed are kept as sent, for
+    validation to refuse."""
+    new = copy.deepcopy(old)
+    raw = sent.get("spec")
+    spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for key in ("containers", "initContainers"):
+        old_list, sent_list = old["spec"].get(key) or [], spec.get(key) or []
+        if not isinstance(sent_list, list) or len(sent_list) != len(old_list):
+            new["spec"][key] = sent_list
+            continue
+        for i, (o, s) in enumerate(zip(old_list, sent_list, strict=True)):
+            if not isinstance(s, dict) or s.get("name") != o.get("name"):
+                new["spec"][key][i] = s
+                continue
+            c = new["spec"][key][i]
+            if key == "initContainers" and not is_sidecar(o):
+                c["resources"] = s.get("resources") or {}  # validation refuses any change
+                continue
+            for f in ("resources", "resizePolicy"):
+                if s.get(f) is not None:
+                    c[f] = s[f]
+                else:
+                    c.pop(f, None)
+    return new
+
+
+def resize_errors(new: dict[str, Any], old: dict[str, Any], minor: int) -> list[FieldError]:
+    """ValidatePodResize of release 1.`minor`."""
+    spec, old_spec = new["spec"], old["spec"]
+    for pod in (old, new):
+        res = pod["spec"].get("resources") or {}
+        if res.get("requests") or res.get("limits"):
+            return [
+                FieldError(
+                    "", "FieldValueForbidden", "pods with pod-level resources cannot be resized"
+                )
+            ]
+    if "kubernetes.io/config.mirror" in (old["metadata"].get("annotations") or {}):
+        return [FieldError("", "FieldValueForbidden", "static pods cannot be resized")]
+    if (old_spec.get("os") or {}).get("name") == "windows":
+        return [FieldError("", "FieldValueForbidden", "windows pods cannot be resized")]
+    errs: list[FieldError] = []
+    same_shape = all(
+        len(spec.get(k) or []) == len(old_spec.get(k) or [])
+        and [c.get("name") for c in spec.get(k) or []]
+        == [c.get("name") for c in old_spec.get(k) or []]
+        for k in ("containers", "initContainers")
+    )
+    if not same_shape:
+        return [FieldError("spec", "FieldValueForbidden", NOT_MUTABLE)]
+    for key in ("containers", "initContainers"):
+        for i, (c, o) in enumerate(zip(spec.get(key) or [], old_spec.get(key) or [], strict=True)):
+            path = f"spec.{key}[{i}].resources"
+            res, old_res = c.get("resources") or {}, o.get("resources") or {}
+            if key == "initContainers" and not is_sidecar(o):
+                if res != old_res:
+                    errs.append(
+                        FieldError(
+                            "spec",
+                            "FieldValueForbidden",
+                            "resources for non-sidecar init containers are immutable",
+                        )
+                    )
+                continue
+            errs += validation.validate_resources(res, path)
+            errs += _container_errors(res, old_res, c.get("resizePolicy") or [], path, minor)
+            if _non_mutable_changed(res, old_res):
+                detail = NOT_MUTABLE
+                if key == "initContainers":
+                    detail = "only cpu and memory resources for sidecar containers are mutable"
+                errs.append(FieldError("spec", "FieldValueForbidden", detail))
+    if not errs and qos.of(old) != qos.compute(new):
+        errs.append(
+            FieldError(
+                "spec",
+                "FieldValueInvalid",
+                "Pod QOS Class may not change as a result of resizing",
+                qos.compute(new),
+            )
+        )
+    return errs
+
+
+def _container_errors(
+    res: dict[str, Any], old: dict[str, Any], policies: list[Any], path: str, minor: int
+) -> list[FieldError]:
+    errs = []
+    for part in ("requests", "limits"):
+        if set(old.get(part) or {}) - set(res.get(part) or {}):
+            errs.append(
+                FieldError(
+                    f"{path}.{part}", "FieldValueForbidden", f"resource {part} cannot be removed"
+                )
+            )
+    memory_policy = next(
+        (
+            p.get("restartPolicy")
+            for p in policies
+            if isinstance(p, dict) and p.get("resourceName") == "memory"
+        ),
+        None,
+    )
+    if memory_policy in (None, "", "NotRequired"):
+        new_lim = (res.get("limits") or {}).get("memory")
+        old_lim = (old.get("limits") or {}).get("memory")
+        field = f"{path}.limits[memory]"
+        if new_lim is not None and old_lim is None:
+            # Adding a limit lowers it from "unlimited".
+            errs.append(
+                FieldError(
+                    field,
+                    "FieldValueForbidden",
+                    "memory limits cannot be added unless resizePolicy is RestartContainer",
+                )
+            )
+        elif (
+            minor < 35
+            and new_lim is not None
+            and _parse(new_lim) is not None
+            and _parse(old_lim) is not None
+            and _parse(new_lim) < _parse(old_lim)  # type: ignore[operator]
+        ):
+            errs.append(
+                FieldError(
+                    field,
+                    "FieldValueForbidden",
+                    "memory limits cannot be decreased unless resizePolicy is RestartContainer",
+                )
+            )
+    return errs
+
+
+def _parse(value: Any) -> Decimal | None:
+    try:
+        return quantity.parse(value)
+    except ValueError:
+        return None
+
+
+def _non_mutable_changed(res: dict[str, Any], old: dict[str, Any]) -> bool:
+    for part in ("requests", "limits"):
+        a = {k: v for k, v in (res.get(part) or {}).items() if k not in MUTABLE}
+        b = {k: v for k, v in (old.get(part) or {}).items() if k not in MUTABLE}
+        if a != b:
+            return True
+    return bool(set(res) - {"requests", "limits"}) or bool(set(old) - {"requests", "limits"})
+
+
+def pod_requests(pod: dict[str, Any]) -> tuple[int, int]:
+    """(millicores, bytes) a pod requests, sidecars included: the larger of the running set and
+    of each init container with the sidecars started before it (k8s.io/component-helpers
+    resource.PodRequests, as PodResizeValidator uses it)."""
+
+    def of(c: dict[str, Any]) -> tuple[int, int]:
+        res = c.get("resources") or {}
+        req = {**(res.get("limits") or {}), **(res.get("requests") or {})}
+        return (
+            quantity.millicores(req["cpu"]) if "cpu" in req else 0,
+            quantity.bytes_(req["memory"]) if "memory" in req else 0,
+        )
+
+    cpu = mem = side_cpu = side_mem = init_cpu = init_mem = 0
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        a, b = of(c)
+        cpu, mem = cpu + a, mem + b
+    for c in (pod.get("spec") or {}).get("initContainers") or []:
+        a, b = of(c)
+        if is_sidecar(c):
+            side_cpu, side_mem = side_cpu + a, side_mem + b
+            init_cpu, init_mem = max(init_cpu, side_cpu), max(init_mem, side_mem)
+        else:
+            init_cpu, init_mem = max(init_cpu, side_cpu + a), max(init_mem, side_mem + b)
+    return max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
+
+
+def _admit(api: Api, new: dict[str, Any], old: dict[str, Any]) -> None:
+    """PodResizeValidator (1.36+): only for bound pods whose spec changes."""
+    node_name = new["spec"].get("nodeName")
+    if not node_name or new["spec"] == old["spec"]:
+        return
+    name = new["metadata"]["name"]
+    node = api.store.get(NODE, "", node_name)
+    if node is None:
+        raise _forbidden(name, f'node "{node_name}" not found', None)
+    cap = allocatable(node.obj)
+    cpu, mem = pod_requests(new)
+    over = []
+    if cpu > cap.cpu:
+        over.append(f"cpu, requested: {cpu}, allocatable: {cap.cpu}")
+    if mem > cap.memory:
+        over.append(f"memory, requested: {mem}, allocatable: {cap.memory}")
+    if over:
+        message = "Node didn't have enough allocatable resources: " + "; ".join(over)
+        raise _forbidden(name, message, "NodeCapacity")
+    os_label = (node.obj["metadata"].get("labels") or {}).get("kubernetes.io/os", "")
+    if os_label != "linux":
+        message = f'pod resize is only supported on linux nodes, node "{node_name}" is "{os_label}"'
+        raise _forbidden(name, message, "UnsupportedPlatform")
+
+
+def _forbidden(name: str, message: str, cause: str | None) -> ApiError:
+    details: dict[str, Any] = {"name": name, "kind": "pods"}
+    if cause:
+        details["causes"] = [{"reason": cause}]
+    return ApiError(403, f'pods "{name}" is forbidden: {message}', "Forbidden", details)
+
+
+def _infeasible(api: Api, old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """The kubelet's verdict: why the node cannot take the new requests, or None if it can."""
+    node_name = new["spec"].get("nodeName")
+    if not node_name:
+        return None
+    node = api.store.get(NODE, "", node_name)
+    if node is None:
+        return None
+    cap = allocatable(node.obj)
+    use = api.cluster.node_usage.get(node_name)
+    old_cpu, old_mem = pod_requests(old)
+    new_cpu, new_mem = pod_requests(new)
+    if use.cpu - old_cpu + new_cpu > cap.cpu:
+        return (
+            f"Node didn't have enough capacity: cpu, requested: {new_cpu}, capacity: "
+            f"{cap.cpu - (use.cpu - old_cpu)}"
+        )
+    if use.memory - old_mem + new_mem > cap.memory:
+        return (
+            f"Node didn't have enough capacity: memory, requested: {new_mem}, capacity: "
+            f"{cap.memory - (use.memory - old_mem)}"
+        )
+    return None
+
+
+def _apply_limits(api: Api, pod: dict[str, Any]) -> None:
+    """The kubelet applies new limits to the running containers (CPU cap, OOM threshold)."""
+    with api.cluster.runtime_lock:
+        prt = api.cluster.runtime.get(pod["metadata"]["uid"])
+    if prt is None:
+        return
+    by_name = {c["name"]: c for c in _resizable(pod)}
+    for c in prt.containers:
+        if c.name not in by_name:
+            continue
+        lim = (by_name[c.name].get("resources") or {}).get("limits") or {}
+        c.cpu_limit = quantity.cores(lim["cpu"]) if "cpu" in lim else None
+        c.memory_limit = float(quantity.bytes_(lim["memory"])) if "memory" in lim else None
