@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import jsonpatch
 import jsonpointer
 
-from app.simulator import selectors
+from app.simulator import podutil, selectors
 from app.simulator.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -217,7 +217,7 @@ def _apply(response: Mapping[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
         raise WebhookCallError(f"unsupported patch type {response.get('patchType')!r}")
     try:
         ops = json.loads(base64.b64decode(patch_b64, validate=True))
-        return jsonpatch.JsonPatch(ops).apply(pod)
+        patched = jsonpatch.JsonPatch(ops).apply(pod)
     except (
         binascii.Error,
         ValueError,
@@ -225,6 +225,11 @@ def _apply(response: Mapping[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
         jsonpointer.JsonPointerException,
     ) as e:
         raise WebhookCallError(f"failed to apply JSON patch: {e}") from None
+    # The patched object is decoded and defaulted again (the mutating dispatcher's
+    # GetObjectDefaulter().Default, apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go).
+    if isinstance(patched, dict):
+        podutil.default_resource_requests(patched)
+    return patched
 
 
 def _denied(name: str, response: Mapping[str, Any]) -> ApiError:

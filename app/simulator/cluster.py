@@ -14,11 +14,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.simulator import admission, kinds, podutil, quantity, validation
+from app.simulator import admission, kinds, limitranger, podutil, quantity, validation
 from app.simulator.clock import SimClock, rfc3339
 from app.simulator.errors import ApiError, not_found
 from app.simulator.objects import make_node, running_status
-from app.simulator.resources import NAMESPACE, NODE, POD, REPLICASET, WEBHOOKS, ResourceType
+from app.simulator.resources import (
+    LIMITRANGE,
+    NAMESPACE,
+    NODE,
+    POD,
+    REPLICASET,
+    WEBHOOKS,
+    ResourceType,
+)
 from app.simulator.scheduler import NodeUsage, choose_node
 from app.simulator.store import Entry, Store, WatchEvent
 from app.simulator.usage import (
@@ -220,14 +228,18 @@ class SimCluster:
         dry_run: bool = False,
         admit: bool = True,
     ) -> Entry | dict[str, Any]:
-        """The pod CREATE path: defaults, mutating admission, validation, name generation."""
+        """The pod CREATE path in kube-apiserver's order: API defaults, LimitRanger's defaults,
+        mutating webhooks, name generation, validation (422), LimitRanger's limits (403)."""
         ns = self.store.get(NAMESPACE, "", namespace)
         if ns is None:
             raise not_found(NAMESPACE, namespace)
         meta = pod.setdefault("metadata", {})
         meta["namespace"] = namespace
         kinds.default_pod(pod)
+        podutil.default_resource_requests(pod)
+        limit_ranges = [e.obj for _, e in self.store.scan(LIMITRANGE, namespace)[0]]
         if admit:
+            limitranger.apply_defaults(pod, limit_ranges)
             configs = [e.obj for _, e in self.store.scan(WEBHOOKS)[0]]
             if configs:
                 pod = admission.admit_pod(
@@ -244,6 +256,8 @@ class SimCluster:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self.generate_name(meta["generateName"])
         validation.validate_pod(pod)
+        if admit:
+            limitranger.validate(pod, limit_ranges)
         for field_ in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
             meta.pop(field_, None)
         if not pod["spec"].get("nodeName"):

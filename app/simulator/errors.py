@@ -113,9 +113,9 @@ class FieldError:
         if self.kind == "FieldValueForbidden":
             return f"{self.field}: Forbidden: {self.detail}"
         if self.kind == "FieldValueNotSupported":
-            return f"{self.field}: Unsupported value: {self.value!r}: {self.detail}"
+            return f"{self.field}: Unsupported value: {_go_value(self.value)}: {self.detail}"
         if self.kind == "FieldValueDuplicate":
-            return f"{self.field}: Duplicate value: {self.value!r}"
+            return f"{self.field}: Duplicate value: {_go_value(self.value)}"
         return f"{self.field}: Invalid value: {_go_value(self.value)}: {self.detail}"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.simulator import quantity
+from app.simulator import limitranger, quantity
 
 
 def requests(pod: dict[str, Any]) -> tuple[int, int]:
@@ -67,3 +67,47 @@ def tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
         if t.get("key") == taint.get("key") and t.get("value", "") == taint.get("value", ""):
             return True
     return False
+
+
+def default_resource_requests(pod: dict[str, Any]) -> None:
+    """API defaulting of a Pod's requests (`SetDefaults_Pod`, pkg/apis/core/v1/defaults.go).
+
+    A container or init container's request for a resource it only has a limit for defaults
+    to that limit. With pod-level limits (`defaultPodRequests`, PodLevelResources on), a
+    missing pod-level request of a supported resource defaults to the aggregate container
+    request for hugepages, and otherwise to the pod-level limit. Pods only, not templates; it
+    runs at decode time, before admission, and again after each webhook patch.
+    """
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for field in ("containers", "initContainers"):
+        for c in spec.get(field) or []:
+            res = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(res, dict) or not isinstance(res.get("limits"), dict):
+                continue
+            requests: dict[str, Any] = (
+                res["requests"] if isinstance(res.get("requests"), dict) else {}
+            )
+            missing = {k: v for k, v in res["limits"].items() if k not in requests}
+            if missing:
+                res["requests"] = {**requests, **missing}
+    pod_res = spec.get("resources")
+    if not isinstance(pod_res, dict) or not isinstance(pod_res.get("limits"), dict):
+        return
+    if not pod_res["limits"]:
+        return
+
+    requests = dict(pod_res.get("requests") or {})
+    try:
+        aggregate = limitranger.aggregate_container_resources(pod, "requests")
+    except ValueError:  # an unparsable quantity: validation answers 422 for it
+        aggregate = {}
+    for name, q in aggregate.items():
+        if name not in requests and name.startswith("hugepages-"):
+            requests[name] = str(q)
+    for name, value in pod_res["limits"].items():
+        if name not in requests and limitranger.is_pod_level_resource(name):
+            requests[name] = value
+    if requests:
+        pod_res["requests"] = requests

@@ -96,6 +96,7 @@ STATEFULSET = _BY_KIND["StatefulSet"]
 DAEMONSET = _BY_KIND["DaemonSet"]
 PDB = _BY_KIND["PodDisruptionBudget"]
 WEBHOOKS = _BY_KIND["MutatingWebhookConfiguration"]
+LIMITRANGE = _BY_KIND["LimitRange"]
 
 
 def groups() -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.simulator import quantity
+from app.simulator import limitranger, quantity
 from app.simulator.errors import FieldError, invalid
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -71,6 +71,8 @@ def validate_pod(pod: dict[str, Any]) -> None:
         else:
             errs += _validate_containers(containers, "spec.containers")
         errs += _validate_containers(spec.get("initContainers") or [], "spec.initContainers")
+        if spec.get("resources") is not None:
+            errs += validate_pod_resources(spec)
     if errs:
         raise invalid("Pod", "", meta.get("name") or meta.get("generateName") or "", errs)
 
@@ -137,17 +139,126 @@ def validate_resources(resources: Any, path: str) -> list[FieldError]:
                 )
                 continue
             parsed.setdefault(kind, {})[res] = (q, raw)
-    for res, (req, raw) in parsed.get("requests", {}).items():
+    errs += _requests_within_limits(parsed, path)
+    return errs
+
+
+def _requests_within_limits(parsed: dict[str, dict[str, Any]], path: str) -> list[FieldError]:
+    """A request above its limit (validateResourceRequirements / validatePodResourceRequirements
+    in pkg/apis/core/validation/validation.go): values printed as Quantity.String() prints."""
+    errs: list[FieldError] = []
+    for res, (req, raw) in sorted(parsed.get("requests", {}).items()):
         lim = parsed.get("limits", {}).get(res)
         if lim is not None and req > lim[0]:
             errs.append(
                 FieldError(
                     f"{path}.requests",
                     "FieldValueInvalid",
-                    f"must be less than or equal to {res} limit of {lim[1]}",
-                    raw,
+                    f"must be less than or equal to {res} limit of {quantity.canonical(lim[1])}",
+                    quantity.canonical(raw),
                 )
             )
+    return errs
+
+
+def validate_pod_resources(spec: dict[str, Any]) -> list[FieldError]:
+    """Pod-level `spec.resources` (PodLevelResources on), after `validatePodResources` and
+    `validatePodResourceConsistency` in pkg/apis/core/validation/validation.go: only cpu,
+    memory and hugepages-*; quantities >= 0; requests <= limits; pod requests >= the aggregate
+    container requests (init containers and sidecars as the scheduler counts them); each
+    container's limit <= the pod limit."""
+    path = "spec.resources"
+    resources = spec["resources"]
+    if not isinstance(resources, dict):
+        return [FieldError(path, "FieldValueInvalid", "must be an object", str(resources))]
+    errs: list[FieldError] = []
+    if resources.get("claims"):
+        errs.append(
+            FieldError(
+                f"{path}.claims",
+                "FieldValueForbidden",
+                "claims cannot be set for Resources at pod-level",
+            )
+        )
+    parsed: dict[str, dict[str, Any]] = {}
+    for kind in ("limits", "requests"):
+        values = resources.get(kind) or {}
+        if not isinstance(values, dict):
+            errs.append(
+                FieldError(f"{path}.{kind}", "FieldValueInvalid", "must be a map", str(values))
+            )
+            continue
+        for res, raw in sorted(values.items()):
+            fp = f"{path}.{kind}[{res}]"
+            if (
+                res not in _STANDARD_RESOURCES
+                and "/" not in res
+                and not res.startswith("hugepages-")
+            ):
+                errs.append(
+                    FieldError(
+                        fp,
+                        "FieldValueInvalid",
+                        "must be a standard resource type or fully qualified",
+                        res,
+                    )
+                )
+                continue
+            if not limitranger.is_pod_level_resource(res):
+                errs.append(
+                    FieldError(
+                        fp,
+                        "FieldValueNotSupported",
+                        'supported values: "cpu", "hugepages-", "memory"',
+                        res,
+                    )
+                )
+                continue
+            try:
+                q = quantity.parse(raw)
+            except ValueError as e:
+                errs.append(FieldError(fp, "FieldValueInvalid", str(e), raw))
+                continue
+            if q < 0:
+                errs.append(
+                    FieldError(fp, "FieldValueInvalid", "must be greater than or equal to 0", raw)
+                )
+                continue
+            parsed.setdefault(kind, {})[res] = (q, raw)
+    errs += _requests_within_limits(parsed, path)
+    try:
+        aggregate = limitranger.aggregate_container_resources({"spec": spec}, "requests")
+        containers = [
+            (i, limitranger.resource_list((c.get("resources") or {}).get("limits")))
+            for i, c in enumerate(spec.get("containers") or [])
+            if isinstance(c, dict)
+        ]
+    except ValueError:  # container quantities are reported by the container checks
+        return errs
+    pod_requests = parsed.get("requests", {})
+    pod_limits = parsed.get("limits", {})
+    for res, agg in sorted(aggregate.items()):
+        if res in pod_requests and agg.value > pod_requests[res][0]:
+            errs.append(
+                FieldError(
+                    f"{path}.requests[{res}]",
+                    "FieldValueInvalid",
+                    f"must be greater than or equal to aggregate container requests of {agg}",
+                    quantity.canonical(pod_requests[res][1]),
+                )
+            )
+    for i, limits in containers:
+        for res, lim in sorted(limits.items()):
+            if res in pod_limits and lim.value > pod_limits[res][0]:
+                errs.append(
+                    FieldError(
+                        f"{path}.containers[{i}][{res}].limits",
+                        "FieldValueInvalid",
+                        "must be less than or equal to pod limits of "
+                        f"{quantity.canonical(pod_limits[res][1])}",
+                        str(lim),
+                    )
+                )
     return errs
 
 
