@@ -140,6 +140,8 @@ ENVIRONMENT: dict[str, tuple[str, Any, Any]] = {
     "RIGHTSIZER_PUBLIC_READS": ("PUBLIC_READS", False, boolean),
     "RIGHTSIZER_AUTH_API_GROUP": ("AUTH_API_GROUP", "rightsizer.io", str),
     "RIGHTSIZER_AUTH_CACHE_SECONDS": ("AUTH_CACHE_SECONDS", 10.0, positive(float)),
+    # Largest REST request body (README "REST API"); /mutate has its own 3 MiB limit.
+    "RIGHTSIZER_API_MAX_BODY_BYTES": ("API_MAX_BODY_BYTES", 1024 * 1024, positive(int)),
 }
 
 

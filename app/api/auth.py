@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from flask import Flask, current_app, g, request
 
+from app.api.body import request_json
 from app.api.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -237,6 +238,12 @@ def check(
     verb: str, resource: str, namespace: str | None, allow_cookie: bool = False
 ) -> User | None:
     """The user allowed to do this; raises 401 or 403. None: an anonymous, public read."""
+    return authorize(authenticated(verb, allow_cookie), verb, resource, namespace)
+
+
+def authenticated(verb: str, allow_cookie: bool = False) -> User | None:
+    """Who sent the request, from the token alone (the body is not read): 401 without a valid
+    token, unless `verb` is a read and reads are public (None: anonymous)."""
     token = bearer_token(allow_cookie)
     if token is None:
         if verb in READ_VERBS and current_app.config["PUBLIC_READS"]:
@@ -245,6 +252,13 @@ def check(
     user = authenticate(token)
     if user is None:
         raise ApiError(401, "Unauthorized", "the bearer token is not valid", headers=CHALLENGE)
+    return user
+
+
+def authorize(user: User | None, verb: str, resource: str, namespace: str | None) -> User | None:
+    """403 unless `user` may `verb` `resource` (in `namespace`); anonymous reads pass."""
+    if user is None:
+        return None
     auth: Authenticator = current_app.extensions[EXTENSION]
     try:
         ok, reason = auth.allowed(user, verb, resource, namespace)
@@ -261,24 +275,33 @@ def check(
 
 
 def _namespace_of_request(kwargs: dict[str, Any]) -> str | None:
-    """The namespace the request acts in: the URL's, the body's (create), or the list filter."""
+    """The namespace the request acts in: the URL's, the body's (create), or the list filter.
+
+    Only called once the caller is authenticated: the body is then read (within its limit)."""
     ns = kwargs.get("namespace")
     if ns is None:
-        body = request.get_json(silent=True) if request.method in ("POST", "PUT") else None
-        ns = body.get("namespace") if isinstance(body, dict) else request.args.get("namespace")
+        if request.method in ("POST", "PUT"):
+            body = request_json()
+            ns = body.get("namespace") if isinstance(body, dict) else None
+        else:
+            ns = request.args.get("namespace")
     if not isinstance(ns, str) or ns in ("", "*"):
         return None  # cluster-wide: a cluster default policy, or every namespace
     return ns
 
 
 def requires(verb: str, resource: str, namespaced: bool = False) -> Callable[[F], F]:
-    """Checks the caller may `verb` `resource` before the view runs; `g.user` is who they are."""
+    """Checks the caller may `verb` `resource` before the view runs; `g.user` is who they are.
+
+    The token is checked before anything reads the body: an unauthenticated request costs no
+    more than its headers, whatever body it carries."""
 
     def decorate(view: F) -> F:
         @wraps(view)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
+            user = authenticated(verb)
             ns = _namespace_of_request(kwargs) if namespaced else None
-            g.user = check(verb, resource, ns)
+            g.user = authorize(user, verb, resource, ns)
             return view(*args, **kwargs)
 
         wrapped.permission = (verb, resource)  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from flask import Response, jsonify, request
 from sqlalchemy import delete
 
 from app.api.auth import actor
+from app.api.body import request_json
 from app.api.errors import ApiError
 from app.extensions import db
 from app.models import AuditEvent
@@ -29,14 +30,9 @@ def rfc3339(d: datetime | None) -> str | None:
 
 
 def json_body() -> Any:
-    """The request's JSON, whatever its Content-Type claims; 400 when it is not JSON."""
-    data = request.get_data(cache=True)
-    if not data.strip():
-        raise ApiError(400, "BadRequest", "a JSON body is required")
-    body = request.get_json(force=True, silent=True)
-    if body is None:
-        raise ApiError(400, "BadRequest", "the body is not valid JSON")
-    return body
+    """The request's JSON, whatever its Content-Type claims (app.api.body: 400 when it is not
+    JSON, 413 over the size limit)."""
+    return request_json()
 
 
 def json_object_body() -> dict[str, Any]:

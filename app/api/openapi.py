@@ -51,6 +51,7 @@ ERRORS = {
 NOT_FOUND = {"404": error("no such object")}
 WRITE_ERRORS = {
     "412": error("If-Match or the body's version does not match: it changed meanwhile"),
+    "413": error("the body is larger than RIGHTSIZER_API_MAX_BODY_BYTES (default 1 MiB)"),
     "422": error("invalid fields, each named in details"),
 }
 
