@@ -10,11 +10,11 @@ fewer live pods than minReplicas are left alone: a recommendation must never cos
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.fit import qos_class
+from app.core.qos import pod_qos
 
 RESOURCES = ("cpu", "memory")
 
@@ -108,27 +108,43 @@ def is_quick_oom(
 
 @dataclass
 class DisruptionBudget:
-    """Per owner: how many of its pods may be disrupted in this run."""
+    """Per workload (all its ReplicaSets together): which of its pods may be disrupted this run.
 
-    configured: int  # the owner's desired replicas
-    running: int  # its pods that are Running (and not being deleted)
+    `configured` is the workload's desired replicas, `running` its pods that are Running AND
+    Ready now: a pod that is not ready already counts as unavailable, as VPA and
+    PodDisruptionBudgets count it. At most int(configured x tolerance) Running pods are
+    disrupted per run (one when that rounds to zero and every replica is ready), and a ready
+    pod only while at least configured - that number ready pods stay. During a rollout with a
+    surge there are more pods than replicas: the cap still holds, whatever the surplus.
+    Pending pods serve nobody: replacing them is free and not counted.
+    """
+
+    configured: int
+    running: int
     tolerance: float = 0.5
-    disrupted: int = 0
+    disrupted: int = 0  # Running pods disrupted this run, ready or not
+    disrupted_ready: int = 0  # ... of which were ready
 
     @property
     def allowed(self) -> int:
         return int(self.configured * self.tolerance)
 
-    def can_disrupt(self, pending: bool) -> bool:
+    def can_disrupt(self, pending: bool, ready: bool = True) -> bool:
         if pending:
-            return True  # a Pending pod serves nobody: replacing it costs nothing
+            return True
         if self.allowed == 0:
             return self.disrupted == 0 and self.running >= self.configured
-        return self.running - self.disrupted > self.configured - self.allowed
+        if self.disrupted >= self.allowed:
+            return False
+        if not ready:
+            return True  # already unavailable: it costs no availability, only the cap
+        return self.running - self.disrupted_ready - 1 >= self.configured - self.allowed
 
-    def record(self, pending: bool) -> None:
+    def record(self, pending: bool, ready: bool = True) -> None:
         if not pending:
             self.disrupted += 1
+            if ready:
+                self.disrupted_ready += 1
 
 
 class TokenBucket:
@@ -223,14 +239,20 @@ class ResizeWatch:
 
 
 def changes_qos(
-    current: dict[str, dict[str, dict[str, int]]], updates: dict[str, dict[str, dict[str, int]]]
+    current: dict[str, dict[str, dict[str, int]]],
+    updates: dict[str, dict[str, dict[str, int]]],
+    others: Iterable[Mapping[str, Mapping[str, int]]] = (),
+    pod_level: Mapping[str, Mapping[str, int]] | None = None,
 ) -> tuple[str, str] | None:
     """(old, new) QoS class when applying `updates` would change it, else None.
 
-    `current`: per container {"requests": {...}, "limits": {...}} as the pod has them;
-    `updates`: per changed container the new {"requests": {...}, "limits": {...}} (merged over
-    the current values). Kubernetes refuses a resize that changes the QoS class.
+    `current`: per resizable container (regular and sidecar) {"requests": {...}, "limits":
+    {...}} as the pod has them; `updates`: per changed container the new values (merged over the
+    current ones); `others`: the containers a resize cannot touch but that count for the class
+    (non-sidecar init containers); `pod_level`: the pod's spec.resources. Kubernetes refuses a
+    resize that changes the class (ValidatePodResize), by the rule of app.core.qos.
     """
+    fixed = list(others)
     old, new = [], []
     for name, cur in current.items():
         req, lim = dict(cur.get("requests") or {}), dict(cur.get("limits") or {})
@@ -242,5 +264,5 @@ def changes_qos(
                 "limits": {**lim, **(u.get("limits") or {})},
             }
         )
-    before, after = qos_class(old), qos_class(new)
+    before, after = pod_qos(old + fixed, pod_level), pod_qos(new + fixed, pod_level)
     return (before, after) if before != after else None

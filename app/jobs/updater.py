@@ -43,6 +43,7 @@ from app.core.priority import (
     resize_state,
     update_reason,
 )
+from app.core.resize_rules import ResizeCheck, known_refusal, memory_policy
 from app.extensions import db
 from app.jobs.samples import app_containers, container_resources, parse_time
 from app.kube.actions import PodActions
@@ -83,6 +84,21 @@ def is_running(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") == "Running" and not (
         pod.get("metadata") or {}
     ).get("deletionTimestamp")
+
+
+def is_live(pod: dict[str, Any]) -> bool:
+    """Scheduled, not terminal, not being deleted: the pods VPA's updater lists
+    (spec.nodeName!=, status.phase!=Succeeded,Failed). Only these are counted or touched."""
+    return (
+        bool((pod.get("spec") or {}).get("nodeName"))
+        and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        and not (pod.get("metadata") or {}).get("deletionTimestamp")
+    )
+
+
+def is_ready(pod: dict[str, Any]) -> bool:
+    """Running with a true Ready condition: available, as PodDisruptionBudgets count it."""
+    return is_running(pod) and condition(pod, "Ready") is not None
 
 
 def node_rooms(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]]) -> list[NodeRoom]:
@@ -154,6 +170,7 @@ class UpdaterJob:
             actions.dry_run = True
         self.bucket = TokenBucket(options.evictions_per_second, options.eviction_burst, clock)
         self.resizing = ResizeWatch()
+        self.tally = Tally()
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
         if not self.cluster.wait_synced(timeout=min(self.interval, 30.0)):
@@ -180,23 +197,32 @@ class UpdaterJob:
         pods = self.cluster.pods.items()
         by_workload: dict[WorkloadKey, list[dict[str, Any]]] = {}
         for pod in pods:
+            if not is_live(pod):
+                continue  # terminal or unscheduled: neither counted nor a candidate
             w = self.cluster.workload_of(pod)
             if w is not None and w.namespace not in self.options.excluded_namespaces:
                 by_workload.setdefault(w, []).append(pod)
         rooms = node_rooms(self.cluster.nodes.items(), pods)
-        acted = skipped = considered = 0
-        fallbacks = self._resize_fallbacks(by_workload, snapshot, still_leader)
+        s = self.options.settings
+        budgets = {
+            w: DisruptionBudget(
+                self._configured(w, wpods), sum(map(is_ready, wpods)), s.eviction_tolerance
+            )
+            for w, wpods in by_workload.items()
+        }
+        self.tally = Tally()
+        self._resize_fallbacks(by_workload, budgets, still_leader)
+        considered = 0
         for w, wpods in sorted(by_workload.items()):
             policy = snapshot.policy_for(w)
             if policy is None or policy.update_mode not in ACTIVE_MODES:
                 continue
             considered += 1
-            done, held = self._workload(w, wpods, policy, snapshot, history, rooms, still_leader)
-            acted += done
-            skipped += held
+            self._workload(w, wpods, policy, snapshot, history, rooms, budgets[w], still_leader)
+        t = self.tally
         return (
-            f"{considered} workloads in an active mode: {acted} pods updated, "
-            f"{fallbacks} resize fallbacks, {skipped} held back"
+            f"{considered} workloads in an active mode: {t.updated} pods updated, "
+            f"{t.fallbacks} resize fallbacks, {t.held} held back"
         )
 
     def _history_seconds(self) -> dict[tuple[WorkloadKey, str], float]:
@@ -279,16 +305,17 @@ class UpdaterJob:
         snapshot: Snapshot,
         history: dict[tuple[WorkloadKey, str], float],
         rooms: list[NodeRoom],
+        budget: DisruptionBudget,
         still_leader: Callable[[], bool],
-    ) -> tuple[int, int]:
+    ) -> None:
         s = self.options.settings
         live = [p for p in pods if is_running(p)]
         min_replicas = policy.min_replicas or s.default_min_replicas
         if len(live) < min_replicas:
-            return 0, 0
+            return
         containers = snapshot.recommendations.get(w, {})
         if not containers:
-            return 0, 0
+            return
         shortest = min(history.get((w, c), 0.0) for c in containers)
         if shortest < self.options.min_history_seconds:
             log.info(
@@ -297,7 +324,7 @@ class UpdaterJob:
                 shortest,
                 self.options.min_history_seconds,
             )
-            return 0, 0
+            return
         now = self.clock()
         candidates = []
         for pod in pods:
@@ -330,47 +357,50 @@ class UpdaterJob:
             if reason is not None:
                 candidates.append(Candidate(pod, w, prio, reason, patch, not is_running(pod)))
         candidates.sort(key=lambda c: c.priority.sort_key())
-        budget = DisruptionBudget(self._configured(w, pods), len(live), s.eviction_tolerance)
-        acted = held = 0
+        t = self.tally
         for c in candidates:
-            if not budget.can_disrupt(c.pending):
-                held += 1
+            if not budget.can_disrupt(c.pending, is_ready(c.pod)):
+                t.held += 1
                 continue
             placed = self._place(c, rooms)
             if placed is None:
-                held += 1
+                t.held += 1
                 log.info("not updating %s: its new requests fit on no node", _ref(c.pod))
                 continue
             if not self.bucket.take():
-                held += 1
+                t.held += 1
                 log.info("not updating %s now: global eviction rate limit", _ref(c.pod))
                 continue
             if not still_leader() or self.cluster.stale():
                 break
-            if not self._unchanged(c):
-                held += 1
+            now_pod = self._unchanged(c)
+            if now_pod is None:
+                t.held += 1
                 continue
-            if self._apply(c, policy):
-                budget.record(c.pending)
-                rooms[:] = placed  # later pods of this run see the room this one took
-                acted += 1
-        return acted, held
+            done = self._apply(c, policy, now_pod)
+            if done is None:
+                t.held += 1
+                continue
+            budget.record(c.pending, is_ready(c.pod))
+            rooms[:] = placed  # later pods of this run see the room this one took
+            t.updated += 1
+            if done == "fallback":
+                t.fallbacks += 1
 
-    def _unchanged(self, c: Candidate) -> bool:
-        """The pod is still the one the cache showed: same uid, not being deleted, and Running
-        if it was. Under churn the cache lags: never act on a pod that is gone, nor on another
-        pod that took its name (a StatefulSet's), nor count a pod that stopped as disruptable."""
+    def _unchanged(self, c: Candidate) -> dict[str, Any] | None:
+        """The pod as the API server has it now, if it is still the one the cache showed: same
+        uid, not being deleted, and Running if it was; else None. Under churn the cache lags:
+        never act on a pod that is gone, nor on another pod that took its name (a
+        StatefulSet's), nor count a pod that stopped as disruptable."""
         meta = c.pod.get("metadata") or {}
         now = self.actions.current(meta.get("namespace", ""), meta.get("name", ""))
         if now is None or (now.get("metadata") or {}).get("uid") != meta.get("uid"):
             log.info("not updating %s: it no longer exists", _ref(c.pod))
-            return False
-        if (now.get("metadata") or {}).get("deletionTimestamp") or (
-            not c.pending and not is_running(now)
-        ):
+            return None
+        if not is_live(now) or (not c.pending and not is_running(now)):
             log.info("not updating %s: it is no longer running", _ref(c.pod))
-            return False
-        return True
+            return None
+        return now
 
     def _configured(self, w: WorkloadKey, pods: list[dict[str, Any]]) -> int:
         owner = self.cluster.lookup(w.namespace, w.kind, w.name)
@@ -395,7 +425,10 @@ class UpdaterJob:
             rooms, spec.get("nodeName"), (cur_cpu, cur_mem), (new_cpu, new_mem), Placement.of(spec)
         )
 
-    def _apply(self, c: Candidate, policy: Policy) -> bool:
+    def _apply(self, c: Candidate, policy: Policy, live: dict[str, Any]) -> str | None:
+        """Resize or evict; "resize", "evict" or "fallback" (evicted instead of resized) when
+        done, None when nothing happened (tried again next run). `live`: the pod as the API
+        server has it now (the cache keeps neither resizePolicy nor pod-level resources)."""
         meta = c.pod.get("metadata") or {}
         ns, name = meta.get("namespace", ""), meta.get("name", "")
         before = {
@@ -404,40 +437,64 @@ class UpdaterJob:
         }
         after = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
         details = {"workload": str(c.workload), "before": before, "after": after}
-        qos = self._changes_qos(c)
-        if policy.update_mode == "InPlaceOrRecreate" and not c.pending and qos is None:
-            outcome = self.actions.resize(ns, name, self._resize_body(c))
+        if policy.update_mode == "InPlaceOrRecreate" and not c.pending:
+            why = self._not_resizable(c, live)
+            if why is not None:
+                return self._fallback(c.pod, why, details)
+            containers, init_containers = self._resize_body(c)
+            outcome = self.actions.resize(ns, name, containers, init_containers)
             if outcome == "done":
                 if not self.options.dry_run:
                     self.resizing.requested(meta.get("uid", name), self.clock(), details)
                 return self._done("resize", "RightsizerResized", c, details)
-            if outcome != "unsupported":
-                log.info("resize %s/%s not done (%s)", ns, name, outcome)
-                return False
-            return self._fallback(c.pod, "resize not supported by this cluster (< 1.33)", details)
-        if policy.update_mode == "InPlaceOrRecreate" and not c.pending and qos is not None:
-            why = f"resize would change the QoS class {qos[0]} -> {qos[1]}"
-            return self._fallback(c.pod, why, details)
+            if outcome == "refused":
+                why = f"resize refused by the API server ({self.actions.last_refusal})"
+                return self._fallback(c.pod, why, details)
+            if outcome == "unsupported":
+                why = "resize not supported by this cluster (< 1.33)"
+                return self._fallback(c.pod, why, details)
+            log.info("resize %s/%s not done (%s)", ns, name, outcome)
+            return None
         outcome = self.actions.evict(ns, name, meta.get("uid"))
         if outcome != "done":
             log.info("evict %s/%s not done (%s)", ns, name, outcome)
-            return False
+            return None
         return self._done("evict", "RightsizerEvicted", c, details)
 
-    def _done(self, action: str, reason: str, c: Candidate, details: dict[str, Any]) -> bool:
+    def _not_resizable(self, c: Candidate, live: dict[str, Any]) -> str | None:
+        """Why Kubernetes would refuse this resize, known before sending it: a QoS class change
+        (every release), or what the cluster's release refuses (app.core.resize_rules)."""
+        qos = self._changes_qos(c, live)
+        if qos is not None:
+            return f"resize would change the QoS class {qos[0]} -> {qos[1]}"
+        specs = {x.get("name"): x for x in app_containers(live)}
+        checks = []
+        for u in c.patch.updates:
+            spec = specs.get(u.name) or {}
+            checks.append(
+                ResizeCheck(
+                    u.name,
+                    u.previous_limits.get("memory"),
+                    u.limits.get("memory", u.previous_limits.get("memory")),
+                    memory_policy(spec),
+                )
+            )
+        return known_refusal(self.actions.server_minor(), checks)
+
+    def _done(self, action: str, reason: str, c: Candidate, details: dict[str, Any]) -> str:
         message = f"{action} ({c.reason}): {_describe(details['before'])} -> "
         message += _describe(details["after"])
         self._record(action, c.pod, reason, message, details)
-        return True
+        return action
 
-    def _fallback(self, pod: dict[str, Any], why: str, details: dict[str, Any]) -> bool:
+    def _fallback(self, pod: dict[str, Any], why: str, details: dict[str, Any]) -> str | None:
         """Evict instead of resizing; the event and the audit row say why, with the values."""
         meta = pod.get("metadata") or {}
         ns, name = meta.get("namespace", ""), meta.get("name", "")
         outcome = self.actions.evict(ns, name, meta.get("uid"))
         if outcome != "done":
-            log.info("fallback eviction of %s/%s not done (%s)", ns, name, outcome)
-            return False
+            log.info("fallback eviction of %s/%s (%s) not done (%s)", ns, name, why, outcome)
+            return None
         message = f"{why}: evicting instead"
         if details.get("before") is not None:
             message += f": {_describe(details['before'])} -> {_describe(details['after'])}"
@@ -449,7 +506,7 @@ class UpdaterJob:
             {**details, "fallback": why},
             "Warning",
         )
-        return True
+        return "fallback"
 
     def _record(
         self,
@@ -467,9 +524,9 @@ class UpdaterJob:
         self._audit(action, _ref(pod), message, details)
         self.actions.record_event(pod, reason, message, type_)
 
-    def _changes_qos(self, c: Candidate) -> tuple[str, str] | None:
-        current = {
-            name: {
+    def _changes_qos(self, c: Candidate, live: dict[str, Any]) -> tuple[str, str] | None:
+        def amounts(res: Any) -> dict[str, dict[str, int]]:
+            return {
                 "requests": {
                     k: v
                     for k, v in (("cpu", res.cpu_request), ("memory", res.memory_request))
@@ -481,31 +538,47 @@ class UpdaterJob:
                     if v is not None
                 },
             }
-            for name, res in container_resources(c.pod).items()
-        }
-        updates = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
-        return changes_qos(current, updates)
 
-    def _resize_body(self, c: Candidate) -> list[dict[str, Any]]:
+        current = {name: amounts(res) for name, res in container_resources(live).items()}
+        spec = live.get("spec") or {}
+        # Init containers that are not sidecars cannot be resized but count for the class.
+        plain_init = [
+            x for x in spec.get("initContainers") or [] if x.get("restartPolicy") != "Always"
+        ]
+        others = [
+            amounts(r) for r in container_resources({"spec": {"containers": plain_init}}).values()
+        ]
+        pod_level = amounts(_resources_of(spec.get("resources"))) if spec.get("resources") else None
+        updates = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
+        return changes_qos(current, updates, others, pod_level)
+
+    def _resize_body(self, c: Candidate) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The resize body's containers and initContainers: a native sidecar lives under
+        spec.initContainers (its ContainerUpdate.path says so), and there it must be addressed."""
         fmt = lambda res, v: f"{v}m" if res == "cpu" else str(v)  # noqa: E731
-        out = []
+        containers, init_containers = [], []
         for u in c.patch.updates:
             resources: dict[str, Any] = {"requests": {r: fmt(r, v) for r, v in u.requests.items()}}
             if u.limits:
                 resources["limits"] = {r: fmt(r, v) for r, v in u.limits.items()}
-            out.append({"name": u.name, "resources": resources})
-        return out
+            entry = {"name": u.name, "resources": resources}
+            if u.path.startswith("/spec/initContainers/"):
+                init_containers.append(entry)
+            else:
+                containers.append(entry)
+        return containers, init_containers
 
     def _resize_fallbacks(
         self,
         by_workload: dict[WorkloadKey, list[dict[str, Any]]],
-        snapshot: Snapshot,
+        budgets: dict[WorkloadKey, DisruptionBudget],
         still_leader: Callable[[], bool],
-    ) -> int:
-        """Evicts pods whose resize is Infeasible, Deferred too long or InProgress too long."""
-        now, count = self.clock(), 0
+    ) -> None:
+        """Evicts pods whose resize is Infeasible, Deferred too long or InProgress too long,
+        within their workload's disruption budget (a pod held back is tried next run)."""
+        now, t = self.clock(), self.tally
         live_uids = set()
-        for pods in by_workload.values():
+        for w, pods in by_workload.items():
             for pod in pods:
                 uid = (pod.get("metadata") or {}).get("uid", "")
                 live_uids.add(uid)
@@ -523,17 +596,25 @@ class UpdaterJob:
                 if why is None:
                     continue
                 if not still_leader():
-                    return count
+                    return
+                ready = is_ready(pod)
+                if not budgets[w].can_disrupt(False, ready):
+                    t.held += 1
+                    log.info("fallback for %s waits: disruption budget of %s", _ref(pod), w)
+                    continue
                 if not self.bucket.take():
+                    t.held += 1
                     log.info("fallback for %s waits: global eviction rate limit", _ref(pod))
                     continue
                 text = (pending or progress or {}).get("message", "")
                 reason = f"resize {why}" + (f" ({text})" if text else "")
                 if self._fallback(pod, reason, details):
                     self.resizing.forget(uid)
-                    count += 1
+                    budgets[w].record(False, ready)
+                    t.fallbacks += 1
+                else:
+                    t.held += 1
         self.resizing.keep_only(live_uids)
-        return count
 
     def _audit(self, action: str, ref: str, message: str, details: dict[str, Any]) -> None:
         if self.options.dry_run:
@@ -550,6 +631,20 @@ class UpdaterJob:
                 )
             )
             db.session.commit()
+
+
+@dataclass
+class Tally:
+    """What one run did, for its summary line."""
+
+    updated: int = 0  # pods resized or evicted (fallback evictions included)
+    fallbacks: int = 0  # evicted instead of resized: refused, not resizable, or stuck
+    held: int = 0  # qualified but left for a later run (budget, room, rate, refusals)
+
+
+def _resources_of(res: Any) -> Any:
+    """A pod's spec.resources as ContainerResources (for the QoS rule)."""
+    return container_resources({"spec": {"containers": [{"name": "", "resources": res}]}})[""]
 
 
 def _ref(pod: dict[str, Any]) -> str:

@@ -4,7 +4,10 @@ Every call reports its outcome instead of raising, so one failing pod never stop
 `blocked` means the API server refused for now (429: a PodDisruptionBudget, or rate limiting)
 and the pod is simply tried again next run; it is never deleted instead. `gone` means the pod no
 longer exists; `unsupported` that the pod exists but the API server has no `resize` subresource
-(Kubernetes before 1.33 answers 404 for it too, so a 404 is checked against the pod itself).
+(Kubernetes before 1.33 answers 404 for it too, so a 404 is checked against the pod itself);
+`refused` that the API server will not do it as asked (400, 403, 422: e.g. a resize that
+ValidatePodResize or the PodResizeValidator admission rejects), its message in `last_refusal`;
+trying again would get the same answer. `failed` is anything else (5xx, network, 409 Conflict).
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from urllib3.exceptions import HTTPError
 from app.kube.events import event_body, object_reference
 
 log = logging.getLogger(__name__)
-Outcome = Literal["done", "blocked", "gone", "unsupported", "failed"]
+Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "failed"]
 
 
 class PodActions:
     def __init__(self, api: client.ApiClient, dry_run: bool = False) -> None:
         self.core: Any = client.CoreV1Api(api)
+        self.version_api: Any = client.VersionApi(api)
         self.dry_run = dry_run
+        self.last_refusal = ""  # the API server's message for the last `refused` outcome
+        self._minor: int | None = None
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Outcome:
         if self.dry_run:
@@ -43,6 +49,10 @@ class PodActions:
             if e.status == 409 and "Precondition failed" in _message(e):
                 log.info("%s: %s", what, _message(e))
                 return "gone"  # another object has that name now
+            if e.status in (400, 403, 422):
+                self.last_refusal = f"HTTP {e.status}: {_message(e)}"
+                log.warning("%s refused: %s", what, self.last_refusal)
+                return "refused"
             log.warning("%s failed: HTTP %s %s", what, e.status, _message(e))
             return "failed"
         except (HTTPError, OSError) as e:
@@ -81,13 +91,37 @@ class PodActions:
             body,
         )
 
-    def resize(self, namespace: str, name: str, containers: list[dict[str, Any]]) -> Outcome:
-        """containers: [{"name": ..., "resources": {"requests": {...}, "limits": {...}}}].
+    def server_minor(self) -> int | None:
+        """The API server's Kubernetes minor version (GET /version, asked once), None if unknown."""
+        if self._minor is None:
+            try:
+                info = self.version_api.get_code()
+                self._minor = int("".join(ch for ch in str(info.minor) if ch.isdigit()))
+            except (ApiException, HTTPError, OSError, ValueError) as e:
+                log.warning("cannot read the API server's version: %s", e)
+                return None
+        return self._minor
+
+    def resize(
+        self,
+        namespace: str,
+        name: str,
+        containers: list[dict[str, Any]],
+        init_containers: list[dict[str, Any]] | None = None,
+    ) -> Outcome:
+        """containers: [{"name": ..., "resources": {"requests": {...}, "limits": {...}}}];
+        init_containers: the same for native sidecars (restartable init containers), which
+        the API server finds under spec.initContainers, not spec.containers.
 
         A 404 is `gone` only when the pod is gone too; a pod that is still there means the
         `resize` subresource is missing (a cluster older than 1.33): `unsupported`.
         """
-        body = {"spec": {"containers": containers}}
+        spec: dict[str, Any] = {}
+        if containers:
+            spec["containers"] = containers
+        if init_containers:
+            spec["initContainers"] = init_containers
+        body = {"spec": spec}
         outcome = self._call(
             f"resize of {namespace}/{name}",
             self.core.patch_namespaced_pod_resize,
