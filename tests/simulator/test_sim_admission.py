@@ -303,3 +303,32 @@ def test_reinvocation_if_needed(core, api_client, hook):
     assert pod.metadata.labels["mutated"] == "yes" and pod.metadata.labels["second"] == "1"
     assert len(hook.reviews) == 3
     assert hook.reviews[2]["request"]["object"]["metadata"]["labels"]["second"] == "1"
+
+
+def test_patched_pod_is_defaulted_again_then_limited(core, api_client, hook):
+    # The dispatcher decodes and defaults the patched pod: a limit the webhook sets alone
+    # becomes the request too. LimitRanger then validates what the webhooks produced.
+    _register(api_client, hook)
+    hook.patch = [
+        {"op": "replace", "path": "/spec/containers/0/resources", "value": {"limits": {"cpu": "2"}}}
+    ]
+    pod = core.create_namespaced_pod("other", pod_body("p"))
+    assert pod.spec.containers[0].resources.requests == {"cpu": "2"}
+    core.create_namespaced_limit_range(
+        "other",
+        {
+            "metadata": {"name": "max"},
+            "spec": {"limits": [{"type": "Container", "max": {"cpu": "1"}}]},
+        },
+    )
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_pod("other", pod_body("q"))
+    assert e.value.status == 403
+    assert json.loads(e.value.body)["message"] == (
+        'pods "q" is forbidden: maximum cpu usage per Container is 1, but limit is 2'
+    )
+    # LimitRanger's defaults come before the webhooks: the webhook saw the defaulted limit.
+    assert hook.reviews[-1]["request"]["object"]["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "100m", "memory": "128Mi"},
+        "limits": {"cpu": "1"},
+    }
