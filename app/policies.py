@@ -26,9 +26,11 @@ from app.core.policy import (
 from app.kube.quantity import quantity_amount
 from app.models import Policy as PolicyRow
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# Kubernetes' DNS-1123 label and subdomain. Use with fullmatch(): `match` with `$` would let a
+# trailing newline through ("web\n"), which no Kubernetes name can hold.
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 DNS_SUBDOMAIN = re.compile(
-    r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+    r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 )
 INT32_MAX = 2**31 - 1  # the database column's range
 POLICY_FIELDS = {"name", "namespace", "target", "updateMode", "minReplicas", "containerPolicies"}
@@ -112,7 +114,7 @@ def parse_container_policies(
         for extra in sorted(set(cp) - CONTAINER_FIELDS):
             errors.append(FieldError(f"{p}.{extra}", "unknown field"))
         name = cp.get("containerName", "*")
-        if not isinstance(name, str) or not (name == "*" or DNS_LABEL.match(name)):
+        if not isinstance(name, str) or not (name == "*" or DNS_LABEL.fullmatch(name)):
             errors.append(FieldError(f"{p}.containerName", "must be a container name or '*'"))
             name = "*"
         elif name in seen:
@@ -145,10 +147,10 @@ def parse_policy(doc: Any, *, created: datetime | None = None, id_: int = 0) -> 
         FieldError(k, "unknown field") for k in sorted(set(doc) - POLICY_FIELDS)
     ]
     name, namespace = doc.get("name"), doc.get("namespace")
-    if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name):
+    if not isinstance(name, str) or not DNS_SUBDOMAIN.fullmatch(name):
         errors.append(FieldError("name", "required: lower-case letters, digits, '-' and '.'"))
     if not isinstance(namespace, str) or not (
-        namespace == CLUSTER_WIDE or DNS_LABEL.match(namespace)
+        namespace == CLUSTER_WIDE or DNS_LABEL.fullmatch(namespace)
     ):
         errors.append(
             FieldError("namespace", "required: a namespace name, or '*' for a cluster default")
@@ -166,7 +168,7 @@ def parse_policy(doc: Any, *, created: datetime | None = None, id_: int = 0) -> 
                 errors.append(
                     FieldError("target.kind", f"must be one of {', '.join(TARGET_KINDS)}")
                 )
-            if not isinstance(target_name, str) or not DNS_SUBDOMAIN.match(target_name):
+            if not isinstance(target_name, str) or not DNS_SUBDOMAIN.fullmatch(target_name):
                 errors.append(FieldError("target.name", "required: the workload's name"))
             if namespace == CLUSTER_WIDE:
                 errors.append(

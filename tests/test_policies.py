@@ -140,3 +140,21 @@ def test_not_an_object() -> None:
 )
 def test_quantities_round_up(resource: str, text: str, amount: int) -> None:
     assert quantity_amount(resource, text) == amount
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({**GOOD, "name": "web\n"}, "name"),
+        ({**GOOD, "namespace": "shop\n"}, "namespace"),
+        ({**GOOD, "target": {"kind": "Deployment", "name": "web\n"}}, "target.name"),
+        (
+            {**GOOD, "containerPolicies": [{"containerName": "app\n"}]},
+            "containerPolicies[0].containerName",
+        ),
+    ],
+)
+def test_a_trailing_newline_is_not_part_of_a_valid_name(doc: dict[str, object], field: str) -> None:
+    with pytest.raises(PolicyInvalid) as e:
+        parse_policy(doc)
+    assert [err.field for err in e.value.errors] == [field]

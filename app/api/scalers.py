@@ -78,11 +78,11 @@ def _target_errors(target: Any) -> list[FieldError]:
         for k in sorted(set(target) - {"namespace", "kind", "name"})
     ]
     ns, kind, name = target.get("namespace"), target.get("kind"), target.get("name")
-    if not isinstance(ns, str) or not DNS_LABEL.match(ns):
+    if not isinstance(ns, str) or not DNS_LABEL.fullmatch(ns):
         errors.append(FieldError("target.namespace", "required: a namespace name"))
     if kind not in SCALE_KINDS:
         errors.append(FieldError("target.kind", f"must be one of {', '.join(SCALE_KINDS)}"))
-    if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name):
+    if not isinstance(name, str) or not DNS_SUBDOMAIN.fullmatch(name):
         errors.append(FieldError("target.name", "required: the workload's name"))
     return errors
 
@@ -90,7 +90,7 @@ def _target_errors(target: Any) -> list[FieldError]:
 def validate_scaler(doc: dict[str, Any]) -> list[FieldError]:
     errors = [FieldError(k, "unknown field") for k in sorted(set(doc) - SCALER_FIELDS)]
     name = doc.get("name")
-    if not isinstance(name, str) or not DNS_SUBDOMAIN.match(name):
+    if not isinstance(name, str) or not DNS_SUBDOMAIN.fullmatch(name):
         errors.append(FieldError("name", "required: lower-case letters, digits, '-' and '.'"))
     errors += _target_errors(doc.get("target"))
     if "params" not in doc:

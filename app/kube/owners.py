@@ -21,7 +21,7 @@ from kubernetes import client
 
 from app.kube.informer import Informer, Obj
 
-CRONJOB_SUFFIX = re.compile(r"^(?P<cronjob>.+)-(?P<minutes>\d+)$")
+CRONJOB_SUFFIX = re.compile(r"(?P<cronjob>.+)-(?P<minutes>[0-9]+)")  # with fullmatch()
 
 
 def trim_owned(obj: Obj) -> Obj:
@@ -74,7 +74,7 @@ class OwnerCache:
         found = informer.get(namespace, name)
         if found is not None or kind != "Job":
             return found
-        m = CRONJOB_SUFFIX.match(name)
+        m = CRONJOB_SUFFIX.fullmatch(name)
         if m and self.informers["CronJob"].get(namespace, m["cronjob"]) is not None:
             owner = {"kind": "CronJob", "name": m["cronjob"], "controller": True}
             return {"metadata": {"name": name, "namespace": namespace, "ownerReferences": [owner]}}
