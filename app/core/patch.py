@@ -37,13 +37,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from app.core.capping import Recommendation, policy_for_container
 from app.core.limitrange import RESOURCES, LimitRangeItem, QuantityParser, merged
+from app.core.podlimits import CONTAINER, INIT, SIDECAR, PodLevel, default_pod_level, violations
 from app.core.policy import Policy
-from app.core.resources import MAX_AMOUNT, format_cpu, format_memory
+from app.core.resources import format_cpu, format_memory
+from app.core.sizing import Bounds, Slot, entries, fit_pod, resize
 
 UPDATES_ANNOTATION = "rightsizer.io/updates"
 OBSERVED_ANNOTATION = "rightsizer.io/observed-containers"
@@ -72,42 +74,11 @@ class PodPatch:
     operations: list[dict[str, Any]]  # RFC 6902; empty when nothing changes
     updates: tuple[ContainerUpdate, ...]
     reason: str  # one word on the outcome, for logs and metrics
+    detail: str = ""  # why, when the reason alone does not say (e.g. "unfit": what kube refuses)
 
     @property
     def changed(self) -> bool:
         return bool(self.operations)
-
-
-@dataclass
-class _Slot:
-    """A container the webhook may size, with its values before and after."""
-
-    list_name: str  # "containers" or "initContainers"
-    index: int
-    name: str
-    resources: Any
-    requests: dict[str, int]
-    limits: dict[str, int]
-    target: dict[str, int] = field(default_factory=dict)
-    new_requests: dict[str, int] = field(default_factory=dict)
-    new_limits: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    record: dict[str, Any] | None = None  # kept as is from the previous pass
-
-    @property
-    def path(self) -> str:
-        return f"/spec/{self.list_name}/{self.index}"
-
-    def final(self, res: str) -> tuple[int | None, int | None]:
-        return (
-            self.new_requests.get(res, self.requests.get(res)),
-            self.new_limits.get(res, self.limits.get(res)),
-        )
-
-    def changes(self) -> tuple[dict[str, int], dict[str, int]]:
-        reqs = {r: v for r, v in self.new_requests.items() if self.requests.get(r) != v}
-        lims = {r: v for r, v in self.new_limits.items() if self.limits.get(r) != v}
-        return reqs, lims
 
 
 def escape_pointer(token: str) -> str:
@@ -134,7 +105,9 @@ def _amounts(section: Any, parse: QuantityParser, where: str) -> dict[str, int]:
     return out
 
 
-def _slots(pod: Mapping[str, Any], parse: QuantityParser) -> list[_Slot]:
+def _slots(
+    pod: Mapping[str, Any], parse: QuantityParser, container_range: LimitRangeItem | None
+) -> list[Slot]:
     spec = pod.get("spec")
     if not isinstance(spec, Mapping):
         raise PodInvalid("spec is not an object")
@@ -149,23 +122,40 @@ def _slots(pod: Mapping[str, Any], parse: QuantityParser) -> list[_Slot]:
             where = f"spec.{field_}[{i}]"
             if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
                 raise PodInvalid(f"{where} is not a container with a name")
-            if field_ == "initContainers" and c.get("restartPolicy") != "Always":
-                continue  # a run-to-completion init container: left alone
+            kind = CONTAINER
+            if field_ == "initContainers":
+                # a run-to-completion init container is left alone, but LimitRanger counts it
+                kind = SIDECAR if c.get("restartPolicy") == "Always" else INIT
             res = c.get("resources")
             if res is not None and not isinstance(res, Mapping):
                 raise PodInvalid(f"{where}.resources is not an object")
             res = res or {}
             slots.append(
-                _Slot(
+                Slot(
                     field_,
                     i,
                     c["name"],
+                    kind,
                     c.get("resources"),
                     _amounts(res.get("requests"), parse, f"{where}.resources.requests"),
                     _amounts(res.get("limits"), parse, f"{where}.resources.limits"),
+                    dict(container_range.default_request) if container_range else {},
+                    dict(container_range.default) if container_range else {},
                 )
             )
     return slots
+
+
+def _pod_level(pod: Mapping[str, Any], parse: QuantityParser, slots: Sequence[Slot]) -> PodLevel:
+    """`spec.resources`, with pod-level requests defaulted as the API server does."""
+    section = pod["spec"].get("resources")
+    if section is None:
+        return PodLevel()
+    if not isinstance(section, Mapping):
+        raise PodInvalid("spec.resources is not an object")
+    requests = _amounts(section.get("requests"), parse, "spec.resources.requests")
+    limits = _amounts(section.get("limits"), parse, "spec.resources.limits")
+    return default_pod_level(requests, limits, entries(slots))
 
 
 def policy_ref(policy: Policy) -> str:
@@ -184,7 +174,7 @@ def _previous_records(annotations: Mapping[str, Any], policy: Policy) -> dict[st
     return containers if isinstance(containers, dict) else {}
 
 
-def _still_applied(record: Any, slot: _Slot, target: dict[str, str], parse: QuantityParser) -> bool:
+def _still_applied(record: Any, slot: Slot, target: dict[str, str], parse: QuantityParser) -> bool:
     """The record was made from this target and the container still holds what it wrote."""
     if not isinstance(record, dict) or record.get("target") != target:
         return False
@@ -204,15 +194,15 @@ def _still_applied(record: Any, slot: _Slot, target: dict[str, str], parse: Quan
 
 
 def _size_container(
-    slot: _Slot,
+    slot: Slot,
     rec: Recommendation,
     policy: Policy,
-    limits: LimitRangeItem | None,
+    bounds: Mapping[str, Bounds],
     excluded: Collection[str],
 ) -> None:
     cp = policy_for_container(list(policy.container_policies), slot.name)
     slot.target = {"cpu": rec.target.cpu, "memory": rec.target.memory}
-    scale_limit = cp.controlled_values == "RequestsAndLimits"
+    slot.scale_limit = cp.controlled_values == "RequestsAndLimits"
     for res in RESOURCES:
         if res not in cp.controlled_resources or res in excluded:
             continue
@@ -224,84 +214,11 @@ def _size_container(
         if lo_allowed is not None and want < lo_allowed:
             want = lo_allowed
             slot.notes.append(f"{res} raised to minAllowed")
-        if want <= 0:
-            continue
-        req0, lim0 = slot.requests.get(res), slot.limits.get(res)
-        if lim0 == 0:
-            slot.notes.append(f"{res} left alone: its limit is 0")
-            continue
-        base_limit = lim0
-        if base_limit is None and scale_limit and limits is not None:
-            base_limit = limits.default.get(res)
-        hi = limits.max.get(res) if limits else None
-        lo = limits.min.get(res) if limits else None
-        request, at_max = want, False
-        if hi is not None:
-            # With the ratio kept, the limit reaches the LimitRange max before the request does.
-            bound = hi
-            if scale_limit and base_limit and req0:
-                bound = req0 * hi // base_limit
-            if request > bound:
-                request, at_max = bound, True
-                slot.notes.append(f"{res} capped to fit max in container LimitRange")
-        if lo is not None and request < lo:
-            request = lo
-            slot.notes.append(f"{res} raised to fit min in container LimitRange")
-        limit: int | None
-        if not scale_limit:
-            limit = lim0
-            if lim0 is not None and request > lim0:
-                request = lim0
-                slot.notes.append(f"{res} capped to its limit (RequestsOnly)")
-        elif not base_limit:
-            limit = None
-        elif not req0 or req0 == base_limit:
-            limit = request
-        else:
-            limit = min(base_limit * request // req0, MAX_AMOUNT)
-        if limit is not None and scale_limit:
-            if hi is not None and (at_max or limit > hi):
-                limit = hi  # exactly the max: a second pass then finds the same bound
-            limit = max(limit, request)
-        if request <= 0:
-            continue
-        slot.new_requests[res] = request
-        if limit is not None:
-            slot.new_limits[res] = limit
+        if want > 0:
+            resize(slot, res, want, bounds[res])
 
 
-def _charge(s: _Slot, res: str, planned: bool) -> int:
-    """What a container adds to the pod's sum for LimitRanger: its limit, else its request."""
-    req, lim = s.final(res) if planned else (s.requests.get(res), s.limits.get(res))
-    return lim if lim is not None else req or 0
-
-
-def _fit_pod_max(slots: Sequence[_Slot], pod_range: LimitRangeItem) -> None:
-    for res, cap in pod_range.max.items():
-        while True:
-            sized = [s for s in slots if res in s.new_requests]
-            fixed = sum(_charge(s, res, False) for s in slots if res not in s.new_requests)
-            total = sum(_charge(s, res, True) for s in sized)
-            if not sized or fixed + total <= cap or total <= 0:
-                break
-            budget = max(cap - fixed, 0)
-            starved = [s for s in sized if s.new_requests[res] * budget // total <= 0]
-            if starved:  # the smallest keeps what it had; the others share again
-                s = min(starved, key=lambda s: _charge(s, res, True))
-                s.new_requests.pop(res)
-                s.new_limits.pop(res, None)
-                s.notes.append(f"{res} left alone: no room in pod LimitRange max")
-                continue
-            for s in sized:
-                request = s.new_requests[res] * budget // total
-                s.new_requests[res] = request
-                if res in s.new_limits:
-                    s.new_limits[res] = max(s.new_limits[res] * budget // total, request)
-                s.notes.append(f"{res} scaled to fit max in pod LimitRange")
-            break
-
-
-def _record(slot: _Slot) -> dict[str, Any]:
+def _record(slot: Slot) -> dict[str, Any]:
     """What the updates annotation says of a container (and what a later pass checks)."""
     record: dict[str, Any] = {
         "target": {r: format_amount(r, v) for r, v in slot.target.items()},
@@ -314,7 +231,7 @@ def _record(slot: _Slot) -> dict[str, Any]:
     return record
 
 
-def _resource_ops(slot: _Slot) -> list[dict[str, Any]]:
+def _resource_ops(slot: Slot) -> list[dict[str, Any]]:
     requests, limits = slot.changes()
     if not requests and not limits:
         return []
@@ -386,31 +303,46 @@ def build_patch(
         return PodPatch([], (), "no-policy")
     if policy.update_mode == "Off":
         return PodPatch([], (), "mode-off")
-    slots = _slots(pod, parse)
+    items = [item.defaulted() for item in limit_ranges]
+    container_range = merged(items, "Container")
+    slots = _slots(pod, parse, container_range)
+    pod_level = _pod_level(pod, parse, slots)
+    bounds = {
+        res: Bounds(
+            container_range.min.get(res) if container_range else None,
+            container_range.max.get(res) if container_range else None,
+            container_range.max_limit_request_ratio.get(res) if container_range else None,
+            pod_level.limits.get(res),
+        )
+        for res in RESOURCES
+    }
     meta = pod.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
     previous = _previous_records(annotations if isinstance(annotations, Mapping) else {}, policy)
-    container_range = merged(limit_ranges, "Container")
     sized = False
     for slot in slots:
         rec = recommendations.get(slot.name)
         cp = policy_for_container(list(policy.container_policies), slot.name)
-        if rec is None or cp.mode == "Off":
+        if slot.kind == INIT or rec is None or cp.mode == "Off":
             continue
         target = {"cpu": format_cpu(rec.target.cpu), "memory": format_memory(rec.target.memory)}
         if slot.name in previous and _still_applied(previous[slot.name], slot, target, parse):
             slot.record = previous[slot.name]
             continue
         sized = True
-        _size_container(slot, rec, policy, container_range, (excluded or {}).get(slot.name, ()))
-    pod_range = merged(limit_ranges, "Pod")
-    if pod_range is not None:
-        _fit_pod_max(slots, pod_range)
+        _size_container(slot, rec, policy, bounds, (excluded or {}).get(slot.name, ()))
+    pod_range = merged(items, "Pod")
+    for res in RESOURCES:
+        fit_pod(slots, res, pod_range, pod_level, bounds[res])
     ops: list[dict[str, Any]] = []
     for slot in slots:
         ops += _resource_ops(slot)
     if not ops:
         return PodPatch([], (), "up-to-date" if sized or previous else "no-recommendation")
+    refused = violations(entries(slots), items, pod_level)
+    if refused:
+        # Sizing cannot make this pod acceptable (often it was not as written): leave it as is.
+        return PodPatch([], (), "unfit", "; ".join(dict.fromkeys(refused)))
     records: dict[str, Any] = {}
     updates = []
     for slot in slots:
@@ -437,6 +369,6 @@ def build_patch(
             sort_keys=True,
             separators=(",", ":"),
         ),
-        OBSERVED_ANNOTATION: ", ".join(s.name for s in slots),
+        OBSERVED_ANNOTATION: ", ".join(s.name for s in slots if s.kind != INIT),
     }
     return PodPatch(ops + _annotation_ops(pod, wanted), tuple(updates), "patched")

@@ -367,10 +367,127 @@ def test_limit_range_parsing_and_merging() -> None:
     assert len(items) == 3
     c = merged(items, "Container")
     assert c is not None
-    assert (dict(c.max), dict(c.min), dict(c.default)) == (
+    # Stored as the API server defaults them: a missing default limit is the max, a missing
+    # default request the default limit (SetDefaults_LimitRangeItem); the first item's wins.
+    assert (dict(c.max), dict(c.min), dict(c.default), dict(c.default_request)) == (
         {"cpu": 1000, "memory": 1024 * MI},
         {"cpu": 10},
-        {"memory": 512 * MI},
+        {"cpu": 2000, "memory": 1024 * MI},
+        {"cpu": 2000, "memory": 1024 * MI},
     )
     assert merged(items, "Pod") == LimitRangeItem("Pod", max={"memory": 4096 * MI})
     assert merged([], "Pod") is None
+
+
+# Issue #15: kube-apiserver's LimitRanger and pod-level resource rules hold for every patched pod.
+
+
+def limit_range(*items: dict[str, Any]) -> list[LimitRangeItem]:
+    """A LimitRange object read as the webhook reads it (defaults and ratios included)."""
+    return parse_limit_range({"spec": {"limits": list(items)}}, quantity_amount)
+
+
+def requests_only() -> Policy:
+    return policy("Recreate", ContainerPolicy("*", controlled_values="RequestsOnly"))
+
+
+def test_requests_only_keeps_the_container_limit_request_ratio() -> None:
+    lr = limit_range({"type": "Container", "maxLimitRequestRatio": {"cpu": "4", "memory": "2"}})
+    p = pod(container("app", {"cpu": "1", "memory": "1Gi"}, {"cpu": "2", "memory": "2Gi"}))
+    result, patched = run(p, {"app": rec(100, 200 * MI)}, requests_only(), lr)
+    # Targets alone would give ratios 20 and 10.24: the request stops at limit / ratio.
+    assert resources(patched) == {
+        "requests": {"cpu": 500, "memory": 1024 * MI},
+        "limits": {"cpu": 2000, "memory": 2048 * MI},
+    }
+    assert "cpu raised to keep its limit within maxLimitRequestRatio" in result.updates[0].notes
+
+
+def test_a_ratio_that_does_not_divide_rounds_the_request_up() -> None:
+    lr = limit_range({"type": "Container", "maxLimitRequestRatio": {"cpu": "3"}})
+    p = pod(container("app", {"cpu": "1"}, {"cpu": "1001m"}))
+    _, patched = run(p, {"app": rec(10, MI)}, requests_only(), lr)
+    assert resources(patched)["requests"]["cpu"] == 334  # 1001 / 334 <= 3 < 1001 / 333
+
+
+def test_a_container_max_cap_never_breaks_the_ratio() -> None:
+    lr = limit_range(
+        {"type": "Container", "max": {"cpu": "999m"}, "maxLimitRequestRatio": {"cpu": "2.5"}}
+    )
+    p = pod(container("app", {"cpu": "100m"}, {"cpu": "250m"}))
+    _, patched = run(p, {"app": rec(5000, MI)}, limit_ranges=lr)
+    # Capped where the scaled limit meets the max (399m), 999 / 399 would exceed 2.5.
+    assert resources(patched) == {
+        "requests": {"cpu": 400, "memory": MI},
+        "limits": {"cpu": 999},
+    }
+
+
+def test_requests_only_keeps_the_pod_limit_request_ratio() -> None:
+    lr = limit_range({"type": "Pod", "maxLimitRequestRatio": {"cpu": "2"}})
+    p = pod(
+        container("app", {"cpu": "1"}, {"cpu": "1"}),
+        container("b", {"cpu": "1"}, {"cpu": "1"}),
+    )
+    recs = {"app": rec(100, MI), "b": rec(100, MI)}
+    _, patched = run(p, recs, requests_only(), lr)
+    # Pod limits 2000m need pod requests of 1000m: both targets scaled up alike.
+    assert [resources(patched, i)["requests"]["cpu"] for i in range(2)] == [500, 500]
+
+
+def test_pod_min_scales_the_targets_up_in_proportion() -> None:
+    lr = limit_range({"type": "Pod", "min": {"cpu": "500m"}})
+    p = pod(container("app"), container("b"))
+    _, patched = run(p, {"app": rec(100, MI), "b": rec(300, MI)}, limit_ranges=lr)
+    assert [resources(patched, i)["requests"]["cpu"] for i in range(2)] == [125, 375]
+
+
+def test_pod_max_counts_a_plain_init_container_with_the_sidecars_before_it() -> None:
+    lr = limit_range({"type": "Pod", "max": {"cpu": "1"}})
+    init = [
+        container("proxy", {"cpu": "100m"}, {"cpu": "100m"}, restartPolicy="Always"),
+        container("migrate", {"cpu": "800m"}, {"cpu": "800m"}),
+    ]
+    p = pod(container("app", {"cpu": "100m"}, {"cpu": "100m"}), init=init)
+    result, patched = run(p, {"app": rec(300, MI), "proxy": rec(300, MI)}, limit_ranges=lr)
+    # While migrate runs, the proxy runs too: 800m + proxy must fit 1 cpu.
+    proxy = resources(patched, 0, "initContainers")
+    assert proxy["limits"]["cpu"] + 800 <= 1000
+    assert proxy["requests"]["cpu"] == 200
+    assert patched["spec"]["initContainers"][1] == init[1]
+    assert any("scaled to fit max in pod LimitRange" in n for u in result.updates for n in u.notes)
+
+
+def test_a_pod_sizing_cannot_make_valid_is_left_unchanged_with_the_reason() -> None:
+    lr = limit_range({"type": "Container", "min": {"cpu": "100m"}})
+    p = pod(container("app", {"cpu": "1"}), container("b", {"cpu": "50m"}))
+    pol = policy("Recreate", ContainerPolicy("b", mode="Off"))
+    result = build_patch(p, {"app": APP}, pol, lr, parse=quantity_amount)
+    assert (result.operations, result.reason) == ([], "unfit")
+    assert "b: minimum cpu usage per Container is 100m, but request is 50m" in result.detail
+
+
+def test_pod_level_requests_bound_the_sum_of_the_containers() -> None:
+    p = pod(container("app", {"cpu": "500m"}), container("b", {"cpu": "500m"}))
+    p["spec"]["resources"] = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
+    result, patched = run(p, {"app": rec(900, MI), "b": rec(2700, MI)})
+    cpu = [resources(patched, i)["requests"]["cpu"] for i in range(2)]
+    assert cpu == [250, 750]  # the 1000m budget, shared 900:2700
+    assert patched["spec"]["resources"] == p["spec"]["resources"]  # left alone (issue #19)
+    assert "cpu scaled to fit pod-level requests" in result.updates[0].notes
+
+
+def test_pod_level_limit_caps_each_container_limit() -> None:
+    p = pod(container("app", {"cpu": "500m"}, {"cpu": "1"}))
+    p["spec"]["resources"] = {"requests": {"cpu": "4"}, "limits": {"cpu": "2"}}
+    _, patched = run(p, {"app": rec(3000, MI)})
+    assert resources(patched)["limits"]["cpu"] == 2000
+    assert resources(patched)["requests"]["cpu"] == 1000
+
+
+def test_pod_level_request_defaults_from_the_containers_when_only_a_limit_is_set() -> None:
+    p = pod(container("app", {"cpu": "500m"}), container("b", {"cpu": "500m"}))
+    p["spec"]["resources"] = {"limits": {"cpu": "4"}}
+    _, patched = run(p, {"app": rec(2000, MI), "b": rec(2000, MI)})
+    # kube-apiserver defaults the pod-level request to the containers' 1000m before webhooks.
+    assert sum(resources(patched, i)["requests"]["cpu"] for i in range(2)) == 1000
