@@ -155,6 +155,11 @@ def test_webhook_sets_recommended_requests_and_never_blocks(sim: Simulator, tmp_
         assert cpu_of(pod, "app", "requests") <= cap // 2 + 1  # the limit keeps its ratio
         assert requests_of(pod, "app")["memory"] == rec["target"]["memory"]  # not capped
 
+        # On a real cluster the LimitRange applies to catalog too (its cpu limit would default to
+        # the max, below its 500m request: refused), so it goes before the "Off" check.
+        api = sim.api_client()
+        client.CoreV1Api(api).delete_namespaced_limit_range("cap", "shop")
+        api.close()
         catalog_before = set(pods_of(sim, "shop", "catalog"))
         scale(sim, "shop", "catalog", len(catalog_before) + 1)
         [new_catalog] = [
