@@ -21,18 +21,10 @@ def requests(pod: dict[str, Any]) -> tuple[int, int]:
 
 
 def qos_class(pod: dict[str, Any]) -> str:
-    containers = pod.get("spec", {}).get("containers") or []
-    any_set, guaranteed = False, True
-    for c in containers:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        any_set = any_set or bool(req) or bool(lim)
-        for r in ("cpu", "memory"):
-            if r not in lim or (r in req and quantity.parse(req[r]) != quantity.parse(lim[r])):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    """ComputePodQOS, init containers and pod-level resources included (app/simulator/qos.py)."""
+    from app.simulator import qos
+
+    return qos.compute(pod)
 
 
 def is_ready(pod: dict[str, Any]) -> bool:
