@@ -233,3 +233,49 @@ def test_changes_qos() -> None:
         "BestEffort",
         "Burstable",
     )
+
+
+def test_a_surge_never_disrupts_more_than_the_tolerance() -> None:
+    """Replicas 4, tolerance 0.5, 5 ready pods mid-rollout: 2 disruptions, not 3."""
+    b = DisruptionBudget(configured=4, running=5)
+    done = 0
+    while b.can_disrupt(pending=False, ready=True) and done < 10:
+        b.record(pending=False, ready=True)
+        done += 1
+    assert done == 2
+
+
+def test_unready_pods_count_as_unavailable() -> None:
+    # 4 wanted, 3 ready: one ready pod may go (leaves 2 = 4 - 2), then only the unready one.
+    b = DisruptionBudget(configured=4, running=3)
+    assert b.can_disrupt(pending=False, ready=True)
+    b.record(pending=False, ready=True)
+    assert not b.can_disrupt(pending=False, ready=True)
+    assert b.can_disrupt(pending=False, ready=False)
+    b.record(pending=False, ready=False)
+    assert not b.can_disrupt(pending=False, ready=False)  # the cap: 2 per run
+
+
+def test_qos_counts_init_containers_and_pod_level_resources() -> None:
+    from app.core.qos import pod_qos
+
+    g = {"requests": {"cpu": 500, "memory": 100}, "limits": {"cpu": 500, "memory": 100}}
+    plain: dict[str, dict[str, int]] = {"requests": {}, "limits": {}}
+    assert pod_qos([g]) == "Guaranteed"
+    assert pod_qos([g, plain]) == "Burstable"  # an init container without resources
+    assert pod_qos([plain], pod_level=g) == "Guaranteed"
+    lowered = {"app": {"requests": {"cpu": 200}, "limits": {}}}
+    assert changes_qos({"app": g}, lowered, others=[plain]) is None  # Burstable stays
+    assert changes_qos({"app": g}, lowered) == ("Guaranteed", "Burstable")
+
+
+def test_known_resize_refusals_by_release() -> None:
+    from app.core.resize_rules import ResizeCheck, known_refusal
+
+    down = [ResizeCheck("app", 2 * 1024**3, 1024**3)]
+    assert "1.33 refuses to lower the memory limit of container app" in str(known_refusal(33, down))
+    assert known_refusal(34, down) is not None
+    assert known_refusal(35, down) is None  # 1.35 allows decreases
+    assert known_refusal(None, down) is None  # unknown release: the API server decides
+    assert known_refusal(33, [ResizeCheck("app", 2, 1, "RestartContainer")]) is None
+    assert "add a memory limit" in str(known_refusal(36, [ResizeCheck("app", None, 1)]))
