@@ -1,20 +1,35 @@
 """The JSON Patch (RFC 6902) that gives a new pod its recommended requests and limits.
 
-Semantics follow the VPA admission controller, re-derived:
+Semantics follow the VPA admission controller, re-derived; the arithmetic is in `app.core.sizing`,
+kube-apiserver's rules in `app.core.podlimits`:
 
 - Request = the recommendation target, clamped by the container policy (`minAllowed`,
   `maxAllowed`), then by the namespace's LimitRange. The LimitRange comes last (VPA applies it
   first, so a policy can push a pod past it): LimitRanger rejects a pod outside the range, and a
-  webhook must never turn a recommendation into a failed pod creation.
+  webhook must never turn a recommendation into a failed pod creation. The pod is read as
+  LimitRanger's Admit leaves it (it runs before the webhooks): a missing request or limit is the
+  LimitRange's `defaultRequest`/`default`.
 - `RequestsAndLimits`: the limit keeps its ratio to the request (new limit = old limit x new
   request / old request, whole units rounded down). A limit equal to the request, or a limit with
   no request (Kubernetes then treats the request as equal), stays equal to the new request. No
   limit stays no limit, unless the LimitRange has a default limit, which is scaled the same way.
-  A container LimitRange `max` therefore bounds the request at old request x max / old limit.
-- `RequestsOnly`: limits are left alone and the request is capped at the limit.
-- A LimitRange of type Pod bounds the sum of the containers' limits (their requests where they
-  have no limit): when the new values exceed its `max`, the sized containers share what is left
-  after the unsized ones, in proportion to their new values.
+  A container LimitRange `max` (and a pod-level limit) therefore bounds the request at old
+  request x max / old limit; where that rounding would break a `maxLimitRequestRatio`, the
+  request is raised to limit / ratio.
+- `RequestsOnly`: limits are left alone, the request is capped at the limit and, under a
+  `maxLimitRequestRatio`, kept at or above limit / ratio (rounded up so LimitRanger accepts it).
+- A LimitRange of type Pod bounds the pod's effective requests and limits (containers and
+  sidecars, or a plain init container with the sidecars before it when larger): above its `max`
+  the sized containers are scaled down in proportion, below its `min` (or its ratio) scaled up.
+- Pod-level resources (`spec.resources`): containers are sized within them. The aggregate of the
+  container requests stays within the pod-level request (the sized ones are scaled down in
+  proportion, as for a Pod `max`) and no limit exceeds the pod-level limit; the pod-level values
+  themselves are left as they are (sizing them is issue #19). kube-apiserver refuses a pod whose
+  containers ask for more than its pod-level values, and those are the user's statement of the
+  pod's budget.
+- A pod whose final values kube-apiserver would still refuse (a container the patch leaves alone
+  below a `min`, an init container above a Pod `max`, ...) gets no patch at all: reason `unfit`,
+  the refusal in `PodPatch.detail`. The pod as the user wrote it is then the user's to fix.
 - Left alone: everything when there is no policy or its updateMode is Off; a container whose mode
   is Off or without a recommendation; a resource not in `controlledResources` or owned by another
   controller (`excluded`, e.g. an HPA on cpu); init and ephemeral containers (sidecars, i.e. init

@@ -103,6 +103,10 @@ class Webhook:
         metrics.REVIEWS.labels("patched" if result.changed else "unchanged").inc()
         if result.changed:
             log.debug("review %s: %s", review.uid, result.updates)
+        elif result.detail:
+            log.debug(
+                "review %s: pod left unchanged (%s): %s", review.uid, result.reason, result.detail
+            )
         return 200, dict(answer(review.api_version, review.uid, result.operations))
 
     def start(self, wait: float = 0.0) -> None:
