@@ -15,7 +15,7 @@ from flask.cli import FlaskGroup
 
 from app import create_app
 from app.cli_client import register as register_client_commands
-from app.config import ConfigError, recommender_settings
+from app.config import ConfigError, idle_after_seconds, recommender_settings
 from app.core.trace import TraceError, parse_trace, recommendations_json, replay
 
 
@@ -42,6 +42,7 @@ def recommend(path: str) -> None:
 
     try:
         settings = recommender_settings(os.environ)
+        idle_after = idle_after_seconds(os.environ)
     except ConfigError as e:
         raise click.UsageError(str(e)) from None
     try:
@@ -59,7 +60,8 @@ def recommend(path: str) -> None:
     except TraceError as e:
         click.echo(f"error: {path}: {e}", err=True)
         sys.exit(2)
-    click.echo(json.dumps(recommendations_json(replay(rows, settings)), indent=2))
+    recs = replay(rows, settings, idle_after=idle_after)
+    click.echo(json.dumps(recommendations_json(recs), indent=2))
 
 
 @cli.command("serve", with_appcontext=False)

@@ -170,6 +170,18 @@ def recommender_settings(env: Mapping[str, str]) -> RecommenderSettings:
         raise ConfigError(f"{recommender_env_var(field)}: {e}") from None
 
 
+def idle_after_seconds(env: Mapping[str, str]) -> float:
+    """RIGHTSIZER_IDLE_AFTER_SECONDS alone, for `recommend --from-csv` (which needs no other
+    setting): the replay expires idle aggregates as the service does."""
+    var = "RIGHTSIZER_IDLE_AFTER_SECONDS"
+    _, default, parse = ENVIRONMENT[var]
+    raw = env.get(var)
+    try:
+        return float(default if raw in (None, "") else parse(raw))
+    except ValueError:
+        raise ConfigError(f"{var}={raw!r} is not a valid {parse.__name__}") from None
+
+
 def absolute_sqlite_path(url: str) -> str:
     """Makes `sqlite:///relative.db` relative to the working directory, as users expect.
 

@@ -2,6 +2,13 @@
 
 The recommender job and `rightsizer recommend --from-csv` both feed samples through this class, so
 a trace replay gives exactly the numbers the running service would.
+
+Idle aggregates expire here too, for both: an aggregate whose last CPU sample is `idle_after` (8
+days, VPA's memory aggregation window) or more before "now" is dropped, with the windows of the
+pod containers that fed it (VPA `AggregateContainerState.isExpired`, garbage-collected by
+`clusterState.garbageCollectAggregateCollectionStates`). "Now" is the time of the sample being
+added (so a container back after a longer gap starts afresh, whether or not anything else moved
+the clock meanwhile) and, in `expire_idle`, the newest sample the model holds.
 """
 
 from __future__ import annotations
@@ -25,9 +32,15 @@ class WorkloadKey:
         return f"{self.namespace}/{self.kind}/{self.name}"
 
 
+IDLE_AFTER_SECONDS = 8 * 86400.0
+
+
 class UsageModel:
-    def __init__(self, settings: RecommenderSettings | None = None) -> None:
+    def __init__(
+        self, settings: RecommenderSettings | None = None, idle_after: float = IDLE_AFTER_SECONDS
+    ) -> None:
         self.settings = settings or RecommenderSettings()
+        self.idle_after = idle_after
         self.aggregates: dict[WorkloadKey, dict[str, AggregateState]] = {}
         self.pods: dict[tuple[WorkloadKey, str, str], PodContainerState] = {}
 
@@ -52,13 +65,52 @@ class UsageModel:
     def add_cpu(
         self, w: WorkloadKey, pod: str, container: str, t: float, cores: float, request_cores: float
     ) -> bool:
+        self._expire_if_idle(w, container, t)
         return self.pod_container(w, pod, container).add_cpu_sample(t, cores, request_cores)
 
     def add_memory(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
+        self._expire_if_idle(w, container, t)
         return self.pod_container(w, pod, container).add_memory_sample(t, bytes_)
 
     def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
+        self._expire_if_idle(w, container, t)
         return self.pod_container(w, pod, container).record_oom(t, bytes_)
+
+    # Expiry ------------------------------------------------------------------------------------
+    def is_expired(self, agg: AggregateState, now: float) -> bool:
+        """No CPU sample for `idle_after` or more (VPA: `now - LastSampleStart >= window`). An
+        aggregate without any CPU sample (memory only) never expires, as it has no last sample."""
+        return agg.last_sample is not None and now - agg.last_sample >= self.idle_after
+
+    def newest_sample(self) -> float | None:
+        """The latest sample time over all aggregates: the model's own clock."""
+        times = [a.last_sample for c in self.aggregates.values() for a in c.values()]
+        return max((t for t in times if t is not None), default=None)
+
+    def expire_idle(self, now: float) -> int:
+        """Drops every aggregate expired at `now` (and its pod containers' windows); the count."""
+        expired = [
+            (w, name)
+            for w, containers in self.aggregates.items()
+            for name, agg in containers.items()
+            if self.is_expired(agg, now)
+        ]
+        for w, name in expired:
+            self._drop(w, name)
+        return len(expired)
+
+    def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
+        agg = self.aggregates.get(w, {}).get(container)
+        if agg is not None and self.is_expired(agg, t):
+            self._drop(w, container)
+
+    def _drop(self, w: WorkloadKey, container: str) -> None:
+        containers = self.aggregates[w]
+        del containers[container]
+        if not containers:
+            del self.aggregates[w]
+        for key in [k for k in self.pods if k[0] == w and k[2] == container]:
+            del self.pods[key]
 
     def workloads(self) -> Iterator[WorkloadKey]:
         return iter(sorted(self.aggregates))

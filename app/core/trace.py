@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.core.capping import ContainerPolicy, Recommendation
-from app.core.model import UsageModel, WorkloadKey
+from app.core.model import IDLE_AFTER_SECONDS, UsageModel, WorkloadKey
 from app.core.settings import RecommenderSettings
 
 REQUIRED = ("timestamp", "container", "cpu", "memory")
@@ -140,9 +140,12 @@ def replay(
     policies: list[ContainerPolicy] | None = None,
     model: UsageModel | None = None,
     workload: WorkloadKey = TRACE_WORKLOAD,
+    idle_after: float = IDLE_AFTER_SECONDS,
 ) -> dict[str, Recommendation]:
-    """Feeds the rows through the recommender's model, as the recommender job would."""
-    model = model or UsageModel(settings)
+    """Feeds the rows through the recommender's model, as the recommender job would: a
+    container idle for `idle_after` starts afresh when it comes back, and one idle that long
+    at the end of the trace is dropped, as the job's run after the last sample drops it."""
+    model = model or UsageModel(settings, idle_after)
     w = workload
     for r in rows:
         if r.event == "oom":
@@ -153,6 +156,9 @@ def replay(
             model.add_cpu(w, r.pod, r.container, r.time, r.cpu, r.cpu_request)
         if r.memory is not None:
             model.add_memory(w, r.pod, r.container, r.time, r.memory)
+    newest = model.newest_sample()
+    if newest is not None:
+        model.expire_idle(newest)
     return model.recommend(w, policies)
 
 

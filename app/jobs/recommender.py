@@ -83,7 +83,7 @@ class RecommenderJob:
         """Starts over from the checkpoints at the next run. Called at the start of every
         leadership term: while another process led, it wrote newer checkpoints than the model
         this process kept in memory, and saving that stale model would overwrite them."""
-        self.model = UsageModel(self.app.config["RECOMMENDER_SETTINGS"])
+        self.model = UsageModel(self.app.config["RECOMMENDER_SETTINGS"], self.options.idle_after)
         self.restored = False
         self.restarts_seen: dict[tuple[str, str, str], int] = {}
         self.missing_since: dict[WorkloadKey, float] = {}
@@ -105,12 +105,10 @@ class RecommenderJob:
             samples = self._feed_metrics(metrics, pods, info)
             ooms = self._feed_ooms(pods.values())
             # Idleness is judged on the metrics' own clock, not ours: a skewed node clock (or
-            # a metrics source running behind) must not make fresh data look 8 days old.
-            newest = max(
-                (a.last_sample or 0.0 for c in self.model.aggregates.values() for a in c.values()),
-                default=0.0,
-            )
-            dropped = self._drop_idle(newest) if newest else 0
+            # a metrics source running behind) must not make fresh data look 8 days old. The
+            # model expires idle aggregates itself (as `recommend --from-csv` does too).
+            newest = self.model.newest_sample()
+            dropped = self.model.expire_idle(newest) if newest is not None else 0
             self._forget_deleted_pods({(str(ns), str(name)) for ns, name in pods})
             conflicts = self.cluster.hpa_conflicts()
             for w, c in conflicts.items():
@@ -200,18 +198,6 @@ class RecommenderJob:
                         k.memory_bytes / 2**20,
                     )
         return count
-
-    def _drop_idle(self, now: float) -> int:
-        dropped = 0
-        for w in list(self.model.aggregates):
-            containers = self.model.aggregates[w]
-            for name, agg in list(containers.items()):
-                if agg.last_sample is not None and now - agg.last_sample > self.options.idle_after:
-                    del containers[name]
-                    dropped += 1
-            if not containers:
-                del self.model.aggregates[w]
-        return dropped
 
     def _forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
         """Memory windows of pods that are gone; their history stays in the aggregates."""

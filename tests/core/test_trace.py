@@ -74,3 +74,35 @@ def test_blank_lines_are_skipped() -> None:
 )
 def test_timestamps(text: str, unix: float) -> None:
     assert parse_timestamp(text) == unix
+
+
+def _rows(start: int, hours: int, cpu: float) -> list[str]:
+    return [
+        f"{start + 60 * i},app,{cpu + (i % 7) / 100},{(300 + i % 11) * 2**20}"
+        for i in range(hours * 60)
+    ]
+
+
+def _replay(lines: list[str]) -> dict:
+    from app.core.trace import recommendations_json, replay
+
+    return recommendations_json(replay(parse("timestamp,container,cpu,memory", *lines)))
+
+
+@pytest.mark.parametrize(("gap_days", "expires"), [(9, True), (8, True), (7, False)])
+def test_history_before_a_gap_of_the_idle_limit_or_more_expires(
+    gap_days: int, expires: bool
+) -> None:
+    """VPA's isExpired: no CPU sample for the memory aggregation window (8 days) or more."""
+    before = _rows(1_700_000_000, 24, 0.8)
+    after = _rows(1_700_000_000 + 24 * 3600 - 60 + gap_days * 86400, 3, 0.2)
+    assert (_replay(before + after) == _replay(after)) is expires
+
+
+def test_a_container_idle_at_the_end_of_the_trace_is_dropped() -> None:
+    """The job drops it at its next run; so does the replay, on the trace's own clock."""
+    start = 1_700_000_000
+    app = _rows(start, 2, 0.5)
+    sidecar = [line.replace(",app,", ",sidecar,") for line in _rows(start + 9 * 86400, 2, 0.1)]
+    names = [c["name"] for c in _replay(app + sidecar)["containers"]]
+    assert names == ["sidecar"]
