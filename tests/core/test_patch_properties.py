@@ -113,14 +113,6 @@ def limit_ranges(draw: st.DrawFn) -> list[LimitRangeItem]:
     return items
 
 
-def pod_charge(p: dict[str, Any], res: str) -> int:
-    total = 0
-    for c in sized_containers(p):
-        lim, req = amounts(c, "limits").get(res), amounts(c, "requests").get(res)
-        total += lim if lim is not None else req or 0
-    return total
-
-
 def respects(p: dict[str, Any], ranges: list[LimitRangeItem]) -> dict[str, bool]:
     """Which LimitRange maxima the pod respects ("c:cpu" per container, "p:cpu" for the pod)."""
     out = {}
@@ -133,8 +125,9 @@ def respects(p: dict[str, Any], ranges: list[LimitRangeItem]) -> dict[str, bool]
                     for v in (amounts(c, "requests").get(res), amounts(c, "limits").get(res))
                     if v is not None
                 )
-            else:
-                out[f"p:{res}"] = pod_charge(p, res) <= cap
+            else:  # LimitRanger's podRequests/podLimits (defined below)
+                reqs, lims = effective(p, "requests", res), effective(p, "limits", res)
+                out[f"p:{res}"] = lims is not None and lims <= cap and (reqs or 0) <= cap
     return out
 
 
