@@ -560,12 +560,26 @@ def test_eviction_names_the_pod_it_checked_by_uid(sim: Simulator, api: Any) -> N
 # --- LimitRanges: the updater sizes pods exactly as the webhook would --------------------------
 
 
+@pytest.mark.parametrize(
+    ("values", "cpu", "updated"),
+    [("RequestsOnly", "1500m", [1, 1, 1, 0]), ("RequestsAndLimits", "1", [0, 0, 0, 0])],
+)
 def test_a_limit_range_caps_what_the_updater_sets_and_a_capped_pod_is_left_alone(
-    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+    app: Flask,
+    sim: Simulator,
+    api: Any,
+    cluster: ClusterView,
+    values: str,
+    cpu: str,
+    updated: list[int],
 ) -> None:
     """Recommended 2000m, LimitRange max 1500m: each pod is resized to 1500m, the most the
     webhook would give a new pod. Once there, it is left alone: sized without the LimitRange it
-    would look below its lower bound (1800m) and be disrupted run after run for nothing."""
+    would look below its lower bound (1800m) and be disrupted run after run for nothing.
+
+    RequestsOnly: the pods have no limit, so a new pod gets the LimitRange's default limit, which
+    the API server stores as its max (1500m). Under RequestsAndLimits the webhook keeps that 1.5
+    ratio to the 1000m request, so 1000m is already the most a new pod gets: no pod is touched."""
     client.CoreV1Api(api).create_namespaced_limit_range(
         NS,
         {
@@ -578,7 +592,12 @@ def test_a_limit_range_caps_what_the_updater_sets_and_a_capped_pod_is_left_alone
         wait = time.monotonic() + 10
         while not ranges(NS) and time.monotonic() < wait:
             time.sleep(0.05)
-        policy(app, "web", "InPlaceOrRecreate")
+        policy(
+            app,
+            "web",
+            "InPlaceOrRecreate",
+            containers=[{"containerName": "*", "controlledValues": values}],
+        )
         recommend(app, "web", cpu=2000, spread=0.1)  # bounds 1800m..2200m
         clock = Clock(sim.now())
         job = make_job(app, cluster, api, clock, limit_ranges=ranges)
@@ -594,16 +613,13 @@ def test_a_limit_range_caps_what_the_updater_sets_and_a_capped_pod_is_left_alone
         for p in server_pods(api)
         if p["metadata"]["name"].startswith("web-")
     )
-    assert cpus == ["1500m", "1500m", "1500m"], summaries
+    assert cpus == [cpu] * 3, summaries
     assert [s.split(":")[1].split(",")[0].strip() for s in summaries] == [
-        "1 pods updated",
-        "1 pods updated",
-        "1 pods updated",
-        "0 pods updated",
+        f"{n} pods updated" for n in updated
     ]
     assert "0 held back" in summaries[-1]
     rows = audit(app)
-    assert [r.details["after"]["app"]["requests"]["cpu"] for r in rows] == [1500] * 3
+    assert [r.details["after"]["app"]["requests"]["cpu"] for r in rows] == [1500] * sum(updated)
 
 
 def test_nothing_happens_while_limit_ranges_cannot_be_listed(
