@@ -64,6 +64,7 @@ from app.core.sizing import Bounds, Slot, entries, fit_pod, resize
 
 UPDATES_ANNOTATION = "rightsizer.io/updates"
 OBSERVED_ANNOTATION = "rightsizer.io/observed-containers"
+UNFIT = "unfit"  # PodPatch.reason: no sizing passes the API server's checks; the pod is left as is
 
 
 class PodInvalid(ValueError):
@@ -357,7 +358,7 @@ def build_patch(
     refused = violations(entries(slots), items, pod_level)
     if refused:
         # Sizing cannot make this pod acceptable (often it was not as written): leave it as is.
-        return PodPatch([], (), "unfit", "; ".join(dict.fromkeys(refused)))
+        return PodPatch([], (), UNFIT, "; ".join(dict.fromkeys(refused)))
     records: dict[str, Any] = {}
     updates = []
     for slot in slots:

@@ -24,7 +24,7 @@ from typing import Any
 
 from app.core.limitrange import LimitRangeItem
 from app.core.owners import Lookup, workload_of_pod
-from app.core.patch import PodInvalid, PodPatch, build_patch
+from app.core.patch import UNFIT, PodInvalid, PodPatch, build_patch
 from app.kube.quantity import quantity_amount
 from app.webhook import metrics
 from app.webhook.audit import MutationCounter
@@ -100,14 +100,20 @@ class Webhook:
         if result is None:
             metrics.REVIEWS.labels("failed_open").inc()
             return 200, dict(answer(review.api_version, review.uid))
-        metrics.REVIEWS.labels("patched" if result.changed else "unchanged").inc()
+        unfit = result.reason == UNFIT
+        metrics.REVIEWS.labels(
+            "patched" if result.changed else "unfit" if unfit else "unchanged"
+        ).inc()
         if result.changed:
             log.debug("review %s: %s", review.uid, result.updates)
         elif result.detail:
             log.debug(
                 "review %s: pod left unchanged (%s): %s", review.uid, result.reason, result.detail
             )
-        return 200, dict(answer(review.api_version, review.uid, result.operations))
+        # A pod left unsized because no sizing would pass the API server's checks says so in the
+        # audit log of its creation (the webhook's answer), not only in a debug line here.
+        audit = {"left-unchanged": f"{result.reason}: {result.detail}"[:1024]} if unfit else None
+        return 200, dict(answer(review.api_version, review.uid, result.operations, audit))
 
     def start(self, wait: float = 0.0) -> None:
         """Starts this process's background threads unless they run (cheap when they do)."""

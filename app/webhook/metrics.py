@@ -10,7 +10,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 REVIEWS = Counter(
     "rightsizer_webhook_reviews_total",
-    "AdmissionReviews answered, by outcome: patched, unchanged, failed_open (allowed without "
+    "AdmissionReviews answered, by outcome: patched, unchanged, unfit (left unchanged: no sizing "
+    "would pass the API server's LimitRange and pod-level checks), failed_open (allowed without "
     "patch because of our own fault), invalid (HTTP 400), too_large (HTTP 413).",
     ["outcome"],
 )

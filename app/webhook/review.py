@@ -20,6 +20,7 @@ class ReviewResponse(TypedDict):
     allowed: bool
     patchType: NotRequired[Literal["JSONPatch"]]
     patch: NotRequired[str]
+    auditAnnotations: NotRequired[dict[str, str]]
 
 
 class AdmissionReviewAnswer(TypedDict):
@@ -93,10 +94,18 @@ def parse_review(body: bytes) -> PodReview:
 
 
 def answer(
-    api_version: str, uid: str, patch: list[dict[str, Any]] | None = None
+    api_version: str,
+    uid: str,
+    patch: list[dict[str, Any]] | None = None,
+    audit: dict[str, str] | None = None,
 ) -> AdmissionReviewAnswer:
-    """Always allowed: rightsizer never refuses a pod. A patch only when it is not empty."""
+    """Always allowed: rightsizer never refuses a pod. A patch only when it is not empty.
+
+    `audit` becomes the response's `auditAnnotations`: kube-apiserver writes them, prefixed with
+    the webhook's name, into the audit event of the pod's creation."""
     response: ReviewResponse = {"uid": uid, "allowed": True}
+    if audit:
+        response["auditAnnotations"] = audit
     if patch:
         response["patchType"] = "JSONPatch"
         encoded = json.dumps(patch, separators=(",", ":")).encode()
