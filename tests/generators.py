@@ -85,6 +85,17 @@ def lr_objects(draw: st.DrawFn) -> dict[str, Any]:
     return {"metadata": {"name": "limits", "namespace": "shop"}, "spec": {"limits": limits}}
 
 
+def place(draw: st.DrawFn, c: dict[str, Any], containers: list[Any], init: list[Any]) -> None:
+    """Makes `c` a container (half the time), a sidecar or a plain init container."""
+    kind = draw(st.sampled_from(["container", "container", "sidecar", "init"]))
+    if kind == "container":
+        containers.append(c)
+        return
+    if kind == "sidecar":
+        c["restartPolicy"] = "Always"
+    init.append(c)
+
+
 @st.composite
 def lr_pods(draw: st.DrawFn) -> dict[str, Any]:
     names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
@@ -99,13 +110,7 @@ def lr_pods(draw: st.DrawFn) -> dict[str, Any]:
             if lim is not None:
                 base = req or draw(amounts_)
                 c.setdefault("resources", {}).setdefault("limits", {})[res] = q(res, base * lim)
-        kind = draw(st.sampled_from(["container", "container", "sidecar", "init"]))
-        if kind == "container":
-            containers.append(c)
-        else:
-            if kind == "sidecar":
-                c["restartPolicy"] = "Always"
-            init.append(c)
+        place(draw, c, containers, init)
     assume(containers)
     p = pod(*containers, init=init or None)
     if draw(st.booleans()):

@@ -15,7 +15,9 @@ Re-derived from kubernetes/kubernetes, per release:
   (VPA's updater falls back to eviction on it); also 403 on nodes not labelled linux.
 - The kubelet (not the API server) then marks a resize the node cannot take now
   PodResizePending/Infeasible; that stays a condition, as on a real cluster.
-LimitRanger: app/simulator/limitranger.py does not exist (yet), so no LimitRange is checked here.
+LimitRanger is not run on resize here: its older sources skip every subresource, and whether
+1.33+ runs it on pods/resize could not be confirmed from the sources at hand (rightsizer's updater
+sizes a resize within the namespace's LimitRanges either way, as tests/e2e checks).
 """
 
 from __future__ import annotations

@@ -100,6 +100,22 @@ def _validate_containers(containers: list[Any], path: str) -> list[FieldError]:
     return errs
 
 
+def _amount(path: str, raw: Any, errs: list[FieldError]) -> Any:
+    """The quantity at `path`, or None with the error kube-apiserver gives appended to `errs`
+    (ValidateResourceQuantityValue: parseable and not negative)."""
+    try:
+        q = quantity.parse(raw)
+    except ValueError as e:
+        errs.append(FieldError(path, "FieldValueInvalid", str(e), raw))
+        return None
+    if q < 0:
+        errs.append(
+            FieldError(path, "FieldValueInvalid", "must be greater than or equal to 0", raw)
+        )
+        return None
+    return q
+
+
 def validate_resources(resources: Any, path: str) -> list[FieldError]:
     if not isinstance(resources, dict):
         return [FieldError(path, "FieldValueInvalid", "must be an object", str(resources))]
@@ -128,17 +144,9 @@ def validate_resources(resources: Any, path: str) -> list[FieldError]:
                     )
                 )
                 continue
-            try:
-                q = quantity.parse(raw)
-            except ValueError as e:
-                errs.append(FieldError(fp, "FieldValueInvalid", str(e), raw))
-                continue
-            if q < 0:
-                errs.append(
-                    FieldError(fp, "FieldValueInvalid", "must be greater than or equal to 0", raw)
-                )
-                continue
-            parsed.setdefault(kind, {})[res] = (q, raw)
+            q = _amount(fp, raw, errs)
+            if q is not None:
+                parsed.setdefault(kind, {})[res] = (q, raw)
     errs += _requests_within_limits(parsed, path)
     return errs
 
@@ -214,17 +222,9 @@ def validate_pod_resources(spec: dict[str, Any]) -> list[FieldError]:
                     )
                 )
                 continue
-            try:
-                q = quantity.parse(raw)
-            except ValueError as e:
-                errs.append(FieldError(fp, "FieldValueInvalid", str(e), raw))
-                continue
-            if q < 0:
-                errs.append(
-                    FieldError(fp, "FieldValueInvalid", "must be greater than or equal to 0", raw)
-                )
-                continue
-            parsed.setdefault(kind, {})[res] = (q, raw)
+            q = _amount(fp, raw, errs)
+            if q is not None:
+                parsed.setdefault(kind, {})[res] = (q, raw)
     errs += _requests_within_limits(parsed, path)
     try:
         aggregate = limitranger.aggregate_container_resources({"spec": spec}, "requests")

@@ -17,7 +17,7 @@ from app.core.patch import build_patch
 from app.core.policy import Policy
 from app.kube.quantity import quantity_amount
 from app.simulator import limitranger as sim_limitranger
-from tests.generators import CPU, MEMORY, NAMES, lr_objects, lr_pods, policies, q
+from tests.generators import CPU, MEMORY, NAMES, lr_objects, lr_pods, place, policies, q
 from tests.webhook.pods import amounts, apply_strictly, assert_valid_pod, pod, rec, sized_containers
 
 
@@ -58,13 +58,7 @@ def pods(draw: st.DrawFn) -> dict[str, Any]:
         r = draw(resources())
         if r is not None:
             c["resources"] = r
-        kind = draw(st.sampled_from(["container", "container", "sidecar", "init"]))
-        if kind == "container":
-            containers.append(c)
-        else:
-            if kind == "sidecar":
-                c["restartPolicy"] = "Always"
-            init.append(c)
+        place(draw, c, containers, init)
     assume(containers)
     annotations = draw(st.none() | st.just({"example.com/team": "a", "x~y/z": "b"}))
     return pod(*containers, init=init or None, annotations=annotations)
