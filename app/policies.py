@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from app.core.capping import RESOURCES, ContainerPolicy
@@ -139,7 +139,13 @@ def parse_container_policies(
     return tuple(out), errors
 
 
-def parse_policy(doc: Any, *, created: datetime | None = None, id_: int = 0) -> Policy:
+def parse_policy(
+    doc: Any,
+    *,
+    created: datetime | None = None,
+    id_: int = 0,
+    changed: datetime | None = None,
+) -> Policy:
     """Raises PolicyInvalid listing every bad field."""
     if not isinstance(doc, dict):
         raise PolicyInvalid([FieldError("", "a policy must be a JSON object")])
@@ -203,8 +209,14 @@ def parse_policy(doc: Any, *, created: datetime | None = None, id_: int = 0) -> 
         min_replicas=min_replicas,
         container_policies=containers,
         created=created.timestamp() if created else 0.0,
+        changed=max((t.timestamp() for t in (created, changed) if t is not None), default=0.0),
         id=id_,
     )
+
+
+def _unix(t: datetime) -> float:
+    """Seconds since the epoch; a naive time (SQLite returns them) is UTC, as it was stored."""
+    return (t if t.tzinfo is not None else t.replace(tzinfo=UTC)).timestamp()
 
 
 def row_document(row: PolicyRow) -> dict[str, Any]:
@@ -221,4 +233,6 @@ def row_document(row: PolicyRow) -> dict[str, Any]:
 
 def policy_from_row(row: PolicyRow) -> Policy:
     """Rows were validated on the way in; one edited by hand into nonsense raises PolicyInvalid."""
-    return parse_policy(row_document(row), created=row.created_at, id_=row.id)
+    return parse_policy(
+        row_document(row), created=row.created_at, id_=row.id, changed=row.updated_at
+    )

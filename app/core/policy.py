@@ -31,6 +31,7 @@ class Policy:
     min_replicas: int | None = None
     container_policies: tuple[ContainerPolicy, ...] = field(default_factory=tuple)
     created: float = 0.0  # unix seconds; ties broken by age
+    changed: float = 0.0  # unix seconds of its last change (creation or update)
     id: int = 0
 
     def specificity(self, w: WorkloadKey) -> int | None:

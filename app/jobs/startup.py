@@ -66,6 +66,9 @@ def updater_options(cfg: Any) -> UpdaterOptions:
         eviction_burst=cfg["EVICTION_BURST"],
         dry_run=cfg["UPDATER_DRY_RUN"],
         excluded_namespaces=cfg["EXCLUDED_NAMESPACES"] | {cfg["NAMESPACE"]},
+        # Every webhook process reloads policies on this period: until then a pod evicted under a
+        # new or changed policy would come back without it and be disrupted twice.
+        policy_settle_seconds=2 * cfg["WEBHOOK_CACHE_REFRESH_SECONDS"],
     )
 
 

@@ -68,6 +68,9 @@ class UpdaterOptions:
     eviction_burst: int = 1
     dry_run: bool = False
     excluded_namespaces: frozenset[str] = frozenset()
+    # A policy changed more recently than this is not acted on yet: the webhook processes may not
+    # have loaded it, and a pod evicted meanwhile would come back without it (0: no wait).
+    policy_settle_seconds: float = 0.0
 
 
 @dataclass
@@ -212,17 +215,32 @@ class UpdaterJob:
         }
         self.tally = Tally()
         self._resize_fallbacks(by_workload, budgets, still_leader)
-        considered = 0
+        considered = settling = 0
+        now = self.clock()
         for w, wpods in sorted(by_workload.items()):
             policy = snapshot.policy_for(w)
             if policy is None or policy.update_mode not in ACTIVE_MODES:
                 continue
             considered += 1
+            age = now - policy.changed
+            if self.options.policy_settle_seconds > 0 and age < self.options.policy_settle_seconds:
+                settling += 1
+                log.info(
+                    "not updating %s yet: its policy %s/%s changed %.0fs ago, and the webhook "
+                    "reloads policies every %.0fs (a pod evicted now could come back without it)",
+                    w,
+                    policy.namespace,
+                    policy.name,
+                    max(age, 0.0),
+                    self.options.policy_settle_seconds / 2,
+                )
+                continue
             self._workload(w, wpods, policy, snapshot, history, rooms, budgets[w], still_leader)
         t = self.tally
+        waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
         return (
             f"{considered} workloads in an active mode: {t.updated} pods updated, "
-            f"{t.fallbacks} resize fallbacks, {t.held} held back"
+            f"{t.fallbacks} resize fallbacks, {t.held} held back{waiting}"
         )
 
     def _history_seconds(self) -> dict[tuple[WorkloadKey, str], float]:

@@ -677,3 +677,23 @@ def test_the_pod_cache_keeps_what_the_fit_check_reads() -> None:
         | {"tolerations": spec["tolerations"][1:]}
     )
     assert "affinity" not in trim_pod({"spec": {"affinity": {"podAffinity": {}}}})["spec"]
+
+
+def test_a_policy_is_acted_on_only_once_the_webhook_can_have_loaded_it(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView
+) -> None:
+    """Evicted under a policy the webhook processes have not loaded yet, a pod would come back
+    without it, only to be evicted again once they have: the updater waits for the settle time
+    (two webhook cache refresh periods by default) after the policy's last change."""
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=200)  # requests 1000m, upper bound 300m: outside the range
+    before = uids(api, "web")
+    clock = Clock(time.time())  # the policy's change time is wall-clock time
+    job = make_job(app, cluster, api, clock, policy_settle_seconds=10.0)
+    summary = job.run_once(LEADER)
+    assert "1 waiting for the webhook to load their policy" in summary
+    assert "0 pods updated" in summary
+    assert uids(api, "web") == before and audit(app) == []
+    clock.t += 11
+    assert "1 pods updated" in job.run_once(LEADER)
+    assert len(before - uids(api, "web")) == 1
