@@ -13,8 +13,12 @@ Grammar (the one the API server accepts):
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import ROUND_CEILING, Context, Decimal
+from typing import Any
+
+from app.core.resources import MAX_AMOUNT
 
 # int64: the API server reports quantities in this range, and bounding the magnitude keeps every
 # later integer conversion cheap ("1e999999999" would otherwise become a billion-digit int).
@@ -50,6 +54,46 @@ _QUANTITY = re.compile(
 
 def parse_quantity(text: str | int) -> Decimal:
     """The exact value in base units (cores, bytes); ValueError naming the text if malformed."""
+    value = _parse(text)
+    if abs(value) >= LIMIT:
+        raise ValueError(f"{text!r} is out of range (must be below 2^63)")
+    return value
+
+
+def amount(resource: str, text: Any) -> int:
+    """A pod's or LimitRange's quantity as rightsizer counts it: cpu in millicores, anything else
+    in whole units (bytes), rounded up as Kubernetes rounds (`Quantity.MilliValue()`/`Value()`).
+
+    A value at or above int64 (kube-apiserver accepts and stores "8Ei", 2^63 bytes) saturates at
+    MAX_AMOUNT, as those methods do (apimachinery `pkg/api/resource`, `scaledValue`): such a limit
+    means "unbounded", and a pod carrying one is still sized, not refused. Numbers (a YAML
+    `cpu: 0.5`) read as their decimal text. ValueError for anything else and for negatives."""
+    value = _parse(_text(text))
+    if value < 0:
+        raise ValueError(f"{text!r} must not be negative")
+    scaled = value * 1000 if resource == "cpu" else value
+    if scaled >= MAX_AMOUNT:  # compared before converting: "1e999" stays cheap
+        return MAX_AMOUNT
+    return int(scaled.to_integral_value(rounding=ROUND_CEILING))
+
+
+def amount_float(text: Any) -> float:
+    """A quantity in base units (cores, bytes) as a float: metrics need the precision of `n`."""
+    value = _parse(_text(text))
+    if value < 0:
+        raise ValueError(f"{text!r} must not be negative")
+    return float(value)
+
+
+def _text(text: Any) -> str | int:
+    if isinstance(text, float) and math.isfinite(text):
+        return repr(text)  # shortest round-trip form: 0.5 -> "0.5", 1e-07 -> "1e-07"
+    if isinstance(text, bool) or not isinstance(text, str | int):
+        raise ValueError(f"must be a quantity string such as '250m' or '512Mi', not {text!r}")
+    return text
+
+
+def _parse(text: str | int) -> Decimal:
     if isinstance(text, bool) or not isinstance(text, str | int):
         raise ValueError(f"quantity must be a string such as '3920m' or '16Gi', not {text!r}")
     match = _QUANTITY.fullmatch(str(text))
@@ -58,10 +102,7 @@ def parse_quantity(text: str | int) -> Decimal:
             f"{text!r} is not a Kubernetes quantity (expected a number with an optional suffix: "
             "n, u, m, k, M, G, T, P, E, Ki..Ei, or an exponent such as e3)"
         )
-    value = _exact(Decimal(match["number"]), _multiplier(match["suffix"], match["exponent"], text))
-    if abs(value) >= LIMIT:
-        raise ValueError(f"{text!r} is out of range (must be below 2^63)")
-    return value
+    return _exact(Decimal(match["number"]), _multiplier(match["suffix"], match["exponent"], text))
 
 
 def _multiplier(suffix: str | None, exponent: str | None, text: str | int) -> Decimal:

@@ -6,7 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from app.core.quantity import ceil_scaled, parse_quantity
+from app.core.quantity import amount, amount_float, ceil_scaled, parse_quantity
+from app.core.resources import MAX_AMOUNT
 
 
 @pytest.mark.parametrize(
@@ -113,3 +114,36 @@ def test_rejects_non_strings(value: object) -> None:
 )
 def test_ceil_scaled_rounds_up_exactly(value: str, power: int, expected: int) -> None:
     assert ceil_scaled(Decimal(value), power) == expected
+
+
+@pytest.mark.parametrize(
+    ("resource", "text", "expected"),
+    [
+        ("cpu", "250m", 250),
+        ("cpu", "1", 1000),
+        ("cpu", 0.5, 500),  # a YAML number
+        ("cpu", "1.0001", 1001),  # rounded up, as MilliValue() rounds
+        ("cpu", "100n", 1),
+        ("memory", "512Mi", 512 * 2**20),
+        ("memory", "1.5", 2),
+        ("memory", 3, 3),
+        ("memory", "8Ei", MAX_AMOUNT),  # above int64: saturates, as Quantity.Value() does
+        ("cpu", "9223372036854775807", MAX_AMOUNT),
+        ("memory", "1e999", MAX_AMOUNT),
+    ],
+)
+def test_amount_counts_as_kubernetes_and_saturates_above_int64(
+    resource: str, text: object, expected: int
+) -> None:
+    assert amount(resource, text) == expected
+
+
+@pytest.mark.parametrize("text", ["-1", " 1", "1K", "1 Gi", "", "abc", True, None, float("nan")])
+def test_amount_refuses_what_kube_apiserver_refuses(text: object) -> None:
+    with pytest.raises(ValueError):
+        amount("memory", text)
+
+
+def test_amount_float_keeps_the_precision_of_nanocores() -> None:
+    assert amount_float("1500n") == pytest.approx(1.5e-6)
+    assert amount_float("2Ki") == 2048.0
