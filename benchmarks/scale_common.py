@@ -65,7 +65,7 @@ def settled_rss_mb() -> float:
 # The simulated cluster ------------------------------------------------------------------------
 NODELAY_SIM = [
     "-c",
-    "from app.simulator import server; server._Handler.disable_nagle_algorithm = True; "
+    "from app.simulator.endpoints import server; server._Handler.disable_nagle_algorithm = True; "
     "from app.cli import main; main()",
 ]
 

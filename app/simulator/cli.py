@@ -7,7 +7,7 @@ import threading
 
 import click
 
-from app.simulator.scenario import ScenarioError
+from app.simulator.scenarios.scenario import ScenarioError
 from app.simulator.simulator import Simulator
 
 

@@ -13,14 +13,14 @@ from typing import Any
 
 import yaml
 
-from app.simulator import scenario as scenarios
-from app.simulator.api import Api
-from app.simulator.clock import SimClock
-from app.simulator.cluster import SimCluster
-from app.simulator.scale import build_scale
-from app.simulator.server import SimServer
-from app.simulator.usage import DAY, SAMPLE
-from app.simulator.version import KubeVersion
+from app.simulator.apiserver.version import KubeVersion
+from app.simulator.control.cluster import SimCluster
+from app.simulator.endpoints.api import Api
+from app.simulator.endpoints.server import SimServer
+from app.simulator.scenarios import scenario as scenarios
+from app.simulator.scenarios.scale import build_scale
+from app.simulator.workload.clock import SimClock
+from app.simulator.workload.usage import DAY, SAMPLE
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from app.simulator.scenario import Scenario
+from app.simulator.scenarios.scenario import Scenario
 from app.simulator.simulator import Simulator
 
 # A minimal scenario for tests that want an empty cluster with room for pods.

@@ -16,7 +16,7 @@ from app.core.limitrange import RESOURCES, LimitRangeItem, parse_limit_range
 from app.core.patch import build_patch
 from app.core.policy import Policy
 from app.kube.quantity import quantity_amount
-from app.simulator import limitranger as sim_limitranger
+from app.simulator.apiserver import limitranger as sim_limitranger
 from tests.generators import CPU, MEMORY, NAMES, lr_objects, lr_pods, place, policies, q
 from tests.webhook.pods import amounts, apply_strictly, assert_valid_pod, pod, rec, sized_containers
 
@@ -134,7 +134,7 @@ def test_patch_applies_validates_and_is_idempotent(
 # The checker below is written from LimitRanger (plugin/pkg/admission/limitranger/admission.go:
 # defaults, then PodValidateLimitFunc) and validatePodResourceConsistency (pkg/apis/core/
 # validation/validation.go), independently of app.core.podlimits; the simulator's LimitRanger
-# (app.simulator.limitranger) checks the same pods.
+# (app.simulator.apiserver.limitranger) checks the same pods.
 
 
 def lr_items(obj: dict[str, Any]) -> list[dict[str, Any]]:

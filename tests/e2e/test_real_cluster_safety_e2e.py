@@ -25,7 +25,7 @@ simulator's Prometheus API, so recommendations exist as soon as rightsizer start
   checks pod creation — but a pod that could not be created again as it stands).
 
 Checked in scratch worktrees: patched with the old `app/core/patch.py`, every one of the 8 pods
-is refused by `app.simulator.limitranger.validate` (patched with the current one, every one is
+is refused by the simulator's `limitranger.validate` (patched with the current one, every one is
 admitted), and this test then fails on the ReplicaSet's `FailedCreate` Event; with the current
 sizing but the updater of e70be37 (a budget per ReplicaSet) it fails on runs that disrupted 3
 pods of a Deployment (2 of the ReplicaSet, 1 of the surge).
@@ -60,7 +60,7 @@ import sqlalchemy as sa
 from kubernetes import client
 
 from app.kube.quantity import quantity_amount
-from app.simulator import limitranger
+from app.simulator.apiserver import limitranger
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.e2e.apps import AppProcess, recommendations, start_with_webhook, wait_for

@@ -508,7 +508,8 @@ def test_resize_404_on_a_live_pod_falls_back_to_eviction(
 ) -> None:
     # A cluster older than 1.33 has no `resize` subresource: the API server answers it with
     # the 404 it gives any unknown path, while the pod itself is still there.
-    from app.simulator import errors, subresources
+    from app.simulator.apiserver import errors
+    from app.simulator.endpoints import subresources
 
     real = subresources.handle
 

@@ -21,8 +21,9 @@ from kubernetes.client.exceptions import ApiException
 
 from app.core.priority import UpdaterSettings
 from app.kube.cluster import ClusterView
-from app.simulator import podutil, subresources
-from app.simulator.resources import DEPLOYMENT, POD
+from app.simulator.apiserver import podutil
+from app.simulator.apiserver.resources import DEPLOYMENT, POD
+from app.simulator.endpoints import subresources
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.jobs.test_updater import (

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.simulator import limitranger
-from app.simulator.errors import ApiError
+from app.simulator.apiserver import limitranger
+from app.simulator.apiserver.errors import ApiError
 
 
 def _lr(*items: dict[str, Any], name: str = "lr") -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from kubernetes import client
 
 from app.simulator.testing import running_simulator
-from app.simulator.usage import (
+from app.simulator.workload.usage import (
     DAY,
     SAMPLE,
     ContainerLife,

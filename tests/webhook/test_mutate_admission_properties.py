@@ -4,11 +4,11 @@ says why.
 
 Each generated case goes the way a pod creation goes through kube-apiserver, with the simulated
 cluster's own admission code (each part cites the Kubernetes source it follows):
-API defaulting (`app.simulator.podutil.default_resource_requests`) and LimitRanger's defaults
-(`app.simulator.limitranger.apply_defaults`), then the AdmissionReview through the Flask test
+API defaulting (`apiserver.podutil.default_resource_requests`) and LimitRanger's defaults
+(`apiserver.limitranger.apply_defaults`), then the AdmissionReview through the Flask test
 client to `/mutate`, the JSON Patch applied strictly, API defaulting again, pod validation
-(`app.simulator.validation.validate_pod`: requests <= limits, pod-level resources) and
-LimitRanger's validation (`app.simulator.limitranger.validate`: Container and Pod min, max and
+(`apiserver.validation.validate_pod`: requests <= limits, pod-level resources) and
+LimitRanger's validation (`apiserver.limitranger.validate`: Container and Pod min, max and
 maxLimitRequestRatio). The webhook's policies and recommendations are set in its cache and its
 LimitRanges are the generated object parsed as the LimitRange informer parses it; the rest is the
 real request path. 2,000 seeded cases per run.
@@ -33,8 +33,8 @@ from app.core.limitrange import parse_limit_range
 from app.core.model import WorkloadKey
 from app.core.policy import Policy
 from app.kube.quantity import quantity_amount
-from app.simulator import limitranger, podutil, validation
-from app.simulator.errors import ApiError
+from app.simulator.apiserver import limitranger, podutil, validation
+from app.simulator.apiserver.errors import ApiError
 from app.webhook import webhook_of
 from app.webhook.cache import build_snapshot
 from tests.generators import CPU, MEMORY, lr_objects, lr_pods, policies

@@ -11,13 +11,13 @@ from typing import Any
 
 import yaml
 
-from app.simulator import quantity
-from app.simulator.cluster import SimCluster, generic_create
-from app.simulator.resources import NAMESPACE, POD, by_kind
-from app.simulator.usage import DAY, CpuProfile, MemoryProfile, UsageProfile
-from app.simulator.version import KubeVersion
+from app.simulator.apiserver import quantity
+from app.simulator.apiserver.resources import NAMESPACE, POD, by_kind
+from app.simulator.apiserver.version import KubeVersion
+from app.simulator.control.cluster import SimCluster, generic_create
+from app.simulator.workload.usage import DAY, CpuProfile, MemoryProfile, UsageProfile
 
-DEFAULT_SCENARIO = Path(__file__).with_name("scenarios") / "default.yaml"
+DEFAULT_SCENARIO = Path(__file__).with_name("default.yaml")
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 

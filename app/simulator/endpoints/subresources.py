@@ -1,21 +1,22 @@
-"""The `scale` and `eviction` subresources; `resize` is app/simulator/resize.py."""
+"""The `scale` and `eviction` subresources; `resize` is resize.py."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from app.simulator import errors, patches, podutil, resize, selectors
-from app.simulator.controllers import pdb_status
-from app.simulator.errors import ApiError, FieldError, bad_request, invalid
-from app.simulator.resources import PDB, POD, ResourceType
-from app.simulator.store import dumps
+from app.simulator.apiserver import errors, patches, podutil, selectors
+from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
+from app.simulator.apiserver.resources import PDB, POD, ResourceType
+from app.simulator.apiserver.store import dumps
+from app.simulator.control.controllers import pdb_status
+from app.simulator.endpoints import resize
+from app.simulator.endpoints.messages import ApiContext, Request, Response, json_response
 
-if TYPE_CHECKING:
-    from app.simulator.api import Api, Request, Response
 
-
-def handle(api: Api, rt: ResourceType, ns: str, name: str, sub: str, req: Request) -> Response:
+def handle(
+    api: ApiContext, rt: ResourceType, ns: str, name: str, sub: str, req: Request
+) -> Response:
     if sub == "scale":
         return _scale(api, rt, ns, name, req)
     if sub == "eviction":
@@ -51,9 +52,7 @@ def _scale_of(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _scale(api: Api, rt: ResourceType, ns: str, name: str, req: Request) -> Response:
-    from app.simulator.api import Response, json_response
-
+def _scale(api: ApiContext, rt: ResourceType, ns: str, name: str, req: Request) -> Response:
     entry = api.store.require(rt, ns, name)
     current = _scale_of(rt, entry.obj)
     if req.method == "GET":
@@ -103,9 +102,7 @@ def _scale(api: Api, rt: ResourceType, ns: str, name: str, req: Request) -> Resp
 # --- eviction ---------------------------------------------------------------------------------
 
 
-def _evict(api: Api, ns: str, name: str, req: Request) -> Response:
-    from app.simulator.api import json_response
-
+def _evict(api: ApiContext, ns: str, name: str, req: Request) -> Response:
     try:
         body = json.loads(req.body)
     except ValueError as e:
@@ -142,7 +139,7 @@ def _can_ignore_budget(pod: dict[str, Any]) -> bool:
     )
 
 
-def _check_budget(api: Api, ns: str, pod: dict[str, Any]) -> None:
+def _check_budget(api: ApiContext, ns: str, pod: dict[str, Any]) -> None:
     """The pod's (single) PodDisruptionBudget must allow its eviction (eviction.go Create and
     checkAndDecrement): 500 for more than one budget, 429 when none is left."""
     labels = pod["metadata"].get("labels") or {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from app.simulator import quantity
+from app.simulator.apiserver import quantity
 
 QOS_RESOURCES = ("cpu", "memory")
 

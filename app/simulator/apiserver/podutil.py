@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.simulator import limitranger, quantity
+from app.simulator.apiserver import limitranger, qos, quantity
 
 
 def requests(pod: dict[str, Any]) -> tuple[int, int]:
@@ -21,9 +21,7 @@ def requests(pod: dict[str, Any]) -> tuple[int, int]:
 
 
 def qos_class(pod: dict[str, Any]) -> str:
-    """ComputePodQOS, init containers and pod-level resources included (app/simulator/qos.py)."""
-    from app.simulator import qos
-
+    """ComputePodQOS, init containers and pod-level resources included (qos.py)."""
     return qos.compute(pod)
 
 

@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from app.simulator import quantity
-from app.simulator.errors import ApiError
+from app.simulator.apiserver import quantity
+from app.simulator.apiserver.errors import ApiError
 
 ANNOTATION = "kubernetes.io/limit-ranger"
 # resource.MaxMilliValue: the largest value whose milli value fits an int64.

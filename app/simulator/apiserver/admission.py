@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import jsonpatch
 import jsonpointer
 
-from app.simulator import podutil, selectors
-from app.simulator.errors import ApiError
+from app.simulator.apiserver import podutil, selectors
+from app.simulator.apiserver.errors import ApiError
 
 log = logging.getLogger(__name__)
 

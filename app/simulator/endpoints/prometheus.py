@@ -11,13 +11,11 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from app.simulator.clock import parse_rfc3339
-from app.simulator.usage import observed
-
-if TYPE_CHECKING:
-    from app.simulator.cluster import SimCluster
+from app.simulator.control.cluster import SimCluster
+from app.simulator.workload.clock import parse_rfc3339
+from app.simulator.workload.usage import observed
 
 MAX_POINTS = 11_000
 CPU = "container_cpu_usage_seconds_total"

@@ -9,13 +9,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.simulator import quantity
-from app.simulator.clock import rfc3339
-from app.simulator.cluster import ContainerRuntime, PodRuntime, SimCluster
-from app.simulator.kinds import default_pod
-from app.simulator.objects import make_node, running_status, template_hash
-from app.simulator.resources import DEPLOYMENT, NAMESPACE, NODE, POD, REPLICASET
-from app.simulator.usage import (
+from app.simulator.apiserver import quantity
+from app.simulator.apiserver.kinds import default_pod
+from app.simulator.apiserver.resources import DEPLOYMENT, NAMESPACE, NODE, POD, REPLICASET
+from app.simulator.control.cluster import ContainerRuntime, PodRuntime, SimCluster
+from app.simulator.control.objects import make_node, running_status, template_hash
+from app.simulator.workload.clock import rfc3339
+from app.simulator.workload.usage import (
     ContainerLife,
     CpuProfile,
     MemoryProfile,

@@ -1,6 +1,6 @@
 """Which Kubernetes version the simulated API server is (`/version`), and so which rules it applies.
 
-The resize subresource's rules differ between releases (see app/simulator/resize.py); every
+The resize subresource's rules differ between releases (see endpoints/resize.py); every
 version-dependent rule asks `KubeVersion.at_least`. Only the releases whose rules are modelled
 are accepted: a version the simulator cannot be faithful to is refused, not guessed.
 """

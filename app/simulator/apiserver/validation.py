@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.simulator import limitranger, quantity
-from app.simulator.errors import FieldError, invalid
+from app.simulator.apiserver import limitranger, quantity
+from app.simulator.apiserver.errors import FieldError, invalid
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

@@ -14,11 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.simulator import admission, kinds, limitranger, podutil, quantity, validation
-from app.simulator.clock import SimClock, rfc3339
-from app.simulator.errors import ApiError, not_found
-from app.simulator.objects import make_node, running_status
-from app.simulator.resources import (
+from app.simulator.apiserver import admission, kinds, limitranger, podutil, quantity, validation
+from app.simulator.apiserver.errors import ApiError, not_found
+from app.simulator.apiserver.resources import (
     LIMITRANGE,
     NAMESPACE,
     NODE,
@@ -27,9 +25,12 @@ from app.simulator.resources import (
     WEBHOOKS,
     ResourceType,
 )
-from app.simulator.scheduler import NodeUsage, choose_node
-from app.simulator.store import Entry, Store, WatchEvent
-from app.simulator.usage import (
+from app.simulator.apiserver.store import Entry, Store, WatchEvent
+from app.simulator.control.controllers import Controllers
+from app.simulator.control.objects import make_node, running_status
+from app.simulator.control.scheduler import NodeUsage, choose_node
+from app.simulator.workload.clock import SimClock, rfc3339
+from app.simulator.workload.usage import (
     ContainerLife,
     CpuProfile,
     MemoryProfile,
@@ -97,8 +98,6 @@ class SimCluster:
         watch_window: int = 20_000,
         service_urls: Mapping[str, str] | None = None,
     ) -> None:
-        from app.simulator.controllers import Controllers
-
         self.seed = seed
         self.clock = clock or SimClock()
         self.store = Store(watch_window)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.simulator import selectors, validation
-from app.simulator.errors import FieldError, invalid
-from app.simulator.resources import ResourceType
+from app.simulator.apiserver import selectors, validation
+from app.simulator.apiserver.errors import FieldError, invalid
+from app.simulator.apiserver.resources import ResourceType
 
 _WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
 

@@ -13,7 +13,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from app.simulator.errors import ApiError, bad_request
+from app.simulator.apiserver.errors import ApiError, bad_request
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"

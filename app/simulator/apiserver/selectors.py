@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.simulator.errors import bad_request
+from app.simulator.apiserver.errors import bad_request
 
 Labels = Mapping[str, str]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.simulator.resources import ResourceType
+from app.simulator.apiserver.resources import ResourceType
 
 _REASONS = {
     400: "BadRequest",

@@ -7,9 +7,9 @@ import hashlib
 import json
 from typing import Any
 
-from app.simulator import podutil, quantity
-from app.simulator.clock import rfc3339
-from app.simulator.usage import ContainerLife, backoff_delay
+from app.simulator.apiserver import podutil, quantity
+from app.simulator.workload.clock import rfc3339
+from app.simulator.workload.usage import ContainerLife, backoff_delay
 
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's rand.SafeEncodeString alphabet
 KUBELET_VERSION = "v1.33.1"

@@ -13,12 +13,12 @@ import logging
 import threading
 import uuid
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from app.simulator import admission, podutil, selectors
-from app.simulator.errors import ApiError
-from app.simulator.objects import pod_from_template, template_hash
-from app.simulator.resources import (
+from app.simulator.apiserver import admission, podutil, selectors
+from app.simulator.apiserver.errors import ApiError
+from app.simulator.apiserver.resources import (
     DAEMONSET,
     DEPLOYMENT,
     EVENT,
@@ -31,10 +31,8 @@ from app.simulator.resources import (
     STATEFULSET,
     ResourceType,
 )
-from app.simulator.store import WatchEvent
-
-if TYPE_CHECKING:
-    from app.simulator.cluster import SimCluster
+from app.simulator.apiserver.store import Entry, Store, WatchEvent
+from app.simulator.control.objects import pod_from_template, template_hash
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +46,26 @@ _WORKLOAD_TYPES = (DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET)
 Key = tuple[str, ...]
 
 
+class ClusterOps(Protocol):
+    """What the controllers use of the cluster (SimCluster in cluster.py, which owns them): they
+    are its clients, as kube-controller-manager is kube-apiserver's, plus the scheduler pass."""
+
+    @property
+    def store(self) -> Store: ...
+
+    def now_str(self) -> str: ...
+
+    def create_pod(
+        self, namespace: str, pod: dict[str, Any], user: Mapping[str, Any] = ...
+    ) -> Entry | dict[str, Any]: ...
+
+    def pods_of_node(self, node: str) -> list[Entry]: ...
+
+    def schedule_pending(self) -> None: ...
+
+
 class Controllers:
-    def __init__(self, cluster: SimCluster) -> None:
+    def __init__(self, cluster: ClusterOps) -> None:
         self.cluster = cluster
         self.store = cluster.store
         self._queue: deque[Key] = deque()
@@ -579,7 +595,7 @@ def _int_or_percent(value: Any, total: int, *, round_up: bool) -> int:
     return int(value)
 
 
-def pdb_status(cluster: SimCluster, pdb: dict[str, Any]) -> dict[str, Any]:
+def pdb_status(cluster: ClusterOps, pdb: dict[str, Any]) -> dict[str, Any]:
     """The disruption controller's arithmetic: who is healthy and how many may go."""
     ns = pdb["metadata"]["namespace"]
     sel = selectors.from_label_selector_object(pdb["spec"].get("selector"))

@@ -13,8 +13,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
-from app.simulator.api import Api, Request, Response, status_response
-from app.simulator.errors import ApiError
+from app.simulator.apiserver.errors import ApiError
+from app.simulator.endpoints.api import Api
+from app.simulator.endpoints.messages import Request, Response, status_response
 
 log = logging.getLogger(__name__)
 

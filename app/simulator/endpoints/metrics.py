@@ -10,16 +10,13 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from app.simulator import quantity
-from app.simulator.clock import rfc3339
-from app.simulator.resources import NODE
-from app.simulator.store import dumps
-from app.simulator.usage import SAMPLE, observed
-
-if TYPE_CHECKING:
-    from app.simulator.cluster import SimCluster
+from app.simulator.apiserver import quantity
+from app.simulator.apiserver.resources import NODE
+from app.simulator.apiserver.store import dumps
+from app.simulator.control.cluster import SimCluster
+from app.simulator.workload.clock import rfc3339
+from app.simulator.workload.usage import SAMPLE, observed
 
 # What the node itself (kubelet, runtime, system daemons) uses besides its pods.
 NODE_OVERHEAD_CORES = 0.1

@@ -16,46 +16,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.simulator import errors, kinds, patches, prometheus, selectors, subresources
-from app.simulator.cluster import SimCluster, generic_create
-from app.simulator.errors import ApiError, bad_request
-from app.simulator.metrics import MetricsServer
-from app.simulator.resources import (
+from app.simulator.apiserver import errors, kinds, patches, selectors
+from app.simulator.apiserver.errors import ApiError, bad_request
+from app.simulator.apiserver.resources import (
     POD,
     ResourceType,
     api_resource_list,
     groups,
     lookup,
 )
-from app.simulator.store import Entry, dumps
-from app.simulator.version import KubeVersion
+from app.simulator.apiserver.store import Entry, dumps
+from app.simulator.apiserver.version import KubeVersion
+from app.simulator.control.cluster import SimCluster, generic_create
+from app.simulator.endpoints import prometheus, subresources
+from app.simulator.endpoints.messages import Request, Response, json_response, status_response
+from app.simulator.endpoints.metrics import MetricsServer
 
 WATCH_DEFAULT_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    body: bytes = b""
-
-
-@dataclass
-class Response:
-    status: int
-    body: bytes = b""
-    stream: Iterator[bytes] | None = None
-    content_type: str = "application/json"
-
-
-def json_response(status: int, obj: Any) -> Response:
-    return Response(status, dumps(obj))
-
-
-def status_response(err: ApiError) -> Response:
-    return json_response(err.code, err.status())
 
 
 @dataclass

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from app.simulator import errors
-from app.simulator.resources import ResourceType
+from app.simulator.apiserver import errors
+from app.simulator.apiserver.resources import ResourceType
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 

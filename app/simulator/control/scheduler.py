@@ -7,9 +7,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from app.simulator import podutil, quantity
-from app.simulator.resources import NODE, POD
-from app.simulator.store import Store, WatchEvent
+from app.simulator.apiserver import podutil, quantity
+from app.simulator.apiserver.resources import NODE, POD
+from app.simulator.apiserver.store import Store, WatchEvent
 
 
 @dataclass(slots=True)

@@ -25,23 +25,19 @@ from __future__ import annotations
 import copy
 import json
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from app.simulator import errors, patches, qos, quantity, validation
-from app.simulator.errors import ApiError, FieldError, bad_request, invalid
-from app.simulator.resources import NODE, POD
-from app.simulator.scheduler import allocatable
-
-if TYPE_CHECKING:
-    from app.simulator.api import Api, Request, Response
+from app.simulator.apiserver import errors, patches, qos, quantity, validation
+from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
+from app.simulator.apiserver.resources import NODE, POD
+from app.simulator.control.scheduler import allocatable
+from app.simulator.endpoints.messages import ApiContext, Request, Response
 
 MUTABLE = ("cpu", "memory")
 NOT_MUTABLE = "only cpu and memory resources are mutable"
 
 
-def handle(api: Api, ns: str, name: str, req: Request) -> Response:
-    from app.simulator.api import Response
-
+def handle(api: ApiContext, ns: str, name: str, req: Request) -> Response:
     store = api.store
     entry = store.require(POD, ns, name)
     if req.method == "GET":
@@ -286,7 +282,7 @@ def pod_requests(pod: dict[str, Any]) -> tuple[int, int]:
     return max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
 
 
-def _admit(api: Api, new: dict[str, Any], old: dict[str, Any]) -> None:
+def _admit(api: ApiContext, new: dict[str, Any], old: dict[str, Any]) -> None:
     """PodResizeValidator (1.36+): only for bound pods whose spec changes."""
     node_name = new["spec"].get("nodeName")
     if not node_name or new["spec"] == old["spec"]:
@@ -318,7 +314,7 @@ def _forbidden(name: str, message: str, cause: str | None) -> ApiError:
     return ApiError(403, f'pods "{name}" is forbidden: {message}', "Forbidden", details)
 
 
-def _infeasible(api: Api, old: dict[str, Any], new: dict[str, Any]) -> str | None:
+def _infeasible(api: ApiContext, old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """The kubelet's verdict: why the node cannot take the new requests, or None if it can."""
     node_name = new["spec"].get("nodeName")
     if not node_name:
@@ -343,7 +339,7 @@ def _infeasible(api: Api, old: dict[str, Any], new: dict[str, Any]) -> str | Non
     return None
 
 
-def _apply_limits(api: Api, pod: dict[str, Any]) -> None:
+def _apply_limits(api: ApiContext, pod: dict[str, Any]) -> None:
     """The kubelet applies new limits to the running containers (CPU cap, OOM threshold)."""
     with api.cluster.runtime_lock:
         prt = api.cluster.runtime.get(pod["metadata"]["uid"])
