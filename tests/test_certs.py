@@ -18,11 +18,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from kubernetes import client as k8s
 
-from app.certs import DirectoryStore, ensure, ensure_in, plan, service_names
 from app.config import from_environment
 from app.kube.secrets import SecretStore
 from app.kube.webhook_config import WebhookRegistration, register_webhook
-from app.serve import rotate_certificates, rotation_loop
+from app.serving.certs import DirectoryStore, ensure, ensure_in, plan, service_names
+from app.serving.rotation import rotate_certificates, rotation_loop
 from app.simulator.simulator import Simulator
 from app.simulator.testing import EMPTY, running_simulator
 

@@ -11,7 +11,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.serve import metrics_directory
+from app.serving.prepare import metrics_directory
 from tests.e2e.apps import AppProcess
 
 

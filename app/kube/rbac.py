@@ -15,9 +15,10 @@ such a method (called, or passed along as informers and the scale client do), an
 
 A reference on a line (or in a function whose `def` line) carrying the comment `# rbac: cli-only`
 is skipped: code that only runs on an operator's machine with their own credentials must not widen
-the service account's rights. Such a function may only be used from the CLI modules (`app/cli*.py`)
-or from other cli-only code; `cli_only_misuse` finds any other use, so that the server cannot start
-calling what the chart does not grant. Discovery calls (`get_api_resources`, ...) need no RBAC rule.
+the service account's rights. Such a function may only be used from the CLI modules (`app/cli/`,
+and a package's `cli.py`) or from other cli-only code; `cli_only_misuse` finds any other use, so
+that the server cannot start calling what the chart does not grant. Discovery calls
+(`get_api_resources`, ...) need no RBAC rule.
 
 `python -m app.kube.rbac --write` regenerates the chart's `files/rbac.yaml`; `--check` fails when it
 is out of date (the helm tests check it too).
@@ -43,8 +44,9 @@ APP_DIR = Path(__file__).resolve().parents[1]
 CHART_RBAC_FILE = APP_DIR.parent / "helm" / "rightsizer" / "files" / "rbac.yaml"
 SKIP_MARKER = "rbac: cli-only"
 # Modules of operator commands (`rightsizer webhook uninstall`, `rightsizer demo`, ...): the only
-# ones, besides cli-only code itself, that may use a cli-only function.
-CLI_MODULE = re.compile(r"cli(_\w+)?\.py")
+# ones, besides cli-only code itself, that may use a cli-only function. The `cli` package of the
+# root (app/cli/) and a module named cli.py (app/simulator/cli.py).
+CLI_PACKAGE, CLI_MODULE = "cli", "cli.py"
 
 # Resources rightsizer only touches in its own namespace: granted by a Role, not the ClusterRole.
 NAMESPACE_LOCAL = {("coordination.k8s.io", "leases"), ("", "secrets")}
@@ -317,7 +319,7 @@ def cli_only_misuse(root: Path = APP_DIR) -> list[str]:
                 marked.setdefault(_module_name(path, root), set()).add(node.name)
     out: list[str] = []
     for path, (module_tree, skipped) in parsed.items():
-        if CLI_MODULE.fullmatch(path.name):
+        if path.relative_to(root).parts[0] == CLI_PACKAGE or path.name == CLI_MODULE:
             continue
         module = _module_name(path, root)
         names = {n: f"{module}.{n}" for n in marked.get(module, set())}
@@ -331,7 +333,7 @@ def cli_only_misuse(root: Path = APP_DIR) -> list[str]:
         for node in ast.walk(module_tree):
             if isinstance(node, ast.Name) and node.id in names and node.lineno not in skipped:
                 out.append(f"{path}:{node.lineno}: uses {names[node.id]}")
-    hint = f"which is `# {SKIP_MARKER}`: only app/cli*.py and cli-only code may use it"
+    hint = f"which is `# {SKIP_MARKER}`: only app/cli/ and cli-only code may use it"
     return [f"{finding}, {hint}" for finding in sorted(set(out))]
 
 

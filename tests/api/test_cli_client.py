@@ -179,7 +179,7 @@ def test_as_a_real_process(live_url: str, tmp_path: Path) -> None:
 
 
 def test_client_settings_are_documented() -> None:
-    from app.cli_client import CLIENT_ENVIRONMENT
+    from app.cli.client import CLIENT_ENVIRONMENT
 
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     for name, default in CLIENT_ENVIRONMENT.items():

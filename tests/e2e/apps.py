@@ -124,7 +124,7 @@ def start_with_webhook(
     sim: Any, tmp_path: Path, namespace: str = "rightsizer", **settings: Any
 ) -> AppProcess:
     """rightsizer over TLS with its webhook registered, and the simulator routing calls to it."""
-    from app.certs import ensure, service_names
+    from app.serving.certs import ensure, service_names
 
     paths, _ = ensure(tmp_path / "certs", [*service_names("rightsizer", namespace), "localhost"])
     env = {

@@ -22,9 +22,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from kubernetes import client
 
-from app.certs import ensure, make_serving, service_names
 from app.kube.quantity import quantity_amount
 from app.kube.secrets import SecretStore
+from app.serving.certs import ensure, make_serving, service_names
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.e2e.apps import AppProcess, recommendations, wait_for

@@ -15,10 +15,11 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from app import certs, create_app
+from app import create_app
 from app.api.auth import READ_VERBS
 from app.config import ENVIRONMENT, from_environment, recommender_env_var
 from app.dashboard import PAGE_RESOURCES
+from app.serving import certs
 from tests.helm.conftest import (
     CHART,
     FULLNAME,

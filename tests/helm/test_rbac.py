@@ -386,7 +386,10 @@ def package(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def test_cli_only_functions_may_be_used_from_cli_modules(tmp_path: Path) -> None:
     cli = "from app.lib import make_namespace\n\ndef cmd(api):\n    make_namespace(api, 'demo')\n"
-    root = package(tmp_path, {"lib.py": CLI_ONLY_LIB, "cli.py": cli, "cli_demo.py": cli})
+    root = package(
+        tmp_path,
+        {"lib.py": CLI_ONLY_LIB, "cli/__init__.py": cli, "cli/demo.py": cli, "sim/cli.py": cli},
+    )
     assert rbac.cli_only_misuse(root) == []
     assert required_permissions(root) == set()  # and the service account is not given them
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from app.certs import CertPaths, ensure, service_names
 from app.kube.webhook_probe import Target, targets, webhook_serving
+from app.serving.certs import CertPaths, ensure, service_names
 from app.simulator.simulator import Simulator
 from app.simulator.testing import EMPTY, running_simulator
 

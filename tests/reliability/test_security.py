@@ -19,9 +19,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
-from app.certs import CertPaths, ensure, service_names
 from app.extensions import db
 from app.models import AuditEvent, Policy, Recommendation, Scaler
+from app.serving.certs import CertPaths, ensure, service_names
 from tests.api.conftest import TOKEN_FILE, TOKENS
 from tests.e2e.apps import AppProcess
 

@@ -106,7 +106,7 @@ def test_a_real_server_over_tls_takes_10000_bad_bodies_with_stable_memory(
     from flask_migrate import upgrade
 
     from app import create_app
-    from app.certs import ensure
+    from app.serving.certs import ensure
     from tests.e2e.apps import AppProcess
 
     db_url = f"sqlite:///{tmp_path}/rightsizer.db"

@@ -7,8 +7,8 @@ expiry) never changes the `caBundle`. Keys are ECDSA P-256 (cheap handshakes), f
 replaced atomically, so a server reloading them never reads half a file.
 
 The files live in a directory or in a Kubernetes Secret (app.kube.secrets.SecretStore, shared by
-all replicas); a server with RIGHTSIZER_CERT_ROTATE checks them periodically (app.serve) and
-gunicorn reloads the renewed files without a restart.
+all replicas); a server with RIGHTSIZER_CERT_ROTATE checks them periodically
+(app.serving.rotation) and gunicorn reloads the renewed files without a restart.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""gunicorn settings for `rightsizer serve` (loaded as `-c python:app.gunicorn_conf`).
+"""gunicorn settings for `rightsizer serve` (loaded as `-c python:app.serving.gunicorn_conf`).
 
 Threads per worker (gthread) keep the webhook answering while a slow request is in flight. With TLS
 files configured, the master watches them and reloads the workers gracefully when they change, so
 a renewed certificate is served without dropping a connection. With RIGHTSIZER_CERT_ROTATE the
-master also renews the certificates itself (app.serve.rotation_loop) and reloads at once.
+master also renews the certificates itself (app.serving.rotation) and reloads at once.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def when_ready(server: Any) -> None:
 
     threading.Thread(target=watch, name="tls-watch", daemon=True).start()
     if _cfg["CERT_ROTATE"]:
-        from app.serve import start_rotation
+        # Only a master that renews the certificates loads that code (and the Kubernetes client).
+        from app.serving.rotation import start_rotation
 
         start_rotation(_cfg, tls.reload_if_changed)
 

@@ -19,7 +19,7 @@ import click
 import requests
 import yaml
 
-from app.cli_migrate import import_configmap, import_vpas, offline_preview, preview_options
+from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 # Client-side settings (README "CLI"); flags win over them.

@@ -1,0 +1,5 @@
+"""`python -m app.cli`: the `rightsizer` command."""
+
+from app.cli import main
+
+main()

@@ -1,0 +1,18 @@
+"""The operator's own API client for the commands that talk to a cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from flask import current_app
+
+from app.kube.client import ClusterUnreachable, api_client
+
+
+def operator_api(kubeconfig: str | None) -> Any:
+    """The client for `kubeconfig`, else RIGHTSIZER_KUBECONFIG, else in-cluster or ~/.kube."""
+    try:
+        return api_client(kubeconfig or current_app.config["KUBECONFIG"] or None)
+    except ClusterUnreachable as e:
+        raise click.ClickException(str(e)) from None

@@ -1,0 +1,83 @@
+"""The certificate renewal gunicorn's master runs while serving (RIGHTSIZER_CERT_ROTATE), and that
+`rightsizer serve` runs once before gunicorn starts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from app.kube.secrets import SecretStore
+from app.serving.certs import CA_FILE, DirectoryStore, Store, ensure_in, service_names
+from app.serving.registration import cluster_api, register, should_register
+
+log = logging.getLogger(__name__)
+
+
+def certificate_names(cfg: Mapping[str, Any]) -> list[str]:
+    names = service_names(cfg["WEBHOOK_SERVICE"], cfg["NAMESPACE"])
+    return names + sorted(n for n in cfg["CERT_EXTRA_NAMES"] if n not in names)
+
+
+def rotate_certificates(
+    cfg: Mapping[str, Any],
+    api: Any = None,
+    now: dt.datetime | None = None,
+    register_ca: bool = True,
+) -> tuple[list[str], bool]:
+    """Creates or renews the CA and serving certificate where they are kept (RIGHTSIZER_CERT_SECRET,
+    else RIGHTSIZER_CERT_DIR) and copies them to RIGHTSIZER_CERT_DIR, which gunicorn serves.
+
+    Returns what was done here and whether the files on disk changed (renewed here or, with a
+    Secret, by another replica): then gunicorn must reload. When the CA changed and registration is
+    on, the webhook's caBundle is updated to the new CA *and* the old one, so pods keep being
+    admitted while replicas still serve certificates of the old CA.
+    """
+    disk = DirectoryStore(Path(cfg["CERT_DIR"]))
+    before = disk.load()
+    store: Store = disk
+    if cfg["CERT_SECRET"]:
+        api = api or cluster_api(cfg)
+        store = SecretStore(api, cfg["NAMESPACE"], cfg["CERT_SECRET"])
+    files, done = ensure_in(store, certificate_names(cfg), now)
+    if store is not disk:
+        disk.save(files)
+    changed = files != before
+    for line in done:
+        log.info("certificates in %s: %s", store, line)
+    old_ca, new_ca = before.get(CA_FILE), files[CA_FILE]
+    if register_ca and old_ca and old_ca != new_ca and should_register(cfg["WEBHOOK_REGISTER"]):
+        outcome = register(cfg, new_ca + old_ca, api)
+        log.info("new CA: MutatingWebhookConfiguration caBundle %s (new and old CA)", outcome)
+    return done, changed
+
+
+def rotation_loop(
+    cfg: Mapping[str, Any], reload: Callable[[], object], stop: threading.Event | None = None
+) -> None:
+    """Checks the certificates every RIGHTSIZER_CERT_CHECK_SECONDS (first at once) and calls
+    `reload` when the files changed. Errors are logged and retried at the next check."""
+    stop = stop or threading.Event()
+    while not stop.is_set():
+        try:
+            _, changed = rotate_certificates(cfg)
+            if changed:
+                log.info("TLS files renewed: reloading")
+                reload()
+        except Exception as e:
+            log.error(
+                "certificate check failed (next try in %ss): %s", cfg["CERT_CHECK_SECONDS"], e
+            )
+        stop.wait(cfg["CERT_CHECK_SECONDS"])
+
+
+def start_rotation(cfg: Mapping[str, Any], reload: Callable[[], object]) -> threading.Event:
+    """The rotation thread (gunicorn's master runs it); set the returned event to stop it."""
+    stop = threading.Event()
+    threading.Thread(
+        target=rotation_loop, args=(cfg, reload, stop), name="cert-rotation", daemon=True
+    ).start()
+    return stop
