@@ -2,7 +2,8 @@
 
 They work without a server: preview evaluates params (and optionally a behavior) for a cluster
 size you give, import turns a cluster-proportional-autoscaler ConfigMap manifest into a scaler
-document for `scaler apply -f`. (`scaler preview NAME`, which asks the server, is in cli_client.)
+document for `scaler apply -f`. (`scaler preview NAME`, which asks the server, is in
+app/cli/client.py.)
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _exit(message: str) -> NoReturn:
 
 
 def preview_options(f: F) -> F:
-    """The offline options of `scaler preview` (the command itself is in app/cli_client.py)."""
+    """The offline options of `scaler preview` (the command itself is in app/cli/client.py)."""
     for decorator in reversed(
         [
             click.option(

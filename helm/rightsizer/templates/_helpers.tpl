@@ -120,7 +120,7 @@ Where the webhook's certificate comes from, first match wins:
 
 {{/*
 The chart-made TLS material (tls mode "chart") as JSON: crt, key, ca, caKey (base64 PEM) and the
-RFC 3339 expiry of the serving certificate (notAfter) and the CA (caNotAfter). Like app/certs.py:
+RFC 3339 expiry of the serving certificate (notAfter) and the CA (caNotAfter). Like app/serving/certs.py:
 a CA of tls.chart.caValidityDays (10 years) signs a serving certificate of
 tls.chart.certValidityDays (1 year). `existing` is the Secret as it is in the cluster (lookup; empty
 on install and offline). Its material is kept, except that a serving certificate expiring within
