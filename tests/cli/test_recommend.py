@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
