@@ -1,13 +1,12 @@
 """Benchmark: AdmissionReviews per second and latency over HTTPS, beside GET /healthz.
 
 Starts the server as `rightsizer serve` does (`python -m app.cli serve`: gunicorn with
-app.serving.gunicorn_conf, gthread workers, TLS, gc.freeze() after load; jobs off, nothing to
-register) on
+app.gunicorn_conf, gthread workers, TLS, gc.freeze() after load; jobs off, nothing to register) on
 a free loopback port, serving a throw-away SQLite database (or --database-url) holding a policy and
 recommendations for --workloads Deployments. Meanwhile a recommender process rewrites every
 recommendation and checkpoint every --recommender-every seconds through the recommender's own
-save path (app.repository.save_all, in batches), so the webhook's cache keeps reloading changed
-rows during the measurement. The server is driven from client processes (pure Python:
+save path (app.store.recommendations.save_all, in batches), so the webhook's cache keeps reloading
+changed rows during the measurement. The server is driven from client processes (pure Python:
 http.client over TLS, one keep-alive connection per thread):
 
 1. closed loop: every connection sends its next request as soon as the previous answer arrives,
@@ -359,7 +358,8 @@ def recommender_process(url: str, workloads: int, every: float, stop: Any, out: 
 
     from app.core.model import UsageModel, WorkloadKey
     from app.core.settings import RecommenderSettings
-    from app.repository import results_from_model, save_all
+    from app.store.recommendations import save_all
+    from app.store.results import results_from_model
 
     session = Session(create_engine(url))
     model = UsageModel(RecommenderSettings())
@@ -406,7 +406,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="rightsizer-bench-"))
     url = args.database_url or f"sqlite:///{tmp}/bench.db"
     seed_database(url, args.workloads)
-    from app.serving.certs import ensure
+    from app.certs import ensure
 
     paths, _ = ensure(tmp / "certs", ["localhost", "127.0.0.1"])
     port = free_port()
@@ -430,7 +430,7 @@ def main() -> None:
 
     served = from_environment(env)
     workers, threads = served["WORKERS"], served["THREADS"]
-    # Exactly `rightsizer serve`, which execs gunicorn -c python:app.serving.gunicorn_conf.
+    # Exactly `rightsizer serve`, which execs gunicorn -c python:app.gunicorn_conf.
     server = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--no-migrate"], cwd=ROOT, env=env
     )

@@ -6,14 +6,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Response, jsonify, request
-from sqlalchemy import delete
 
 from app.api.auth import actor
 from app.api.body import request_json
 from app.api.errors import ApiError
 from app.extensions import db
-from app.models import AuditEvent
 from app.policies import FieldError
+from app.store import audit as audit_trail
+from app.store.versioned import AlreadyExists, StaleVersion, commit_created, update_versioned
+from app.store.versioned import delete_versioned as delete_if_unchanged
 
 # Fields the server sets: accepted in a body (so a GET result can be edited and sent back) but
 # ignored, except `version`, which must then match like If-Match.
@@ -99,16 +100,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 def audit(action: str, kind: str, ref: str, message: str, details: dict[str, Any]) -> None:
     """Added to the session of the change it records, so both commit or neither does."""
-    db.session.add(
-        AuditEvent(
-            actor=actor(),
-            action=action,
-            object_kind=kind,
-            object_ref=ref,
-            message=message,
-            details=details,
-        )
-    )
+    audit_trail.record(db.session, actor(), action, kind, ref, message, details)
 
 
 def check_identity(body: dict[str, Any], url: dict[str, str]) -> dict[str, Any]:
@@ -143,15 +135,33 @@ def stored_response(doc: dict[str, Any], row: Any, status: int, location: str) -
     return resp
 
 
-def delete_versioned(model: Any, row: Any, kind: str, ref: str, before: dict[str, Any]) -> None:
+def changed_meanwhile(kind: str, ref: str) -> ApiError:
+    return ApiError(412, "PreconditionFailed", f"{kind.lower()} {ref} changed meanwhile; retry")
+
+
+def update_checked(row: Any, values: dict[str, Any], kind: str, ref: str) -> None:
+    """Writes `values` only if `row` is still at the version that was checked (412 otherwise).
+    Not committed: the caller adds the audit event and commits; `row` reads back as stored."""
+    try:
+        update_versioned(db.session, row, values)
+    except StaleVersion:
+        raise changed_meanwhile(kind, ref) from None
+
+
+def delete_versioned(row: Any, kind: str, ref: str, before: dict[str, Any]) -> None:
     """Deletes `row` only if still at the version that was checked (412 otherwise), audited."""
-    done = db.session.execute(
-        delete(model)
-        .where(model.id == row.id, model.version == row.version)
-        .execution_options(synchronize_session=False)
-    )
-    if done.rowcount != 1:  # type: ignore[attr-defined]
-        db.session.rollback()
-        raise ApiError(412, "PreconditionFailed", f"{kind.lower()} {ref} changed meanwhile; retry")
+    try:
+        delete_if_unchanged(db.session, row)
+    except StaleVersion:
+        raise changed_meanwhile(kind, ref) from None
     audit("delete", kind, ref, f"deleted {kind.lower()} {ref}", {"before": before})
     db.session.commit()
+
+
+def commit_new(row: Any, what: str) -> None:
+    """Commits the new `row` with its audit event; 409 naming `what` when another writer created
+    it between our check and our insert."""
+    try:
+        commit_created(db.session, row)
+    except AlreadyExists:
+        raise ApiError(409, "AlreadyExists", f"{what} already exists") from None

@@ -6,10 +6,10 @@ import logging
 
 from flask import Flask, jsonify
 from flask.typing import ResponseReturnValue
-from sqlalchemy.exc import DataError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from app.extensions import db
+from app.store.session import DatabaseUnavailable, ValueRefused
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +53,14 @@ def init_app(app: Flask) -> None:
         name = (e.name or "Error").replace(" ", "")
         return error_response(e.code or 500, name, e.description or name)
 
-    @app.errorhandler(OperationalError)
-    def database_unavailable(e: OperationalError) -> ResponseReturnValue:
+    @app.errorhandler(DatabaseUnavailable)
+    def database_unavailable(e: DatabaseUnavailable) -> ResponseReturnValue:
         db.session.rollback()
         log.warning("database unavailable: %s", e.orig)
         return error_response(503, "ServiceUnavailable", "database unavailable; retry later")
 
-    @app.errorhandler(DataError)
-    def value_the_database_refuses(e: DataError) -> ResponseReturnValue:
+    @app.errorhandler(ValueRefused)
+    def value_the_database_refuses(e: ValueRefused) -> ResponseReturnValue:
         # e.g. a NUL character in a query parameter, which PostgreSQL text cannot hold: the
         # request is at fault, not the server. The statement is not logged: it may hold input.
         db.session.rollback()

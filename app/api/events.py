@@ -12,7 +12,6 @@ from typing import Any
 
 from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
-from sqlalchemy import Select, select
 
 from app.api.auth import requires
 from app.api.common import rfc3339
@@ -20,15 +19,12 @@ from app.api.errors import ApiError
 from app.api.query import int_arg, reject_unknown_args, time_arg
 from app.extensions import db
 from app.models import AuditEvent
+from app.store import events
+from app.store.events import EventFilter
 
 bp = Blueprint("events", __name__)
 
-EXACT_FILTERS = {
-    "action": AuditEvent.action,
-    "objectKind": AuditEvent.object_kind,
-    "objectRef": AuditEvent.object_ref,
-    "actor": AuditEvent.actor,
-}
+EXACT_FILTERS = ("action", "objectKind", "objectRef", "actor")  # matched exactly
 PARAMS = (*EXACT_FILTERS, "since", "until", "limit", "continue")
 DEFAULT_LIMIT, MAX_LIMIT = 100, 1000
 
@@ -63,17 +59,19 @@ def decode_continue(token: str) -> int:
         ) from None
 
 
-def filtered() -> Select[Any]:
-    q = select(AuditEvent)
-    for param, column in EXACT_FILTERS.items():
-        if param in request.args:
-            q = q.where(column == request.args[param])
+def filtered() -> EventFilter:
+    """The request's filters; `continue` picks up after the previous page's last event."""
+    args = request.args
     since, until = time_arg("since"), time_arg("until")
-    if since is not None:
-        q = q.where(AuditEvent.time >= since)
-    if until is not None:
-        q = q.where(AuditEvent.time < until)
-    return q
+    return EventFilter(
+        action=args.get("action"),
+        object_kind=args.get("objectKind"),
+        object_ref=args.get("objectRef"),
+        actor=args.get("actor"),
+        since=since,
+        until=until,
+        before_id=decode_continue(args["continue"]) if "continue" in args else None,
+    )
 
 
 @bp.get("/events")
@@ -81,14 +79,7 @@ def filtered() -> Select[Any]:
 def list_events() -> ResponseReturnValue:
     reject_unknown_args(PARAMS)
     limit = int_arg("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
-    q = filtered()
-    if "continue" in request.args:
-        q = q.where(AuditEvent.id < decode_continue(request.args["continue"]))
-    rows: list[AuditEvent] = list(
-        db.session.scalars(q.order_by(AuditEvent.id.desc()).limit(limit + 1))
-    )
-    more = len(rows) > limit
-    rows = rows[:limit]
+    rows, more = events.page(db.session, filtered(), limit)
     return jsonify(
         {
             "items": [event_document(e) for e in rows],

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
-from sqlalchemy import text
 
 from app.api.errors import error_response
 from app.extensions import db
+from app.store.session import ping
 
 bp = Blueprint("health", __name__)
 
@@ -40,7 +40,7 @@ def _cache_state() -> str:
 @bp.get("/readyz")
 def readyz() -> ResponseReturnValue:
     try:
-        db.session.execute(text("SELECT 1"))
+        ping(db.session)
     except Exception as e:  # any driver error means the database is not usable now
         db.session.rollback()
         problem = f"database not reachable: {type(e).__name__}"

@@ -2,10 +2,11 @@
 
 The default registry, so every metric another module defines appears here without registering it
 twice: the webhook's (app.webhook.metrics), the jobs' runs and durations (app.jobs.runner), the
-evictions, resizes, scale changes and recommendation gauges (app.repository), and the webhook
-cache's age, computed at scrape time. Under gunicorn each worker process counts its own
-requests; with PROMETHEUS_MULTIPROC_DIR set (prometheus_client's multiprocess mode) the workers'
-files are merged so one scrape sees them all, whichever worker leads the jobs.
+evictions, resizes and scale changes (app.store.audit), the recommendation gauges
+(app.store.recommendations), and the webhook cache's age, computed at scrape time. Under
+gunicorn each worker process counts its own requests; with PROMETHEUS_MULTIPROC_DIR set
+(prometheus_client's multiprocess mode) the workers' files are merged so one scrape sees them
+all, whichever worker leads the jobs.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app import repository as _repository  # noqa: F401  (action counters, gauges)
 from app.jobs import runner as _jobs  # noqa: F401  (registers the job metrics before a run)
+from app.store import audit as _audit  # noqa: F401  (action counters)
+from app.store import recommendations as _recommendations  # noqa: F401  (gauges)
 from app.webhook.metrics import CACHE_LAST_SUCCESS
 
 bp = Blueprint("metrics", __name__)

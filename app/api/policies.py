@@ -12,20 +12,20 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
 
 from app.api.auth import requires
 from app.api.common import (
     audit,
     check_identity,
     check_preconditions,
+    commit_new,
     delete_versioned,
     etag,
     invalid,
     json_object_body,
     merge_patch,
     stored_response,
+    update_checked,
     with_metadata,
     without_read_only,
 )
@@ -33,8 +33,8 @@ from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
 from app.extensions import db
 from app.models import Policy as PolicyRow
-from app.models import utcnow
 from app.policies import PolicyInvalid, parse_policy, row_document
+from app.store.policies import find_policy, policy_exists, policy_rows
 
 bp = Blueprint("policies", __name__)
 
@@ -49,9 +49,7 @@ def _respond(row: PolicyRow, status: int = 200) -> Response:
 
 
 def _find(namespace: str, name: str) -> PolicyRow:
-    row = db.session.scalar(
-        select(PolicyRow).where(PolicyRow.namespace == namespace, PolicyRow.name == name)
-    )
+    row = find_policy(db.session, namespace, name)
     if row is None:
         raise ApiError(404, "NotFound", f"no policy {name!r} in namespace {namespace!r}")
     return row
@@ -84,10 +82,8 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
 @requires("list", "policies", namespaced=True)
 def list_policies() -> ResponseReturnValue:
     reject_unknown_args(("namespace",))
-    q = select(PolicyRow).order_by(PolicyRow.namespace, PolicyRow.name)
-    if "namespace" in request.args:
-        q = q.where(PolicyRow.namespace == request.args["namespace"])
-    return jsonify({"items": [document(r) for r in db.session.scalars(q)]})
+    rows = policy_rows(db.session, request.args.get("namespace"))
+    return jsonify({"items": [document(r) for r in rows]})
 
 
 @bp.get("/policies/<namespace>/<name>")
@@ -103,21 +99,12 @@ def create_policy() -> ResponseReturnValue:
     reject_unknown_args(())
     doc = _validated(json_object_body())
     ns, name = doc["namespace"], doc["name"]
-    exists = db.session.scalar(
-        select(PolicyRow.id).where(PolicyRow.namespace == ns, PolicyRow.name == name)
-    )
-    if exists is not None:
-        raise ApiError(409, "AlreadyExists", f"policy {name!r} in namespace {ns!r} already exists")
+    what = f"policy {name!r} in namespace {ns!r}"
+    if policy_exists(db.session, ns, name):
+        raise ApiError(409, "AlreadyExists", f"{what} already exists")
     row = PolicyRow(**_columns(doc), version=1)
-    db.session.add(row)
     audit("create", "Policy", f"{ns}/{name}", f"created policy {ns}/{name}", {"after": doc})
-    try:
-        db.session.commit()
-    except IntegrityError:  # created by someone else between our check and our insert
-        db.session.rollback()
-        raise ApiError(
-            409, "AlreadyExists", f"policy {name!r} in namespace {ns!r} already exists"
-        ) from None
+    commit_new(row, what)
     return _respond(row, 201)
 
 
@@ -126,18 +113,9 @@ def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Respo
     before = row_document(row)
     doc = _validated(doc)
     ref = f"{row.namespace}/{row.name}"
-    done = db.session.execute(
-        update(PolicyRow)
-        .where(PolicyRow.id == row.id, PolicyRow.version == row.version)
-        .values(**_columns(doc), version=row.version + 1, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    if done.rowcount != 1:  # type: ignore[attr-defined]
-        db.session.rollback()
-        raise ApiError(412, "PreconditionFailed", f"policy {ref} changed meanwhile; retry")
+    update_checked(row, _columns(doc), "Policy", ref)
     audit("update", "Policy", ref, f"updated policy {ref}", {"before": before, "after": doc})
     db.session.commit()
-    db.session.refresh(row)
     return _respond(row)
 
 
@@ -167,5 +145,5 @@ def delete_policy(namespace: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     row = _find(namespace, name)
     check_preconditions(etag(row), row.version, {})
-    delete_versioned(PolicyRow, row, "Policy", f"{namespace}/{name}", row_document(row))
+    delete_versioned(row, "Policy", f"{namespace}/{name}", row_document(row))
     return "", 204

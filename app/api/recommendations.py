@@ -21,7 +21,7 @@ from app.api.query import reject_unknown_args
 from app.core.resources import Resources, format_cpu
 from app.extensions import db
 from app.models import Recommendation
-from app.repository import find_recommendations
+from app.store.recommendations import find_recommendations
 
 bp = Blueprint("recommendations", __name__)
 FILTERS = ("namespace", "kind", "name")

@@ -14,14 +14,13 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, url_for
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
 
 from app.api.auth import requires
 from app.api.common import (
     audit,
     check_identity,
     check_preconditions,
+    commit_new,
     delete_versioned,
     etag,
     invalid,
@@ -29,6 +28,7 @@ from app.api.common import (
     merge_patch,
     rfc3339,
     stored_response,
+    update_checked,
     with_metadata,
     without_read_only,
 )
@@ -44,8 +44,9 @@ from app.core.proportional import (
     replicas,
 )
 from app.extensions import db
-from app.models import Scaler, utcnow
+from app.models import Scaler
 from app.policies import DNS_LABEL, DNS_SUBDOMAIN, FieldError
+from app.store.scalers import all_scalers, find_scaler, scaler_exists
 
 bp = Blueprint("scalers", __name__)
 
@@ -166,7 +167,7 @@ def _respond(row: Scaler, status: int = 200) -> Response:
 
 
 def _find(name: str) -> Scaler:
-    row = db.session.scalar(select(Scaler).where(Scaler.name == name))
+    row = find_scaler(db.session, name)
     if row is None:
         raise ApiError(404, "NotFound", f"no scaler {name!r}")
     return row
@@ -199,7 +200,7 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
 @requires("list", "scalers")
 def list_scalers() -> ResponseReturnValue:
     reject_unknown_args(())
-    rows = db.session.scalars(select(Scaler).order_by(Scaler.name))
+    rows = all_scalers(db.session)
     return jsonify({"items": [document(r) for r in rows]})
 
 
@@ -216,16 +217,11 @@ def create_scaler() -> ResponseReturnValue:
     reject_unknown_args(())
     doc = _validated(json_object_body())
     name = doc["name"]
-    if db.session.scalar(select(Scaler.id).where(Scaler.name == name)) is not None:
+    if scaler_exists(db.session, name):
         raise ApiError(409, "AlreadyExists", f"scaler {name!r} already exists")
     row = Scaler(**_columns(doc), version=1)
-    db.session.add(row)
     audit("create", "Scaler", name, f"created scaler {name}", {"after": row_document(row)})
-    try:
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-        raise ApiError(409, "AlreadyExists", f"scaler {name!r} already exists") from None
+    commit_new(row, f"scaler {name!r}")
     return _respond(row, 201)
 
 
@@ -233,16 +229,7 @@ def _replace(row: Scaler, body: dict[str, Any], doc: dict[str, Any]) -> Response
     check_preconditions(etag(row), row.version, body)
     before = row_document(row)
     cols = _columns(_validated(doc))
-    done = db.session.execute(
-        update(Scaler)
-        .where(Scaler.id == row.id, Scaler.version == row.version)
-        .values(**cols, version=row.version + 1, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    if done.rowcount != 1:  # type: ignore[attr-defined]
-        db.session.rollback()
-        raise ApiError(412, "PreconditionFailed", f"scaler {row.name} changed meanwhile; retry")
-    db.session.expire(row)
+    update_checked(row, cols, "Scaler", row.name)
     audit(
         "update",
         "Scaler",
@@ -284,7 +271,7 @@ def delete_scaler(name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     row = _find(name)
     check_preconditions(etag(row), row.version, {})
-    delete_versioned(Scaler, row, "Scaler", name, row_document(row))
+    delete_versioned(row, "Scaler", name, row_document(row))
     return "", 204
 
 

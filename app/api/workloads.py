@@ -12,7 +12,6 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select
 
 from app.api.auth import requires
 from app.api.common import rfc3339
@@ -23,7 +22,9 @@ from app.core.histogram import Histogram
 from app.core.resources import Resources, format_cpu, format_memory
 from app.extensions import db
 from app.models import Checkpoint
-from app.repository import checkpoint_from_row, recommendation_history, to_datetime
+from app.store.checkpoints import checkpoint_from_row, checkpoint_rows
+from app.store.history import recommendation_history
+from app.store.session import to_datetime
 
 bp = Blueprint("workloads", __name__)
 
@@ -64,20 +65,11 @@ def container_histograms(row: Checkpoint) -> dict[str, Any]:
     }
 
 
-def checkpoint_rows(namespace: str, kind: str, name: str) -> list[Checkpoint]:
-    q = (
-        select(Checkpoint)
-        .where(Checkpoint.namespace == namespace, Checkpoint.kind == kind, Checkpoint.name == name)
-        .order_by(Checkpoint.container)
-    )
-    return list(db.session.scalars(q))
-
-
 @bp.get("/workloads/<namespace>/<kind>/<name>/histogram")
 @requires("get", "recommendations", namespaced=True)
 def histogram(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
-    rows = checkpoint_rows(namespace, kind, name)
+    rows = checkpoint_rows(db.session, namespace, kind, name)
     if not rows:
         raise ApiError(404, "NotFound", f"no usage history for {kind} {namespace}/{name}")
     containers = []

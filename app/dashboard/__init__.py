@@ -22,16 +22,20 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select
 
 from app.api.auth import COOKIE, authenticate, check
 from app.api.errors import ApiError
 from app.api.events import decode_continue, encode_continue
-from app.api.workloads import checkpoint_rows, container_histograms
+from app.api.workloads import container_histograms
 from app.dashboard import charts, data, format, nodes
 from app.extensions import db
-from app.models import AuditEvent, RecommendationPoint, Scaler
-from app.repository import recommendation_history, to_unix
+from app.models import RecommendationPoint
+from app.store import events as audit_events
+from app.store.checkpoints import checkpoint_rows
+from app.store.events import EventFilter
+from app.store.history import recommendation_history
+from app.store.scalers import all_scalers
+from app.store.session import to_unix
 
 bp = Blueprint("dashboard", __name__, template_folder="templates", url_prefix="/dashboard")
 
@@ -160,7 +164,7 @@ def workloads() -> ResponseReturnValue:
 @bp.get("/workloads/<namespace>/<kind>/<name>")
 def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     matches = [w for w in data.workloads(namespace) if (w.kind, w.name) == (kind, name)]
-    rows = checkpoint_rows(namespace, kind, name)
+    rows = checkpoint_rows(db.session, namespace, kind, name)
     if not matches and not rows:
         missing = ApiError(404, "NotFound", f"no data for {kind} {namespace}/{name}")
         return render_template("dashboard/error.html", error=missing), 404
@@ -235,7 +239,7 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
 
 @bp.get("/scalers")
 def scalers() -> ResponseReturnValue:
-    rows = list(db.session.scalars(select(Scaler).order_by(Scaler.name)))
+    rows = all_scalers(db.session)
     return render_template("dashboard/scalers.html", scalers=rows)
 
 
@@ -250,18 +254,13 @@ def nodes_page() -> ResponseReturnValue:
 @bp.get("/events")
 def events() -> ResponseReturnValue:
     page_size = 50
-    q = select(AuditEvent)
     action = request.args.get("action") or None
     kind = request.args.get("kind") or None
-    if action:
-        q = q.where(AuditEvent.action == action)
-    if kind:
-        q = q.where(AuditEvent.object_kind == kind)
-    if request.args.get("continue"):
-        q = q.where(AuditEvent.id < decode_continue(request.args["continue"]))
-    rows = list(db.session.scalars(q.order_by(AuditEvent.id.desc()).limit(page_size + 1)))
-    more = len(rows) > page_size
-    rows = rows[:page_size]
+    token = request.args.get("continue")
+    where = EventFilter(
+        action=action, object_kind=kind, before_id=decode_continue(token) if token else None
+    )
+    rows, more = audit_events.page(db.session, where, page_size)
     next_url = None
     if more:
         args = {k: v for k, v in request.args.items() if k != "continue"}

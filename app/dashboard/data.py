@@ -6,15 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-
 from app.core.model import WorkloadKey
 from app.core.policy import Policy, governing_policy
 from app.extensions import db
-from app.models import Policy as PolicyRow
 from app.models import Recommendation
-from app.policies import PolicyInvalid, policy_from_row
-from app.repository import find_recommendations
+from app.store.policies import InvalidPolicyLog, valid_policies
+from app.store.recommendations import find_recommendations, recommended_namespaces
 
 
 @dataclass
@@ -73,14 +70,12 @@ class WorkloadView:
         return max(known) if known else None
 
 
+# A row edited by hand into nonsense governs nothing here either: logged once per version.
+_INVALID_POLICIES = InvalidPolicyLog("dashboard")
+
+
 def policies() -> list[Policy]:
-    out = []
-    for row in db.session.scalars(select(PolicyRow)):
-        try:
-            out.append(policy_from_row(row))
-        except PolicyInvalid:
-            continue  # a row edited by hand into nonsense governs nothing here either
-    return out
+    return valid_policies(db.session, _INVALID_POLICIES)
 
 
 def _container(r: Recommendation) -> ContainerView:
@@ -113,8 +108,7 @@ def workloads(namespace: str | None = None) -> list[WorkloadView]:
 
 
 def namespaces() -> list[str]:
-    q = select(Recommendation.namespace).distinct().order_by(Recommendation.namespace)
-    return list(db.session.scalars(q))
+    return recommended_namespaces(db.session)
 
 
 @dataclass

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import select
 
 from app.core.capping import ContainerPolicy
 from app.core.checkpoint import save_aggregate
@@ -30,17 +29,15 @@ from app.jobs.samples import (
     usage_from_metrics,
 )
 from app.kube.cluster import ClusterView
-from app.models import Policy as PolicyRow
-from app.policies import PolicyInvalid, policy_from_row
-from app.repository import (
-    ContainerResult,
-    CurrentRequests,
+from app.store.checkpoints import load_checkpoints
+from app.store.policies import InvalidPolicyLog, valid_policies
+from app.store.recommendations import (
     count_recommendations,
     delete_workload,
-    load_checkpoints,
     save_all,
     stored_workloads,
 )
+from app.store.results import ContainerResult, CurrentRequests
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +74,7 @@ class RecommenderJob:
         self.app, self.cluster, self.options = app, cluster, options
         self.interval = options.interval
         self.history, self.clock = history, clock
+        self.invalid_policies = InvalidPolicyLog("recommender")  # each bad row logged once
         self.forget()
 
     def forget(self) -> None:
@@ -115,7 +113,7 @@ class RecommenderJob:
                 info.setdefault(w, WorkloadInfo()).conflicts = c
             if not still_leader():
                 return "lost leadership before writing; nothing saved"
-            policies = self._policies()
+            policies = valid_policies(db.session, self.invalid_policies)
             saved, failed = save_all(
                 db.session,
                 self._results(policies, info, still_leader),
@@ -207,15 +205,6 @@ class RecommenderJob:
             if (k[0].namespace, k[1]) not in live or k[0] not in self.model.aggregates
         ]:
             del self.model.pods[key]
-
-    def _policies(self) -> list[Policy]:
-        out = []
-        for row in db.session.scalars(select(PolicyRow)):
-            try:
-                out.append(policy_from_row(row))
-            except PolicyInvalid as e:
-                log.warning("policy %s/%s is invalid and ignored: %s", row.namespace, row.name, e)
-        return out
 
     def _results(
         self,

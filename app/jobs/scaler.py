@@ -14,14 +14,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import select
 
 from app.core.behavior import BehaviorError, History, Proposal, ScaleChange, decide, parse_behavior
 from app.core.proportional import ParamsError, cluster_status, parse_params, replicas
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing
-from app.models import AuditEvent, Scaler
+from app.models import Scaler
+from app.store import audit
+from app.store.scalers import enabled_scalers
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +47,7 @@ class ScalerJob:
         nodes = self.cluster.nodes.items()
         changed = errors = 0
         with self.app.app_context():
-            rows = list(
-                db.session.scalars(
-                    select(Scaler).where(Scaler.enabled.is_(True)).order_by(Scaler.name)
-                )
-            )
+            rows = enabled_scalers(db.session)
             for row in rows:
                 try:
                     if self._one(row, nodes, still_leader):
@@ -112,20 +109,14 @@ class ScalerJob:
         row.last_applied = decision.replicas
         message = f"scaled from {current} to {decision.replicas} replicas ({row.last_message})"
         log.info("scaler %s: %s %s", row.name, target, message)
-        db.session.add(
-            AuditEvent(
-                actor="rightsizer/scaler",
-                action="scale",
-                object_kind=row.target_kind,
-                object_ref=f"{row.target_namespace}/{row.target_name}",
-                message=message,
-                details={
-                    "scaler": row.name,
-                    "from": current,
-                    "to": decision.replicas,
-                    "proposed": desired,
-                },
-            )
+        audit.record(
+            db.session,
+            "rightsizer/scaler",
+            "scale",
+            row.target_kind,
+            f"{row.target_namespace}/{row.target_name}",
+            message,
+            {"scaler": row.name, "from": current, "to": decision.replicas, "proposed": desired},
         )
         db.session.commit()  # history and audit together, before anything else can fail
         self.scale.record_event(

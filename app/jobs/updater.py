@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import select
 
 from app.core.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
 from app.core.limitrange import LimitRangeItem
@@ -50,8 +49,8 @@ from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.kube.quantity import quantity_amount
-from app.models import AuditEvent
-from app.models import Recommendation as RecommendationRow
+from app.store import audit
+from app.store.snapshot import history_seconds
 from app.webhook.cache import Snapshot, load_snapshot
 from app.webhook.handler import parse_amount
 
@@ -196,7 +195,7 @@ class UpdaterJob:
             )
         with self.app.app_context():
             snapshot = load_snapshot(db.session())
-            history = self._history_seconds()
+            history = history_seconds(db.session)
         pods = self.cluster.pods.items()
         by_workload: dict[WorkloadKey, list[dict[str, Any]]] = {}
         for pod in pods:
@@ -242,16 +241,6 @@ class UpdaterJob:
             f"{considered} workloads in an active mode: {t.updated} pods updated, "
             f"{t.fallbacks} resize fallbacks, {t.held} held back{waiting}"
         )
-
-    def _history_seconds(self) -> dict[tuple[WorkloadKey, str], float]:
-        r = RecommendationRow
-        out = {}
-        for ns, kind, name, container, first, last in db.session.execute(
-            select(r.namespace, r.kind, r.name, r.container, r.first_sample_at, r.last_sample_at)
-        ):
-            if first is not None and last is not None:
-                out[(WorkloadKey(ns, kind, name), container)] = (last - first).total_seconds()
-        return out
 
     def _ranges(self, namespace: str) -> Sequence[LimitRangeItem]:
         return self.limit_ranges(namespace) if self.limit_ranges is not None else ()
@@ -638,16 +627,7 @@ class UpdaterJob:
         if self.options.dry_run:
             return
         with self.app.app_context():
-            db.session.add(
-                AuditEvent(
-                    actor="rightsizer/updater",
-                    action=action,
-                    object_kind="Pod",
-                    object_ref=ref,
-                    message=message,
-                    details=details,
-                )
-            )
+            audit.record(db.session, "rightsizer/updater", action, "Pod", ref, message, details)
             db.session.commit()
 
 

@@ -15,14 +15,14 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
-from sqlalchemy.orm import Session
 
-from app.extensions import db
 from app.kube.webhook_config import ALWAYS_EXCLUDED
-from app.models import AuditEvent
+from app.store import audit as audit_trail
+from app.store.policies import InvalidPolicyLog
+from app.store.session import own_session
 from app.webhook import metrics
 from app.webhook.audit import ACTOR, MutationCount, MutationCounter
-from app.webhook.cache import InvalidPolicyLog, Snapshot, WebhookCache, load_snapshot
+from app.webhook.cache import Snapshot, WebhookCache, load_snapshot
 from app.webhook.handler import Webhook, too_large
 from app.webhook.review import MAX_BODY_BYTES
 from app.webhook.sources import ClusterSources, should_watch
@@ -58,25 +58,18 @@ def excluded_namespaces(config: Mapping[str, Any]) -> frozenset[str]:
 
 
 def init_app(app: Flask) -> None:
-    invalid = InvalidPolicyLog()
+    invalid = InvalidPolicyLog("webhook")
 
     def load() -> Snapshot:
-        with app.app_context(), Session(db.engine) as session:
+        with app.app_context(), own_session() as session:
             return load_snapshot(session, invalid=invalid)
 
     def store(counts: Sequence[MutationCount]) -> None:
-        with app.app_context(), Session(db.engine) as session:
-            session.add_all(
-                AuditEvent(
-                    actor=ACTOR,
-                    action="mutate",
-                    object_kind=c.workload.kind,
-                    object_ref=f"{c.workload.namespace}/{c.workload.name}",
-                    message=c.message(),
-                    details=c.details(),
-                )
-                for c in counts
-            )
+        with app.app_context(), own_session() as session:
+            for c in counts:
+                w = c.workload
+                ref = f"{w.namespace}/{w.name}"
+                audit_trail.record(session, ACTOR, "mutate", w.kind, ref, c.message(), c.details())
             session.commit()
 
     mutations = MutationCounter(store, interval=app.config["WEBHOOK_AUDIT_INTERVAL_SECONDS"])

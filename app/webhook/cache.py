@@ -24,16 +24,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from app.core.capping import Recommendation
 from app.core.model import WorkloadKey
 from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
-from app.core.resources import Resources
-from app.models import Policy as PolicyRow
-from app.models import Recommendation as RecommendationRow
-from app.policies import PolicyInvalid, policy_from_row
+from app.store.policies import InvalidPolicyLog, valid_policies
+from app.store.session import DbSession
+from app.store.snapshot import recommendation_targets
 from app.webhook import metrics
 
 log = logging.getLogger(__name__)
@@ -80,61 +76,14 @@ def build_snapshot(
     )
 
 
-class InvalidPolicyLog:
-    """Logs each invalid policy row once per version, not on every refresh."""
-
-    def __init__(self) -> None:
-        self.seen: set[tuple[int, int]] = set()
-
-    def report(self, row: PolicyRow, e: PolicyInvalid) -> None:
-        key = (row.id, row.version)
-        if key not in self.seen:
-            self.seen.add(key)
-            log.warning("webhook ignores invalid policy %s/%s: %s", row.namespace, row.name, e)
-
-
 def load_snapshot(
-    session: Session,
+    session: DbSession,
     clock: Callable[[], float] = time.monotonic,
     invalid: InvalidPolicyLog | None = None,
 ) -> Snapshot:
     """Reads all policies and recommendations (two queries)."""
-    policies = []
-    for row in session.scalars(select(PolicyRow)):
-        try:
-            policies.append(policy_from_row(row))
-        except PolicyInvalid as e:
-            (invalid or InvalidPolicyLog()).report(row, e)
-    r = RecommendationRow
-    rows = session.execute(
-        select(
-            r.namespace,
-            r.kind,
-            r.name,
-            r.container,
-            r.target_cpu,
-            r.target_memory,
-            r.lower_bound_cpu,
-            r.lower_bound_memory,
-            r.upper_bound_cpu,
-            r.upper_bound_memory,
-            r.uncapped_target_cpu,
-            r.uncapped_target_memory,
-            r.conflicts,
-        )
-    )
-    recs = []
-    for values in rows:
-        ns, kind, name, container, *amounts, conflicts = values
-        t_cpu, t_mem, lo_cpu, lo_mem, hi_cpu, hi_mem, u_cpu, u_mem = amounts
-        rec = Recommendation(
-            Resources(t_cpu, t_mem),
-            Resources(lo_cpu, lo_mem),
-            Resources(hi_cpu, hi_mem),
-            Resources(u_cpu, u_mem),
-        )
-        recs.append((WorkloadKey(ns, kind, name), container, rec, conflicts or {}))
-    return build_snapshot(policies, recs, clock())
+    policies = valid_policies(session, invalid or InvalidPolicyLog("webhook"))
+    return build_snapshot(policies, recommendation_targets(session), clock())
 
 
 class WebhookCache:

@@ -7,7 +7,8 @@ from flask.testing import FlaskClient
 
 from app.core.model import UsageModel, WorkloadKey
 from app.extensions import db
-from app.repository import results_from_model, save_all
+from app.store.recommendations import save_all
+from app.store.results import results_from_model
 from tests.api.test_recommendations_api import NOW
 
 

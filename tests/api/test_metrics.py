@@ -19,7 +19,7 @@ from app.core.model import WorkloadKey
 from app.extensions import db
 from app.jobs.runner import JobRunner
 from app.models import AuditEvent
-from app.repository import count_recommendations, delete_workload
+from app.store.recommendations import count_recommendations, delete_workload
 from app.webhook.metrics import CACHE_LAST_SUCCESS
 from tests.api.test_recommendations_api import seed
 
@@ -172,7 +172,7 @@ from app import create_app
 from app.extensions import db
 from app.jobs.runner import JobRunner
 from app.models import AuditEvent
-from app.repository import RECOMMENDATIONS
+from app.store.recommendations import RECOMMENDATIONS
 from app.webhook.metrics import CACHE_LAST_SUCCESS
 from flask_migrate import upgrade
 

@@ -13,9 +13,10 @@ from flask.testing import FlaskClient
 from app.core.model import UsageModel, WorkloadKey
 from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.repository import results_from_model, save_all
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from app.store.recommendations import save_all
+from app.store.results import results_from_model
 from tests.jobs.test_recommender_job import deployment, make_job, step
 
 SCENARIO: dict[str, Any] = {
@@ -214,6 +215,6 @@ def test_the_recommender_stores_the_live_pods_as_replicas(
         assert total["cpuCores"] == pytest.approx(per["cpuCores"] * w["replicas"], abs=0.002)
         assert total["memoryGiB"] == pytest.approx(per["memoryGiB"] * w["replicas"], abs=0.002)
     # the job set the recommendations gauge after its save
-    from app.repository import RECOMMENDATIONS
+    from app.store.recommendations import RECOMMENDATIONS
 
     assert RECOMMENDATIONS._value.get() == len(items)

@@ -12,13 +12,9 @@ from sqlalchemy import delete, update
 
 from app.extensions import db
 from app.models import Recommendation, RecommendationPoint
-from app.repository import (
-    ContainerResult,
-    CurrentRequests,
-    recommendation_history,
-    results_from_model,
-    save_all,
-)
+from app.store.history import recommendation_history
+from app.store.recommendations import save_all
+from app.store.results import ContainerResult, CurrentRequests, results_from_model
 from tests.api.conftest import TOKENS
 from tests.api.test_recommendations_api import seed
 

@@ -27,7 +27,9 @@ from app.core.model import UsageModel, WorkloadKey
 from app.core.settings import RecommenderSettings
 from app.extensions import db
 from app.models import Checkpoint, Recommendation
-from app.repository import load_checkpoints, results_from_model, save_all
+from app.store.checkpoints import load_checkpoints
+from app.store.recommendations import save_all
+from app.store.results import results_from_model
 from tests.conftest import _postgres_schema_url
 from tests.reliability.bodies import review
 from tests.reliability.proxy import Proxy
@@ -153,7 +155,8 @@ WRITER = textwrap.dedent(
     from datetime import UTC, datetime
     from sqlalchemy import create_engine, event
     from sqlalchemy.orm import Session
-    from app.repository import results_from_model, save_all
+    from app.store.recommendations import save_all
+    from app.store.results import results_from_model
     from tests.reliability.test_database_faults import fed_model
 
     url, batch, committed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -1,4 +1,4 @@
-"""Recommendations and checkpoints through the repository, on SQLite and PostgreSQL."""
+"""Recommendations and checkpoints through app.store, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -14,17 +14,10 @@ from app.core.resources import MAX_AMOUNT
 from app.core.settings import RecommenderSettings
 from app.extensions import db
 from app.models import Checkpoint, Recommendation
-from app.repository import (
-    ContainerResult,
-    CurrentRequests,
-    delete_workload,
-    find_recommendations,
-    load_checkpoints,
-    recommendation_history,
-    results_from_model,
-    save_all,
-    save_batch,
-)
+from app.store.checkpoints import load_checkpoints
+from app.store.history import recommendation_history
+from app.store.recommendations import delete_workload, find_recommendations, save_all, save_batch
+from app.store.results import ContainerResult, CurrentRequests, results_from_model
 
 S = RecommenderSettings()
 NOW = datetime(2024, 7, 4, tzinfo=UTC)

@@ -1,0 +1,19 @@
+"""The database: every SQL query rightsizer makes is built here, and only here.
+
+Callers say what they want (`policies.valid_policies(session, log)`, `events.page(...)`,
+`versioned.update_versioned(...)`) and get rows or plain values back; no module outside
+`app.store`, `app.models` and `app.extensions` imports SQLAlchemy (an import-linter contract in
+setup.cfg holds that). Modules per table family:
+
+- `recommendations`: what the recommender computed (`results`) saved per batch with its
+  checkpoint, the gauges, garbage collection of vanished workloads; `history`: the hourly
+  recommendation points.
+- `checkpoints`: checkpoint rows back into the model, for the recommender and the histogram views.
+- `snapshot`: what the webhook and the updater load (recommendation targets, history lengths).
+- `policies`, `scalers`: rows of the editable resources; `versioned`: their optimistic-concurrency
+  create, update and delete.
+- `audit`: an audit event added to the change it records, and the action counters;
+  `events`: pages of the audit trail.
+- `session`: the session type, its own session outside a request, reachability, time conversion
+  and the database errors callers may handle.
+"""

@@ -1,0 +1,79 @@
+"""Audit events: what rightsizer and its users changed, each added to the change it records.
+
+`record` adds the event to the session of that change, so both commit or neither does. Every
+eviction, resize and scale change is also counted in Prometheus here, at that one place, when the
+event's transaction commits (a rolled-back event is not counted).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import Counter
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from app.models import AuditEvent
+from app.store.session import DbSession
+
+# Audit-event action -> the counter of what rightsizer did to the cluster.
+ACTION_COUNTERS = {
+    "evict": Counter(
+        "rightsizer_evictions",
+        "Pods rightsizer evicted (to apply a recommendation, or a resize "
+        "that could not be done in place), counted when the audit event commits.",
+    ),
+    "resize": Counter(
+        "rightsizer_resizes",
+        "Pods rightsizer resized in place, counted when the audit event commits.",
+    ),
+    "scale": Counter(
+        "rightsizer_scale_changes",
+        "Replica changes the proportional scalers made, counted when the audit event commits.",
+    ),
+}
+_PENDING_ACTIONS = "rightsizer.pending_actions"
+
+
+@event.listens_for(Session, "after_flush")
+def _note_actions(session: Session, _flush_context: Any) -> None:
+    """Audit events of actions written by this flush: counted only if their transaction commits."""
+    for obj in session.new:
+        if isinstance(obj, AuditEvent) and obj.action in ACTION_COUNTERS:
+            session.info.setdefault(_PENDING_ACTIONS, []).append(obj.action)
+
+
+@event.listens_for(Session, "after_commit")
+def _count_actions(session: Session) -> None:
+    for action in session.info.pop(_PENDING_ACTIONS, ()):
+        ACTION_COUNTERS[action].inc()
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_actions(session: Session) -> None:
+    session.info.pop(_PENDING_ACTIONS, None)
+
+
+def record(
+    session: DbSession,
+    actor: str,
+    action: str,
+    kind: str,
+    ref: str,
+    message: str,
+    details: dict[str, Any],
+) -> AuditEvent:
+    """Adds an audit event to `session` (not committed: it commits with the change it records).
+
+    `actor` is who acted ("rightsizer/updater", or the API caller), `kind` and `ref` the object
+    acted on ("Pod", "shop/web-1")."""
+    row = AuditEvent(
+        actor=actor,
+        action=action,
+        object_kind=kind,
+        object_ref=ref,
+        message=message,
+        details=details,
+    )
+    session.add(row)
+    return row

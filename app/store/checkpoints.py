@@ -1,0 +1,83 @@
+"""Checkpoint rows: the recommender's histograms as saved, and read back into the model.
+
+The recommender restores from them at start; the histogram views (REST and dashboard) read them
+through the same `checkpoint_from_row`, so the buckets shown are the ones recommendations use.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from sqlalchemy import select
+
+from app.core.checkpoint import AggregateCheckpoint, load_aggregate
+from app.core.histogram import HistogramCheckpoint
+from app.core.model import UsageModel, WorkloadKey
+from app.core.settings import RecommenderSettings
+from app.models import Checkpoint
+from app.store.session import DbSession, to_datetime, to_unix
+
+log = logging.getLogger(__name__)
+
+
+def fill_checkpoint(row: Checkpoint, cp: AggregateCheckpoint, now: datetime) -> None:
+    """Writes `cp` into the checkpoint row (new or loaded), stamped `now`."""
+    row.cpu_buckets = {str(k): v for k, v in sorted(cp.cpu.bucket_weights.items())}
+    row.cpu_total_weight = cp.cpu.total_weight
+    row.cpu_reference_time = to_datetime(cp.cpu.reference_time)
+    row.memory_buckets = {str(k): v for k, v in sorted(cp.memory.bucket_weights.items())}
+    row.memory_total_weight = cp.memory.total_weight
+    row.memory_reference_time = to_datetime(cp.memory.reference_time)
+    row.sample_count = cp.total_samples
+    row.first_sample_at = to_datetime(cp.first_sample)
+    row.last_sample_at = to_datetime(cp.last_sample)
+    row.version = cp.version
+    row.updated_at = now
+
+
+def checkpoint_from_row(row: Checkpoint) -> AggregateCheckpoint:
+    return AggregateCheckpoint(
+        cpu=HistogramCheckpoint(
+            {int(k): int(v) for k, v in row.cpu_buckets.items()},
+            row.cpu_total_weight,
+            to_unix(row.cpu_reference_time),
+        ),
+        memory=HistogramCheckpoint(
+            {int(k): int(v) for k, v in row.memory_buckets.items()},
+            row.memory_total_weight,
+            to_unix(row.memory_reference_time),
+        ),
+        first_sample=to_unix(row.first_sample_at),
+        last_sample=to_unix(row.last_sample_at),
+        total_samples=row.sample_count,
+        version=row.version,
+    )
+
+
+def load_checkpoints(
+    session: DbSession, model: UsageModel, settings: RecommenderSettings
+) -> tuple[int, int]:
+    """Restores every checkpoint into `model`; a bad one is logged and kept, not deleted."""
+    loaded = skipped = 0
+    for row in session.scalars(select(Checkpoint)):
+        w = WorkloadKey(row.namespace, row.kind, row.name)
+        try:
+            agg = load_aggregate(checkpoint_from_row(row), settings)
+        except (ValueError, TypeError, AttributeError) as e:
+            log.warning("skipping checkpoint of %s container %s: %s", w, row.container, e)
+            skipped += 1
+            continue
+        model.restore(w, row.container, agg)
+        loaded += 1
+    return loaded, skipped
+
+
+def checkpoint_rows(session: DbSession, namespace: str, kind: str, name: str) -> list[Checkpoint]:
+    """The checkpoints of one workload's containers, by container name."""
+    q = (
+        select(Checkpoint)
+        .where(Checkpoint.namespace == namespace, Checkpoint.kind == kind, Checkpoint.name == name)
+        .order_by(Checkpoint.container)
+    )
+    return list(session.scalars(q))

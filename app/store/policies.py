@@ -1,0 +1,65 @@
+"""Policy rows: found, listed, and read back as valid policies.
+
+A row is written only through the API's validation, but a row edited by hand (or by an older
+release) may no longer parse: every reader skips it and logs it once per version, through one
+`InvalidPolicyLog` it keeps, rather than on every refresh or page.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import select
+
+from app.core.policy import Policy
+from app.models import Policy as PolicyRow
+from app.policies import PolicyInvalid, policy_from_row
+from app.store.session import DbSession
+
+log = logging.getLogger(__name__)
+
+
+class InvalidPolicyLog:
+    """Logs each invalid policy row once per version, as "<reader> ignores invalid policy ..."."""
+
+    def __init__(self, reader: str) -> None:
+        self.reader = reader
+        self.seen: set[tuple[int, int]] = set()
+
+    def report(self, row: PolicyRow, e: PolicyInvalid) -> None:
+        key = (row.id, row.version)
+        if key not in self.seen:
+            self.seen.add(key)
+            log.warning(
+                "%s ignores invalid policy %s/%s: %s", self.reader, row.namespace, row.name, e
+            )
+
+
+def valid_policies(session: DbSession, invalid: InvalidPolicyLog) -> list[Policy]:
+    """Every policy row that parses (one query); the others are reported to `invalid`."""
+    out = []
+    for row in session.scalars(select(PolicyRow)):
+        try:
+            out.append(policy_from_row(row))
+        except PolicyInvalid as e:
+            invalid.report(row, e)
+    return out
+
+
+def find_policy(session: DbSession, namespace: str, name: str) -> PolicyRow | None:
+    return session.scalar(
+        select(PolicyRow).where(PolicyRow.namespace == namespace, PolicyRow.name == name)
+    )
+
+
+def policy_exists(session: DbSession, namespace: str, name: str) -> bool:
+    q = select(PolicyRow.id).where(PolicyRow.namespace == namespace, PolicyRow.name == name)
+    return session.scalar(q) is not None
+
+
+def policy_rows(session: DbSession, namespace: str | None = None) -> list[PolicyRow]:
+    """The rows as stored (valid or not), by namespace and name; of one namespace if given."""
+    q = select(PolicyRow).order_by(PolicyRow.namespace, PolicyRow.name)
+    if namespace is not None:
+        q = q.where(PolicyRow.namespace == namespace)
+    return list(session.scalars(q))

@@ -1,0 +1,37 @@
+"""What the recommender computed for one workload container, ready to be saved."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from app.core.capping import ContainerPolicy, Recommendation
+from app.core.checkpoint import AggregateCheckpoint, save_aggregate
+from app.core.model import UsageModel, WorkloadKey
+
+
+@dataclass(frozen=True)
+class CurrentRequests:
+    cpu: int | None = None  # millicores
+    memory: int | None = None  # bytes
+    replicas: int | None = None  # live pods of the workload seen in the run
+
+
+@dataclass(frozen=True)
+class ContainerResult:
+    workload: WorkloadKey
+    container: str
+    recommendation: Recommendation | None  # None: no recommendation (e.g. turned off by policy)
+    checkpoint: AggregateCheckpoint
+    current: CurrentRequests | None = None  # None: no pod seen in this run; keep what is stored
+    conflicts: dict[str, str] = field(default_factory=dict)
+
+
+def results_from_model(
+    model: UsageModel, policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None
+) -> Iterator[ContainerResult]:
+    """A result per aggregate of the model: its recommendation (if any) and its checkpoint."""
+    for w in model.workloads():
+        recs = model.recommend(w, policies_for(w) if policies_for else None)
+        for container, agg in sorted(model.aggregates[w].items()):
+            yield ContainerResult(w, container, recs.get(container), save_aggregate(agg))

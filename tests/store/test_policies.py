@@ -1,0 +1,75 @@
+"""Policy rows read back as policies: the one loader every reader uses, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from flask import Flask
+
+from app.extensions import db
+from app.models import Policy as PolicyRow
+from app.store.policies import (
+    InvalidPolicyLog,
+    find_policy,
+    policy_exists,
+    policy_rows,
+    valid_policies,
+)
+
+
+def add(namespace: str, name: str, update_mode: str = "Recreate") -> PolicyRow:
+    row = PolicyRow(namespace=namespace, name=name, update_mode=update_mode, version=1)
+    db.session.add(row)
+    db.session.commit()
+    return row
+
+
+def test_valid_policies_skips_a_bad_row_logs_it_once_and_returns_the_good_ones(
+    app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    add("shop", "web")
+    bad = add("shop", "broken", update_mode="Never")  # edited by hand: no such mode
+    add("*", "default", update_mode="Off")
+    invalid = InvalidPolicyLog("recommender")
+    with caplog.at_level(logging.WARNING, logger="app.store.policies"):
+        first = valid_policies(db.session, invalid)
+        second = valid_policies(db.session, invalid)
+    assert sorted((p.namespace, p.name) for p in first) == [("*", "default"), ("shop", "web")]
+    assert [(p.namespace, p.name) for p in second] == [(p.namespace, p.name) for p in first]
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1, warnings  # once, not on every load
+    assert warnings[0].startswith("recommender ignores invalid policy shop/broken: ")
+    assert "updateMode" in warnings[0]
+
+    # A new version of the row is a new problem: logged again.
+    bad.version = 2
+    db.session.commit()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="app.store.policies"):
+        valid_policies(db.session, invalid)
+    assert len(caplog.records) == 1
+
+
+def test_each_reader_keeps_its_own_log(app: Flask, caplog: pytest.LogCaptureFixture) -> None:
+    add("shop", "broken", update_mode="Never")
+    with caplog.at_level(logging.WARNING, logger="app.store.policies"):
+        assert valid_policies(db.session, InvalidPolicyLog("webhook")) == []
+        assert valid_policies(db.session, InvalidPolicyLog("dashboard")) == []
+    assert [r.getMessage().split(" ")[0] for r in caplog.records] == ["webhook", "dashboard"]
+
+
+def test_find_list_and_exists(app: Flask) -> None:
+    add("shop", "web")
+    add("bank", "api")
+    add("shop", "api")
+    found = find_policy(db.session, "shop", "web")
+    assert found is not None and (found.namespace, found.name) == ("shop", "web")
+    assert find_policy(db.session, "bank", "web") is None
+    assert policy_exists(db.session, "bank", "api") and not policy_exists(db.session, "x", "api")
+    assert [(r.namespace, r.name) for r in policy_rows(db.session)] == [
+        ("bank", "api"),
+        ("shop", "api"),
+        ("shop", "web"),
+    ]
+    assert [r.name for r in policy_rows(db.session, "shop")] == ["api", "web"]
