@@ -1,7 +1,8 @@
 """Benchmark: AdmissionReviews per second and latency over HTTPS, beside GET /healthz.
 
 Starts the server as `rightsizer serve` does (`python -m app.cli serve`: gunicorn with
-app.gunicorn_conf, gthread workers, TLS, gc.freeze() after load; jobs off, nothing to register) on
+app.serving.gunicorn_conf, gthread workers, TLS, gc.freeze() after load; jobs off, nothing to
+register) on
 a free loopback port, serving a throw-away SQLite database (or --database-url) holding a policy and
 recommendations for --workloads Deployments. Meanwhile a recommender process rewrites every
 recommendation and checkpoint every --recommender-every seconds through the recommender's own
@@ -406,7 +407,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="rightsizer-bench-"))
     url = args.database_url or f"sqlite:///{tmp}/bench.db"
     seed_database(url, args.workloads)
-    from app.certs import ensure
+    from app.serving.certs import ensure
 
     paths, _ = ensure(tmp / "certs", ["localhost", "127.0.0.1"])
     port = free_port()
@@ -430,7 +431,7 @@ def main() -> None:
 
     served = from_environment(env)
     workers, threads = served["WORKERS"], served["THREADS"]
-    # Exactly `rightsizer serve`, which execs gunicorn -c python:app.gunicorn_conf.
+    # Exactly `rightsizer serve`, which execs gunicorn -c python:app.serving.gunicorn_conf.
     server = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--no-migrate"], cwd=ROOT, env=env
     )
