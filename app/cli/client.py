@@ -19,7 +19,10 @@ import click
 import requests
 import yaml
 
+from app.api.common import without_read_only
+from app.api.scalers import validate_scaler
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
+from app.policies import PolicyInvalid, parse_policy
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 # Client-side settings (README "CLI"); flags win over them.
@@ -186,9 +189,6 @@ def policy() -> None:
 @api_options
 def policy_apply(filename: str, server: str, token: str) -> None:
     """Create or update the policies in FILE: all of them, or none if one is invalid."""
-    from app.api.common import without_read_only
-    from app.policies import PolicyInvalid, parse_policy
-
     api = Api(server, token)
     docs = load_documents(filename)
     for i, doc in enumerate(docs):
@@ -387,9 +387,6 @@ def scaler_list(output: str, server: str, token: str) -> None:
 @api_options
 def scaler_apply(filename: str, server: str, token: str) -> None:
     """Create or update the scalers in FILE: all of them, or none if one is invalid."""
-    from app.api.common import without_read_only
-    from app.api.scalers import validate_scaler
-
     api = Api(server, token)
     docs = load_documents(filename)
     for i, doc in enumerate(docs):

@@ -20,6 +20,7 @@ import yaml
 
 from app.core.behavior import BehaviorError, History, decide, parse_behavior, parse_history
 from app.core.proportional import ClusterStatus, ParamsError, parse_params, replicas
+from app.migrate_vpa import PolicyInvalid, policy_from_vpa
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -186,8 +187,6 @@ def import_configmap(path: str, target: str, name: str | None, output: str) -> N
 )
 def import_vpas(path: str, output: str) -> None:
     """Turn VerticalPodAutoscaler objects into policies (for `policy apply -f -`)."""
-    from app.migrate_vpa import PolicyInvalid, policy_from_vpa
-
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
