@@ -6,8 +6,8 @@ register) on
 a free loopback port, serving a throw-away SQLite database (or --database-url) holding a policy and
 recommendations for --workloads Deployments. Meanwhile a recommender process rewrites every
 recommendation and checkpoint every --recommender-every seconds through the recommender's own
-save path (app.repository.save_all, in batches), so the webhook's cache keeps reloading changed
-rows during the measurement. The server is driven from client processes (pure Python:
+save path (app.store.recommendations.save_all, in batches), so the webhook's cache keeps reloading
+changed rows during the measurement. The server is driven from client processes (pure Python:
 http.client over TLS, one keep-alive connection per thread):
 
 1. closed loop: every connection sends its next request as soon as the previous answer arrives,
@@ -359,7 +359,8 @@ def recommender_process(url: str, workloads: int, every: float, stop: Any, out: 
 
     from app.core.model import UsageModel, WorkloadKey
     from app.core.settings import RecommenderSettings
-    from app.repository import results_from_model, save_all
+    from app.store.recommendations import save_all
+    from app.store.results import results_from_model
 
     session = Session(create_engine(url))
     model = UsageModel(RecommenderSettings())

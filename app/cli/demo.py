@@ -32,9 +32,10 @@ from app.core.trace import replay as replay_trace
 from app.extensions import db
 from app.kube.client import api_client, ensure_namespace
 from app.kube.cluster import workloads_with_pods
-from app.repository import results_from_model, save_all
 from app.serving.certs import CertPaths, ensure, service_names
 from app.simulator.simulator import Simulator
+from app.store.recommendations import save_all
+from app.store.results import results_from_model
 
 log = logging.getLogger(__name__)
 DEMO_NAMESPACE = "rightsizer"
