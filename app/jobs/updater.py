@@ -50,6 +50,7 @@ from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.kube.quantity import quantity_amount
 from app.store import audit
+from app.store.policies import InvalidPolicyLog
 from app.store.snapshot import history_seconds
 from app.webhook.cache import Snapshot, load_snapshot
 from app.webhook.handler import parse_amount
@@ -173,6 +174,7 @@ class UpdaterJob:
         self.bucket = TokenBucket(options.evictions_per_second, options.eviction_burst, clock)
         self.resizing = ResizeWatch()
         self.tally = Tally()
+        self.invalid_policies = InvalidPolicyLog("updater")  # each bad row logged once
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
         if not self.cluster.wait_synced(timeout=min(self.interval, 30.0)):
@@ -194,7 +196,7 @@ class UpdaterJob:
                 "(it would come back unchanged)"
             )
         with self.app.app_context():
-            snapshot = load_snapshot(db.session())
+            snapshot = load_snapshot(db.session(), invalid=self.invalid_policies)
             history = history_seconds(db.session)
         pods = self.cluster.pods.items()
         by_workload: dict[WorkloadKey, list[dict[str, Any]]] = {}
