@@ -119,7 +119,10 @@ class Webhook:
         """Starts this process's background threads unless they run (cheap when they do)."""
         self.cache.start(wait=wait)
         if self.sources is not None:
-            self.sources.start(self, wait=wait)
+            self.sources.start(wait=wait)
+            if self.sources.limit_ranges is not None and self.sources.owners is not None:
+                self.limit_ranges = self.sources.limit_ranges
+                self.owner_lookup = self.sources.owners
 
     def stop(self) -> None:
         self.cache.stop()

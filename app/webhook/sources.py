@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from app.webhook.handler import Webhook
+from app.kube.client import api_client
+from app.kube.limitranges import LimitRangeCache
+from app.kube.owners import OwnerCache
 
 log = logging.getLogger(__name__)
 
@@ -27,17 +28,18 @@ def should_watch(setting: bool | str, kubeconfig: str) -> bool:
 
 
 class ClusterSources:
-    """Builds the informers in the process that first needs them and plugs them into a Webhook."""
+    """Builds the informers in the process that first needs them; the Webhook reads
+    `limit_ranges` and `owners` once they run (both None until then, or when they cannot)."""
 
     def __init__(self, kubeconfig: str = "", api_client: Any = None) -> None:
         self.kubeconfig = kubeconfig
         self.api_client = api_client  # tests pass one; a server builds its own per process
-        self.limit_ranges: Any = None
-        self.owners: Any = None
+        self.limit_ranges: LimitRangeCache | None = None
+        self.owners: OwnerCache | None = None
         self._pid = 0
         self._lock = threading.Lock()
 
-    def start(self, hook: Webhook, wait: float = 0.0) -> bool:
+    def start(self, wait: float = 0.0) -> bool:
         """Starts the informers of this process unless they run; True when this call did."""
         if self._pid == os.getpid():
             return False
@@ -46,10 +48,6 @@ class ClusterSources:
                 return False
             self._pid = os.getpid()
             try:
-                from app.kube.client import api_client
-                from app.kube.limitranges import LimitRangeCache
-                from app.kube.owners import OwnerCache
-
                 api = self.api_client or api_client(self.kubeconfig or None)
                 self.limit_ranges = LimitRangeCache(api).start()
                 self.owners = OwnerCache(api).start()
@@ -60,9 +58,7 @@ class ClusterSources:
                     e,
                 )
                 return True
-            hook.limit_ranges = self.limit_ranges
-            hook.owner_lookup = self.owners
-        if wait > 0:
+        if wait > 0 and self.limit_ranges is not None:
             self.limit_ranges.wait_synced(wait)
         return True
 
