@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from app.core.settings import RecommenderSettings
+from app.core.recommend.settings import RecommenderSettings
 
 DEFAULT_DATABASE_URL = "sqlite:///rightsizer.db"
 

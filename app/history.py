@@ -17,7 +17,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from app.core.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel, WorkloadKey
 from app.jobs.samples import container_resources
 from app.kube.cluster import ClusterView
 

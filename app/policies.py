@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from app.core.capping import RESOURCES, ContainerPolicy
 from app.core.policy import (
     CLUSTER_WIDE,
     CONTAINER_MODES,
@@ -23,6 +22,7 @@ from app.core.policy import (
     Policy,
     normalize_update_mode,
 )
+from app.core.recommend.capping import RESOURCES, ContainerPolicy
 from app.kube.quantity import quantity_amount
 from app.models import Policy as PolicyRow
 

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from app.core.capping import ContainerPolicy
-from app.core.limitrange import RESOURCES
 from app.core.policy import Policy, normalize_update_mode
+from app.core.recommend.capping import ContainerPolicy
+from app.core.sizing.limitrange import RESOURCES
 from tests.webhook.pods import pod
 
 NAMES = ["app", "envoy", "log", "metrics"]

@@ -6,7 +6,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from app.config import ENVIRONMENT, recommender_env_var
-from app.core.settings import RecommenderSettings
+from app.core.recommend.settings import RecommenderSettings
 
 README = (Path(__file__).parents[1] / "README.md").read_text()
 

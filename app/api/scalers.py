@@ -34,8 +34,8 @@ from app.api.common import (
 )
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
-from app.core.behavior import BehaviorError, History, decide, parse_behavior
-from app.core.proportional import (
+from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior
+from app.core.scaling.proportional import (
     ParamsError,
     cluster_status,
     parse_params,

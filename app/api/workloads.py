@@ -17,8 +17,8 @@ from app.api.auth import requires
 from app.api.common import rfc3339
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
-from app.core.checkpoint import load_aggregate
-from app.core.histogram import Histogram
+from app.core.recommend.checkpoint import load_aggregate
+from app.core.recommend.histogram import Histogram
 from app.core.resources import Resources, format_cpu, format_memory
 from app.extensions import db
 from app.models import Checkpoint

@@ -26,9 +26,9 @@ from flask import current_app
 from flask.cli import with_appcontext
 from flask_migrate import upgrade
 
-from app.core.model import UsageModel, WorkloadKey
-from app.core.trace import TraceError, parse_trace
-from app.core.trace import replay as replay_trace
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.trace import TraceError, parse_trace
+from app.core.recommend.trace import replay as replay_trace
 from app.extensions import db
 from app.kube.client import api_client, ensure_namespace
 from app.kube.cluster import workloads_with_pods

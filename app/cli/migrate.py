@@ -18,8 +18,8 @@ from typing import Any, NoReturn, TypeVar
 import click
 import yaml
 
-from app.core.behavior import BehaviorError, History, decide, parse_behavior, parse_history
-from app.core.proportional import ClusterStatus, ParamsError, parse_params, replicas
+from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior, parse_history
+from app.core.scaling.proportional import ClusterStatus, ParamsError, parse_params, replicas
 from app.migrate_vpa import PolicyInvalid, policy_from_vpa
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -10,7 +10,7 @@ import sys
 import click
 
 from app.config import ConfigError, idle_after_seconds, recommender_settings
-from app.core.trace import TraceError, parse_trace, recommendations_json, replay
+from app.core.recommend.trace import TraceError, parse_trace, recommendations_json, replay
 
 
 @click.command("recommend")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.core.model import WorkloadKey
+from app.core.recommend.model import WorkloadKey
 
 Lookup = Callable[[str, str, str], dict[str, Any] | None]  # (namespace, kind, name) -> object
 FOLLOWED = {"ReplicaSet": "Deployment", "Job": "CronJob"}

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from app.core.capping import ContainerPolicy
-from app.core.model import WorkloadKey
+from app.core.recommend.capping import ContainerPolicy
+from app.core.recommend.model import WorkloadKey
 
 UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate")
 UPDATE_MODE_ALIASES = {"Auto": "Recreate"}  # VPA's deprecated Auto means Recreate

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.model import WorkloadKey
 from app.core.policy import Policy, governing_policy
+from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.models import Recommendation
 from app.store.policies import InvalidPolicyLog, valid_policies

@@ -17,10 +17,10 @@ from typing import Any
 
 from flask import Flask
 
-from app.core.capping import ContainerPolicy
-from app.core.checkpoint import save_aggregate
-from app.core.model import UsageModel, WorkloadKey
 from app.core.policy import Policy, governing_policy
+from app.core.recommend.capping import ContainerPolicy
+from app.core.recommend.checkpoint import save_aggregate
+from app.core.recommend.model import UsageModel, WorkloadKey
 from app.extensions import db
 from app.jobs.samples import (
     ContainerResources,

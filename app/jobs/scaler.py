@@ -15,8 +15,15 @@ from typing import Any
 
 from flask import Flask
 
-from app.core.behavior import BehaviorError, History, Proposal, ScaleChange, decide, parse_behavior
-from app.core.proportional import ParamsError, cluster_status, parse_params, replicas
+from app.core.scaling.behavior import (
+    BehaviorError,
+    History,
+    Proposal,
+    ScaleChange,
+    decide,
+    parse_behavior,
+)
+from app.core.scaling.proportional import ParamsError, cluster_status, parse_params, replicas
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing

@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Flask
 
-from app.core.priority import UpdaterSettings
+from app.core.sizing.priority import UpdaterSettings
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.jobs.runner import Job, JobRunner
 from app.jobs.scaler import ScalerJob

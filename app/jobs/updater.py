@@ -1,7 +1,8 @@
 """The updater job: replace or resize running pods far from their recommendation (VPA updater).
 
-Per workload whose policy is Recreate or InPlaceOrRecreate: pods qualify by app.core.priority,
-are taken scale-ups first, and at most int(replicas x tolerance) per owner per run are disrupted;
+Per workload whose policy is Recreate or InPlaceOrRecreate: pods qualify by
+app.core.sizing.priority, are taken scale-ups first, and at most int(replicas x tolerance) per
+owner per run are disrupted;
 owners with fewer live pods than minReplicas are left alone. New values come from the same patch
 builder the webhook uses, so a resized pod gets exactly what a recreated one would.
 
@@ -24,12 +25,12 @@ from typing import Any
 
 from flask import Flask
 
-from app.core.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
-from app.core.limitrange import LimitRangeItem
-from app.core.model import WorkloadKey
-from app.core.patch import PodInvalid, PodPatch, build_patch
 from app.core.policy import Policy
-from app.core.priority import (
+from app.core.recommend.model import WorkloadKey
+from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
+from app.core.sizing.limitrange import LimitRangeItem
+from app.core.sizing.patch import PodInvalid, PodPatch, build_patch
+from app.core.sizing.priority import (
     ContainerView,
     DisruptionBudget,
     PodPriority,
@@ -42,7 +43,7 @@ from app.core.priority import (
     resize_state,
     update_reason,
 )
-from app.core.resize_rules import ResizeCheck, known_refusal, memory_policy
+from app.core.sizing.resize_rules import ResizeCheck, known_refusal, memory_policy
 from app.extensions import db
 from app.jobs.samples import app_containers, container_resources, parse_time
 from app.kube.actions import PodActions
@@ -258,7 +259,7 @@ class UpdaterJob:
         """The controlled containers, each against what the patch would set: the target after the
         policy's and the LimitRanges' caps. The bounds widen to take that value in, so a pod that
         holds the best it is allowed is never "outside the recommended range"."""
-        from app.core.capping import policy_for_container
+        from app.core.recommend.capping import policy_for_container
 
         recs = snapshot.recommendations.get(w, {})
         excluded = snapshot.excluded.get(w, {})
@@ -472,7 +473,8 @@ class UpdaterJob:
 
     def _not_resizable(self, c: Candidate, live: dict[str, Any]) -> str | None:
         """Why Kubernetes would refuse this resize, known before sending it: a QoS class change
-        (every release), or what the cluster's release refuses (app.core.resize_rules)."""
+        (every release), or what the cluster's release refuses
+        (app.core.sizing.resize_rules)."""
         qos = self._changes_qos(c, live)
         if qos is not None:
             return f"resize would change the QoS class {qos[0]} -> {qos[1]}"

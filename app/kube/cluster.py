@@ -15,8 +15,8 @@ from typing import Any
 
 from kubernetes import client
 
-from app.core.model import WorkloadKey
 from app.core.owners import workload_of_pod
+from app.core.recommend.model import WorkloadKey
 from app.kube.informer import Informer, Obj
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from typing import Any
 
 from kubernetes import client
 
-from app.core.limitrange import LimitRangeItem, parse_limit_range
+from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
 from app.kube.informer import Informer, Obj, key_of
 from app.kube.quantity import quantity_amount
 

@@ -11,10 +11,10 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from app.core.checkpoint import AggregateCheckpoint, load_aggregate
-from app.core.histogram import HistogramCheckpoint
-from app.core.model import UsageModel, WorkloadKey
-from app.core.settings import RecommenderSettings
+from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate
+from app.core.recommend.histogram import HistogramCheckpoint
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.settings import RecommenderSettings
 from app.models import Checkpoint
 from app.store.session import DbSession, to_datetime, to_unix
 

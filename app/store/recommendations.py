@@ -16,7 +16,7 @@ from typing import Any
 from prometheus_client import Gauge
 from sqlalchemy import delete, func, select, tuple_
 
-from app.core.model import WorkloadKey
+from app.core.recommend.model import WorkloadKey
 from app.models import Checkpoint, RecommendationPoint
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import fill_checkpoint

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from app.core.capping import ContainerPolicy, Recommendation
-from app.core.checkpoint import AggregateCheckpoint, save_aggregate
-from app.core.model import UsageModel, WorkloadKey
+from app.core.recommend.capping import ContainerPolicy, Recommendation
+from app.core.recommend.checkpoint import AggregateCheckpoint, save_aggregate
+from app.core.recommend.model import UsageModel, WorkloadKey
 
 
 @dataclass(frozen=True)

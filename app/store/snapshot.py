@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from sqlalchemy import select
 
-from app.core.capping import Recommendation
-from app.core.model import WorkloadKey
+from app.core.recommend.capping import Recommendation
+from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources
 from app.models import Recommendation as RecommendationRow
 from app.store.session import DbSession

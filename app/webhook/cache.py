@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
-from app.core.capping import Recommendation
-from app.core.model import WorkloadKey
 from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
+from app.core.recommend.capping import Recommendation
+from app.core.recommend.model import WorkloadKey
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession
 from app.store.snapshot import recommendation_targets

@@ -22,9 +22,9 @@ from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
 from typing import Any
 
-from app.core.limitrange import LimitRangeItem
 from app.core.owners import Lookup, workload_of_pod
-from app.core.patch import UNFIT, PodInvalid, PodPatch, build_patch
+from app.core.sizing.limitrange import LimitRangeItem
+from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch, build_patch
 from app.kube.quantity import quantity_amount
 from app.webhook import metrics
 from app.webhook.audit import MutationCounter

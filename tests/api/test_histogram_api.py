@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.core.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel, WorkloadKey
 from app.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model

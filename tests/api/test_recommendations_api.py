@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.core.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel, WorkloadKey
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator

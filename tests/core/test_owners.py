@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.model import WorkloadKey
 from app.core.owners import workload_of_pod
+from app.core.recommend.model import WorkloadKey
 
 
 def pod(

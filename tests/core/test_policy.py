@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.core.model import WorkloadKey
 from app.core.policy import Policy, governing_policy, normalize_update_mode
+from app.core.recommend.model import WorkloadKey
 
 WEB = WorkloadKey("shop", "Deployment", "web")
 CLUSTER = Policy("default", "*", created=1.0, id=1)

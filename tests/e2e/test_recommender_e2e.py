@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from app.core.checkpoint import load_aggregate, save_aggregate
-from app.core.histogram import HistogramCheckpoint
-from app.core.model import UsageModel, WorkloadKey
 from app.core.owners import workload_of_pod
+from app.core.recommend.checkpoint import load_aggregate, save_aggregate
+from app.core.recommend.histogram import HistogramCheckpoint
+from app.core.recommend.model import UsageModel, WorkloadKey
 from app.jobs.samples import container_resources, new_oom_kills, usage_from_metrics
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator

@@ -15,7 +15,7 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import func, select
 
-from app.core.model import WorkloadKey
+from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.kube.cluster import ClusterView

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from app.core.model import WorkloadKey
-from app.core.trace import recommendations_json
+from app.core.recommend.model import WorkloadKey
+from app.core.recommend.trace import recommendations_json
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 
 NS = "shop"

@@ -498,7 +498,7 @@ def test_resize_stuck_too_long_falls_back_to_eviction(
 
 
 def _one_at_a_time() -> Any:
-    from app.core.priority import UpdaterSettings
+    from app.core.sizing.priority import UpdaterSettings
 
     return UpdaterSettings(eviction_tolerance=0.0)  # one pod per owner per run, all running
 
@@ -646,7 +646,7 @@ def test_nothing_happens_while_limit_ranges_cannot_be_listed(
 def test_the_pod_cache_keeps_what_the_fit_check_reads() -> None:
     """Pods are trimmed in the cache; tolerations (but the defaults every pod gets), the
     nodeSelector and the required node affinity survive, and give the same Placement."""
-    from app.core.fit import Placement
+    from app.core.sizing.fit import Placement
     from app.kube.cluster import trim_pod
 
     required = {

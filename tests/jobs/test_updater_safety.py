@@ -13,7 +13,7 @@ import pytest
 from flask import Flask
 from kubernetes import client
 
-from app.core.priority import UpdaterSettings
+from app.core.sizing.priority import UpdaterSettings
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.models import Recommendation

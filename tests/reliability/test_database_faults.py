@@ -23,8 +23,8 @@ from flask import Flask
 from flask_migrate import upgrade
 
 from app import create_app
-from app.core.model import UsageModel, WorkloadKey
-from app.core.settings import RecommenderSettings
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.settings import RecommenderSettings
 from app.extensions import db
 from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints

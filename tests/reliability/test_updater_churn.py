@@ -19,7 +19,7 @@ from flask import Flask
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from app.core.priority import UpdaterSettings
+from app.core.sizing.priority import UpdaterSettings
 from app.kube.cluster import ClusterView
 from app.simulator.apiserver import podutil
 from app.simulator.apiserver.resources import DEPLOYMENT, POD

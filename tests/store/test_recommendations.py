@@ -8,10 +8,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
-from app.core.capping import ContainerPolicy
-from app.core.model import UsageModel, WorkloadKey
+from app.core.recommend.capping import ContainerPolicy
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.settings import RecommenderSettings
 from app.core.resources import MAX_AMOUNT
-from app.core.settings import RecommenderSettings
 from app.extensions import db
 from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints

@@ -15,10 +15,10 @@ from typing import Any
 import jsonpatch
 import kubernetes_validate
 
-from app.core.capping import Recommendation
-from app.core.limitrange import RESOURCES
 from app.core.policy import Policy
+from app.core.recommend.capping import Recommendation
 from app.core.resources import Resources
+from app.core.sizing.limitrange import RESOURCES
 from app.kube.quantity import quantity_amount
 
 K8S_VERSION = "1.37.0"

@@ -11,7 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select, text
 
-from app.core.model import WorkloadKey
+from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.models import AuditEvent
 from app.webhook import webhook_of

@@ -9,7 +9,7 @@ import pytest
 from flask import Flask
 
 from app import create_app
-from app.core.model import WorkloadKey
+from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.webhook import webhook_of
 from app.webhook.cache import Snapshot, WebhookCache, build_snapshot

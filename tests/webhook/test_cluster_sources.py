@@ -13,8 +13,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from kubernetes import client as k8s
 
-from app.core.model import WorkloadKey
 from app.core.owners import workload_of_pod
+from app.core.recommend.model import WorkloadKey
 from app.kube.limitranges import LimitRangeCache
 from app.kube.owners import OwnerCache
 from app.simulator.simulator import Simulator

@@ -29,9 +29,9 @@ from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.limitrange import parse_limit_range
-from app.core.model import WorkloadKey
 from app.core.policy import Policy
+from app.core.recommend.model import WorkloadKey
+from app.core.sizing.limitrange import parse_limit_range
 from app.kube.quantity import quantity_amount
 from app.simulator.apiserver import limitranger, podutil, validation
 from app.simulator.apiserver.errors import ApiError

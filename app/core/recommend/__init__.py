@@ -1,0 +1,1 @@
+"""Recommender math (VPA recommender): histograms, aggregation, estimator, capping, usage model."""

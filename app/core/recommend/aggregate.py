@@ -1,0 +1,135 @@
+"""Usage state per workload container (the aggregate) and per pod container (its memory window).
+
+CPU: every sample goes into the aggregate's decaying histogram, weighted by the container's CPU
+request (at least min_cpu_sample_weight cores), so busy large pods count more than idle small ones.
+Memory: each pod container contributes ONE sample per aggregation interval (24h): its peak. While
+a window is open, a larger usage replaces the window's peak (subtract old, add new); the peak is
+timestamped at the window's end so that its decay does not depend on when in the day it happened.
+An OOM kill adds a peak of max(used + min bump, used * bump ratio).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets
+from app.core.recommend.settings import RecommenderSettings
+
+
+def cpu_buckets(s: RecommenderSettings) -> ExponentialBuckets:
+    return ExponentialBuckets(
+        s.cpu_histogram_max,
+        s.cpu_histogram_first_bucket,
+        s.histogram_bucket_ratio,
+        s.histogram_epsilon,
+    )
+
+
+def memory_buckets(s: RecommenderSettings) -> ExponentialBuckets:
+    return ExponentialBuckets(
+        s.memory_histogram_max,
+        s.memory_histogram_first_bucket,
+        s.histogram_bucket_ratio,
+        s.histogram_epsilon,
+    )
+
+
+@dataclass
+class AggregateState:
+    """Usage history of one container name across all pods of one workload."""
+
+    cpu: DecayingHistogram
+    memory: DecayingHistogram
+    first_sample: float | None = None
+    last_sample: float | None = None
+    total_samples: int = 0
+    # Set when restored from a checkpoint: samples up to this time are already in the histograms,
+    # so a restarted recommender reading the same metrics again must not count them twice.
+    restored_until: float | None = None
+
+    @classmethod
+    def empty(cls, s: RecommenderSettings) -> AggregateState:
+        return cls(
+            DecayingHistogram(cpu_buckets(s), s.cpu_half_life_seconds),
+            DecayingHistogram(memory_buckets(s), s.memory_half_life_seconds),
+        )
+
+    def add_cpu(self, t: float, cores: float, weight: float) -> None:
+        self.cpu.add_sample_at(cores, weight, t)
+        if self.last_sample is None or t > self.last_sample:
+            self.last_sample = t
+        if self.first_sample is None or t < self.first_sample:
+            self.first_sample = t
+        self.total_samples += 1
+
+    def is_empty(self) -> bool:
+        return self.cpu.is_empty() and self.memory.is_empty()
+
+
+@dataclass
+class PodContainerState:
+    """One container of one pod: deduplicates CPU samples and keeps the open memory window."""
+
+    aggregate: AggregateState
+    settings: RecommenderSettings
+    last_cpu_sample: float | None = None
+    last_memory_sample: float | None = None
+    window_end: float | None = None
+    memory_peak: float = 0.0
+    oom_peak: float = 0.0
+
+    def add_cpu_sample(self, t: float, cores: float, request_cores: float) -> bool:
+        """False when the sample is discarded: negative, duplicate or older than the last one."""
+        if cores < 0 or (self.last_cpu_sample is not None and t <= self.last_cpu_sample):
+            return False
+        if self._already_counted(t):
+            return False
+        weight = max(request_cores, self.settings.min_cpu_sample_weight)
+        self.aggregate.add_cpu(t, cores, weight)
+        self.last_cpu_sample = t
+        return True
+
+    def add_memory_sample(self, t: float, usage: float, is_oom: bool = False) -> bool:
+        if usage < 0 or self._already_counted(t):
+            return False
+        if not is_oom and self.last_memory_sample is not None and t < self.last_memory_sample:
+            return False
+        self.last_memory_sample = t
+        if self.window_end is None:
+            self.window_end = t
+        add_new_peak = False
+        if t < self.window_end:
+            old = max(self.memory_peak, self.oom_peak)
+            if old != 0 and usage > old:
+                self.aggregate.memory.subtract_sample_at(old, 1.0, self.window_end)
+                add_new_peak = True
+        else:
+            interval = self.settings.memory_aggregation_interval_seconds
+            self.window_end += math.floor((t - self.window_end) / interval) * interval + interval
+            self.memory_peak = self.oom_peak = 0.0
+            add_new_peak = True
+        if add_new_peak:
+            self.aggregate.memory.add_sample_at(usage, 1.0, self.window_end)
+            if is_oom:
+                self.oom_peak = usage
+            else:
+                self.memory_peak = usage
+        return True
+
+    def _already_counted(self, t: float) -> bool:
+        until = self.aggregate.restored_until
+        return until is not None and t <= until
+
+    def record_oom(self, t: float, memory_at_oom: float) -> bool:
+        """Adds the OOM bump as a memory peak. False for an OOM older than the current window."""
+        interval = self.settings.memory_aggregation_interval_seconds
+        if self.window_end is not None and t < self.window_end - interval:
+            return False
+        used = max(memory_at_oom, self.memory_peak)
+        return self.add_memory_sample(t, oom_bump(used, self.settings), is_oom=True)
+
+
+def oom_bump(used_bytes: float, s: RecommenderSettings) -> float:
+    """Memory a container needs after being OOM-killed while using used_bytes (whole bytes)."""
+    return float(max(int(used_bytes + s.oom_min_bump_bytes), int(used_bytes * s.oom_bump_ratio)))

@@ -1,0 +1,146 @@
+"""The recommender's in-memory state: aggregates per workload container, windows per pod container.
+
+The recommender job and `rightsizer recommend --from-csv` both feed samples through this class, so
+a trace replay gives exactly the numbers the running service would.
+
+Idle aggregates expire here too, for both: an aggregate whose last CPU sample is `idle_after` (8
+days, VPA's memory aggregation window) or more before "now" is dropped, with the windows of the
+pod containers that fed it (VPA `AggregateContainerState.isExpired`, garbage-collected by
+`clusterState.garbageCollectAggregateCollectionStates`). "Now" is the time of the sample being
+added (so a container back after a longer gap starts afresh, whether or not anything else moved
+the clock meanwhile) and, in `expire_idle`, the newest sample the model holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.core.recommend.aggregate import AggregateState, PodContainerState
+from app.core.recommend.capping import (
+    ContainerPolicy,
+    Recommendation,
+    apply_policy,
+    policy_for_container,
+)
+from app.core.recommend.estimator import estimate
+from app.core.recommend.settings import RecommenderSettings
+
+
+@dataclass(frozen=True, order=True)
+class WorkloadKey:
+    namespace: str
+    kind: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.kind}/{self.name}"
+
+
+IDLE_AFTER_SECONDS = 8 * 86400.0
+
+
+class UsageModel:
+    def __init__(
+        self, settings: RecommenderSettings | None = None, idle_after: float = IDLE_AFTER_SECONDS
+    ) -> None:
+        self.settings = settings or RecommenderSettings()
+        self.idle_after = idle_after
+        self.aggregates: dict[WorkloadKey, dict[str, AggregateState]] = {}
+        self.pods: dict[tuple[WorkloadKey, str, str], PodContainerState] = {}
+
+    def aggregate(self, workload: WorkloadKey, container: str) -> AggregateState:
+        containers = self.aggregates.setdefault(workload, {})
+        if container not in containers:
+            containers[container] = AggregateState.empty(self.settings)
+        return containers[container]
+
+    def restore(self, workload: WorkloadKey, container: str, agg: AggregateState) -> None:
+        """Puts back an aggregate loaded from a checkpoint (before any pod of it is seen)."""
+        self.aggregates.setdefault(workload, {})[container] = agg
+
+    def pod_container(self, workload: WorkloadKey, pod: str, container: str) -> PodContainerState:
+        key = (workload, pod, container)
+        state = self.pods.get(key)
+        if state is None:
+            state = PodContainerState(self.aggregate(workload, container), self.settings)
+            self.pods[key] = state
+        return state
+
+    def add_cpu(
+        self, w: WorkloadKey, pod: str, container: str, t: float, cores: float, request_cores: float
+    ) -> bool:
+        self._expire_if_idle(w, container, t)
+        return self.pod_container(w, pod, container).add_cpu_sample(t, cores, request_cores)
+
+    def add_memory(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
+        self._expire_if_idle(w, container, t)
+        return self.pod_container(w, pod, container).add_memory_sample(t, bytes_)
+
+    def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
+        self._expire_if_idle(w, container, t)
+        return self.pod_container(w, pod, container).record_oom(t, bytes_)
+
+    # Expiry ------------------------------------------------------------------------------------
+    def is_expired(self, agg: AggregateState, now: float) -> bool:
+        """No CPU sample for `idle_after` or more (VPA: `now - LastSampleStart >= window`). An
+        aggregate without any CPU sample (memory only) never expires, as it has no last sample."""
+        return agg.last_sample is not None and now - agg.last_sample >= self.idle_after
+
+    def newest_sample(self) -> float | None:
+        """The latest sample time over all aggregates: the model's own clock."""
+        times = [a.last_sample for c in self.aggregates.values() for a in c.values()]
+        return max((t for t in times if t is not None), default=None)
+
+    def expire_idle(self, now: float) -> int:
+        """Drops every aggregate expired at `now` (and its pod containers' windows); the count."""
+        expired = [
+            (w, name)
+            for w, containers in self.aggregates.items()
+            for name, agg in containers.items()
+            if self.is_expired(agg, now)
+        ]
+        for w, name in expired:
+            self._drop(w, name)
+        return len(expired)
+
+    def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
+        agg = self.aggregates.get(w, {}).get(container)
+        if agg is not None and self.is_expired(agg, t):
+            self._drop(w, container)
+
+    def _drop(self, w: WorkloadKey, container: str) -> None:
+        containers = self.aggregates[w]
+        del containers[container]
+        if not containers:
+            del self.aggregates[w]
+        for key in [k for k in self.pods if k[0] == w and k[2] == container]:
+            del self.pods[key]
+
+    def workloads(self) -> Iterator[WorkloadKey]:
+        return iter(sorted(self.aggregates))
+
+    def recommend(
+        self, workload: WorkloadKey, policies: list[ContainerPolicy] | None = None
+    ) -> dict[str, Recommendation]:
+        """Recommendations per container, sorted; containers a policy turns off are absent."""
+        containers = self.aggregates.get(workload, {})
+        out: dict[str, Recommendation] = {}
+        for name in sorted(containers):
+            agg = containers[name]
+            if agg.is_empty():
+                continue
+            rec = apply_policy(
+                estimate(agg, len(containers), self.settings),
+                policy_for_container(policies or [], name),
+            )
+            if rec is not None:
+                out[name] = rec
+        return out
+
+    def forget_pods(self, workload: WorkloadKey, live_pods: set[str]) -> int:
+        """Drops the windows of pods that no longer exist; their history stays in the aggregate."""
+        gone = [k for k in self.pods if k[0] == workload and k[1] not in live_pods]
+        for k in gone:
+            del self.pods[k]
+        return len(gone)

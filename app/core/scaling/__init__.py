@@ -1,0 +1,1 @@
+"""Replica counts: cluster-proportional parameters and the scaler's behavior rules."""

@@ -1,0 +1,397 @@
+"""The JSON Patch (RFC 6902) that gives a new pod its recommended requests and limits.
+
+Semantics follow the VPA admission controller, re-derived; the arithmetic is in
+`app.core.sizing.values`, kube-apiserver's rules in `app.core.sizing.podlimits`:
+
+- Request = the recommendation target, clamped by the container policy (`minAllowed`,
+  `maxAllowed`), then by the namespace's LimitRange. The LimitRange comes last (VPA applies it
+  first, so a policy can push a pod past it): LimitRanger rejects a pod outside the range, and a
+  webhook must never turn a recommendation into a failed pod creation. The pod is read as
+  LimitRanger's Admit leaves it (it runs before the webhooks): a missing request or limit is the
+  LimitRange's `defaultRequest`/`default`.
+- `RequestsAndLimits`: the limit keeps its ratio to the request (new limit = old limit x new
+  request / old request, whole units rounded down). A limit equal to the request, or a limit with
+  no request (Kubernetes then treats the request as equal), stays equal to the new request. No
+  limit stays no limit, unless the LimitRange has a default limit, which is scaled the same way.
+  A container LimitRange `max` (and a pod-level limit) therefore bounds the request at old
+  request x max / old limit; where that rounding would break a `maxLimitRequestRatio`, the
+  request is raised to limit / ratio.
+- `RequestsOnly`: limits are left alone, the request is capped at the limit and, under a
+  `maxLimitRequestRatio`, kept at or above limit / ratio (rounded up so LimitRanger accepts it).
+- A LimitRange of type Pod bounds the pod's effective requests and limits (containers and
+  sidecars, or a plain init container with the sidecars before it when larger): above its `max`
+  the sized containers are scaled down in proportion, below its `min` (or its ratio) scaled up.
+- Pod-level resources (`spec.resources`): containers are sized within them. The aggregate of the
+  container requests stays within the pod-level request (the sized ones are scaled down in
+  proportion, as for a Pod `max`) and no limit exceeds the pod-level limit; the pod-level values
+  themselves are left as they are (sizing them is issue #19). kube-apiserver refuses a pod whose
+  containers ask for more than its pod-level values, and those are the user's statement of the
+  pod's budget.
+- A pod whose final values kube-apiserver would still refuse (a container the patch leaves alone
+  below a `min`, an init container above a Pod `max`, ...) gets no patch at all: reason `unfit`,
+  the refusal in `PodPatch.detail`. The pod as the user wrote it is then the user's to fix.
+- Left alone: everything when there is no policy or its updateMode is Off; a container whose mode
+  is Off or without a recommendation; a resource not in `controlledResources` or owned by another
+  controller (`excluded`, e.g. an HPA on cpu); init and ephemeral containers (sidecars, i.e. init
+  containers with `restartPolicy: Always`, are sized like containers); resources other than cpu
+  and memory.
+
+Idempotence: kube-apiserver re-invokes the webhook (`reinvocationPolicy: IfNeeded`) after other
+webhooks changed the pod, and the pod then carries our `rightsizer.io/updates` annotation. A
+container whose recorded target equals today's and whose resources still hold what we wrote is
+left exactly as it is, so a second pass never re-rounds a limit ratio or re-splits a pod LimitRange
+by a millicore; values are compared as amounts, so `1` and `1000m` are equal.
+
+Quantities: the pod carries strings, so the caller passes the parser (`QuantityParser`); this
+keeps app.core free of the Kubernetes client while the webhook parses exactly as the client does
+(`app.kube.quantity.quantity_amount`, cached), and tests use the same. Values written are whole
+millicores (`"250m"`) and whole bytes (`"262144000"`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.policy import Policy
+from app.core.recommend.capping import Recommendation, policy_for_container
+from app.core.resources import format_cpu, format_memory
+from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, QuantityParser, merged
+from app.core.sizing.podlimits import (
+    CONTAINER,
+    INIT,
+    SIDECAR,
+    PodLevel,
+    default_pod_level,
+    violations,
+)
+from app.core.sizing.values import Bounds, Slot, entries, fit_pod, resize
+
+UPDATES_ANNOTATION = "rightsizer.io/updates"
+OBSERVED_ANNOTATION = "rightsizer.io/observed-containers"
+UNFIT = "unfit"  # PodPatch.reason: no sizing passes the API server's checks; the pod is left as is
+
+
+class PodInvalid(ValueError):
+    """The pod JSON does not have the shape of a pod (the API server would never send it)."""
+
+
+@dataclass(frozen=True)
+class ContainerUpdate:
+    """What the patch does to one container. Amounts in millicores / bytes."""
+
+    name: str
+    path: str  # JSON Pointer of the container, e.g. /spec/containers/0
+    target: dict[str, int]  # the recommendation target it was sized from
+    requests: dict[str, int]  # values after the patch, for the resources it sets
+    limits: dict[str, int]
+    previous_requests: dict[str, int]  # values before (absent: not set)
+    previous_limits: dict[str, int]
+    notes: tuple[str, ...] = ()  # why a value differs from the target, e.g. "cpu capped to ..."
+
+
+@dataclass(frozen=True)
+class PodPatch:
+    operations: list[dict[str, Any]]  # RFC 6902; empty when nothing changes
+    updates: tuple[ContainerUpdate, ...]
+    reason: str  # one word on the outcome, for logs and metrics
+    detail: str = ""  # why, when the reason alone does not say (e.g. "unfit": what kube refuses)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.operations)
+
+
+def escape_pointer(token: str) -> str:
+    """RFC 6901: `~` -> `~0`, then `/` -> `~1`."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def format_amount(resource: str, value: int) -> str:
+    return format_cpu(value) if resource == "cpu" else format_memory(value)
+
+
+def _amounts(section: Any, parse: QuantityParser, where: str) -> dict[str, int]:
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise PodInvalid(f"{where} is not an object")
+    out = {}
+    for res in RESOURCES:
+        if section.get(res) is not None:
+            try:
+                out[res] = parse(res, section[res])
+            except ValueError as e:
+                raise PodInvalid(f"{where}.{res}: {e}") from None
+    return out
+
+
+def _slots(
+    pod: Mapping[str, Any], parse: QuantityParser, container_range: LimitRangeItem | None
+) -> list[Slot]:
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        raise PodInvalid("spec is not an object")
+    slots = []
+    for field_ in ("containers", "initContainers"):
+        items = spec.get(field_)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise PodInvalid(f"spec.{field_} is not a list")
+        for i, c in enumerate(items):
+            where = f"spec.{field_}[{i}]"
+            if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+                raise PodInvalid(f"{where} is not a container with a name")
+            kind = CONTAINER
+            if field_ == "initContainers":
+                # a run-to-completion init container is left alone, but LimitRanger counts it
+                kind = SIDECAR if c.get("restartPolicy") == "Always" else INIT
+            res = c.get("resources")
+            if res is not None and not isinstance(res, Mapping):
+                raise PodInvalid(f"{where}.resources is not an object")
+            res = res or {}
+            slots.append(
+                Slot(
+                    field_,
+                    i,
+                    c["name"],
+                    kind,
+                    c.get("resources"),
+                    _amounts(res.get("requests"), parse, f"{where}.resources.requests"),
+                    _amounts(res.get("limits"), parse, f"{where}.resources.limits"),
+                    dict(container_range.default_request) if container_range else {},
+                    dict(container_range.default) if container_range else {},
+                )
+            )
+    return slots
+
+
+def _pod_level(pod: Mapping[str, Any], parse: QuantityParser, slots: Sequence[Slot]) -> PodLevel:
+    """`spec.resources`, with pod-level requests defaulted as the API server does."""
+    section = pod["spec"].get("resources")
+    if section is None:
+        return PodLevel()
+    if not isinstance(section, Mapping):
+        raise PodInvalid("spec.resources is not an object")
+    requests = _amounts(section.get("requests"), parse, "spec.resources.requests")
+    limits = _amounts(section.get("limits"), parse, "spec.resources.limits")
+    return default_pod_level(requests, limits, entries(slots))
+
+
+def policy_ref(policy: Policy) -> str:
+    return f"{policy.namespace}/{policy.name}"
+
+
+def _previous_records(annotations: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
+    """Containers recorded by an earlier pass under the same policy; garbage counts as none."""
+    try:
+        doc = json.loads(annotations.get(UPDATES_ANNOTATION) or "")
+    except (ValueError, TypeError, RecursionError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("policy") != policy_ref(policy):
+        return {}
+    containers = doc.get("containers")
+    return containers if isinstance(containers, dict) else {}
+
+
+def _still_applied(record: Any, slot: Slot, target: dict[str, str], parse: QuantityParser) -> bool:
+    """The record was made from this target and the container still holds what it wrote."""
+    if not isinstance(record, dict) or record.get("target") != target:
+        return False
+    for section, current in (("requests", slot.requests), ("limits", slot.limits)):
+        values = record.get(section, {})
+        if not isinstance(values, dict):
+            return False
+        for res, text in values.items():
+            if res not in RESOURCES:
+                return False
+            try:
+                if parse(res, text) != current.get(res):
+                    return False
+            except ValueError:
+                return False
+    return True
+
+
+def _size_container(
+    slot: Slot,
+    rec: Recommendation,
+    policy: Policy,
+    bounds: Mapping[str, Bounds],
+    excluded: Collection[str],
+) -> None:
+    cp = policy_for_container(list(policy.container_policies), slot.name)
+    slot.target = {"cpu": rec.target.cpu, "memory": rec.target.memory}
+    slot.scale_limit = cp.controlled_values == "RequestsAndLimits"
+    for res in RESOURCES:
+        if res not in cp.controlled_resources or res in excluded:
+            continue
+        want = slot.target[res]
+        lo_allowed, hi_allowed = cp.min_allowed.get(res), cp.max_allowed.get(res)
+        if hi_allowed is not None and want > hi_allowed:
+            want = hi_allowed
+            slot.notes.append(f"{res} capped to maxAllowed")
+        if lo_allowed is not None and want < lo_allowed:
+            want = lo_allowed
+            slot.notes.append(f"{res} raised to minAllowed")
+        if want > 0:
+            resize(slot, res, want, bounds[res])
+
+
+def _record(slot: Slot) -> dict[str, Any]:
+    """What the updates annotation says of a container (and what a later pass checks)."""
+    record: dict[str, Any] = {
+        "target": {r: format_amount(r, v) for r, v in slot.target.items()},
+        "requests": {r: format_amount(r, v) for r, v in sorted(slot.new_requests.items())},
+    }
+    if slot.new_limits:
+        record["limits"] = {r: format_amount(r, v) for r, v in sorted(slot.new_limits.items())}
+    if slot.notes:
+        record["notes"] = list(dict.fromkeys(slot.notes))
+    return record
+
+
+def _resource_ops(slot: Slot) -> list[dict[str, Any]]:
+    requests, limits = slot.changes()
+    if not requests and not limits:
+        return []
+    base = f"{slot.path}/resources"
+    ops: list[dict[str, Any]] = []
+    resources = slot.resources
+    if not isinstance(resources, Mapping):
+        ops.append({"op": "add", "path": base, "value": {}})
+        resources = {}
+    for section, values in (("requests", requests), ("limits", limits)):
+        if not values:
+            continue
+        current = resources.get(section)
+        if not isinstance(current, Mapping):
+            ops.append({"op": "add", "path": f"{base}/{section}", "value": {}})
+            current = {}
+        for res in RESOURCES:
+            if res in values:
+                ops.append(
+                    {
+                        "op": "replace" if res in current else "add",
+                        "path": f"{base}/{section}/{res}",
+                        "value": format_amount(res, values[res]),
+                    }
+                )
+    return ops
+
+
+def _annotation_ops(pod: Mapping[str, Any], wanted: dict[str, str]) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
+    meta = pod.get("metadata")
+    if not isinstance(meta, Mapping):
+        ops.append({"op": "add", "path": "/metadata", "value": {}})
+        meta = {}
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, Mapping):
+        ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
+        annotations = {}
+    for key, value in wanted.items():
+        if annotations.get(key) == value:
+            continue
+        ops.append(
+            {
+                "op": "replace" if key in annotations else "add",
+                "path": f"/metadata/annotations/{escape_pointer(key)}",
+                "value": value,
+            }
+        )
+    return ops
+
+
+def build_patch(
+    pod: Mapping[str, Any],
+    recommendations: Mapping[str, Recommendation],
+    policy: Policy | None,
+    limit_ranges: Sequence[LimitRangeItem] = (),
+    *,
+    parse: QuantityParser,
+    excluded: Mapping[str, Collection[str]] | None = None,
+) -> PodPatch:
+    """The patch for `pod` (its JSON) under `policy`, from per-container recommendations.
+
+    `excluded` names, per container, resources another controller owns. Raises PodInvalid when
+    the pod does not have the shape of a pod.
+    """
+    if not isinstance(pod, Mapping):
+        raise PodInvalid("the pod is not an object")
+    if policy is None:
+        return PodPatch([], (), "no-policy")
+    if policy.update_mode == "Off":
+        return PodPatch([], (), "mode-off")
+    items = [item.defaulted() for item in limit_ranges]
+    container_range = merged(items, "Container")
+    slots = _slots(pod, parse, container_range)
+    pod_level = _pod_level(pod, parse, slots)
+    bounds = {
+        res: Bounds(
+            container_range.min.get(res) if container_range else None,
+            container_range.max.get(res) if container_range else None,
+            container_range.max_limit_request_ratio.get(res) if container_range else None,
+            pod_level.limits.get(res),
+        )
+        for res in RESOURCES
+    }
+    meta = pod.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    previous = _previous_records(annotations if isinstance(annotations, Mapping) else {}, policy)
+    sized = False
+    for slot in slots:
+        rec = recommendations.get(slot.name)
+        cp = policy_for_container(list(policy.container_policies), slot.name)
+        if slot.kind == INIT or rec is None or cp.mode == "Off":
+            continue
+        target = {"cpu": format_cpu(rec.target.cpu), "memory": format_memory(rec.target.memory)}
+        if slot.name in previous and _still_applied(previous[slot.name], slot, target, parse):
+            slot.record = previous[slot.name]
+            continue
+        sized = True
+        _size_container(slot, rec, policy, bounds, (excluded or {}).get(slot.name, ()))
+    pod_range = merged(items, "Pod")
+    for res in RESOURCES:
+        fit_pod(slots, res, pod_range, pod_level, bounds[res])
+    ops: list[dict[str, Any]] = []
+    for slot in slots:
+        ops += _resource_ops(slot)
+    if not ops:
+        return PodPatch([], (), "up-to-date" if sized or previous else "no-recommendation")
+    refused = violations(entries(slots), items, pod_level)
+    if refused:
+        # Sizing cannot make this pod acceptable (often it was not as written): leave it as is.
+        return PodPatch([], (), UNFIT, "; ".join(dict.fromkeys(refused)))
+    records: dict[str, Any] = {}
+    updates = []
+    for slot in slots:
+        if slot.record is not None:
+            records[slot.name] = slot.record
+        elif slot.target:  # sized, changed or not: a later pass leaves it as it is now
+            records[slot.name] = _record(slot)
+        if slot.record is None and slot.changes() != ({}, {}):
+            updates.append(
+                ContainerUpdate(
+                    slot.name,
+                    slot.path,
+                    dict(slot.target),
+                    {r: v for r, v in slot.new_requests.items()},
+                    {r: v for r, v in slot.new_limits.items()},
+                    {r: slot.requests[r] for r in slot.new_requests if r in slot.requests},
+                    {r: slot.limits[r] for r in slot.new_limits if r in slot.limits},
+                    tuple(dict.fromkeys(slot.notes)),
+                )
+            )
+    wanted = {
+        UPDATES_ANNOTATION: json.dumps(
+            {"policy": policy_ref(policy), "containers": records},
+            sort_keys=True,
+            separators=(",", ":"),
+        ),
+        OBSERVED_ANNOTATION: ", ".join(s.name for s in slots if s.kind != INIT),
+    }
+    return PodPatch(ops + _annotation_ops(pod, wanted), tuple(updates), "patched")

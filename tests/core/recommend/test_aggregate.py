@@ -1,0 +1,104 @@
+"""Per-pod-container aggregation: CPU deduplication and weights, memory peaks per window, OOMs."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.recommend.aggregate import AggregateState, PodContainerState
+from app.core.recommend.settings import DAY, MIB, RecommenderSettings
+
+S = RecommenderSettings()
+T0 = 1_700_000_000.0
+
+
+def pod() -> PodContainerState:
+    return PodContainerState(AggregateState.empty(S), S)
+
+
+def test_cpu_sample_weight_is_request_with_a_floor() -> None:
+    p = pod()
+    assert p.add_cpu_sample(T0, 0.5, 2.0)
+    assert p.add_cpu_sample(T0 + 60, 0.05, 0.0)  # no request: weight 0.1
+    h = p.aggregate.cpu
+    ratio = h.weights[h.buckets.find_bucket(0.5)] / h.weights[h.buckets.find_bucket(0.05)]
+    assert ratio == pytest.approx(2.0 / (0.1 * 2 ** (60 / DAY)))
+    assert p.aggregate.total_samples == 2
+    assert (p.aggregate.first_sample, p.aggregate.last_sample) == (T0, T0 + 60)
+
+
+def test_cpu_duplicates_and_old_samples_are_discarded() -> None:
+    p = pod()
+    assert p.add_cpu_sample(T0, 0.5, 1.0)
+    assert not p.add_cpu_sample(T0, 0.7, 1.0)
+    assert not p.add_cpu_sample(T0 - 60, 0.7, 1.0)
+    assert not p.add_cpu_sample(T0 + 60, -0.1, 1.0)
+    assert p.aggregate.total_samples == 1
+
+
+def memory_peaks(p: PodContainerState) -> float:
+    return p.aggregate.memory.total_weight / 2 ** (
+        (p.window_end - p.aggregate.memory.reference_time) / DAY  # type: ignore[operator]
+    )
+
+
+def test_one_memory_peak_per_window() -> None:
+    p = pod()
+    p.add_memory_sample(T0, 100 * MIB)
+    p.add_memory_sample(T0 + 3600, 300 * MIB)  # same window: replaces the peak
+    p.add_memory_sample(T0 + 7200, 200 * MIB)  # lower: ignored
+    assert p.window_end == T0 + DAY
+    assert memory_peaks(p) == pytest.approx(1.0)
+    assert p.memory_peak == 300 * MIB
+    h = p.aggregate.memory
+    assert h.percentile(1.0) == h.buckets.bucket_start(h.buckets.find_bucket(300 * MIB) + 1)
+
+
+def test_new_window_adds_a_second_peak() -> None:
+    p = pod()
+    p.add_memory_sample(T0, 100 * MIB)
+    p.add_memory_sample(T0 + DAY, 50 * MIB)  # exactly at the window end: next window
+    assert p.window_end == T0 + 2 * DAY
+    p.add_memory_sample(T0 + 5.5 * DAY, 50 * MIB)  # windows stay aligned to the first sample
+    assert p.window_end == T0 + 6 * DAY
+    nonzero = [w for w in p.aggregate.memory.weights if w > 0]
+    assert len(nonzero) == 2  # 100 MiB bucket and 50 MiB bucket (two peaks share it)
+
+
+def test_oom_adds_a_bumped_peak() -> None:
+    p = pod()
+    p.add_memory_sample(T0, 400 * MIB)
+    assert p.record_oom(T0 + 60, 500 * MIB)  # memory at OOM (the limit) 500 MiB -> 600 MiB
+    assert p.oom_peak == 600 * MIB
+    assert p.memory_peak == 400 * MIB
+    h = p.aggregate.memory
+    assert h.percentile(1.0) == h.buckets.bucket_start(h.buckets.find_bucket(600 * MIB) + 1)
+
+
+def test_oom_uses_the_window_peak_when_larger() -> None:
+    p = pod()
+    p.add_memory_sample(T0, 900 * MIB)
+    p.record_oom(T0 + 60, 100 * MIB)
+    assert p.oom_peak == 1080 * MIB  # max(900 + 100, 900 * 1.2)
+
+
+def test_old_oom_is_ignored() -> None:
+    p = pod()
+    p.add_memory_sample(T0, 100 * MIB)
+    p.add_memory_sample(T0 + 3 * DAY, 100 * MIB)  # window now ends at T0 + 4 days
+    assert not p.record_oom(T0 + DAY, 100 * MIB)
+    assert p.record_oom(T0 + 3 * DAY + 10, 100 * MIB)
+
+
+def test_restored_aggregate_does_not_count_old_samples_twice() -> None:
+    from app.core.recommend.checkpoint import load_aggregate, save_aggregate
+
+    p = pod()
+    p.add_cpu_sample(T0, 0.5, 1.0)
+    p.add_memory_sample(T0, 100 * MIB)
+    restored = load_aggregate(save_aggregate(p.aggregate), S)
+    fresh = PodContainerState(restored, S)  # a restarted recommender: no per-pod state
+    assert not fresh.add_cpu_sample(T0, 0.5, 1.0)  # the same PodMetrics read again
+    assert not fresh.add_memory_sample(T0, 100 * MIB)
+    assert not fresh.record_oom(T0, 200 * MIB)
+    assert fresh.add_cpu_sample(T0 + 60, 0.5, 1.0)
+    assert restored.total_samples == 2

@@ -1,0 +1,168 @@
+"""Histogram math against values worked out by hand from the bucket formula."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from app.core.recommend.aggregate import cpu_buckets, memory_buckets
+from app.core.recommend.histogram import (
+    DecayingHistogram,
+    ExponentialBuckets,
+    Histogram,
+    HistogramCheckpoint,
+)
+from app.core.recommend.settings import DAY, RecommenderSettings
+
+S = RecommenderSettings()
+CPU = cpu_buckets(S)
+MEM = memory_buckets(S)
+
+
+def test_default_histograms_have_176_buckets() -> None:
+    # ceil(log(1000 * 0.05 / 0.01 + 1) / log(1.05)) = ceil(174.57) = 175, plus the bucket at 0.
+    assert CPU.num_buckets == 176
+    assert MEM.num_buckets == 176
+
+
+@pytest.mark.parametrize(
+    ("bucket", "cpu_start", "memory_start"),
+    [
+        (0, 0.0, 0.0),
+        (1, 0.01, 1e7),
+        (2, 0.0205, 2.05e7),  # 0.01 + 0.01 * 1.05
+        (10, 0.12577893, 1.2577893e8),  # 0.2 * (1.05^10 - 1)
+        (26, 0.51113454, 5.1113454e8),
+        (175, 1021.1094089, 1.0211094089e12),
+    ],
+)
+def test_bucket_starts(bucket: int, cpu_start: float, memory_start: float) -> None:
+    assert CPU.bucket_start(bucket) == pytest.approx(cpu_start, rel=1e-7)
+    assert MEM.bucket_start(bucket) == pytest.approx(memory_start, rel=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("value", "bucket"),
+    [(0.0, 0), (0.0099, 0), (0.01, 1), (0.0204, 1), (0.0206, 2), (0.5, 25), (5000.0, 175)],
+)
+def test_find_bucket(value: float, bucket: int) -> None:
+    assert CPU.find_bucket(value) == bucket
+
+
+def test_percentile_is_the_end_of_the_bucket() -> None:
+    h = Histogram(CPU)
+    h.add_sample(0.5, 1.0)  # bucket 25 = [0.4868, 0.5111)
+    assert h.percentile(0.9) == pytest.approx(0.51113454, rel=1e-7)
+    assert h.percentile(0.0) == pytest.approx(0.51113454, rel=1e-7)
+
+
+def test_percentile_walks_cumulative_weight() -> None:
+    h = Histogram(CPU)
+    h.add_sample(0.015, 3.0)  # bucket 1, ends at 0.0205
+    h.add_sample(0.5, 1.0)  # bucket 25, ends at 0.5111
+    assert h.percentile(0.75) == pytest.approx(0.0205)  # 3 of 4 reached in bucket 1
+    assert h.percentile(0.76) == pytest.approx(0.51113454)
+
+
+def test_last_bucket_percentile_is_its_start() -> None:
+    h = Histogram(CPU)
+    h.add_sample(1e6, 1.0)
+    assert h.percentile(0.5) == pytest.approx(1021.1094089)
+
+
+def test_empty_histogram() -> None:
+    h = Histogram(CPU)
+    assert h.is_empty()
+    assert h.percentile(0.9) == 0.0
+    h.add_sample(1.0, 1e-5)  # below epsilon: still empty
+    assert h.is_empty()
+
+
+def test_subtract_restores_empty() -> None:
+    h = Histogram(MEM)
+    h.add_sample(1e9, 1.0)
+    h.subtract_sample(1e9, 1.0)
+    assert h.is_empty()
+    assert h.total_weight == 0.0
+
+
+def test_negative_weight_is_rejected() -> None:
+    with pytest.raises(ValueError, match="non-negative"):
+        Histogram(CPU).add_sample(1.0, -1.0)
+
+
+def test_decay_halves_weight_every_half_life() -> None:
+    h = DecayingHistogram(CPU, DAY)
+    t0 = 1_700_000_000.0
+    h.add_sample_at(0.015, 1.0, t0)
+    h.add_sample_at(0.5, 1.0, t0 + DAY)  # counts twice as much as the day-old sample
+    assert h.weights[25] / h.weights[1] == pytest.approx(2.0)
+    assert h.percentile(0.33) == pytest.approx(0.0205)
+    assert h.percentile(0.34) == pytest.approx(0.51113454)
+    h.add_sample_at(0.5, 1.0, t0 + 3 * DAY)  # weight 8 relative to the first
+    assert (h.weights[25]) / h.weights[1] == pytest.approx(10.0)
+
+
+def test_decay_renormalises_without_changing_ratios() -> None:
+    h = DecayingHistogram(CPU, DAY)
+    t0 = 1_700_000_000.0
+    h.add_sample_at(0.015, 1.0, t0)
+    ref = h.reference_time
+    h.add_sample_at(0.5, 2.0**-150, t0 + 150 * DAY)  # forces a shift of the reference
+    assert h.reference_time != ref
+    assert h.reference_time is not None and h.reference_time % DAY == 0
+    assert h.weights[25] / h.weights[1] == pytest.approx(1.0)
+
+
+def test_buckets_validate_options() -> None:
+    with pytest.raises(ValueError):
+        ExponentialBuckets(1000.0, 0.01, ratio=1.0)
+
+
+def test_checkpoint_scales_heaviest_bucket_to_10000() -> None:
+    h = Histogram(CPU)
+    h.add_sample(0.1, 4.0)
+    h.add_sample(1.0, 1.0)
+    cp = h.save()
+    assert max(cp.bucket_weights.values()) == 10000
+    assert cp.bucket_weights[CPU.find_bucket(1.0)] == 2500
+    assert cp.total_weight == pytest.approx(5.0)
+
+
+def test_checkpoint_round_trip_keeps_percentiles_within_a_bucket() -> None:
+    rng = random.Random(7)
+    h = DecayingHistogram(MEM, DAY)
+    t = 1_700_000_000.0
+    for i in range(5000):
+        h.add_sample_at(rng.lognormvariate(20, 1.5), rng.uniform(0.1, 4), t + 60 * i)
+    cp = HistogramCheckpoint.from_json(h.save().to_json())
+    restored = DecayingHistogram(MEM, DAY)
+    restored.load(cp)
+    assert restored.reference_time == h.reference_time
+    assert restored.total_weight == pytest.approx(h.total_weight)
+    for p in (0.01, 0.1, 0.5, 0.9, 0.95, 0.99):
+        a, b = (
+            MEM.find_bucket(h.percentile(p) * 0.999),
+            MEM.find_bucket(restored.percentile(p) * 0.999),
+        )
+        assert abs(a - b) <= 1, p
+
+
+@pytest.mark.parametrize(
+    ("cp", "message"),
+    [
+        (HistogramCheckpoint({3: 10}, -1.0), "negative total"),
+        (HistogramCheckpoint({176: 10}, 1.0), "outside"),
+        (HistogramCheckpoint({-1: 10}, 1.0), "outside"),
+    ],
+)
+def test_bad_checkpoints_are_rejected(cp: HistogramCheckpoint, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Histogram(CPU).load(cp)
+
+
+def test_empty_checkpoint_loads_nothing() -> None:
+    h = Histogram(CPU)
+    h.load(HistogramCheckpoint({}, 0.0))
+    assert h.is_empty()
