@@ -1,0 +1,180 @@
+"""Whether a pod with new requests would still be scheduled, and whether its QoS class changes.
+
+The updater must not evict a pod whose new requests fit no node (it would stay Pending), and an
+in-place resize may not change a pod's QoS class (the kubelet refuses), so both are checked
+before acting. Amounts are millicores and bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+# Taint effects that keep a pod off a node; PreferNoSchedule only discourages the scheduler.
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(frozen=True)
+class NodeRoom:
+    name: str
+    cpu_free: int  # allocatable minus the requests of the pods on it
+    memory_free: int
+    taints: tuple[tuple[str, str, str], ...] = ()  # (key, value, effect), blocking effects only
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What of a pod's spec decides where it may run: tolerations, nodeSelector, and the terms of
+    its required node affinity (`None`: no required affinity). Preferred affinity only ranks
+    nodes, and inter-pod affinity and topology spread are not read: a pod held by those may be
+    judged to fit where the scheduler would not put it."""
+
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    node_selector: tuple[tuple[str, str], ...] = ()
+    affinity_terms: tuple[Mapping[str, Any], ...] | None = None
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any]) -> Placement:
+        tolerations = tuple(t for t in spec.get("tolerations") or () if isinstance(t, Mapping))
+        selector = spec.get("nodeSelector") or {}
+        pairs = selector.items() if isinstance(selector, Mapping) else ()
+        required = _section(
+            _section(_section(spec, "affinity"), "nodeAffinity"),
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        )
+        terms = None
+        if required:
+            raw = required.get("nodeSelectorTerms")
+            terms = tuple(t for t in raw if isinstance(t, Mapping)) if isinstance(raw, list) else ()
+        return cls(tolerations, tuple(sorted((str(k), str(v)) for k, v in pairs)), terms)
+
+
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _requirement_holds(req: Any, values_of: Mapping[str, str], numeric: bool) -> bool:
+    """One matchExpressions (or matchFields) entry against a node's labels (or fields)."""
+    if not isinstance(req, Mapping):
+        return False
+    key, op, values = req.get("key"), req.get("operator"), req.get("values") or []
+    if not isinstance(key, str) or not isinstance(values, list):
+        return False
+    present = key in values_of
+    if op == "In":
+        return present and values_of[key] in values
+    if op == "NotIn":
+        return not present or values_of[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and numeric and present and len(values) == 1:
+        try:
+            have, bound = int(values_of[key]), int(values[0])
+        except (TypeError, ValueError):
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False  # an unknown operator matches nothing, as the scheduler's parser rejects it
+
+
+def matches_term(term: Mapping[str, Any], name: str, labels: Mapping[str, str]) -> bool:
+    """A nodeSelectorTerm: every matchExpressions entry holds for the labels and every
+    matchFields entry for the node's fields (only `metadata.name` exists). A term with neither
+    matches no node."""
+    expressions, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
+    if not isinstance(expressions, list) or not isinstance(fields, list):
+        return False
+    if not expressions and not fields:
+        return False
+    return all(_requirement_holds(r, labels, True) for r in expressions) and all(
+        _requirement_holds(r, {"metadata.name": name}, False) for r in fields
+    )
+
+
+def tolerates(toleration: Mapping[str, Any], taint: tuple[str, str, str]) -> bool:
+    """Kubernetes' rule: the effects match (an empty toleration effect matches all), and either
+    operator Exists with the same key (an empty key matches every key) or Equal (the default)
+    with the same key and value."""
+    key, value, effect = taint
+    if toleration.get("effect") and toleration.get("effect") != effect:
+        return False
+    if toleration.get("operator", "Equal") == "Exists":
+        return not toleration.get("key") or toleration.get("key") == key
+    return bool(toleration.get("key") == key and (toleration.get("value") or "") == value)
+
+
+def admits(node: NodeRoom, placement: Placement) -> bool:
+    """The node's labels match the nodeSelector and one of the required affinity terms (terms
+    are ORed), and every blocking taint is tolerated."""
+    labels = dict(node.labels)
+    if any(labels.get(k) != v for k, v in placement.node_selector):
+        return False
+    terms = placement.affinity_terms
+    if terms is not None and not any(matches_term(t, node.name, labels) for t in terms):
+        return False
+    return all(any(tolerates(t, taint) for t in placement.tolerations) for taint in node.taints)
+
+
+def qos_class(containers: list[dict[str, dict[str, int]]]) -> str:
+    """Guaranteed, Burstable or BestEffort, from each container's requests and limits.
+
+    `containers`: [{"requests": {...}, "limits": {...}}]; a limit without a request counts as
+    a request equal to the limit, as the API server defaults it.
+    """
+    any_set = False
+    guaranteed = True
+    for c in containers:
+        limits, requests = c.get("limits") or {}, dict(c.get("requests") or {})
+        for res, lim in limits.items():
+            requests.setdefault(res, lim)
+        if requests or limits:
+            any_set = True
+        for res in ("cpu", "memory"):
+            if res not in limits or requests.get(res) != limits[res]:
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def place(
+    nodes: list[NodeRoom],
+    own_node: str | None,
+    current: tuple[int, int],
+    new: tuple[int, int],
+    placement: Placement | None = None,
+) -> list[NodeRoom] | None:
+    """The rooms after the pod moves to its new requests, or None if it fits nowhere.
+
+    Its own node is preferred (an in-place resize stays there; the pod runs there already, so its
+    taints and labels are not checked again); another node must admit the pod (`placement`:
+    tolerations, nodeSelector, required node affinity) and then its current requests are given
+    back to its own node. Several pods updated in one run thus never count on the same free
+    space twice.
+    """
+    placement = placement or Placement()
+    order = sorted(range(len(nodes)), key=lambda i: nodes[i].name != own_node)
+    for i in order:
+        n = nodes[i]
+        if n.name != own_node and not admits(n, placement):
+            continue
+        cpu, mem = n.cpu_free, n.memory_free
+        if n.name == own_node:
+            cpu, mem = cpu + current[0], mem + current[1]
+        if new[0] <= cpu and new[1] <= mem:
+            out = list(nodes)
+            out[i] = replace(n, cpu_free=cpu - new[0], memory_free=mem - new[1])
+            if n.name != own_node:
+                for j, m in enumerate(out):
+                    if m.name == own_node:
+                        out[j] = replace(
+                            m,
+                            cpu_free=m.cpu_free + current[0],
+                            memory_free=m.memory_free + current[1],
+                        )
+            return out
+    return None

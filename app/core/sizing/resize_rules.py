@@ -1,0 +1,54 @@
+"""Resizes a Kubernetes release is known to refuse, so the updater evicts at once instead.
+
+From kubernetes/kubernetes pkg/apis/core/validation/validation.go (validateContainerResize):
+unless a container's memory resizePolicy is RestartContainer, a resize may not add a memory
+limit (in every release) nor, before 1.35, lower one; 1.35 allows the decrease (the kubelet
+checks usage instead). Sending such a resize only earns a 422, run after run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ResizeCheck:
+    """One container of a planned resize: its memory limit before and after, and its memory
+    resizePolicy (None: not set, i.e. NotRequired)."""
+
+    name: str
+    memory_limit_before: int | None
+    memory_limit_after: int | None
+    memory_restart_policy: str | None = None
+
+
+def known_refusal(minor: int | None, containers: list[ResizeCheck]) -> str | None:
+    """Why Kubernetes 1.`minor` would refuse the resize, or None when it may accept it (or the
+    version is unknown: then the API server's answer decides)."""
+    if minor is None:
+        return None
+    for c in containers:
+        if c.memory_restart_policy not in (None, "", "NotRequired"):
+            continue
+        before, after = c.memory_limit_before, c.memory_limit_after
+        if after is not None and before is None:
+            return (
+                f"Kubernetes 1.{minor} refuses to add a memory limit to container {c.name} in "
+                "place (resizePolicy NotRequired)"
+            )
+        if minor < 35 and after is not None and before is not None and after < before:
+            return (
+                f"Kubernetes 1.{minor} refuses to lower the memory limit of container {c.name} "
+                "in place (resizePolicy NotRequired)"
+            )
+    return None
+
+
+def memory_policy(container: Mapping[str, object]) -> str | None:
+    """A container's memory resizePolicy restartPolicy, None when unset."""
+    for p in container.get("resizePolicy") or []:  # type: ignore[attr-defined]
+        if isinstance(p, Mapping) and p.get("resourceName") == "memory":
+            value = p.get("restartPolicy")
+            return str(value) if value is not None else None
+    return None
