@@ -25,8 +25,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     db.init_app(app)
     migrate.init_app(app, db, directory=_migrations_dir())
 
-    from app import api, webhook
+    from app import api, auth, webhook
 
+    auth.init_app(app)  # the API and the dashboard both check tokens with it
     api.init_app(app)
     webhook.init_app(app)
     from app import dashboard

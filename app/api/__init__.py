@@ -7,7 +7,6 @@ from flask import Flask
 
 def init_app(app: Flask) -> None:
     from app.api import (
-        auth,
         errors,
         events,
         health,
@@ -20,7 +19,6 @@ def init_app(app: Flask) -> None:
     )
 
     errors.init_app(app)
-    auth.init_app(app)
     metrics.init_app(app)
     app.register_blueprint(health.bp)
     for module in (recommendations, policies, scalers, workloads, events, openapi):

@@ -7,9 +7,9 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from app.api.auth import actor
 from app.api.body import request_json
 from app.api.errors import ApiError
+from app.auth import actor
 from app.extensions import db
 from app.policies import FieldError
 from app.store import audit as audit_trail

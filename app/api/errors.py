@@ -8,6 +8,7 @@ from flask import Flask, jsonify
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 
+from app.auth import AuthError
 from app.extensions import db
 from app.store.session import DatabaseUnavailable, ValueRefused
 
@@ -47,6 +48,11 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def api_error(e: ApiError) -> ResponseReturnValue:
         return error_response(e.status, e.error, e.message, e.details, e.headers)
+
+    @app.errorhandler(AuthError)
+    def auth_error(e: AuthError) -> ResponseReturnValue:
+        # app/auth.py refuses for the API and the dashboard alike: the same JSON as ApiError
+        return error_response(e.status, e.error, e.message, None, e.headers)
 
     @app.errorhandler(HTTPException)
     def http_error(e: HTTPException) -> ResponseReturnValue:

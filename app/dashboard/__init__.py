@@ -8,6 +8,7 @@ cookie scoped to /dashboard, checked exactly like the header on every page.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 from urllib.parse import urlencode
@@ -23,10 +24,8 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 
-from app.api.auth import COOKIE, authenticate, check
-from app.api.errors import ApiError
-from app.api.events import decode_continue, encode_continue
 from app.api.workloads import container_histograms
+from app.auth import COOKIE, AuthError, authenticate, check
 from app.dashboard import charts, data, format, nodes
 from app.extensions import db
 from app.models import RecommendationPoint
@@ -51,6 +50,19 @@ PAGE_RESOURCES = {
 MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate")
 
 
+@dataclass(frozen=True)
+class PageError:
+    """What dashboard/error.html shows: the HTTP reason word and a sentence."""
+
+    status: int
+    error: str
+    message: str
+
+
+def error_page(e: PageError | AuthError) -> ResponseReturnValue:
+    return render_template("dashboard/error.html", error=e), e.status
+
+
 @bp.before_request
 def authorise() -> ResponseReturnValue | None:
     resource = PAGE_RESOURCES.get(request.endpoint or "")
@@ -58,10 +70,10 @@ def authorise() -> ResponseReturnValue | None:
         return None  # login, logout
     try:
         g.user = check("list", resource, None, allow_cookie=True)
-    except ApiError as e:
+    except AuthError as e:
         if e.status == 401:
             return redirect(url_for("dashboard.login", next=request.full_path.rstrip("?")))
-        return render_template("dashboard/error.html", error=e), e.status
+        return error_page(e)
     return None
 
 
@@ -166,8 +178,7 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     matches = [w for w in data.workloads(namespace) if (w.kind, w.name) == (kind, name)]
     rows = checkpoint_rows(db.session, namespace, kind, name)
     if not matches and not rows:
-        missing = ApiError(404, "NotFound", f"no data for {kind} {namespace}/{name}")
-        return render_template("dashboard/error.html", error=missing), 404
+        return error_page(PageError(404, "NotFound", f"no data for {kind} {namespace}/{name}"))
     w = matches[0] if matches else None
     targets = {c.name: c.target for c in w.containers} if w else {}
     histograms: list[dict[str, Any]] = []
@@ -257,14 +268,16 @@ def events() -> ResponseReturnValue:
     action = request.args.get("action") or None
     kind = request.args.get("kind") or None
     token = request.args.get("continue")
-    where = EventFilter(
-        action=action, object_kind=kind, before_id=decode_continue(token) if token else None
-    )
+    try:
+        before_id = audit_events.decode_continue(token) if token else None
+    except ValueError as e:
+        return error_page(PageError(400, "BadRequest", str(e)))
+    where = EventFilter(action=action, object_kind=kind, before_id=before_id)
     rows, more = audit_events.page(db.session, where, page_size)
     next_url = None
     if more:
         args = {k: v for k, v in request.args.items() if k != "continue"}
-        args["continue"] = encode_continue(rows[-1].id)
+        args["continue"] = audit_events.encode_continue(rows[-1].id)
         next_url = url_for("dashboard.events") + "?" + urlencode(args)
     return render_template(
         "dashboard/events.html", events=rows, action=action, kind=kind, next_url=next_url

@@ -1,7 +1,13 @@
-"""The audit trail read back: newest first, filtered, paged by event id (never by offset)."""
+"""The audit trail read back: newest first, filtered, paged by event id (never by offset).
+
+A page ends with a `continue` token (opaque to clients, as in Kubernetes lists) that resumes after
+its last event; the API and the dashboard page with the same tokens.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -43,3 +49,23 @@ def page(session: DbSession, where: EventFilter, limit: int) -> tuple[list[Audit
         q = q.where(AuditEvent.id < where.before_id)
     rows = list(session.scalars(q.order_by(AuditEvent.id.desc()).limit(limit + 1)))
     return rows[:limit], len(rows) > limit
+
+
+CONTINUE_INVALID = "continue: not a token from a previous page of this list"
+
+
+def encode_continue(last_id: int) -> str:
+    """The token for the page after the one that ended at event `last_id`."""
+    return base64.urlsafe_b64encode(f"before:{last_id}".encode()).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> int:
+    """The event id a token resumes before; ValueError (CONTINUE_INVALID) for any other text."""
+    try:
+        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        prefix, _, number = text.partition(":")
+        if prefix != "before" or not number.isdigit() or len(number) > 18:
+            raise ValueError(text)
+        return int(number)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ValueError(CONTINUE_INVALID) from None

@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 from flask_migrate import upgrade
 
 from app import create_app
-from app.api.auth import TokenFileError, parse_token_file
+from app.auth import TokenFileError, parse_token_file
 from tests.api.conftest import TOKENS
 from tests.api.fake_kube import USERS, FakeApiServer, fake_apiserver
 

@@ -123,7 +123,19 @@ def test_names_are_escaped(app: Flask, client: FlaskClient) -> None:
 
 
 def test_unknown_workload_page_is_404(app: Flask, client: FlaskClient) -> None:
-    assert client.get("/dashboard/workloads/a/Deployment/b").status_code == 404
+    resp = client.get("/dashboard/workloads/a/Deployment/b")
+    assert resp.status_code == 404
+    assert "no data for Deployment a/b" in resp.get_data(as_text=True)
+
+
+def test_a_continue_token_not_from_a_page_is_a_400_error_page(
+    app: Flask, client: FlaskClient
+) -> None:
+    resp = client.get("/dashboard/events?continue=garbage")
+    assert resp.status_code == 400
+    assert resp.mimetype == "text/html"
+    html = resp.get_data(as_text=True)
+    assert "<nav>" in html and "not a token from a previous page of this list" in html
 
 
 def test_overview_savings_over_all_replicas_match_the_api(

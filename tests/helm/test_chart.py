@@ -16,7 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from app import create_app
-from app.api.auth import READ_VERBS
+from app.auth import READ_VERBS
 from app.config import ENVIRONMENT, from_environment, recommender_env_var
 from app.dashboard import PAGE_RESOURCES
 from app.serving import certs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from flask import Flask
 
 from app.extensions import db
@@ -75,3 +76,12 @@ def test_filters_narrow_the_list(app: Flask) -> None:
     window = EventFilter(since=T0 + timedelta(minutes=2), until=T0 + timedelta(minutes=4))
     in_window, more = events.page(db.session, window, 100)
     assert [e.object_ref for e in in_window] == ["shop/p3", "shop/p2"] and not more
+
+
+def test_continue_tokens_round_trip_and_refuse_other_text() -> None:
+    for last_id in (1, 42, 10**17):
+        assert events.decode_continue(events.encode_continue(last_id)) == last_id
+    for token in ("garbage", "", "YWZ0ZXI6MQ", events.encode_continue(1) + "!", "YmVmb3JlOi0x"):
+        # "after:1" and "before:-1" are base64 but not a page's token
+        with pytest.raises(ValueError, match="not a token from a previous page"):
+            events.decode_continue(token)
