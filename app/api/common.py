@@ -10,15 +10,12 @@ from flask import Response, jsonify, request
 from app.api.body import request_json
 from app.api.errors import ApiError
 from app.auth import actor
+from app.documents.policy import FieldError
 from app.extensions import db
-from app.policies import FieldError
 from app.store import audit as audit_trail
 from app.store.versioned import AlreadyExists, StaleVersion, commit_created, update_versioned
 from app.store.versioned import delete_versioned as delete_if_unchanged
 
-# Fields the server sets: accepted in a body (so a GET result can be edited and sent back) but
-# ignored, except `version`, which must then match like If-Match.
-READ_ONLY = ("version", "createdAt", "updatedAt", "status")
 INT32_MAX = 2**31 - 1
 
 
@@ -79,10 +76,6 @@ def check_preconditions(current_etag: str, current_version: int, body: dict[str,
             f"version {version!r} is not the current version {current_version}: "
             "it changed since you read it; get it again and retry",
         )
-
-
-def without_read_only(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k not in READ_ONLY}
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

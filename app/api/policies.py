@@ -1,9 +1,9 @@
 """Policies over REST: /api/v1/policies[/<namespace>/<name>], with ETags and an audit trail.
 
-Validation is app.policies.parse_policy, the parser every other path uses, so the API can store
-nothing the webhook or recommender would read differently. Stored documents keep what the user
-wrote (quantities as given). Writes are conditional on the row's version in the UPDATE itself, so
-two editors racing cannot both win even between our read and our write.
+Validation is app.documents.policy.parse_policy, the parser every other path uses, so the API
+can store nothing the webhook or recommender would read differently. Stored documents keep what
+the user wrote (quantities as given). Writes are conditional on the row's version in the UPDATE
+itself, so two editors racing cannot both win even between our read and our write.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from app.api.common import (
     stored_response,
     update_checked,
     with_metadata,
-    without_read_only,
 )
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
+from app.documents.policy import PolicyInvalid, parse_policy, row_document
+from app.documents.stored import without_read_only
 from app.extensions import db
 from app.models import Policy as PolicyRow
-from app.policies import PolicyInvalid, parse_policy, row_document
 from app.store.policies import find_policy, policy_exists, policy_rows
 
 bp = Blueprint("policies", __name__)

@@ -19,10 +19,10 @@ import click
 import requests
 import yaml
 
-from app.api.common import without_read_only
-from app.api.scalers import validate_scaler
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
-from app.policies import PolicyInvalid, parse_policy
+from app.documents.policy import PolicyInvalid, parse_policy
+from app.documents.scaler import validate_scaler
+from app.documents.stored import without_read_only
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 # Client-side settings (README "CLI"); flags win over them.
@@ -30,7 +30,6 @@ CLIENT_ENVIRONMENT = {
     "RIGHTSIZER_API_URL": DEFAULT_URL,
     "RIGHTSIZER_API_TOKEN": "",
 }
-READ_ONLY = ("version", "createdAt", "updatedAt", "status")
 TIMEOUT = 30
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -164,7 +163,7 @@ def load_documents(path: str) -> list[dict[str, Any]]:
 
 def apply(api: Api, kind: str, collection: str, item_path: str, doc: dict[str, Any]) -> None:
     """Create, or replace conditionally on the ETag just read (kubectl apply, without merging)."""
-    doc = {k: v for k, v in doc.items() if k not in READ_ONLY}
+    doc = without_read_only(doc)
     current = api.call("GET", item_path, ok=(200, 404))
     if current.status_code == 404:
         resp = api.session.post(api.base + collection, json=doc, timeout=TIMEOUT)

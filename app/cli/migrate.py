@@ -20,7 +20,8 @@ import yaml
 
 from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior, parse_history
 from app.core.scaling.proportional import ClusterStatus, ParamsError, parse_params, replicas
-from app.migrate_vpa import PolicyInvalid, policy_from_vpa
+from app.documents.cpa import ConfigMapRefused, scaler_from_configmap
+from app.documents.vpa import PolicyInvalid, policy_from_vpa
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -150,23 +151,10 @@ def import_configmap(path: str, target: str, name: str | None, output: str) -> N
         manifest = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         _exit(f"cannot read {path}: {e}")
-    if not isinstance(manifest, dict) or manifest.get("kind") != "ConfigMap":
-        _exit(f"{path}: not a ConfigMap manifest")
-    data: dict[str, Any] = manifest.get("data") or {}
-    parts = target.split("/")
-    if len(parts) != 3 or not all(parts):
-        _exit(f"--target {target!r}: expected namespace/Kind/name")
     try:
-        parse_params(data)  # a ConfigMap holds each mode as JSON text; checked here
-    except ParamsError as e:
-        _exit(f"{path}: data.{e}")
-    [(mode, body)] = data.items()
-    doc = {
-        "name": name or (manifest.get("metadata") or {}).get("name") or parts[2],
-        "target": {"namespace": parts[0], "kind": parts[1], "name": parts[2]},
-        "params": {mode: json.loads(body) if isinstance(body, str) else body},
-        "enabled": True,
-    }
+        doc = scaler_from_configmap(manifest, target, name)
+    except ConfigMapRefused as e:
+        _exit(f"--target {target!r}: {e}" if e.field == "target" else f"{path}: {e}")
     click.echo(
         json.dumps(doc, indent=2) if output == "json" else yaml.safe_dump(doc, sort_keys=False),
         nl=output == "json",

@@ -12,8 +12,8 @@ import logging
 from sqlalchemy import select
 
 from app.core.policy import Policy
+from app.documents.policy import PolicyInvalid, policy_from_row
 from app.models import Policy as PolicyRow
-from app.policies import PolicyInvalid, policy_from_row
 from app.store.session import DbSession
 
 log = logging.getLogger(__name__)

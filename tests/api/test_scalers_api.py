@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from app.api.scalers import validate_scaler_params
+from app.documents.scaler import validate_scaler_params
 
 DNS = {
     "name": "coredns",
@@ -92,10 +92,6 @@ def test_bad_params_name_the_field(client: FlaskClient, params: Any, field: str)
     assert resp.status_code == 422
     assert field in {d["field"] for d in resp.get_json()["details"]}
     assert client.get("/api/v1/scalers").get_json()["items"] == []
-
-
-def test_max_zero_means_no_maximum() -> None:
-    assert validate_scaler_params({"linear": {"coresPerReplica": 2, "min": 3, "max": 0}}) == []
 
 
 def test_bad_target_selector_and_behavior(client: FlaskClient) -> None:

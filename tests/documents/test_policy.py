@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.kube.quantity import quantity_amount
-from app.policies import PolicyInvalid, parse_policy
+from app.core.quantity import amount as quantity_amount
+from app.documents.policy import PolicyInvalid, parse_policy
 
 GOOD = {
     "name": "web",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from app.core.policy import (
     CLUSTER_WIDE,
@@ -22,9 +22,8 @@ from app.core.policy import (
     Policy,
     normalize_update_mode,
 )
+from app.core.quantity import amount
 from app.core.recommend.capping import RESOURCES, ContainerPolicy
-from app.kube.quantity import quantity_amount
-from app.models import Policy as PolicyRow
 
 # Kubernetes' DNS-1123 label and subdomain. Use with fullmatch(): `match` with `$` would let a
 # trailing newline through ("web\n"), which no Kubernetes name can hold.
@@ -53,6 +52,31 @@ class FieldError:
         return {"field": self.field, "message": self.message}
 
 
+class PolicyRow(Protocol):
+    """A stored policy as app.models.Policy holds it (its columns; documents do not import it)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def target_kind(self) -> str | None: ...
+    @property
+    def target_name(self) -> str | None: ...
+    @property
+    def update_mode(self) -> str: ...
+    @property
+    def min_replicas(self) -> int | None: ...
+    @property
+    def container_policies(self) -> list[dict[str, Any]]: ...
+    @property
+    def created_at(self) -> datetime | None: ...
+    @property
+    def updated_at(self) -> datetime | None: ...
+
+
 class PolicyInvalid(ValueError):
     def __init__(self, errors: list[FieldError]) -> None:
         super().__init__("; ".join(f"{e.field}: {e.message}" for e in errors))
@@ -75,7 +99,7 @@ def _resources(doc: Any, path: str, errors: list[FieldError]) -> dict[str, int]:
             )
             continue
         try:
-            out[res] = quantity_amount(res, text)
+            out[res] = amount(res, text)
         except ValueError as e:
             errors.append(FieldError(f"{path}.{res}", str(e)))
     return out

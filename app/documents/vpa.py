@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.policies import CONTAINER_FIELDS, PolicyInvalid, parse_policy
+from app.documents.policy import CONTAINER_FIELDS, PolicyInvalid, parse_policy
 
 CONTAINER_KEYS = tuple(sorted(CONTAINER_FIELDS))
 

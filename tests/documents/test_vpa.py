@@ -1,0 +1,56 @@
+"""A VerticalPodAutoscaler object becomes a policy document; what a policy cannot hold is named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.documents.policy import PolicyInvalid, parse_policy
+from app.documents.vpa import policy_from_vpa
+
+VPA: dict[str, Any] = {
+    "apiVersion": "autoscaling.k8s.io/v1",
+    "kind": "VerticalPodAutoscaler",
+    "metadata": {"name": "web", "namespace": "shop"},
+    "spec": {
+        "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "updatePolicy": {"updateMode": "Auto", "minReplicas": 3, "evictionRequirements": []},
+        "resourcePolicy": {
+            "containerPolicies": [
+                {"containerName": "app", "minAllowed": {"cpu": "100m"}, "oomBumpUpRatio": 2}
+            ]
+        },
+        "recommenders": [{"name": "custom"}],
+    },
+}
+
+
+def test_fields_map_one_to_one_and_the_rest_is_warned_about() -> None:
+    doc, warnings = policy_from_vpa(VPA)
+    assert doc == {
+        "name": "web",
+        "namespace": "shop",
+        "target": {"kind": "Deployment", "name": "web"},
+        "updateMode": "Auto",
+        "minReplicas": 3,
+        "containerPolicies": [{"containerName": "app", "minAllowed": {"cpu": "100m"}}],
+    }
+    assert parse_policy(doc).update_mode == "Recreate"  # VPA's Auto
+    assert warnings == [
+        "spec.updatePolicy.evictionRequirements has no equivalent and was left out",
+        "spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out",
+        "spec.recommenders (e.g. a custom recommender) was left out",
+    ]
+
+
+def test_a_vpa_without_namespace_or_update_policy_gets_vpas_defaults() -> None:
+    doc, warnings = policy_from_vpa({"metadata": {"name": "web"}, "spec": {}})
+    assert (doc["namespace"], doc["updateMode"], warnings) == ("default", "Recreate", [])
+
+
+def test_a_vpa_the_api_would_refuse_is_refused() -> None:
+    bad = {**VPA, "spec": {**VPA["spec"], "updatePolicy": {"updateMode": "Sometimes"}}}
+    with pytest.raises(PolicyInvalid) as e:
+        policy_from_vpa(bad)
+    assert [err.field for err in e.value.errors] == ["updateMode"]
