@@ -36,7 +36,8 @@ class _TimedREST(rest.RESTClientObject):
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         if not kwargs.get("_request_timeout"):
             kwargs["_request_timeout"] = self.default_timeout
-        return super().request(method, url, *args, **kwargs)
+        rest: Any = super()  # the client's REST layer is unannotated
+        return rest.request(method, url, *args, **kwargs)
 
 
 def api_client(
@@ -60,7 +61,8 @@ def api_client(
         raise ClusterUnreachable(f"no usable Kubernetes configuration ({where}): {e}") from None
     api.rest_client.pool_manager.clear()
     api.rest_client = _TimedREST(api.configuration, timeout)
-    return api
+    built: client.ApiClient = api
+    return built
 
 
 def ensure_namespace(api: client.ApiClient, name: str) -> bool:  # rbac: cli-only

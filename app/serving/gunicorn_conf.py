@@ -35,7 +35,7 @@ if _cert:
 
 
 def ssl_context(conf: Any, default_ssl_context_factory: Any) -> ssl.SSLContext:
-    ctx = default_ssl_context_factory()
+    ctx: ssl.SSLContext = default_ssl_context_factory()
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     return ctx
 

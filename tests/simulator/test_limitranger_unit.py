@@ -4,13 +4,14 @@ property: apply_defaults then validate raises nothing but the 403 for any pod an
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.simulator.apiserver import limitranger
+from app.simulator.apiserver import limitranger, quantity
 from app.simulator.apiserver.errors import ApiError
 
 
@@ -193,3 +194,19 @@ def test_defaults_then_validate_raise_only_the_403(pod, limit_ranges):
     except ApiError as e:
         assert e.code == 403 and e.message.startswith('pods "p" is forbidden: ')
         assert e.message == str(e)
+
+
+@pytest.mark.parametrize(
+    "text", [" 1", "1 ", "1K", "1 Gi", "1Gb", "", "abc", "NaN", "Infinity", "--1"]
+)
+def test_quantities_outside_kube_apiservers_grammar_are_refused(text: str) -> None:
+    """apimachinery parseQuantityString; the client's parse_quantity alone takes spaces and "K"."""
+    with pytest.raises(ValueError):
+        quantity.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("1E", "1e18"), ("+1", "1"), (".5", "0.5"), ("1e3", "1000"), (2, "2")]
+)
+def test_quantities_in_kube_apiservers_grammar_parse(text: object, value: str) -> None:
+    assert quantity.parse(text) == Decimal(value)

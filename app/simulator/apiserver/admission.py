@@ -227,8 +227,9 @@ def _apply(response: Mapping[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
         raise WebhookCallError(f"failed to apply JSON patch: {e}") from None
     # The patched object is decoded and defaulted again (the mutating dispatcher's
     # GetObjectDefaulter().Default, apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go).
-    if isinstance(patched, dict):
-        podutil.default_resource_requests(patched)
+    if not isinstance(patched, dict):
+        raise WebhookCallError("the patched object is not a JSON object")
+    podutil.default_resource_requests(patched)
     return patched
 
 

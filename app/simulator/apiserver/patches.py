@@ -48,7 +48,8 @@ def apply_patch(content_type: str, original: dict[str, Any], body: bytes) -> dic
         if not isinstance(patch, list):
             raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
         try:
-            return jsonpatch.JsonPatch(patch).apply(original)
+            applied: dict[str, Any] = jsonpatch.JsonPatch(patch).apply(original)
+            return applied
         except jsonpatch.InvalidJsonPatch as e:
             raise bad_request(f"invalid JSON Patch: {e}") from None
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as e:
@@ -58,9 +59,11 @@ def apply_patch(content_type: str, original: dict[str, Any], body: bytes) -> dic
             "json: cannot unmarshal array into Go value of type map[string]interface {}"
         )
     if media == MERGE_PATCH:
-        return merge_patch(original, patch)
+        merged: dict[str, Any] = merge_patch(original, patch)
+        return merged
     if media == STRATEGIC_MERGE_PATCH:
-        return strategic_merge_patch(original, patch)
+        strategic: dict[str, Any] = strategic_merge_patch(original, patch)
+        return strategic
     raise ApiError(
         415,
         f"the body of the request was in an unknown format - accepted media "
@@ -98,7 +101,7 @@ def strategic_merge_patch(target: Any, patch: Any, field: str = "") -> Any:
     return patch
 
 
-def _merge_list(target: list, patch: list, key: str) -> list:
+def _merge_list(target: list[Any], patch: list[Any], key: str) -> list[Any]:
     result = list(target)
     for item in patch:
         if not isinstance(item, dict) or key not in item:

@@ -39,7 +39,7 @@ def is_terminal(pod: dict[str, Any]) -> bool:
 
 def controller_of(obj: dict[str, Any]) -> dict[str, Any] | None:
     for ref in obj.get("metadata", {}).get("ownerReferences") or []:
-        if ref.get("controller"):
+        if isinstance(ref, dict) and ref.get("controller"):
             return ref
     return None
 

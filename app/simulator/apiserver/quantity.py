@@ -1,4 +1,4 @@
-"""Resource quantities: parsing with the client's own parser, formatting as the API server does."""
+"""Resource quantities: parsed in kube-apiserver's grammar, formatted as it formats them."""
 
 from __future__ import annotations
 
@@ -9,12 +9,24 @@ from decimal import Decimal, InvalidOperation
 
 from kubernetes.utils import parse_quantity
 
+# apimachinery pkg/api/resource/quantity.go (parseQuantityString): a signed decimal number, then
+# one suffix: binary (Ki..Ei), decimal SI (n u m "" k M G T P E) or a decimal exponent (e3, E-2).
+# The client's parse_quantity is looser (spaces, "K"), so the grammar is checked first.
+_GRAMMAR = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?"
+)
+
 
 def parse(value: object) -> Decimal:
-    """A quantity as a Decimal; ValueError for anything kube-apiserver would not accept."""
+    """A quantity as a Decimal; ValueError for anything kube-apiserver would not accept (a JSON
+    number is read as its text, as Quantity's UnmarshalJSON does)."""
     try:
-        q = parse_quantity(value)
-        if not q.is_finite():  # Decimal reads "NaN"/"Infinity"; Go's ParseQuantity does not
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError(value)
+        if not _GRAMMAR.fullmatch(str(value)):
+            raise ValueError(value)
+        q: Decimal = parse_quantity(str(value))
+        if not q.is_finite():
             raise ValueError(value)
         return q
     except (ValueError, InvalidOperation, TypeError):

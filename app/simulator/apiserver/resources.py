@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +109,12 @@ def groups() -> dict[str, list[str]]:
     return out
 
 
-def api_resource_list(group: str, version: str) -> dict | None:
+def api_resource_list(group: str, version: str) -> dict[str, Any] | None:
     """The APIResourceList served at `/api/v1` or `/apis/{group}/{version}`."""
     found = [r for r in RESOURCES if r.group == group and r.version == version]
     if not found:
         return None
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     for r in found:
         verbs = ["get", "list"] if r.computed else _VERBS
         items.append(

@@ -35,7 +35,8 @@ class Entry:
 
     def copy(self) -> dict[str, Any]:
         """A private deep copy to edit (parsing the bytes is faster than copy.deepcopy)."""
-        return json.loads(self.raw)
+        obj: dict[str, Any] = json.loads(self.raw)
+        return obj
 
 
 class WatchEvent(NamedTuple):
@@ -245,7 +246,9 @@ class Store:
         self._publish(WatchEvent(self.rv, type_, rt, entry, prev))
         return entry
 
-    def _reindex(self, rt: ResourceType, key: str, old: dict | None, new: dict | None) -> None:
+    def _reindex(
+        self, rt: ResourceType, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
         for (irt, _), (fn, table) in self._indexes.items():
             if irt is not rt:
                 continue

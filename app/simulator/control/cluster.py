@@ -65,9 +65,10 @@ class PodRuntime:
     pod_ip: str
     containers: list[ContainerRuntime]
     labels: dict[str, str] = field(default_factory=dict)
-    shown: tuple = ()  # (restartCount, running) per container, as last written to the status
+    # (restartCount, running) per container, as last written to the status
+    shown: tuple[Any, ...] = ()
 
-    def visible_state(self, now: float) -> tuple:
+    def visible_state(self, now: float) -> tuple[Any, ...]:
         return tuple(
             (c.life.restart_count, c.life.start_for(now) is not None) for c in self.containers
         )

@@ -235,7 +235,7 @@ def running_status(
     old = {c["type"]: c for c in (pod.get("status") or {}).get("conditions") or []}
 
     def cond(type_: str, value: bool, reason: str | None = None) -> dict[str, Any]:
-        prev = old.get(type_)
+        prev: dict[str, Any] | None = old.get(type_)
         if prev is not None and prev["status"] == ("True" if value else "False"):
             return prev
         at = ts if prev is None else rfc3339(now)

@@ -144,7 +144,7 @@ class ContainerLife:
 
 
 def backoff_delay(step: int) -> float:
-    return min(10.0 * 2**step, 300.0)
+    return min(10.0 * 2.0**step, 300.0)
 
 
 def advance_life(
