@@ -1,9 +1,8 @@
 """What lies behind a workload's recommendation: GET /api/v1/workloads/<ns>/<kind>/<name>/histogram
 (the usage histograms) and .../history (the target over time, beside the requests of the time).
 
-Read from the checkpoint rows through the same loader the recommender restarts from, so the
-buckets shown are the ones its percentiles come from. Weights are decayed weights relative to each
-histogram's reference time: only their proportions matter.
+The histograms are app/store/histograms.py's read model (shared with the dashboard): the buckets
+shown are the ones the recommender's percentiles come from.
 """
 
 from __future__ import annotations
@@ -17,51 +16,30 @@ from app.api.auth import requires
 from app.api.common import rfc3339
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
-from app.core.recommend.checkpoint import load_aggregate
-from app.core.recommend.histogram import Histogram
 from app.core.resources import Resources, format_cpu, format_memory
 from app.extensions import db
-from app.models import Checkpoint
-from app.store.checkpoints import checkpoint_from_row, checkpoint_rows
+from app.store.checkpoints import checkpoint_rows
+from app.store.histograms import ContainerHistograms, UsageHistogram, container_histograms
 from app.store.history import recommendation_history
-from app.store.session import to_datetime
 
 bp = Blueprint("workloads", __name__)
 
 
-def buckets(h: Histogram) -> list[dict[str, float]]:
-    """The non-empty buckets, [start, end) in the histogram's unit, with their weights."""
-    out: list[dict[str, float]] = []
-    if h.is_empty():
-        return out
-    last = h.buckets.num_buckets - 1
-    for b in range(h.min_bucket, h.max_bucket + 1):
-        w = h.weights[b]
-        if w < h.buckets.epsilon:
-            continue
-        start = h.buckets.bucket_start(b)
-        end = h.buckets.bucket_start(b + 1) if b < last else h.buckets.max_value
-        out.append({"start": start, "end": end, "weight": w})
-    return out
-
-
-def _histogram(h: Any, unit: str) -> dict[str, Any]:
+def _histogram(h: UsageHistogram) -> dict[str, Any]:
     return {
-        "unit": unit,
+        "unit": h.unit,
         "totalWeight": h.total_weight,
-        "referenceTime": rfc3339(to_datetime(h.reference_time)),
-        "buckets": buckets(h),
+        "referenceTime": rfc3339(h.reference_time),
+        "buckets": [{"start": b.start, "end": b.end, "weight": b.weight} for b in h.buckets],
     }
 
 
-def container_histograms(row: Checkpoint) -> dict[str, Any]:
-    """Raises ValueError for a checkpoint the recommender could not load either."""
-    agg = load_aggregate(checkpoint_from_row(row), current_app.config["RECOMMENDER_SETTINGS"])
+def _container(h: ContainerHistograms) -> dict[str, Any]:
     return {
-        "name": row.container,
-        "sampleCount": row.sample_count,
-        "cpu": _histogram(agg.cpu, "cores"),
-        "memory": _histogram(agg.memory, "bytes"),
+        "name": h.name,
+        "sampleCount": h.sample_count,
+        "cpu": _histogram(h.cpu),
+        "memory": _histogram(h.memory),
     }
 
 
@@ -75,7 +53,8 @@ def histogram(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     containers = []
     for row in rows:
         try:
-            containers.append(container_histograms(row))
+            h = container_histograms(row, current_app.config["RECOMMENDER_SETTINGS"])
+            containers.append(_container(h))
         except (ValueError, TypeError) as e:
             containers.append({"name": row.container, "error": f"checkpoint unreadable: {e}"})
     return jsonify({"namespace": namespace, "kind": kind, "name": name, "containers": containers})

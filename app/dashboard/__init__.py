@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from flask import (
     Blueprint,
     Flask,
+    current_app,
     g,
     redirect,
     render_template,
@@ -24,7 +25,6 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 
-from app.api.workloads import container_histograms
 from app.auth import COOKIE, AuthError, authenticate, check
 from app.dashboard import charts, data, format, nodes
 from app.extensions import db
@@ -32,6 +32,7 @@ from app.models import RecommendationPoint
 from app.store import events as audit_events
 from app.store.checkpoints import checkpoint_rows
 from app.store.events import EventFilter
+from app.store.histograms import container_histograms
 from app.store.history import recommendation_history
 from app.store.scalers import all_scalers
 from app.store.session import to_unix
@@ -184,7 +185,7 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     histograms: list[dict[str, Any]] = []
     for row in rows:
         try:
-            h = container_histograms(row)
+            h = container_histograms(row, current_app.config["RECOMMENDER_SETTINGS"])
         except (ValueError, TypeError):
             histograms.append({"name": row.container, "cpu": None, "memory": None})
             continue
@@ -193,13 +194,13 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
             {
                 "name": row.container,
                 "cpu": charts.histogram_chart(
-                    h["cpu"]["buckets"],
+                    h.cpu.buckets,
                     format.cores,
                     target[0] / 1000 if target else None,
                     "target",
                 ),
                 "memory": charts.histogram_chart(
-                    h["memory"]["buckets"], format.memory, target[1] if target else None, "target"
+                    h.memory.buckets, format.memory, target[1] if target else None, "target"
                 ),
             }
         )

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from app.store.histograms import Bucket
 
 WIDTH, HEIGHT = 600, 160
 
@@ -31,14 +34,14 @@ class Chart:
 
 
 def histogram_chart(
-    buckets: list[dict[str, Any]], fmt: Any, marker: float | None = None, marker_label: str = ""
+    buckets: Sequence[Bucket], fmt: Any, marker: float | None = None, marker_label: str = ""
 ) -> Chart | None:
     """Bars on a log scale (the buckets grow 5% each, so they come out equally wide), spanning
     the used buckets and the marker (the target), so the target is shown where it falls."""
     if not buckets:
         return None
-    ends = [b["end"] for b in buckets]
-    lo = min(b["start"] or b["end"] / 1.05 for b in buckets)
+    ends = [b.end for b in buckets]
+    lo = min(b.start or b.end / 1.05 for b in buckets)
     hi = max(ends)
     if marker is not None and marker > 0:
         lo, hi = min(lo, marker), max(hi, marker)
@@ -48,18 +51,18 @@ def histogram_chart(
     def x(v: float) -> float:
         return WIDTH * math.log(max(v, lo) / lo) / span
 
-    heaviest = max(b["weight"] for b in buckets) or 1.0
+    heaviest = max(b.weight for b in buckets) or 1.0
     bars = []
     for b in buckets:
-        h = max(1.0, (HEIGHT - 20) * b["weight"] / heaviest)
-        left, right = x(b["start"] or b["end"] / 1.05), x(b["end"])
+        h = max(1.0, (HEIGHT - 20) * b.weight / heaviest)
+        left, right = x(b.start or b.end / 1.05), x(b.end)
         bars.append(
             Bar(
                 x=left,
                 y=HEIGHT - 20 - h,
                 width=max(1.0, right - left - 0.5),
                 height=h,
-                title=f"{fmt(b['start'])} to {fmt(b['end'])}: weight {b['weight']:.3g}",
+                title=f"{fmt(b.start)} to {fmt(b.end)}: weight {b.weight:.3g}",
             )
         )
     return Chart(
