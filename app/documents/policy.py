@@ -232,8 +232,8 @@ def parse_policy(
         update_mode=normalize_update_mode(str(mode)),
         min_replicas=min_replicas,
         container_policies=containers,
-        created=created.timestamp() if created else 0.0,
-        changed=max((t.timestamp() for t in (created, changed) if t is not None), default=0.0),
+        created=_unix(created) if created else 0.0,
+        changed=max((_unix(t) for t in (created, changed) if t is not None), default=0.0),
         id=id_,
     )
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from app.core.quantity import amount as quantity_amount
@@ -158,3 +161,25 @@ def test_a_trailing_newline_is_not_part_of_a_valid_name(doc: dict[str, object], 
     with pytest.raises(PolicyInvalid) as e:
         parse_policy(doc)
     assert [err.field for err in e.value.errors] == [field]
+
+
+def test_naive_database_times_are_utc_whatever_the_local_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SQLite hands back naive datetimes of what was stored in UTC; read as local time, a policy
+    changed a minute ago would look hours old (or in the future) to the updater's settle check."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        stored = datetime(2026, 11, 23, 12, 0, 0)  # naive, UTC
+        p = parse_policy(
+            {"name": "web", "namespace": "shop", "updateMode": "Recreate"},
+            created=stored,
+            changed=stored + timedelta(minutes=5),
+        )
+        expected = datetime(2026, 11, 23, 12, 0, 0, tzinfo=UTC).timestamp()
+        assert p.created == expected
+        assert p.changed == expected + 300
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
