@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import ROUND_CEILING, Context, Decimal
+from functools import lru_cache
 from typing import Any
 
 from app.core.resources import MAX_AMOUNT
@@ -75,6 +76,19 @@ def amount(resource: str, text: Any) -> int:
     if scaled >= MAX_AMOUNT:  # compared before converting: "1e999" stays cheap
         return MAX_AMOUNT
     return int(scaled.to_integral_value(rounding=ROUND_CEILING))
+
+
+@lru_cache(maxsize=4096)
+def _cached_amount(resource: str, text: str | int | float) -> int:
+    return amount(resource, text)
+
+
+def parse_amount(resource: str, text: Any) -> int:
+    """`amount`, memoised, for the pod JSON the webhook and the updater size (pods of one workload
+    repeat the same few quantity strings). ValueError as `amount` gives it."""
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise ValueError("must be a quantity string such as '250m' or '512Mi'")
+    return _cached_amount(resource, text)
 
 
 def amount_float(text: Any) -> float:

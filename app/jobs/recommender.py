@@ -17,17 +17,13 @@ from typing import Any
 
 from flask import Flask
 
+from app.core.pods import ContainerResources, container_resources
 from app.core.policy import Policy, governing_policy
 from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.extensions import db
-from app.jobs.samples import (
-    ContainerResources,
-    container_resources,
-    new_oom_kills,
-    usage_from_metrics,
-)
 from app.kube.cluster import ClusterView
 from app.store.checkpoints import load_checkpoints
 from app.store.policies import InvalidPolicyLog, valid_policies

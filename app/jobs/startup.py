@@ -18,6 +18,7 @@ from typing import Any
 from flask import Flask
 
 from app.core.sizing.priority import UpdaterSettings
+from app.jobs.history import PrometheusHistory
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.jobs.runner import Job, JobRunner
 from app.jobs.scaler import ScalerJob
@@ -78,8 +79,6 @@ def build_jobs(app: Flask) -> Jobs:
     cluster = ClusterView(api)
     history = None
     if cfg["PROMETHEUS_URL"]:
-        from app.history import PrometheusHistory
-
         history = PrometheusHistory(
             cfg["PROMETHEUS_URL"], cfg["PROMETHEUS_STEP"], cfg["PROMETHEUS_HISTORY_SECONDS"]
         )

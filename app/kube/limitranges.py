@@ -18,9 +18,9 @@ from typing import Any
 
 from kubernetes import client
 
+from app.core.quantity import amount
 from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
 from app.kube.informer import Informer, Obj, key_of
-from app.kube.quantity import quantity_amount
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class LimitRangeCache:
         if kind == "DELETED":
             self._by_object.pop((ns, name), None)
         else:
-            self._by_object[(ns, name)] = tuple(parse_limit_range(obj, quantity_amount))
+            self._by_object[(ns, name)] = tuple(parse_limit_range(obj, amount))
         items = tuple(
             chain.from_iterable(v for (o_ns, _), v in sorted(self._by_object.items()) if o_ns == ns)
         )

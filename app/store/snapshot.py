@@ -1,20 +1,26 @@
-"""What the webhook and the updater load: every recommendation, as plain values, in one query.
+"""What the webhook and the updater load: every policy and recommendation, as plain values.
 
-The webhook's cache (app.webhook.cache) builds its Snapshot from `recommendation_targets` and
-app.store.policies.valid_policies; the updater also reads `history_seconds`, how much data each
-recommendation rests on.
+`load_snapshot` reads them (two queries: app.store.policies.valid_policies and
+`recommendation_targets`) into an immutable `Snapshot`, the one the webhook's cache
+(app.webhook.cache) serves from and the updater plans with; the updater also reads
+`history_seconds`, how much data each recommendation rests on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import chain
 
 from sqlalchemy import select
 
+from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
 from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources
 from app.models import Recommendation as RecommendationRow
+from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession
 
 # A workload container's recommendation and the conflicts that exclude it (resource -> owner).
@@ -66,3 +72,54 @@ def history_seconds(session: DbSession) -> dict[tuple[WorkloadKey, str], float]:
         if first is not None and last is not None:
             out[(WorkloadKey(ns, kind, name), container)] = (last - first).total_seconds()
     return out
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the webhook knows, as of `loaded_at` (time.monotonic())."""
+
+    policies: Mapping[str, tuple[Policy, ...]]  # namespace (or "*") -> its policies
+    recommendations: Mapping[WorkloadKey, Mapping[str, Recommendation]]
+    excluded: Mapping[WorkloadKey, Mapping[str, frozenset[str]]]  # owned by another controller
+    loaded_at: float
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def policy_for(self, w: WorkloadKey) -> Policy | None:
+        candidates = chain(self.policies.get(w.namespace, ()), self.policies.get(CLUSTER_WIDE, ()))
+        return governing_policy(candidates, w)
+
+
+def build_snapshot(
+    policies: Iterable[Policy],
+    recommendations: Iterable[tuple[WorkloadKey, str, Recommendation, Iterable[str]]],
+    loaded_at: float,
+) -> Snapshot:
+    by_ns: dict[str, list[Policy]] = {}
+    n_policies = n_recs = 0
+    for p in policies:
+        by_ns.setdefault(p.namespace, []).append(p)
+        n_policies += 1
+    recs: dict[WorkloadKey, dict[str, Recommendation]] = {}
+    excluded: dict[WorkloadKey, dict[str, frozenset[str]]] = {}
+    for w, container, rec, conflicts in recommendations:
+        recs.setdefault(w, {})[container] = rec
+        if conflicts := frozenset(conflicts):
+            excluded.setdefault(w, {})[container] = conflicts
+        n_recs += 1
+    return Snapshot(
+        {ns: tuple(ps) for ns, ps in by_ns.items()},
+        recs,
+        excluded,
+        loaded_at,
+        {"policies": n_policies, "recommendations": n_recs},
+    )
+
+
+def load_snapshot(
+    session: DbSession,
+    clock: Callable[[], float] = time.monotonic,
+    invalid: InvalidPolicyLog | None = None,
+) -> Snapshot:
+    """Reads all policies and recommendations (two queries)."""
+    policies = valid_policies(session, invalid or InvalidPolicyLog("webhook"))
+    return build_snapshot(policies, recommendation_targets(session), clock())

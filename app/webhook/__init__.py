@@ -20,9 +20,10 @@ from app.kube.webhook_config import ALWAYS_EXCLUDED
 from app.store import audit as audit_trail
 from app.store.policies import InvalidPolicyLog
 from app.store.session import own_session
+from app.store.snapshot import Snapshot, load_snapshot
 from app.webhook import metrics
 from app.webhook.audit import ACTOR, MutationCount, MutationCounter
-from app.webhook.cache import Snapshot, WebhookCache, load_snapshot
+from app.webhook.cache import WebhookCache
 from app.webhook.handler import Webhook, too_large
 from app.webhook.review import MAX_BODY_BYTES
 from app.webhook.sources import ClusterSources, should_watch

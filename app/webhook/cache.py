@@ -20,70 +20,12 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import chain
+from collections.abc import Callable, Sequence
 
-from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
-from app.store.policies import InvalidPolicyLog, valid_policies
-from app.store.session import DbSession
-from app.store.snapshot import recommendation_targets
+from app.store.snapshot import Snapshot
 from app.webhook import metrics
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Everything the webhook knows, as of `loaded_at` (time.monotonic())."""
-
-    policies: Mapping[str, tuple[Policy, ...]]  # namespace (or "*") -> its policies
-    recommendations: Mapping[WorkloadKey, Mapping[str, Recommendation]]
-    excluded: Mapping[WorkloadKey, Mapping[str, frozenset[str]]]  # owned by another controller
-    loaded_at: float
-    counts: Mapping[str, int] = field(default_factory=dict)
-
-    def policy_for(self, w: WorkloadKey) -> Policy | None:
-        candidates = chain(self.policies.get(w.namespace, ()), self.policies.get(CLUSTER_WIDE, ()))
-        return governing_policy(candidates, w)
-
-
-def build_snapshot(
-    policies: Iterable[Policy],
-    recommendations: Iterable[tuple[WorkloadKey, str, Recommendation, Iterable[str]]],
-    loaded_at: float,
-) -> Snapshot:
-    by_ns: dict[str, list[Policy]] = {}
-    n_policies = n_recs = 0
-    for p in policies:
-        by_ns.setdefault(p.namespace, []).append(p)
-        n_policies += 1
-    recs: dict[WorkloadKey, dict[str, Recommendation]] = {}
-    excluded: dict[WorkloadKey, dict[str, frozenset[str]]] = {}
-    for w, container, rec, conflicts in recommendations:
-        recs.setdefault(w, {})[container] = rec
-        if conflicts := frozenset(conflicts):
-            excluded.setdefault(w, {})[container] = conflicts
-        n_recs += 1
-    return Snapshot(
-        {ns: tuple(ps) for ns, ps in by_ns.items()},
-        recs,
-        excluded,
-        loaded_at,
-        {"policies": n_policies, "recommendations": n_recs},
-    )
-
-
-def load_snapshot(
-    session: DbSession,
-    clock: Callable[[], float] = time.monotonic,
-    invalid: InvalidPolicyLog | None = None,
-) -> Snapshot:
-    """Reads all policies and recommendations (two queries)."""
-    policies = valid_policies(session, invalid or InvalidPolicyLog("webhook"))
-    return build_snapshot(policies, recommendation_targets(session), clock())
 
 
 class WebhookCache:

@@ -19,13 +19,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
-from functools import lru_cache
 from typing import Any
 
 from app.core.owners import Lookup, workload_of_pod
+from app.core.quantity import parse_amount
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch, build_patch
-from app.kube.quantity import quantity_amount
 from app.webhook import metrics
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
@@ -38,18 +37,6 @@ FIRST_LOAD_WAIT = 1.0  # seconds a process's first review waits for the cache's 
 WARN_EVERY = 10.0  # seconds between two log lines about failing open for the same reason
 
 LimitRanges = Callable[[str], Sequence[LimitRangeItem]]  # namespace -> its LimitRange items
-
-
-@lru_cache(maxsize=4096)
-def _cached_amount(resource: str, text: str | int | float) -> int:
-    return quantity_amount(resource, text)
-
-
-def parse_amount(resource: str, text: Any) -> int:
-    """quantity_amount, memoised: pods of one workload repeat the same few quantity strings."""
-    if isinstance(text, bool) or not isinstance(text, str | int | float):
-        raise ValueError("must be a quantity string such as '250m' or '512Mi'")
-    return _cached_amount(resource, text)
 
 
 class Webhook:

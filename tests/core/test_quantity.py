@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from app.core.quantity import amount, amount_float, ceil_scaled, parse_quantity
+from app.core.quantity import amount, amount_float, ceil_scaled, parse_amount, parse_quantity
 from app.core.resources import MAX_AMOUNT
 
 
@@ -147,3 +147,14 @@ def test_amount_refuses_what_kube_apiserver_refuses(text: object) -> None:
 def test_amount_float_keeps_the_precision_of_nanocores() -> None:
     assert amount_float("1500n") == pytest.approx(1.5e-6)
     assert amount_float("2Ki") == 2048.0
+
+
+def test_parse_amount_is_amount_memoised_and_rejects_non_quantities() -> None:
+    assert parse_amount("cpu", "250m") == amount("cpu", "250m") == 250
+    assert parse_amount("memory", 0.5) == 1  # a YAML number, rounded up as amount does
+    with pytest.raises(ValueError):
+        parse_amount("cpu", True)
+    with pytest.raises(ValueError):
+        parse_amount("cpu", {"cpu": "1"})
+    with pytest.raises(ValueError):
+        parse_amount("memory", "12 Mi")

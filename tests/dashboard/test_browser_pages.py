@@ -18,9 +18,9 @@ from flask import Flask
 from kubernetes import client as k8s
 from sqlalchemy import update
 
+from app.core.quantity import amount as quantity_amount
 from app.dashboard import nodes
 from app.extensions import db
-from app.kube.quantity import quantity_amount
 from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.core.quantity import amount as quantity_amount
 from app.dashboard.nodes import NodeLevel, levels_from, unevenness
-from app.kube.quantity import quantity_amount
 
 NODES = [
     {"metadata": {"name": "b"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}},

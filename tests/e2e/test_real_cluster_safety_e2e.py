@@ -59,7 +59,7 @@ import pytest
 import sqlalchemy as sa
 from kubernetes import client
 
-from app.kube.quantity import quantity_amount
+from app.core.quantity import amount as quantity_amount
 from app.simulator.apiserver import limitranger
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator

@@ -18,10 +18,11 @@ import pytest
 from kubernetes import client
 
 from app.core.owners import workload_of_pod
+from app.core.pods import container_resources
 from app.core.recommend.checkpoint import load_aggregate, save_aggregate
 from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.model import UsageModel, WorkloadKey
-from app.jobs.samples import container_resources, new_oom_kills, usage_from_metrics
+from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.e2e.apps import AppProcess, recommendations, wait_for

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from kubernetes import client
 
-from app.kube.quantity import quantity_amount
+from app.core.quantity import amount as quantity_amount
 from app.kube.secrets import SecretStore
 from app.serving.certs import ensure, make_serving, service_names
 from app.simulator.simulator import Simulator

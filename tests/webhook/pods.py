@@ -16,10 +16,10 @@ import jsonpatch
 import kubernetes_validate
 
 from app.core.policy import Policy
+from app.core.quantity import amount as quantity_amount
 from app.core.recommend.capping import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.limitrange import RESOURCES
-from app.kube.quantity import quantity_amount
 
 K8S_VERSION = "1.37.0"
 OPS = {"add", "remove", "replace", "move", "copy", "test"}

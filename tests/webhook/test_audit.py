@@ -14,9 +14,10 @@ from sqlalchemy import select, text
 from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.models import AuditEvent
+from app.store.snapshot import build_snapshot
 from app.webhook import webhook_of
 from app.webhook.audit import MutationCount, MutationCounter
-from app.webhook.cache import WebhookCache, build_snapshot
+from app.webhook.cache import WebhookCache
 from tests.webhook.test_mutate import (
     add_policy,
     add_recommendation,

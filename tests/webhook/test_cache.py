@@ -11,8 +11,9 @@ from flask import Flask
 from app import create_app
 from app.core.recommend.model import WorkloadKey
 from app.extensions import db
+from app.store.snapshot import Snapshot, build_snapshot
 from app.webhook import webhook_of
-from app.webhook.cache import Snapshot, WebhookCache, build_snapshot
+from app.webhook.cache import WebhookCache
 from tests.webhook.test_mutate import add_policy, add_recommendation, app_pod, post, review
 
 WEB = WorkloadKey("shop", "Deployment", "web")

@@ -30,13 +30,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.policy import Policy
+from app.core.quantity import amount as quantity_amount
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.limitrange import parse_limit_range
-from app.kube.quantity import quantity_amount
 from app.simulator.apiserver import limitranger, podutil, validation
 from app.simulator.apiserver.errors import ApiError
+from app.store.snapshot import build_snapshot
 from app.webhook import webhook_of
-from app.webhook.cache import build_snapshot
 from tests.generators import CPU, MEMORY, lr_objects, lr_pods, policies
 from tests.webhook.pods import apply_strictly, rec, sized_containers
 

@@ -14,7 +14,7 @@ The API server stores a LimitRange with its defaults filled in (`SetDefaults_Lim
 hand behave as the ones read from a cluster.
 
 Quantities arrive as strings; the caller passes the parser (`QuantityParser`), so this module stays
-free of the Kubernetes client (the webhook passes `app.kube.quantity.quantity_amount`). A ratio is a
+free of the Kubernetes client (the webhook passes `app.core.quantity.parse_amount`). A ratio is a
 plain number ("4", "1.5"), kept exact as a Fraction.
 """
 

@@ -43,8 +43,8 @@ left exactly as it is, so a second pass never re-rounds a limit ratio or re-spli
 by a millicore; values are compared as amounts, so `1` and `1000m` are equal.
 
 Quantities: the pod carries strings, so the caller passes the parser (`QuantityParser`); this
-keeps app.core free of the Kubernetes client while the webhook parses exactly as the client does
-(`app.kube.quantity.quantity_amount`, cached), and tests use the same. Values written are whole
+keeps app.core free of the Kubernetes client while the webhook parses as kube-apiserver does
+(`app.core.quantity.parse_amount`, cached), and tests use the same. Values written are whole
 millicores (`"250m"`) and whole bytes (`"262144000"`).
 """
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from app.core.policy import Policy
+from app.core.quantity import amount as quantity_amount
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.sizing.limitrange import LimitRangeItem, merged, parse_limit_range
 from app.core.sizing.patch import (
@@ -19,7 +20,6 @@ from app.core.sizing.patch import (
     build_patch,
     escape_pointer,
 )
-from app.kube.quantity import quantity_amount
 from tests.webhook.pods import (
     amounts,
     apply_strictly,

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.core.policy import Policy
+from app.core.quantity import amount as quantity_amount
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import build_patch
-from app.kube.quantity import quantity_amount
 from app.simulator.apiserver import limitranger as sim_limitranger
 from tests.generators import CPU, MEMORY, NAMES, lr_objects, lr_pods, place, policies, q
 from tests.webhook.pods import amounts, apply_strictly, assert_valid_pod, pod, rec, sized_containers

@@ -17,8 +17,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from app.core.pods import container_resources
 from app.core.recommend.model import UsageModel, WorkloadKey
-from app.jobs.samples import container_resources
 from app.kube.cluster import ClusterView
 
 log = logging.getLogger(__name__)

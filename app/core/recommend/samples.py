@@ -1,4 +1,7 @@
-"""Cluster objects -> recommender samples (no I/O): PodMetrics, pod requests, OOM kills.
+"""The metrics wire format -> recommender samples (no I/O): PodMetrics items, OOM kills.
+
+The one place that reads metrics.k8s.io PodMetrics (app.kube.cluster only fetches them) and a
+pod's container statuses for OOM kills; requests and limits come from app.core.pods.
 
 CPU samples are weighted by the container's current CPU request, so the pod object is needed next
 to its metrics. An OOM kill shows up as a container whose lastState is `terminated` with reason
@@ -10,23 +13,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
-from app.kube.quantity import quantity_amount, quantity_float
+from app.core.pods import ContainerResources, Obj, container_resources, parse_time
+from app.core.quantity import amount_float
 
 log = logging.getLogger(__name__)
-Obj = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ContainerResources:
-    """Millicores and bytes; None where the pod does not set it."""
-
-    cpu_request: int | None = None
-    memory_request: int | None = None
-    cpu_limit: int | None = None
-    memory_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -46,45 +37,6 @@ class OomKill:
     memory_bytes: float
 
 
-def parse_time(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        return None
-
-
-def _amount(resource: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    try:
-        return quantity_amount(resource, value)
-    except ValueError:
-        return None
-
-
-def app_containers(pod: Obj) -> list[Obj]:
-    """Regular containers and restartable (sidecar) init containers: the ones that keep running."""
-    spec = pod.get("spec") or {}
-    sidecars = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
-    return [*(spec.get("containers") or []), *sidecars]
-
-
-def container_resources(pod: Obj) -> dict[str, ContainerResources]:
-    out = {}
-    for c in app_containers(pod):
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        out[c.get("name", "")] = ContainerResources(
-            _amount("cpu", req.get("cpu")),
-            _amount("memory", req.get("memory")),
-            _amount("cpu", lim.get("cpu")),
-            _amount("memory", lim.get("memory")),
-        )
-    return out
-
-
 def usage_from_metrics(item: Obj) -> list[Usage]:
     """One PodMetrics item -> a usage per container; malformed values are skipped and logged."""
     meta = item.get("metadata") or {}
@@ -97,8 +49,8 @@ def usage_from_metrics(item: Obj) -> list[Usage]:
     for c in item.get("containers") or []:
         usage = c.get("usage") or {}
         try:
-            cpu = quantity_float(usage["cpu"]) if "cpu" in usage else None
-            mem = quantity_float(usage["memory"]) if "memory" in usage else None
+            cpu = amount_float(usage["cpu"]) if "cpu" in usage else None
+            mem = amount_float(usage["memory"]) if "memory" in usage else None
         except ValueError as e:
             log.warning(
                 "PodMetrics %s/%s container %s: %s; skipped",

@@ -6,12 +6,8 @@ from typing import Any
 
 import pytest
 
-from app.jobs.samples import (
-    ContainerResources,
-    container_resources,
-    new_oom_kills,
-    usage_from_metrics,
-)
+from app.core.pods import ContainerResources, container_resources
+from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 
 
 def pod(

@@ -1,0 +1,314 @@
+"""The updater's planning, no I/O: which running pods to update, in what order, where they fit,
+and whether a resize can be sent or must fall back to an eviction.
+
+app.jobs.updater gathers the inputs (the caches, the snapshot, the LimitRanges, the clock), gates
+the run, and acts on what this module decides (resize, evict, audit, Events). Each function here is
+a plain function of pod JSON and core values, so the decisions are unit-tested directly.
+
+- `node_rooms`: each schedulable, Ready node's allocatable minus the requests of its pods.
+- `workload_candidates`: the pods of one workload that qualify (app.core.sizing.priority), each with
+  the patch the webhook would give it (app.core.sizing.patch), scale-ups and the farthest first.
+- `placement`: the rooms after the pod takes its new requests, or None when it fits on no node.
+- `not_resizable`: why kube-apiserver or the kubelet would refuse the resize, known beforehand.
+- `resize_body`, `change_details`, `describe`, `holds`, `stuck_resize`: what is sent, recorded and
+  watched afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.pods import (
+    ContainerResources,
+    app_containers,
+    condition,
+    container_resources,
+    is_running,
+    parse_time,
+    resources_of,
+)
+from app.core.policy import Policy
+from app.core.quantity import amount, parse_amount
+from app.core.recommend.capping import Recommendation, policy_for_container
+from app.core.recommend.model import WorkloadKey
+from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
+from app.core.sizing.limitrange import LimitRangeItem
+from app.core.sizing.patch import PodInvalid, PodPatch, build_patch
+from app.core.sizing.priority import (
+    ContainerView,
+    PodPriority,
+    UpdaterSettings,
+    changes_qos,
+    is_quick_oom,
+    pod_priority,
+    resize_state,
+    update_reason,
+)
+from app.core.sizing.resize_rules import ResizeCheck, known_refusal, memory_policy
+
+Obj = dict[str, Any]
+Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits -> resource -> amount
+
+
+@dataclass
+class Candidate:
+    """A pod that qualifies for an update, with the patch that would update it."""
+
+    pod: Obj
+    workload: WorkloadKey
+    priority: PodPriority
+    reason: str
+    patch: PodPatch
+    pending: bool  # not Running yet: it counts against the budget only as unavailable
+
+
+def node_rooms(nodes: Iterable[Obj], pods: Iterable[Obj]) -> list[NodeRoom]:
+    """Schedulable Ready nodes with what their non-terminal pods leave of their allocatable."""
+    used: dict[str, list[int]] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        u = used.setdefault(node, [0, 0])
+        for r in container_resources(pod).values():
+            u[0] += r.cpu_request or 0
+            u[1] += r.memory_request or 0
+    rooms = []
+    for n in nodes:
+        spec, status = n.get("spec") or {}, n.get("status") or {}
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
+        if spec.get("unschedulable") or not ready:
+            continue
+        alloc = status.get("allocatable") or {}
+        try:
+            cpu = amount("cpu", alloc.get("cpu", "0"))
+            mem = amount("memory", alloc.get("memory", "0"))
+        except ValueError:
+            continue
+        meta = n.get("metadata") or {}
+        name = meta.get("name", "")
+        u = used.get(name, [0, 0])
+        taints = tuple(
+            (str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
+            for t in spec.get("taints") or []
+            if isinstance(t, dict) and t.get("effect") in BLOCKING_EFFECTS
+        )
+        labels = tuple(sorted((str(k), str(v)) for k, v in (meta.get("labels") or {}).items()))
+        rooms.append(NodeRoom(name, cpu - u[0], mem - u[1], taints, labels))
+    return rooms
+
+
+def configured_replicas(owner: Obj | None, pods: Sequence[Obj]) -> int:
+    """The owner's spec.replicas; the number of its pods when it has none (or is unknown)."""
+    replicas = ((owner or {}).get("spec") or {}).get("replicas")
+    return int(replicas) if isinstance(replicas, int) else len(pods)
+
+
+def pod_views(
+    pod: Obj,
+    policy: Policy,
+    recs: Mapping[str, Recommendation],
+    excluded: Mapping[str, frozenset[str]],
+    patch: PodPatch,
+) -> list[ContainerView]:
+    """The controlled containers, each against what the patch would set: the target after the
+    policy's and the LimitRanges' caps. The bounds widen to take that value in, so a pod that
+    holds the best it is allowed is never "outside the recommended range"."""
+    resources = container_resources(pod)
+    sized = {u.name: u.requests for u in patch.updates}
+    views = []
+    for c in app_containers(pod):
+        name = c.get("name", "")
+        rec, cp = recs.get(name), policy_for_container(list(policy.container_policies), name)
+        if rec is None or cp.mode == "Off":
+            continue
+        controlled = [r for r in cp.controlled_resources if r not in excluded.get(name, ())]
+        cur = resources.get(name)
+        requests = cur.requests() if cur is not None else {}
+        # What the patch leaves alone stays as it is: that is its target here.
+        new = {**requests, **sized.get(name, {})}
+        target = {r: new.get(r, getattr(rec.target, r)) for r in controlled}
+        views.append(
+            ContainerView(
+                name,
+                {r: requests[r] for r in controlled if r in requests},
+                target,
+                {r: min(getattr(rec.lower_bound, r), target[r]) for r in controlled},
+                {r: max(getattr(rec.upper_bound, r), target[r]) for r in controlled},
+            )
+        )
+    return views
+
+
+def quick_oom(pod: Obj, settings: UpdaterSettings) -> bool:
+    """A container of the pod was OOM-killed soon after it started (VPA's quick OOM)."""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        term = (cs.get("lastState") or {}).get("terminated") or {}
+        if is_quick_oom(
+            parse_time(term.get("startedAt")),
+            parse_time(term.get("finishedAt")),
+            term.get("reason"),
+            settings,
+        ):
+            return True
+    return False
+
+
+def workload_candidates(
+    w: WorkloadKey,
+    pods: Iterable[Obj],
+    policy: Policy,
+    recs: Mapping[str, Recommendation],
+    excluded: Mapping[str, frozenset[str]] | None,
+    ranges: Sequence[LimitRangeItem],
+    now: float,
+    settings: UpdaterSettings,
+) -> list[Candidate]:
+    """The pods of `w` that qualify for an update, in the order to take them: each has a patch
+    that changes a request (the webhook would give it something else) and an update reason."""
+    candidates = []
+    for pod in pods:
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        try:
+            patch = build_patch(pod, recs, policy, ranges, parse=parse_amount, excluded=excluded)
+        except PodInvalid:
+            continue
+        if not any(u.requests != u.previous_requests for u in patch.updates):
+            continue  # it already holds what the webhook would give it
+        views = pod_views(pod, policy, recs, excluded or {}, patch)
+        if not views:
+            continue
+        prio = pod_priority(views)
+        started = parse_time((pod.get("status") or {}).get("startTime"))
+        reason = update_reason(prio, started, now, quick_oom(pod, settings), settings)
+        if reason is not None:
+            candidates.append(Candidate(pod, w, prio, reason, patch, not is_running(pod)))
+    candidates.sort(key=lambda c: c.priority.sort_key())
+    return candidates
+
+
+def placement(c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
+    """The rooms once the pod holds its new requests (on its node, or as a recreated pod
+    elsewhere); None when they fit on no node."""
+    new_cpu = new_mem = cur_cpu = cur_mem = 0
+    changed = {u.name: u for u in c.patch.updates}
+    for name, res in container_resources(c.pod).items():
+        u = changed.get(name)
+        cur_cpu += res.cpu_request or 0
+        cur_mem += res.memory_request or 0
+        new_cpu += (u.requests.get("cpu") if u and "cpu" in u.requests else res.cpu_request) or 0
+        new_mem += (
+            u.requests.get("memory") if u and "memory" in u.requests else res.memory_request
+        ) or 0
+    spec = c.pod.get("spec") or {}
+    return place(
+        rooms, spec.get("nodeName"), (cur_cpu, cur_mem), (new_cpu, new_mem), Placement.of(spec)
+    )
+
+
+def _amounts(res: ContainerResources) -> dict[str, dict[str, int]]:
+    return {"requests": res.requests(), "limits": res.limits()}
+
+
+def qos_change(c: Candidate, live: Obj) -> tuple[str, str] | None:
+    """(before, after) when the resize would change the pod's QoS class, else None. `live`: the
+    pod as the API server has it (init containers and pod-level resources count)."""
+    current = {name: _amounts(res) for name, res in container_resources(live).items()}
+    spec = live.get("spec") or {}
+    # Init containers that are not sidecars cannot be resized but count for the class.
+    plain_init = [x for x in spec.get("initContainers") or [] if x.get("restartPolicy") != "Always"]
+    others = [_amounts(resources_of(x.get("resources"))) for x in plain_init]
+    pod_level = _amounts(resources_of(spec.get("resources"))) if spec.get("resources") else None
+    updates = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
+    return changes_qos(current, updates, others, pod_level)
+
+
+def not_resizable(c: Candidate, live: Obj, server_minor: int | None) -> str | None:
+    """Why Kubernetes would refuse this resize, known before sending it: a QoS class change
+    (every release), or what the cluster's release refuses (app.core.sizing.resize_rules)."""
+    qos = qos_change(c, live)
+    if qos is not None:
+        return f"resize would change the QoS class {qos[0]} -> {qos[1]}"
+    specs = {x.get("name"): x for x in app_containers(live)}
+    checks = []
+    for u in c.patch.updates:
+        spec = specs.get(u.name) or {}
+        checks.append(
+            ResizeCheck(
+                u.name,
+                u.previous_limits.get("memory"),
+                u.limits.get("memory", u.previous_limits.get("memory")),
+                memory_policy(spec),
+            )
+        )
+    return known_refusal(server_minor, checks)
+
+
+def resize_body(c: Candidate) -> tuple[list[Obj], list[Obj]]:
+    """The resize body's containers and initContainers: a native sidecar lives under
+    spec.initContainers (its ContainerUpdate.path says so), and there it must be addressed."""
+
+    def fmt(resource: str, v: int) -> str:
+        return f"{v}m" if resource == "cpu" else str(v)
+
+    containers, init_containers = [], []
+    for u in c.patch.updates:
+        resources: Obj = {"requests": {r: fmt(r, v) for r, v in u.requests.items()}}
+        if u.limits:
+            resources["limits"] = {r: fmt(r, v) for r, v in u.limits.items()}
+        entry = {"name": u.name, "resources": resources}
+        if u.path.startswith("/spec/initContainers/"):
+            init_containers.append(entry)
+        else:
+            containers.append(entry)
+    return containers, init_containers
+
+
+def change_details(c: Candidate) -> dict[str, Any]:
+    """The audit row's details: the workload and each container's values before and after."""
+    before = {
+        u.name: {"requests": u.previous_requests, "limits": u.previous_limits}
+        for u in c.patch.updates
+    }
+    after = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
+    return {"workload": str(c.workload), "before": before, "after": after}
+
+
+def holds(pod: Obj, after: Values) -> bool:
+    """The pod's spec already has the requests rightsizer asked for."""
+    have = container_resources(pod)
+    for name, values in after.items():
+        res = have.get(name)
+        if res is None:
+            return False
+        for r, v in (values.get("requests") or {}).items():
+            if getattr(res, f"{r}_request", None) != v:
+                return False
+    return True
+
+
+def stuck_resize(pod: Obj, after: Values) -> tuple[str, str]:
+    """The state of a resize rightsizer asked for (app.core.sizing.priority.resize_state) and the
+    kubelet's message about it, from the pod's PodResizePending / PodResizeInProgress
+    conditions."""
+    pending = condition(pod, "PodResizePending")
+    progress = condition(pod, "PodResizeInProgress")
+    state = resize_state((pending or {}).get("reason"), progress is not None, holds(pod, after))
+    return state, str((pending or progress or {}).get("message", ""))
+
+
+def describe(values: Values) -> str:
+    """Each container's requests, as the Events and the audit trail say them."""
+    parts = []
+    for name, v in values.items():
+        req = ", ".join(
+            f"{r}={a}{'m' if r == 'cpu' else ''}" for r, a in sorted(v["requests"].items())
+        )
+        parts.append(f"{name}[{req}]")
+    return " ".join(parts)
