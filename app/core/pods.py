@@ -8,6 +8,7 @@ the updater's gates (which pods are live, running, ready). Quantities are read w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -56,11 +57,23 @@ def _amount(resource: str, value: Any) -> int | None:
         return None
 
 
+def is_sidecar(init_container: Any) -> bool:
+    """An init container with restartPolicy Always: a native sidecar, which keeps running."""
+    return isinstance(init_container, Mapping) and init_container.get("restartPolicy") == "Always"
+
+
 def app_containers(pod: Obj) -> list[Obj]:
     """Regular containers and restartable (sidecar) init containers: the ones that keep running."""
     spec = pod.get("spec") or {}
-    sidecars = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    sidecars = [c for c in spec.get("initContainers") or [] if is_sidecar(c)]
     return [*(spec.get("containers") or []), *sidecars]
+
+
+def plain_init_containers(pod: Obj) -> list[Obj]:
+    """Init containers that run to completion (not sidecars): never resized, yet they count for
+    the QoS class and for LimitRanger."""
+    spec = pod.get("spec") or {}
+    return [c for c in spec.get("initContainers") or [] if not is_sidecar(c)]
 
 
 def resources_of(resources: Any) -> ContainerResources:

@@ -12,6 +12,7 @@ from app.core.pods import (
     is_ready,
     is_running,
     parse_time,
+    plain_init_containers,
     pod_ref,
     resources_of,
 )
@@ -40,6 +41,7 @@ def pod(phase: str = "Running", node: str | None = "n1", **meta: Any) -> dict[st
 
 def test_app_containers_are_the_containers_and_the_sidecars() -> None:
     assert [c["name"] for c in app_containers(pod())] == ["app", "proxy"]
+    assert [c["name"] for c in plain_init_containers(pod())] == ["setup"]
 
 
 def test_container_resources_read_quantities_and_leave_malformed_ones_unset() -> None:

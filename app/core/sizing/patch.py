@@ -55,6 +55,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.pods import is_sidecar
 from app.core.policy import Policy
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.resources import format_cpu, format_memory
@@ -148,7 +149,7 @@ def _slots(
             kind = CONTAINER
             if field_ == "initContainers":
                 # a run-to-completion init container is left alone, but LimitRanger counts it
-                kind = SIDECAR if c.get("restartPolicy") == "Always" else INIT
+                kind = SIDECAR if is_sidecar(c) else INIT
             res = c.get("resources")
             if res is not None and not isinstance(res, Mapping):
                 raise PodInvalid(f"{where}.resources is not an object")

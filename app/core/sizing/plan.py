@@ -27,6 +27,7 @@ from app.core.pods import (
     container_resources,
     is_running,
     parse_time,
+    plain_init_containers,
     resources_of,
 )
 from app.core.policy import Policy
@@ -222,8 +223,7 @@ def qos_change(c: Candidate, live: Obj) -> tuple[str, str] | None:
     current = {name: _amounts(res) for name, res in container_resources(live).items()}
     spec = live.get("spec") or {}
     # Init containers that are not sidecars cannot be resized but count for the class.
-    plain_init = [x for x in spec.get("initContainers") or [] if x.get("restartPolicy") != "Always"]
-    others = [_amounts(resources_of(x.get("resources"))) for x in plain_init]
+    others = [_amounts(resources_of(x.get("resources"))) for x in plain_init_containers(live)]
     pod_level = _amounts(resources_of(spec.get("resources"))) if spec.get("resources") else None
     updates = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
     return changes_qos(current, updates, others, pod_level)
