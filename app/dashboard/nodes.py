@@ -14,6 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from flask import current_app
+
+from app.core.quantity import amount as quantity_amount
+from app.kube.client import api_client
+from app.kube.scale import cluster_snapshot
+
 log = logging.getLogger(__name__)
 CACHE_SECONDS = 30.0
 _cache: tuple[float, list[NodeLevel]] | None = None
@@ -79,12 +85,6 @@ def levels_from(
 def node_levels() -> list[NodeLevel]:
     """From the cluster, cached; [] when it cannot be reached (the page then says so)."""
     global _cache
-    from flask import current_app
-
-    from app.kube.client import api_client
-    from app.kube.quantity import quantity_amount
-    from app.kube.scale import cluster_snapshot
-
     with _lock:
         if _cache is not None and time.monotonic() - _cache[0] < CACHE_SECONDS:
             return _cache[1]
