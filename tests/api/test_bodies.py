@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from tests.api.conftest import bearer
+from tests.support.tokens import bearer
 
 DEEP = "[" * 200_000
 WRITES = [

@@ -18,8 +18,8 @@ from click.testing import CliRunner, Result
 from flask import Flask
 
 from app.cli import cli
-from tests.api.conftest import TOKENS
-from tests.api.test_recommendations_api import seed
+from tests.support.tokens import TOKENS
+from tests.support.usage import seed
 
 Invoke = Callable[..., Result]
 

@@ -9,7 +9,7 @@ from app.core.recommend.model import UsageModel, WorkloadKey
 from app.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
-from tests.api.test_recommendations_api import NOW
+from tests.support.usage import NOW
 
 
 def test_histograms_put_the_weight_where_the_usage_was(app: Flask, client: FlaskClient) -> None:

@@ -21,7 +21,7 @@ from app.jobs.runner import JobRunner
 from app.models import AuditEvent
 from app.store.recommendations import count_recommendations, delete_workload
 from app.webhook.metrics import CACHE_LAST_SUCCESS
-from tests.api.test_recommendations_api import seed
+from tests.support.usage import seed
 
 OTHER = Counter("rightsizer_test_other_module", "A metric some other module defines.")
 

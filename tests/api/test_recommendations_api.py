@@ -3,44 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.core.recommend.model import UsageModel, WorkloadKey
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from app.store.recommendations import save_all
-from app.store.results import results_from_model
 from tests.jobs.test_recommender_job import deployment, make_job, step
+from tests.support.usage import seed
 
 SCENARIO: dict[str, Any] = {
     "nodes": [{"namePrefix": "node", "count": 3, "cpu": "8", "memory": "32Gi"}],
     "namespaces": [{"name": "shop"}],
     "workloads": [deployment("shop", "web", replicas=2), deployment("shop", "api", replicas=3)],
 }
-
-NOW = datetime(2024, 7, 4, tzinfo=UTC)
-
-
-def seed() -> UsageModel:
-    m = UsageModel()
-    for ns, kind, name in (
-        ("shop", "Deployment", "web"),
-        ("shop", "StatefulSet", "db"),
-        ("ops", "Deployment", "web"),
-    ):
-        w = WorkloadKey(ns, kind, name)
-        for i in range(100):
-            m.add_cpu(w, f"{name}-0", "main", 1_719_792_000.0 + 60 * i, 0.5, 1.0)
-            m.add_memory(w, f"{name}-0", "main", 1_719_792_000.0 + 60 * i, 1e9)
-    save_all(db.session, results_from_model(m), NOW, batch_size=100)
-    return m
 
 
 def test_list_and_filter(app: Flask, client: FlaskClient) -> None:
@@ -183,10 +162,9 @@ def test_savings_over_all_replicas(app: Flask, client: FlaskClient) -> None:
     assert [w.get("estimatedSavings") for w in listed] == [body["estimatedSavings"], None]
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(SCENARIO) as s:
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return SCENARIO
 
 
 @pytest.fixture

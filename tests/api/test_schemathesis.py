@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from app import create_app
-from tests.api.conftest import TOKEN_FILE, TOKENS
+from tests.support.tokens import TOKEN_FILE, TOKENS
 
 _dir = Path(tempfile.mkdtemp(prefix="rightsizer-schemathesis-"))
 (_dir / "tokens").write_text(TOKEN_FILE)

@@ -13,7 +13,7 @@ import kubernetes_validate
 import yaml
 from cryptography import x509
 
-from tests.webhook.fake_apiserver import FakeApiServer
+from tests.support.fake_registrations import FakeApiServer
 
 
 def rightsizer(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

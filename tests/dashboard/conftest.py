@@ -1,5 +1,5 @@
-"""Dashboard tests use the API tests' app (token file, SQLite and PostgreSQL) and live server;
-browser tests share one headless Chromium per module."""
+"""Dashboard tests call the app as real users (tests.support.users: token file, SQLite and
+PostgreSQL, live server); browser tests share one headless Chromium per module."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.api.conftest import (  # noqa: F401  (fixtures)
+from tests.support.users import (  # noqa: F401  (fixtures)
     anon,
-    app,
     app_config,
     as_user,
     client,

@@ -4,8 +4,6 @@ Screenshots go to tests/artifacts/ (not committed)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import requests
 from flask import Flask
@@ -13,10 +11,10 @@ from sqlalchemy import update
 
 from app.extensions import db
 from app.models import Recommendation
-from tests.api.conftest import TOKENS
-from tests.api.test_recommendations_api import seed
+from tests.support.screenshots import shot
+from tests.support.tokens import TOKENS
+from tests.support.usage import seed
 
-ARTIFACTS = Path(__file__).parents[1] / "artifacts"
 pytestmark = pytest.mark.browser
 
 
@@ -29,12 +27,6 @@ def seeded(app: Flask) -> None:
         .values(current_cpu_request=1000, current_memory_request=2**31)
     )
     db.session.commit()
-
-
-def shot(page: object, name: str, database_url: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    db_name = "postgres" if database_url.startswith("postgresql") else "sqlite"
-    page.screenshot(path=str(ARTIFACTS / f"{name}-{db_name}.png"), full_page=True)  # type: ignore[attr-defined]
 
 
 def test_pages_numbers_and_filter(

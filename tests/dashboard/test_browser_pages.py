@@ -23,9 +23,8 @@ from app.dashboard import nodes
 from app.extensions import db
 from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.api.conftest import TOKENS
-from tests.dashboard.test_browser import shot
+from tests.support.screenshots import shot
+from tests.support.tokens import TOKENS
 
 pytestmark = pytest.mark.browser
 
@@ -55,12 +54,15 @@ CLUSTER: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(CLUSTER) as s:
-        s.advance(120)  # metrics for every pod and node
-        s.settle()
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return CLUSTER
+
+
+@pytest.fixture(scope="module")
+def sim_warmup() -> float:
+    """Metrics for every pod and node."""
+    return 120
 
 
 @pytest.fixture

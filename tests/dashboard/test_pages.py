@@ -15,8 +15,8 @@ from app.models import Recommendation, RecommendationPoint
 from app.store.history import recommendation_history
 from app.store.recommendations import save_all
 from app.store.results import ContainerResult, CurrentRequests, results_from_model
-from tests.api.conftest import TOKENS
-from tests.api.test_recommendations_api import seed
+from tests.support.tokens import TOKENS
+from tests.support.usage import seed
 
 PAGES = (
     "/dashboard/",

@@ -62,8 +62,7 @@ from kubernetes import client
 from app.core.quantity import amount as quantity_amount
 from app.simulator.apiserver import limitranger
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.e2e.apps import AppProcess, recommendations, start_with_webhook, wait_for
+from tests.support.processes import AppProcess, recommendations, start_with_webhook, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -170,13 +169,14 @@ POLICIES = {
 }
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(SCENARIO) as s:
-        api = s.api_client()
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
-        api.close()
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return SCENARIO
+
+
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return ("rightsizer",)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import json
 import re
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +23,14 @@ from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.e2e.apps import AppProcess, recommendations, wait_for
+from tests.support.processes import AppProcess, recommendations, wait_for
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator() as s:
-        api = s.api_client()
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
-        api.close()
-        yield s
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return ("rightsizer",)
 
 
 class Engine:

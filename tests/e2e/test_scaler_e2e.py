@@ -11,23 +11,18 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from kubernetes import client
 
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.e2e.apps import AppProcess, wait_for
+from tests.support.processes import AppProcess, wait_for
+from tests.support.simulators import replicas
 
 pytestmark = pytest.mark.e2e
 INTERVAL = 1.0
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator() as s:  # default scenario: 5 schedulable nodes
-        api = s.api_client()
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
-        api.close()
-        yield s
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return ("rightsizer",)  # on the default scenario: 5 schedulable nodes
 
 
 @pytest.fixture
@@ -79,19 +74,6 @@ def set_params(app: AppProcess, name: str, params: dict[str, Any]) -> None:
             {"p": json.dumps(params), "n": name},
         )
     engine.dispose()
-
-
-def replicas(sim: Simulator, ns: str, kind: str, name: str) -> int:
-    api = sim.api_client()
-    apps = client.AppsV1Api(api)
-    read = (
-        apps.read_namespaced_deployment_scale
-        if kind == "Deployment"
-        else apps.read_namespaced_stateful_set_scale
-    )
-    value = read(name, ns).spec.replicas
-    api.close()
-    return int(value)
 
 
 def becomes(sim: Simulator, ns: str, kind: str, name: str, want: int, within: float) -> None:

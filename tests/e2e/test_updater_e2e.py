@@ -12,19 +12,14 @@ import sqlalchemy as sa
 from kubernetes import client
 
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.e2e.apps import AppProcess, recommendations, start_with_webhook, wait_for
+from tests.support.processes import AppProcess, recommendations, start_with_webhook, wait_for
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator() as s:
-        api = s.api_client()
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
-        api.close()
-        yield s
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return ("rightsizer",)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import socket
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +25,15 @@ from app.core.quantity import amount as quantity_amount
 from app.kube.secrets import SecretStore
 from app.serving.certs import ensure, make_serving, service_names
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.e2e.apps import AppProcess, recommendations, wait_for
+from tests.support.processes import AppProcess, recommendations, wait_for
 
 pytestmark = pytest.mark.e2e
 NS = "rightsizer"
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator() as s:
-        api = s.api_client()
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
-        api.close()
-        yield s
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return (NS,)
 
 
 def pods_of(sim: Simulator, ns: str, app_label: str) -> dict[str, dict[str, Any]]:

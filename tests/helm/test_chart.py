@@ -20,7 +20,7 @@ from app.auth import READ_VERBS
 from app.config import ENVIRONMENT, from_environment, recommender_env_var
 from app.dashboard import PAGE_RESOURCES
 from app.serving import certs
-from tests.helm.conftest import (
+from tests.support.helm import (
     CHART,
     FULLNAME,
     NAMESPACE,

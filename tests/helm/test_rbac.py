@@ -12,7 +12,7 @@ import yaml
 
 from app.kube import rbac
 from app.kube.rbac import Permission, RbacError, required_permissions
-from tests.helm.conftest import CHART, FULLNAME, NAMESPACE, Manifest, helm, one, render_chart
+from tests.support.helm import CHART, FULLNAME, NAMESPACE, Manifest, helm, one, render_chart
 
 # Method, then what calling it needs (group "-" is the core group), following the client's naming
 # and its request paths.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.webhook.review import MAX_BODY_BYTES
-from tests.webhook.pods import container, pod
+from tests.support.pods import container, pod
 
 UNICODE = ["🙂", "Ω", "名前", "\u202e", "\x00", "a\u0301", "\ud7ff", "ß", "İ", "\ufeff"]
 ODD_VALUES: list[Any] = [

@@ -1,9 +1,8 @@
-"""Reliability tests reuse the API tests' fixtures: a token file (admin, reader, editor) and the
-shared app over SQLite and PostgreSQL."""
+"""Reliability tests call the API as real users (tests.support.users: a token file with an admin, a
+reader and an editor) on the shared app over SQLite and PostgreSQL."""
 
-from tests.api.conftest import (  # noqa: F401  (fixtures)
+from tests.support.users import (  # noqa: F401  (fixtures)
     anon,
-    app,
     app_config,
     as_user,
     client,

@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from app.kube.client import DEFAULT_TIMEOUT, api_client
 from app.kube.informer import Informer
 from app.simulator.testing import EMPTY, running_simulator
-from tests.e2e.apps import wait_for
+from tests.support.processes import wait_for
 
 NS = "app"
 
@@ -130,7 +130,7 @@ def test_slow_answers_then_an_outage_the_informer_backs_off_and_converges(
     """Every request takes 0.5 s; then the API server is unreachable for 6 s (open watch reset,
     new requests dropped) while objects change. The informer waits out the slow answers, retries
     the outage with growing pauses (not a tight loop), and converges afterwards."""
-    from tests.reliability.httpproxy import ApiProxy
+    from tests.support.proxies import ApiProxy
 
     with running_simulator(EMPTY) as sim:
         api = sim.api_client()
@@ -187,7 +187,7 @@ def test_a_watch_whose_connection_goes_silent_is_given_up_and_resumed(tmp_path: 
     and once the network heals resumes from its resourceVersion (no new LIST) with every change
     made in between. One-shot calls through the same client fail after their read timeout
     instead of hanging. Without timeouts, the informer would wait on the dead watch forever."""
-    from tests.reliability.httpproxy import ApiProxy
+    from tests.support.proxies import ApiProxy
 
     with running_simulator(EMPTY) as sim:
         api = sim.api_client()
@@ -277,7 +277,7 @@ def test_the_updater_evicts_nothing_while_its_pod_cache_is_stale(
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
     from app.models import AuditEvent, Policy, Recommendation
-    from tests.reliability.httpproxy import ApiProxy
+    from tests.support.proxies import ApiProxy
 
     now = datetime.now(UTC)
     db.session.add(

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from app.cli import cli
 from app.extensions import db
 from app.models import AuditEvent, Policy, Scaler
-from tests.api.conftest import TOKENS
+from tests.support.tokens import TOKENS
 
 GOOD_POLICY: dict[str, Any] = {
     "name": "web",

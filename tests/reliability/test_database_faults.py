@@ -30,10 +30,10 @@ from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
-from tests.conftest import _postgres_schema_url
 from tests.reliability.bodies import review
-from tests.reliability.proxy import Proxy
-from tests.webhook.test_mutate import add_policy, add_recommendation, refresh
+from tests.support.databases import postgres_schema_url
+from tests.support.proxies import Proxy
+from tests.support.reviews import add_policy, add_recommendation, refresh
 
 NOW = datetime(2024, 7, 4, tzinfo=UTC)
 T0 = 1_719_792_000.0
@@ -52,7 +52,7 @@ def fed_model(workloads: int, cpu: float = 0.3) -> UsageModel:
 @pytest.fixture
 def proxied() -> Iterator[tuple[Flask, Proxy]]:
     """The app on a PostgreSQL schema of its own, reached through a proxy the test controls."""
-    schema_urls = _postgres_schema_url()
+    schema_urls = postgres_schema_url()
     url = next(schema_urls)
     parsed = sa.engine.make_url(url)
     proxy = Proxy(parsed.host or "127.0.0.1", parsed.port or 5432).restore()
@@ -262,7 +262,7 @@ def test_database_outage_the_recommender_loop_logs_retries_and_resumes_losing_no
     from app.jobs.runner import JobRunner
     from app.kube.cluster import ClusterView
     from app.simulator.testing import running_simulator
-    from tests.e2e.apps import wait_for
+    from tests.support.processes import wait_for
 
     app, proxy = proxied
     db.session.remove()
@@ -334,9 +334,9 @@ def test_kill_9_of_rightsizer_serve_inside_a_checkpoint_batch(tmp_path: Path) ->
     from kubernetes import client as kube
 
     from app.simulator.testing import running_simulator
-    from tests.e2e.apps import AppProcess, wait_for
+    from tests.support.processes import AppProcess, wait_for
 
-    schema_urls = _postgres_schema_url()
+    schema_urls = postgres_schema_url()
     url = next(schema_urls)
     engine = sa.create_engine(url)
     scenario = {

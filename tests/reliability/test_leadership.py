@@ -8,18 +8,15 @@ import itertools
 import json
 import re
 import signal
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from kubernetes import client
 
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.e2e.apps import AppProcess, wait_for
-from tests.e2e.test_scaler_e2e import replicas
+from tests.support.processes import AppProcess, wait_for
+from tests.support.simulators import replicas
 
 pytestmark = pytest.mark.e2e
 
@@ -33,13 +30,9 @@ SETTINGS = {
 LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*(became leader|stopped leading)")
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator() as s:  # default scenario: 5 nodes, coredns in kube-system
-        api = s.api_client()
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
-        api.close()
-        yield s
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return ("rightsizer",)  # on the default scenario: 5 nodes, coredns in kube-system
 
 
 def terms(app: AppProcess, killed_at: datetime | None) -> list[tuple[datetime, datetime | None]]:
@@ -156,7 +149,7 @@ def test_two_instances_leader_partitioned_from_its_lease_stops_before_the_other_
     leading within the renew deadline, B takes over only after that and within the lease duration,
     A does nothing more, and every scale change is made and audited once."""
     from app.simulator.simulator import write_kubeconfig
-    from tests.reliability.httpproxy import ApiProxy
+    from tests.support.proxies import ApiProxy
 
     db_url = f"sqlite:///{tmp_path}/rightsizer.db"
     proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))

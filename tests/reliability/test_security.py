@@ -22,8 +22,8 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import AuditEvent, Policy, Recommendation, Scaler
 from app.serving.certs import CertPaths, ensure, service_names
-from tests.api.conftest import TOKEN_FILE, TOKENS
-from tests.e2e.apps import AppProcess
+from tests.support.processes import AppProcess
+from tests.support.tokens import TOKEN_FILE, TOKENS
 
 SERVICE = "rightsizer.rightsizer.svc"
 POLICY = {

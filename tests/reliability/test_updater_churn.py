@@ -11,7 +11,6 @@ What is checked, on the simulator's side and from the audit trail:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +24,6 @@ from app.simulator.apiserver import podutil
 from app.simulator.apiserver.resources import DEPLOYMENT, POD
 from app.simulator.endpoints import subresources
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
 from tests.jobs.test_updater import (
     NS,
     Clock,
@@ -45,10 +43,14 @@ SCENARIO = {
 }
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(SCENARIO, seed=7) as s:
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return SCENARIO
+
+
+@pytest.fixture(scope="module")
+def sim_options() -> dict[str, Any]:
+    return {"seed": 7}
 
 
 class EvictionLog:

@@ -17,8 +17,8 @@ from flask.testing import FlaskClient
 from prometheus_client import REGISTRY
 
 from tests.reliability.bodies import Body, Generator, good_pod
-from tests.webhook.pods import amounts, apply_strictly
-from tests.webhook.test_mutate import MI, add_policy, add_recommendation, refresh
+from tests.support.pods import amounts, apply_strictly
+from tests.support.reviews import MI, add_policy, add_recommendation, refresh
 
 COUNT = 3000
 
@@ -107,7 +107,7 @@ def test_a_real_server_over_tls_takes_10000_bad_bodies_with_stable_memory(
 
     from app import create_app
     from app.serving.certs import ensure
-    from tests.e2e.apps import AppProcess
+    from tests.support.processes import AppProcess
 
     db_url = f"sqlite:///{tmp_path}/rightsizer.db"
     app = create_app({"SQLALCHEMY_DATABASE_URI": db_url, "JOBS": False})

@@ -24,7 +24,7 @@ from app.kube.webhook_config import WebhookRegistration, register_webhook
 from app.serving.certs import DirectoryStore, ensure, ensure_in, plan, service_names
 from app.serving.rotation import rotate_certificates, rotation_loop
 from app.simulator.simulator import Simulator
-from app.simulator.testing import EMPTY, running_simulator
+from app.simulator.testing import EMPTY
 
 NAMES = service_names("rightsizer", "rightsizer-system")
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -124,13 +124,14 @@ def test_tls_handshake_verifies_against_the_ca(tmp_path: Path, hostname: str, ok
 # In a Kubernetes Secret, and rotation by the running server -------------------------------------
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(EMPTY) as s:
-        api = s.api_client()
-        k8s.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
-        api.close()
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return EMPTY
+
+
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return ("rightsizer",)
 
 
 @pytest.fixture

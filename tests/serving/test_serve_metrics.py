@@ -12,7 +12,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.serving.prepare import metrics_directory
-from tests.e2e.apps import AppProcess
+from tests.support.processes import AppProcess
 
 
 def healthz_count(text: str) -> float:

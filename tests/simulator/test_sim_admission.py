@@ -21,7 +21,7 @@ from cryptography.x509.oid import NameOID
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.simulator.conftest import pod_body
+from tests.support.simulators import pod_body
 
 
 def _ca(name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:

@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.simulator.conftest import pod_body
+from tests.support.simulators import pod_body
 
 
 def _status(e: ApiException) -> dict:

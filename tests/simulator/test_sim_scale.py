@@ -4,7 +4,6 @@ official client and plain HTTP for /sim/stats, as the benchmarks use it at 5000 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,15 +11,19 @@ import requests
 from kubernetes import client
 
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
 
 NODES, PODS = 40, 1000
 
 
 @pytest.fixture(scope="module")
-def sim() -> Iterator[Simulator]:
-    with running_simulator(nodes=NODES, pods=PODS) as s:
-        yield s
+def scenario() -> None:
+    """Scale mode generates the cluster: no scenario."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def sim_options() -> dict[str, Any]:
+    return {"nodes": NODES, "pods": PODS}
 
 
 def all_pods(core: client.CoreV1Api, limit: int) -> list[dict[str, Any]]:
@@ -36,8 +39,8 @@ def all_pods(core: client.CoreV1Api, limit: int) -> list[dict[str, Any]]:
             return items
 
 
-def test_scale_mode_generates_the_asked_cluster_in_steady_state(sim: Simulator) -> None:
-    api = sim.api_client()
+def test_scale_mode_generates_the_asked_cluster_in_steady_state(module_sim: Simulator) -> None:
+    api = module_sim.api_client()
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     nodes = core.list_node().items
     assert len(nodes) == NODES
@@ -58,10 +61,10 @@ def test_scale_mode_generates_the_asked_cluster_in_steady_state(sim: Simulator) 
     assert len(metrics["items"]) == PODS
 
 
-def test_sim_stats_over_http_tell_lists_from_watches_and_reset(sim: Simulator) -> None:
-    stats_url = f"{sim.url}/sim/stats"
+def test_sim_stats_over_http_tell_lists_from_watches_and_reset(module_sim: Simulator) -> None:
+    stats_url = f"{module_sim.url}/sim/stats"
     assert requests.delete(stats_url, timeout=5).ok
-    core = client.CoreV1Api(sim.api_client())
+    core = client.CoreV1Api(module_sim.api_client())
     all_pods(core, limit=400)  # 3 pages: 3 LIST requests
     w = core.list_pod_for_all_namespaces(
         watch=True, resource_version="0", timeout_seconds=1, _preload_content=False

@@ -10,7 +10,7 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from app.simulator.testing import running_simulator
-from tests.simulator.conftest import SMALL, pod_body
+from tests.support.simulators import SMALL, pod_body
 
 
 def test_watch_from_list_resource_version_sees_only_later_changes(sim, core):

@@ -10,7 +10,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from app.simulator.testing import running_simulator
-from tests.simulator.conftest import SMALL, pod_body
+from tests.support.simulators import SMALL, pod_body
 
 
 def _web_pods(core: client.CoreV1Api) -> list:

@@ -18,7 +18,7 @@ from app.store.snapshot import build_snapshot
 from app.webhook import webhook_of
 from app.webhook.audit import MutationCount, MutationCounter
 from app.webhook.cache import WebhookCache
-from tests.webhook.test_mutate import (
+from tests.support.reviews import (
     add_policy,
     add_recommendation,
     app_pod,

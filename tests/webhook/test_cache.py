@@ -14,7 +14,7 @@ from app.extensions import db
 from app.store.snapshot import Snapshot, build_snapshot
 from app.webhook import webhook_of
 from app.webhook.cache import WebhookCache
-from tests.webhook.test_mutate import add_policy, add_recommendation, app_pod, post, review
+from tests.support.reviews import add_policy, add_recommendation, app_pod, post, review
 
 WEB = WorkloadKey("shop", "Deployment", "web")
 

@@ -18,11 +18,11 @@ from app.core.recommend.model import WorkloadKey
 from app.kube.limitranges import LimitRangeCache
 from app.kube.owners import OwnerCache
 from app.simulator.simulator import Simulator
-from app.simulator.testing import EMPTY, running_simulator
+from app.simulator.testing import EMPTY
 from app.webhook import webhook_of
 from app.webhook.sources import ClusterSources, should_watch
-from tests.webhook.pods import amounts, apply_strictly
-from tests.webhook.test_mutate import (
+from tests.support.pods import amounts, apply_strictly
+from tests.support.reviews import (
     MI,
     add_policy,
     add_recommendation,
@@ -46,17 +46,18 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def sim() -> Iterator[Simulator]:
-    with running_simulator(EMPTY) as s:
-        api = s.api_client()
-        k8s.CoreV1Api(api).create_namespace({"metadata": {"name": "shop"}})
-        api.close()
-        yield s
+def scenario() -> dict[str, Any]:
+    return EMPTY
+
+
+@pytest.fixture(scope="module")
+def sim_namespaces() -> tuple[str, ...]:
+    return ("shop",)
 
 
 @pytest.fixture
-def api(sim: Simulator) -> Iterator[k8s.ApiClient]:
-    a = sim.api_client()
+def api(module_sim: Simulator) -> Iterator[k8s.ApiClient]:
+    a = module_sim.api_client()
     yield a
     a.close()
 

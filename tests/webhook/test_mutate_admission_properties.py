@@ -37,8 +37,8 @@ from app.simulator.apiserver import limitranger, podutil, validation
 from app.simulator.apiserver.errors import ApiError
 from app.store.snapshot import build_snapshot
 from app.webhook import webhook_of
-from tests.generators import CPU, MEMORY, lr_objects, lr_pods, policies
-from tests.webhook.pods import apply_strictly, rec, sized_containers
+from tests.support.generators import CPU, MEMORY, lr_objects, lr_pods, policies
+from tests.support.pods import apply_strictly, rec, sized_containers
 
 WORKLOAD = WorkloadKey("shop", "Deployment", "web")
 OUTCOMES: dict[str, int] = {}

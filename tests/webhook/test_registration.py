@@ -18,7 +18,7 @@ from app.kube.webhook_config import (
     unregister_webhook,
     webhook_configuration,
 )
-from tests.webhook.fake_apiserver import FakeApiServer
+from tests.support.fake_registrations import FakeApiServer
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 REG = WebhookRegistration(namespace="rightsizer-system", excluded_namespaces=("batch",))

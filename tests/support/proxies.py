@@ -1,5 +1,8 @@
-"""An HTTP forwarder to put between one rightsizer process and the simulated API server, to make
-that process's requests fail or slow down selectively while everything else keeps working.
+"""Forwarders to put between the code under test and a server it depends on.
+
+`ApiProxy` is an HTTP forwarder to put between one rightsizer process and the simulated API
+server, to make that process's requests fail or slow down selectively while everything else keeps
+working.
 
 Each client connection carries one request: the forwarder reads its head, rewrites it to
 `Connection: close` (so the client opens a new connection, and is looked at again, for its next
@@ -10,6 +13,10 @@ stream through unchanged.
 `blackhole()` makes the network silently lose everything, as when a peer vanishes without a
 reset: the connections open at that moment go silent for good (nothing more arrives, not even
 their end), and new requests are held unanswered until `heal()`.
+
+`Proxy` is a TCP forwarder to put between the app and PostgreSQL: `cut()` closes its port and
+every connection through it (the database "goes away" for this app only), `restore()` opens the
+same port again. The machine's PostgreSQL server is never touched.
 """
 
 from __future__ import annotations
@@ -137,3 +144,67 @@ class ApiProxy:
                 self._closed.wait()  # a lost connection never ends, as far as its peer knows
             with contextlib.suppress(OSError):
                 dst.shutdown(socket.SHUT_WR)
+
+
+class Proxy:
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self.target = (target_host, target_port)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = int(s.getsockname()[1])
+        self._listener: socket.socket | None = None
+        self._conns: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self.accepted = 0
+
+    def restore(self) -> Proxy:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        return self
+
+    def cut(self) -> None:
+        """Refuse new connections and reset the open ones."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)
+            listener.close()
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for c in conns:
+            with contextlib.suppress(OSError):
+                c.shutdown(socket.SHUT_RDWR)
+            c.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._conns += [client, upstream]
+                self.accepted += 1
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)

@@ -1,0 +1,125 @@
+"""The fixtures every test may ask for, registered once as a pytest plugin in tests/conftest.py.
+
+- `database_url`: each test runs on SQLite and, marked `postgres`, on a throw-away PostgreSQL
+  schema.
+- `app`: the Flask app on a fresh, migrated database, without background jobs; a directory or
+  module adds settings by overriding `app_config` (tests.support.users does, with a token file).
+- `client`: the app's test client (tests.support.users overrides it with the admin's token).
+- `sim`: a simulated cluster per test (`module_sim`: one per module, for modules whose tests
+  leave it as they found it). A module chooses what it holds by overriding `scenario` (a mapping
+  in the scenario format, or None for the bundled default), `sim_options` (Simulator's keyword
+  options: seed, nodes/pods, ...), `sim_namespaces` (namespaces created before the test) or
+  `sim_warmup` (seconds of simulated time to advance and settle before the test). Overrides used
+  with `module_sim` must be module-scoped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from flask_migrate import upgrade
+from kubernetes import client as k8s
+
+from app import create_app
+from app.extensions import db
+from app.simulator.simulator import Simulator
+from app.simulator.testing import running_simulator
+from tests.support.databases import postgres_schema_url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/rightsizer.db"
+    else:
+        yield from postgres_schema_url()
+
+
+@pytest.fixture
+def app_config() -> dict[str, object]:
+    """Settings added to the app's; overridden where tests need others."""
+    return {}
+
+
+@pytest.fixture
+def app(database_url: str, app_config: dict[str, object]) -> Iterator[Flask]:
+    app = create_app(
+        {"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url, "JOBS": False, **app_config}
+    )
+    with app.app_context():
+        upgrade()
+        yield app
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture(scope="module")
+def scenario() -> Mapping[str, Any] | None:
+    """The cluster `sim` starts from: None is the simulator's bundled default scenario."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def sim_options() -> dict[str, Any]:
+    """Simulator's keyword options (seed, nodes/pods for scale mode, version, ...)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def sim_namespaces() -> Sequence[str]:
+    """Namespaces created through the API before the test, beyond the scenario's."""
+    return ()
+
+
+@pytest.fixture(scope="module")
+def sim_warmup() -> float:
+    """Seconds of simulated time to advance (then settle) before the test: 0 leaves the clock."""
+    return 0
+
+
+def _started(
+    scenario: Mapping[str, Any] | None,
+    options: dict[str, Any],
+    namespaces: Sequence[str],
+    warmup: float,
+) -> Iterator[Simulator]:
+    with running_simulator(scenario, **options) as s:
+        if namespaces:
+            api = s.api_client()
+            for name in namespaces:
+                k8s.CoreV1Api(api).create_namespace({"metadata": {"name": name}})
+            api.close()
+        if warmup:
+            s.advance(warmup)
+            s.settle()
+        yield s
+
+
+@pytest.fixture
+def sim(
+    scenario: Mapping[str, Any] | None,
+    sim_options: dict[str, Any],
+    sim_namespaces: Sequence[str],
+    sim_warmup: float,
+) -> Iterator[Simulator]:
+    yield from _started(scenario, sim_options, sim_namespaces, sim_warmup)
+
+
+@pytest.fixture(scope="module")
+def module_sim(
+    scenario: Mapping[str, Any] | None,
+    sim_options: dict[str, Any],
+    sim_namespaces: Sequence[str],
+    sim_warmup: float,
+) -> Iterator[Simulator]:
+    yield from _started(scenario, sim_options, sim_namespaces, sim_warmup)
