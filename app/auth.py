@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from flask import Flask, current_app, g, request
 
@@ -42,6 +42,10 @@ PERMISSION_SHORTHANDS = {"read": READ_VERBS, "write": WRITE_VERBS, "*": VERBS}
 COOKIE = "rightsizer_token"
 EXTENSION = "rightsizer.auth"
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="rightsizer"'}
+
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class AuthError(Exception):
@@ -172,19 +176,20 @@ class KubernetesAuth:
         self._users: dict[str, tuple[float, User | None]] = {}
         self._decisions: dict[tuple[Any, ...], tuple[float, tuple[bool, str]]] = {}
 
-    def _cached(self, cache: dict[Any, tuple[float, Any]], key: Any) -> tuple[bool, Any]:
+    def _fresh(self, cache: dict[K, tuple[float, V]], key: K) -> tuple[float, V] | None:
+        """The (expiry, value) entry for `key` while it has not expired."""
         hit = cache.get(key)
         if hit and hit[0] > time.monotonic():
-            return True, hit[1]
+            return hit
         if len(cache) > 10_000:
             cache.clear()  # bounded: a flood of random tokens cannot grow it without end
-        return False, None
+        return None
 
     def authenticate(self, token: str) -> User | None:
         key = hashlib.sha256(token.encode()).hexdigest()
-        hit, user = self._cached(self._users, key)
-        if hit:
-            return user
+        known = self._fresh(self._users, key)
+        if known is not None:
+            return known[1]
         try:
             reviewed = self._reviewer.authenticate(token)
         except ReviewFailed as e:
@@ -198,9 +203,9 @@ class KubernetesAuth:
     ) -> tuple[bool, str]:
         r = user.review
         key = (r.name, r.uid, r.groups, repr(sorted(r.extra.items())), verb, resource, namespace)
-        hit, decision = self._cached(self._decisions, key)
-        if hit:
-            return decision
+        cached = self._fresh(self._decisions, key)
+        if cached is not None:
+            return cached[1]
         try:
             decision = self._reviewer.allowed(user.review, verb, self.group, resource, namespace)
         except ReviewFailed as e:

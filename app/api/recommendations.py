@@ -30,7 +30,7 @@ FILTERS = ("namespace", "kind", "name")
 def _time(d: Any) -> str | None:
     if d is None:
         return None
-    return d.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 GIB = 2**30

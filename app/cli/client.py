@@ -117,7 +117,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 def dump(data: Any, output: str) -> str:
     if output == "json":
         return json.dumps(data, indent=2)
-    return yaml.safe_dump(data, sort_keys=False).rstrip("\n")
+    text: str = yaml.safe_dump(data, sort_keys=False)
+    return text.rstrip("\n")
 
 
 def human_bytes(text: str | None) -> str:

@@ -34,7 +34,8 @@ def confidence_factor(conf: float, multiplier: float, exponent: float) -> float:
     base = math.inf if conf <= 0 else 1.0 + multiplier / conf
     if multiplier == 0:
         base = 1.0
-    return base**exponent
+    scaled: float = base**exponent
+    return scaled
 
 
 def percentiles(agg: AggregateState, cpu_p: float, memory_p: float) -> Resources:

@@ -200,7 +200,8 @@ class DecayingHistogram(Histogram):
         ):
             self._shift_reference(t)
         assert self.reference_time is not None
-        return 2.0 ** ((t - self.reference_time) / self.half_life)
+        weight: float = 2.0 ** ((t - self.reference_time) / self.half_life)
+        return weight
 
     def _shift_reference(self, t: float) -> None:
         # Keep the reference a whole number of half-lives from the epoch (Go's Time.Round).

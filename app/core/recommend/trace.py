@@ -77,21 +77,7 @@ def _number(text: str, line: int, column: str, *, optional: bool) -> float | Non
 
 def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
     reader = csv.reader(lines)
-    header = next(reader, None)
-    if header is None or not any(h.strip() for h in header):
-        raise TraceError(1, None, "empty file: expected a header row " + ",".join(REQUIRED))
-    header = [h.strip() for h in header]
-    missing = [c for c in REQUIRED if c not in header]
-    unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
-    if missing or unknown or len(set(header)) != len(header):
-        problems = []
-        if missing:
-            problems.append("missing " + ", ".join(missing))
-        if unknown:
-            problems.append("unknown " + ", ".join(unknown))
-        if len(set(header)) != len(header):
-            problems.append("repeated column names")
-        raise TraceError(1, None, "bad header: " + "; ".join(problems))
+    header = _header(next(reader, None))
     rows: list[TraceRow] = []
     last: dict[tuple[str, str], float] = {}
     for cells in reader:
@@ -100,38 +86,69 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
             continue
         if len(cells) != len(header):
             raise TraceError(line, None, f"expected {len(header)} fields, found {len(cells)}")
-        rec = dict(zip(header, (c.strip() for c in cells), strict=True))
-        try:
-            t = parse_timestamp(rec["timestamp"])
-        except ValueError as e:
-            raise TraceError(line, "timestamp", str(e)) from None
-        container = rec["container"]
-        if not container:
-            raise TraceError(line, "container", "value is required")
-        pod = rec.get("pod") or DEFAULT_POD
-        event = rec.get("event") or None
-        if event not in (None, "oom"):
-            raise TraceError(line, "event", f"unknown event {event!r} (expected empty or 'oom')")
-        cpu = _number(rec["cpu"], line, "cpu", optional=True)
-        memory = _number(rec["memory"], line, "memory", optional=event is None)
-        request = _number(rec.get("cpu_request", ""), line, "cpu_request", optional=True) or 0.0
-        if event is None and cpu is None and memory is None:
-            raise TraceError(line, "cpu", "a sample needs cpu, memory or both")
-        series = (pod, container)
+        row = _row(dict(zip(header, (c.strip() for c in cells), strict=True)), line)
+        series = (row.pod, row.container)
         previous = last.get(series)
-        if previous is not None and (t < previous or (t == previous and event is None)):
-            what = "out of order" if t < previous else "a duplicate"
+        if previous is not None and (
+            row.time < previous or (row.time == previous and row.event is None)
+        ):
+            what = "out of order" if row.time < previous else "a duplicate"
             raise TraceError(
                 line,
                 "timestamp",
-                f"{rec['timestamp']} is {what} for pod {pod!r} container {container!r}",
+                f"{_text_time(cells, header)} is {what} for pod {row.pod!r} "
+                f"container {row.container!r}",
             )
-        if event is None:
-            last[series] = t
-        rows.append(TraceRow(line, t, pod, container, cpu, memory, request, event))
+        if row.event is None:
+            last[series] = row.time
+        rows.append(row)
     if not rows:
         raise TraceError(reader.line_num or 1, None, "no samples after the header")
     return rows
+
+
+def _header(header: list[str] | None) -> list[str]:
+    """The column names, checked: every required one, no unknown, none twice."""
+    if header is None or not any(h.strip() for h in header):
+        raise TraceError(1, None, "empty file: expected a header row " + ",".join(REQUIRED))
+    header = [h.strip() for h in header]
+    problems = []
+    missing = [c for c in REQUIRED if c not in header]
+    unknown = [c for c in header if c not in REQUIRED + OPTIONAL]
+    if missing:
+        problems.append("missing " + ", ".join(missing))
+    if unknown:
+        problems.append("unknown " + ", ".join(unknown))
+    if len(set(header)) != len(header):
+        problems.append("repeated column names")
+    if problems:
+        raise TraceError(1, None, "bad header: " + "; ".join(problems))
+    return header
+
+
+def _text_time(cells: list[str], header: list[str]) -> str:
+    return cells[header.index("timestamp")].strip()
+
+
+def _row(rec: dict[str, str], line: int) -> TraceRow:
+    """One sample row, each field checked; TraceError naming the line and column."""
+    try:
+        t = parse_timestamp(rec["timestamp"])
+    except ValueError as e:
+        raise TraceError(line, "timestamp", str(e)) from None
+    container = rec["container"]
+    if not container:
+        raise TraceError(line, "container", "value is required")
+    pod = rec.get("pod") or DEFAULT_POD
+    event = rec.get("event") or None
+    if event not in (None, "oom"):
+        raise TraceError(line, "event", f"unknown event {event!r} (expected empty or 'oom')")
+    cpu = _number(rec["cpu"], line, "cpu", optional=True)
+    memory = _number(rec["memory"], line, "memory", optional=event is None)
+    request = _number(rec.get("cpu_request", ""), line, "cpu_request", optional=True) or 0.0
+    if event is None and cpu is None and memory is None:
+        raise TraceError(line, "cpu", "a sample needs cpu, memory or both")
+    return TraceRow(line, t, pod, container, cpu, memory, request, event)
 
 
 def replay(

@@ -74,10 +74,14 @@ def terms(entries: Sequence[Entry], section: str, res: str) -> list[list[Entry]]
 
 def aggregate(entries: Sequence[Entry], section: str, res: str) -> int | None:
     """The pod's effective request or limit for `res`; None when no container sets it."""
-    values = lambda e: getattr(e, section).get(res)  # noqa: E731
-    if all(values(e) is None for e in entries):
+
+    def value(e: Entry) -> int | None:
+        amounts: Mapping[str, int] = getattr(e, section)
+        return amounts.get(res)
+
+    if all(value(e) is None for e in entries):
         return None
-    return max(sum(values(e) or 0 for e in group) for group in terms(entries, section, res))
+    return max(sum(value(e) or 0 for e in group) for group in terms(entries, section, res))
 
 
 def default_pod_level(

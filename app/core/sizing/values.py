@@ -235,6 +235,17 @@ def fit_pod(
     bounds: Bounds,
 ) -> None:
     """Scales the sized containers' `res` down to the pod's caps, then up to its floors."""
+    _scale_down(slots, res, pod_range, pod_level, bounds)
+    _scale_up(slots, res, pod_range, pod_level, bounds)
+
+
+def _scale_down(
+    slots: Sequence[Slot],
+    res: str,
+    pod_range: LimitRangeItem | None,
+    pod_level: PodLevel,
+    bounds: Bounds,
+) -> None:
     for _ in range(ROUNDS):
         factor, why = Fraction(1), ""
         for section, cap, reason in _caps(res, pod_range, pod_level):
@@ -244,10 +255,8 @@ def fit_pod(
                     if f < factor:
                         factor, why = f, reason
         if factor >= 1:
-            break
-        for s in slots:
-            if s.record is not None or res not in s.new_requests:
-                continue
+            return
+        for s in _movable(slots, res):
             request = s.new_requests[res]
             want = min(math.floor(request * factor), request - 1)
             if want <= 0:
@@ -255,6 +264,15 @@ def fit_pod(
                 continue
             resize(s, res, want, bounds)
             s.notes.append(f"{res} scaled to fit {why}")
+
+
+def _scale_up(
+    slots: Sequence[Slot],
+    res: str,
+    pod_range: LimitRangeItem | None,
+    pod_level: PodLevel,
+    bounds: Bounds,
+) -> None:
     for _ in range(ROUNDS):
         factor, why = Fraction(1), ""
         for section, floor, reason in _floors(slots, res, pod_range, pod_level):
@@ -265,16 +283,19 @@ def fit_pod(
             if movable > 0 and Fraction(floor - fixed, movable) > factor:
                 factor, why = Fraction(floor - fixed, movable), reason
         if factor <= 1:
-            break
+            return
         before = _state(slots, res)
-        for s in slots:
-            if s.record is not None or res not in s.new_requests:
-                continue
+        for s in _movable(slots, res):
             request = s.new_requests[res]
             resize(s, res, max(math.ceil(request * factor), request + 1), bounds)
             s.notes.append(f"{res} scaled to fit {why}")
         if _state(slots, res) == before:
-            break
+            return
+
+
+def _movable(slots: Sequence[Slot], res: str) -> list[Slot]:
+    """The containers this pass sized for `res` (not kept as an earlier pass left them)."""
+    return [s for s in slots if s.record is None and res in s.new_requests]
 
 
 def is_sized(slot: Slot) -> bool:

@@ -138,22 +138,7 @@ class Api:
         return self._resource(req, group, version, rest)
 
     def _resource(self, req: Request, group: str, version: str, rest: list[str]) -> Response:
-        namespace: str | None = None
-        if len(rest) >= 3 and rest[0] == "namespaces":
-            rt = lookup(group, version, rest[2])
-            if rt is not None and rt.namespaced:
-                namespace, rest = rest[1], rest[2:]
-        rt = lookup(group, version, rest[0])
-        if rt is None or len(rest) > 3:
-            raise errors.unknown_resource()
-        name = rest[1] if len(rest) > 1 else None
-        sub = rest[2] if len(rest) > 2 else None
-        if sub is not None and sub != "status" and sub not in rt.subresources:
-            raise errors.unknown_resource()
-        if sub == "status" and not rt.has_status:
-            raise errors.unknown_resource()
-        if rt.namespaced and namespace is None and name is not None:
-            raise errors.unknown_resource()
+        rt, namespace, name, sub = _resource_path(group, version, rest)
         verb = _verb(req, name)
         # Counted as group/resource (pods.metrics.k8s.io is not a core pod LIST).
         self.stats.count(verb, rt.group_resource if not sub else f"{rt.group_resource}/{sub}")
@@ -162,13 +147,7 @@ class Api:
                 raise _method_not_allowed(req)
             return self._metrics(rt, namespace, name, req)
         if name is None:
-            if verb == "list":
-                return self._list(rt, namespace, req.query)
-            if verb == "watch":
-                return self._watch(rt, namespace, req.query)
-            if verb == "create" and (namespace is not None or not rt.namespaced):
-                return self._create(rt, namespace or "", req)
-            raise _method_not_allowed(req)
+            return self._collection(rt, namespace, verb, req)
         ns = namespace or ""
         if sub in ("scale", "eviction", "resize"):
             return subresources.handle(self, rt, ns, name, sub, req)
@@ -178,6 +157,17 @@ class Api:
             return self._update(rt, ns, name, sub, req)
         if verb == "delete" and sub is None:
             return self._delete(rt, ns, name, req)
+        raise _method_not_allowed(req)
+
+    def _collection(
+        self, rt: ResourceType, namespace: str | None, verb: str, req: Request
+    ) -> Response:
+        if verb == "list":
+            return self._list(rt, namespace, req.query)
+        if verb == "watch":
+            return self._watch(rt, namespace, req.query)
+        if verb == "create" and (namespace is not None or not rt.namespaced):
+            return self._create(rt, namespace or "", req)
         raise _method_not_allowed(req)
 
     # --- list and watch -------------------------------------------------------------------
@@ -456,6 +446,30 @@ class Api:
                 200, {"now": now, "time": self.cluster.now_str(), "speed": self.cluster.clock.speed}
             )
         raise errors.unknown_resource()
+
+
+def _resource_path(
+    group: str, version: str, rest: list[str]
+) -> tuple[ResourceType, str | None, str | None, str | None]:
+    """(resource, namespace, name, subresource) of a path below /api/v1 or /apis/G/V; 404 as
+    kube-apiserver answers for an unknown resource or subresource."""
+    namespace: str | None = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rt = lookup(group, version, rest[2])
+        if rt is not None and rt.namespaced:
+            namespace, rest = rest[1], rest[2:]
+    found = lookup(group, version, rest[0])
+    if found is None or len(rest) > 3:
+        raise errors.unknown_resource()
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if sub is not None and sub != "status" and sub not in found.subresources:
+        raise errors.unknown_resource()
+    if sub == "status" and not found.has_status:
+        raise errors.unknown_resource()
+    if found.namespaced and namespace is None and name is not None:
+        raise errors.unknown_resource()
+    return found, namespace, name, sub
 
 
 def _verb(req: Request, name: str | None) -> str:
