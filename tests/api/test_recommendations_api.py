@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
-from tests.jobs.test_recommender_job import deployment, make_job, step
+from tests.support.recommender_runs import deployment, make_job, step
 from tests.support.usage import seed
 
 SCENARIO: dict[str, Any] = {

@@ -34,19 +34,9 @@ from tests.reliability.bodies import review
 from tests.support.databases import postgres_schema_url
 from tests.support.proxies import Proxy
 from tests.support.reviews import add_policy, add_recommendation, refresh
+from tests.support.usage import fed_model
 
 NOW = datetime(2024, 7, 4, tzinfo=UTC)
-T0 = 1_719_792_000.0
-
-
-def fed_model(workloads: int, cpu: float = 0.3) -> UsageModel:
-    m = UsageModel(RecommenderSettings())
-    for n in range(workloads):
-        w = WorkloadKey("shop", "Deployment", f"w{n}")
-        for i in range(48):
-            m.add_cpu(w, f"w{n}-1", "app", T0 + 1800 * i, cpu + (i % 5) / 50, 0.5)
-            m.add_memory(w, f"w{n}-1", "app", T0 + 1800 * i, 3e8 + (i % 7) * 1e7)
-    return m
 
 
 @pytest.fixture
@@ -157,7 +147,7 @@ WRITER = textwrap.dedent(
     from sqlalchemy.orm import Session
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
-    from tests.reliability.test_database_faults import fed_model
+    from tests.support.usage import fed_model
 
     url, batch, committed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     session = Session(create_engine(url))

@@ -24,7 +24,7 @@ from app.simulator.apiserver import podutil
 from app.simulator.apiserver.resources import DEPLOYMENT, POD
 from app.simulator.endpoints import subresources
 from app.simulator.simulator import Simulator
-from tests.jobs.test_updater import (
+from tests.support.updater_runs import (
     NS,
     Clock,
     audit,

@@ -6,6 +6,7 @@ module chooses by overriding `scenario`, `sim_options`, `sim_namespaces` or `sim
 `users` holds the fixtures of tests that call the API as real users (a conftest imports them).
 The other modules are helpers named for what they own: `reviews` (AdmissionReviews posted to
 /mutate), `pods`, `generators` (Hypothesis strategies), `processes` (rightsizer as a separate
-process), `proxies`, `tokens`, `usage` (a seeded usage model), `simulators`, `databases`,
-`live_server`, `fake_registrations`, `screenshots`, `helm`, `kubectl`.
+process), `proxies`, `tokens`, `usage` (usage models with known samples), `simulators`,
+`databases`, `live_server`, `fake_registrations`, `screenshots`, `helm`, `kubectl`, and
+`recommender_runs`/`updater_runs` (a job run step by step against the simulator).
 """

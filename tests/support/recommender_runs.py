@@ -1,0 +1,58 @@
+"""The recommender run one step at a time against the simulated cluster, as tests/jobs does:
+scenario workloads, the job over a ClusterView, and a step that advances the simulator's clock and
+runs once when the pod cache has caught up."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Flask
+from kubernetes import client
+
+from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.kube.cluster import ClusterView
+from app.simulator.simulator import Simulator
+
+
+def deployment(namespace: str, name: str, replicas: int = 2, cpu: float = 0.2) -> dict[str, Any]:
+    return {
+        "kind": "Deployment",
+        "namespace": namespace,
+        "name": name,
+        "replicas": replicas,
+        "containers": [
+            {
+                "name": "app",
+                "image": "example.com/app:1",
+                "requests": {"cpu": "500m", "memory": "512Mi"},
+                "usage": {"cpu": {"base": cpu}, "memory": {"base": "200Mi"}},
+            }
+        ],
+    }
+
+
+def make_job(app: Flask, cluster: ClusterView, sim: Simulator, **options: Any) -> RecommenderJob:
+    return RecommenderJob(app, cluster, RecommenderOptions(**options), clock=sim.now)
+
+
+def step(sim: Simulator, job: RecommenderJob, seconds: float = 60) -> str:
+    sim.advance(seconds)
+    sim.settle()
+    wait_cache_caught_up(sim, job.cluster)
+    return job.run_once(lambda: True)
+
+
+def wait_cache_caught_up(sim: Simulator, cluster: ClusterView) -> None:
+    """The pods informer is a watch: give it the simulator's latest pods before a run."""
+    core = client.CoreV1Api(sim.api_client())
+    want = {
+        (p.metadata.namespace, p.metadata.name) for p in core.list_pod_for_all_namespaces().items
+    }
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        have = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in cluster.pods.items()}
+        if have == want:
+            return
+        time.sleep(0.05)
+    raise AssertionError("pod cache did not catch up with the simulator")

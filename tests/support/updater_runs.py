@@ -1,0 +1,164 @@
+"""The updater run one step at a time against the simulated cluster, as tests/jobs does: the job
+built as `rightsizer serve` builds it with a `Clock` the test moves, the rows it reads (policies,
+recommendations) and the audit it writes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from flask import Flask
+from kubernetes import client
+from sqlalchemy import select
+
+from app.extensions import db
+from app.jobs.updater import UpdaterJob, UpdaterOptions
+from app.kube.actions import PodActions
+from app.kube.cluster import ClusterView
+from app.kube.limitranges import LimitRangeCache
+from app.models import AuditEvent, Policy, Recommendation
+
+NS = "shop"
+GI = 1024**3
+
+
+def deployment(
+    name: str, replicas: int, cpu: str = "1", memory: str = "1Gi", guaranteed: bool = False
+) -> dict[str, Any]:
+    requests = {"cpu": cpu, "memory": memory}
+    return {
+        "kind": "Deployment",
+        "namespace": NS,
+        "name": name,
+        "replicas": replicas,
+        "containers": [
+            {
+                "name": "app",
+                "image": "example.com/app:1",
+                "requests": requests,
+                "limits": dict(requests) if guaranteed else {},
+                "usage": {"cpu": {"base": 0.1}, "memory": {"base": "200Mi"}},
+            }
+        ],
+    }
+
+
+class Clock:
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def recommend(
+    app: Flask,
+    name: str,
+    cpu: int,
+    memory: int = GI,
+    history: float = 2 * 3600.0,
+    spread: float = 0.5,
+    namespace: str = NS,
+) -> None:
+    """A stored recommendation for container `app` of Deployment `name` (millicores, bytes)."""
+    now = datetime.now(UTC)
+    with app.app_context():
+        db.session.add(
+            Recommendation(
+                namespace=namespace,
+                kind="Deployment",
+                name=name,
+                container="app",
+                target_cpu=cpu,
+                target_memory=memory,
+                lower_bound_cpu=int(cpu * (1 - spread)),
+                lower_bound_memory=int(memory * (1 - spread)),
+                upper_bound_cpu=int(cpu * (1 + spread)),
+                upper_bound_memory=int(memory * (1 + spread)),
+                uncapped_target_cpu=cpu,
+                uncapped_target_memory=memory,
+                sample_count=100,
+                first_sample_at=now - timedelta(seconds=history),
+                last_sample_at=now,
+            )
+        )
+        db.session.commit()
+
+
+def policy(
+    app: Flask,
+    target: str,
+    mode: str,
+    min_replicas: int | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    namespace: str = NS,
+) -> None:
+    with app.app_context():
+        db.session.add(
+            Policy(
+                name=target,
+                namespace=namespace,
+                target_kind="Deployment",
+                target_name=target,
+                update_mode=mode,
+                min_replicas=min_replicas,
+                container_policies=containers or [],
+            )
+        )
+        db.session.commit()
+
+
+def make_job(
+    app: Flask,
+    cluster: ClusterView,
+    api: Any,
+    clock: Callable[[], float],
+    registered: Callable[[], bool] = lambda: True,
+    limit_ranges: LimitRangeCache | None = None,
+    **options: Any,
+) -> UpdaterJob:
+    return UpdaterJob(
+        app,
+        cluster,
+        PodActions(api),
+        UpdaterOptions(**options),
+        registered,
+        clock=clock,
+        limit_ranges=limit_ranges,
+    )
+
+
+def server_pods(api: Any, namespace: str = NS) -> list[dict[str, Any]]:
+    """The pods as the simulator has them now, as plain JSON."""
+    import json
+
+    resp = client.CoreV1Api(api).list_namespaced_pod(namespace, _preload_content=False)
+    items: list[dict[str, Any]] = json.loads(resp.data)["items"]
+    return items
+
+
+def caught_up(api: Any, cluster: ClusterView, timeout: float = 10.0) -> None:
+    """The pod cache holds exactly the simulator's pods, at their latest versions."""
+
+    def key(p: dict[str, Any]) -> tuple[str, str, str]:
+        m = p["metadata"]
+        return m["namespace"], m["name"], m["resourceVersion"]
+
+    deadline = time.monotonic() + timeout
+    while True:
+        want = {key(p) for p in server_pods(api)}
+        have = {key(p) for p in cluster.pods.items() if p["metadata"]["namespace"] == NS}
+        if want == have:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"pod cache did not catch up: {sorted(want ^ have)}")
+        time.sleep(0.05)
+
+
+def audit(app: Flask) -> list[AuditEvent]:
+    with app.app_context():
+        rows = list(db.session.scalars(select(AuditEvent).order_by(AuditEvent.id)))
+        db.session.expunge_all()
+        return rows
