@@ -9,6 +9,7 @@ absent rather than guessed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
@@ -51,34 +52,26 @@ def current_and_difference(row: Recommendation) -> dict[str, Any]:
 
 def savings_per_replica(rows: list[Recommendation]) -> dict[str, float] | None:
     """Cores and GiB one replica would free (negative: it needs more); None if nothing known."""
-    cpu = [r.current_cpu_request - r.target_cpu for r in rows if r.current_cpu_request is not None]
-    mem = [
-        r.current_memory_request - r.target_memory
-        for r in rows
-        if r.current_memory_request is not None
-    ]
-    if not cpu and not mem:
-        return None
-    out: dict[str, float] = {}
-    if cpu:
-        out["cpuCores"] = round(sum(cpu) / 1000, 3)
-    if mem:
-        out["memoryGiB"] = round(sum(mem) / GIB, 3)
-    return out
+    return _savings(rows, lambda r: 1)
 
 
 def savings_total(rows: list[Recommendation]) -> dict[str, float] | None:
     """Cores and GiB all live replicas together would free; None if requests or replicas are
     unknown. Each container counts with the replicas seen in the run that read its requests."""
-    known = [r for r in rows if r.replicas is not None]
+    return _savings([r for r in rows if r.replicas is not None], lambda r: r.replicas or 0)
+
+
+def _savings(
+    rows: list[Recommendation], times: Callable[[Recommendation], int]
+) -> dict[str, float] | None:
     cpu = [
-        (r.current_cpu_request - r.target_cpu) * (r.replicas or 0)
-        for r in known
+        (r.current_cpu_request - r.target_cpu) * times(r)
+        for r in rows
         if r.current_cpu_request is not None
     ]
     mem = [
-        (r.current_memory_request - r.target_memory) * (r.replicas or 0)
-        for r in known
+        (r.current_memory_request - r.target_memory) * times(r)
+        for r in rows
         if r.current_memory_request is not None
     ]
     if not cpu and not mem:

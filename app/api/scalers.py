@@ -32,7 +32,7 @@ from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
 from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior
 from app.core.scaling.proportional import ParamsError, cluster_status, parse_params, replicas
-from app.documents.scaler import normalized_params, row_document, validate_scaler
+from app.documents.scaler import normalized_params, preview, row_document, validate_scaler
 from app.documents.stored import without_read_only
 from app.extensions import db
 from app.models import Scaler
@@ -202,17 +202,4 @@ def preview_scaler(name: str) -> ResponseReturnValue:
         )
     except (ParamsError, BehaviorError, ValueError) as e:
         raise ApiError(409, "Conflict", f"the stored scaler cannot be evaluated: {e}") from None
-    return jsonify(
-        {
-            "current": current,
-            "proposed": proposed,
-            "allowedNow": decision.replicas,
-            "reason": decision.reason,
-            "cluster": {
-                "schedulableNodes": status.schedulable_nodes,
-                "schedulableCores": status.schedulable_cores,
-                "totalNodes": status.total_nodes,
-                "totalCores": status.total_cores,
-            },
-        }
-    )
+    return jsonify(preview(current, proposed, decision, status))

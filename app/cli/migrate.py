@@ -21,6 +21,7 @@ import yaml
 from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior, parse_history
 from app.core.scaling.proportional import ClusterStatus, ParamsError, parse_params, replicas
 from app.documents.cpa import ConfigMapRefused, scaler_from_configmap
+from app.documents.scaler import preview
 from app.documents.vpa import PolicyInvalid, policy_from_vpa
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -109,22 +110,7 @@ def offline_preview(
     except BehaviorError as e:
         _exit(str(e))
     decision = decide(current, proposed, past.proposals, past.changes, now, rules)
-    click.echo(
-        json.dumps(
-            {
-                "current": current,
-                "proposed": proposed,
-                "allowedNow": decision.replicas,
-                "reason": decision.reason,
-                "cluster": {
-                    "schedulableNodes": status.schedulable_nodes,
-                    "schedulableCores": status.schedulable_cores,
-                    "totalNodes": status.total_nodes,
-                    "totalCores": status.total_cores,
-                },
-            }
-        )
-    )
+    click.echo(json.dumps(preview(current, proposed, decision, status)))
 
 
 @click.command("import")

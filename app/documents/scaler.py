@@ -12,8 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from app.core.scaling.behavior import BehaviorError, parse_behavior
-from app.core.scaling.proportional import ParamsError, parse_params, parse_selector, parse_taint
+from app.core.scaling.behavior import BehaviorError, Decision, parse_behavior
+from app.core.scaling.proportional import (
+    ClusterStatus,
+    ParamsError,
+    parse_params,
+    parse_selector,
+    parse_taint,
+)
 from app.documents.policy import DNS_LABEL, DNS_SUBDOMAIN, FieldError
 
 
@@ -140,3 +146,22 @@ def row_document(row: ScalerRow) -> dict[str, Any]:
     if row.behavior is not None:
         doc["behavior"] = row.behavior
     return doc
+
+
+def preview(
+    current: int, proposed: int, decision: Decision, status: ClusterStatus
+) -> dict[str, Any]:
+    """What a scaler would do now, as `POST /api/v1/scalers/preview` and `rightsizer scaler
+    preview` both answer it."""
+    return {
+        "current": current,
+        "proposed": proposed,
+        "allowedNow": decision.replicas,
+        "reason": decision.reason,
+        "cluster": {
+            "schedulableNodes": status.schedulable_nodes,
+            "schedulableCores": status.schedulable_cores,
+            "totalNodes": status.total_nodes,
+            "totalCores": status.total_cores,
+        },
+    }
