@@ -151,8 +151,8 @@ def row_document(row: ScalerRow) -> dict[str, Any]:
 def preview(
     current: int, proposed: int, decision: Decision, status: ClusterStatus
 ) -> dict[str, Any]:
-    """What a scaler would do now, as `POST /api/v1/scalers/preview` and `rightsizer scaler
-    preview` both answer it."""
+    """What a scaler would do now, as `GET /api/v1/scalers/<name>/preview` and the offline
+    `rightsizer scaler preview` both answer it."""
     return {
         "current": current,
         "proposed": proposed,
