@@ -8,5 +8,6 @@ The other modules are helpers named for what they own: `reviews` (AdmissionRevie
 /mutate), `pods`, `generators` (Hypothesis strategies), `processes` (rightsizer as a separate
 process), `proxies`, `tokens`, `usage` (usage models with known samples), `simulators`,
 `databases`, `live_server`, `fake_registrations`, `screenshots`, `helm`, `kubectl`, and
-`recommender_runs`/`updater_runs` (a job run step by step against the simulator).
+`recommender_runs`/`updater_runs` (a job run step by step against the simulator), and
+`vpa_oracle` (a naive re-computation of VPA's recommendation to check the real one against).
 """

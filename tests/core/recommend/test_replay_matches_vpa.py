@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.core.recommend.trace import parse_trace, recommendations_json, replay
-from tests.core.recommend import vpa_oracle
+from tests.support import vpa_oracle
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 BITBRAINS = Path(__file__).resolve().parents[4] / "shared" / "data" / "bitbrains-rnd-2013-07"

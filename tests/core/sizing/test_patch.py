@@ -20,7 +20,7 @@ from app.core.sizing.patch import (
     build_patch,
     escape_pointer,
 )
-from tests.webhook.pods import (
+from tests.support.pods import (
     amounts,
     apply_strictly,
     assert_valid_pod,

@@ -17,8 +17,8 @@ from app.core.quantity import amount as quantity_amount
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import build_patch
 from app.simulator.apiserver import limitranger as sim_limitranger
-from tests.generators import CPU, MEMORY, NAMES, lr_objects, lr_pods, place, policies, q
-from tests.webhook.pods import amounts, apply_strictly, assert_valid_pod, pod, rec, sized_containers
+from tests.support.generators import CPU, MEMORY, NAMES, lr_objects, lr_pods, place, policies, q
+from tests.support.pods import amounts, apply_strictly, assert_valid_pod, pod, rec, sized_containers
 
 
 def quantity(res: str, amount: int, style: int) -> str:
