@@ -10,49 +10,33 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 from kubernetes import client
-from sqlalchemy import select
 
-from app.extensions import db
-from app.jobs.updater import UpdaterJob, UpdaterOptions
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.kube.webhook_config import is_registered
-from app.models import AuditEvent, Policy, Recommendation
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-
-NS = "shop"
-GI = 1024**3
-
-
-def deployment(
-    name: str, replicas: int, cpu: str = "1", memory: str = "1Gi", guaranteed: bool = False
-) -> dict[str, Any]:
-    requests = {"cpu": cpu, "memory": memory}
-    return {
-        "kind": "Deployment",
-        "namespace": NS,
-        "name": name,
-        "replicas": replicas,
-        "containers": [
-            {
-                "name": "app",
-                "image": "example.com/app:1",
-                "requests": requests,
-                "limits": dict(requests) if guaranteed else {},
-                "usage": {"cpu": {"base": 0.1}, "memory": {"base": "200Mi"}},
-            }
-        ],
-    }
-
+from tests.support.updater_runs import (
+    GI,
+    LEADER,
+    NS,
+    Clock,
+    audit,
+    deployment,
+    events,
+    make_job,
+    policy,
+    recommend,
+    server_pods,
+    settled,
+    uids,
+)
 
 SCENARIO = {
     "nodes": [{"namePrefix": "node", "count": 3, "cpu": "4", "memory": "16Gi"}],
@@ -65,18 +49,9 @@ SCENARIO = {
 }
 
 
-class Clock:
-    def __init__(self, t: float) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(SCENARIO) as s:
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return SCENARIO
 
 
 @pytest.fixture
@@ -92,144 +67,6 @@ def cluster(sim: Simulator) -> Iterator[ClusterView]:
     assert view.wait_synced(30)
     yield view
     view.stop()
-
-
-# --- helpers (also used by tests/reliability/test_updater_churn.py) ---------------------------
-
-
-def recommend(
-    app: Flask,
-    name: str,
-    cpu: int,
-    memory: int = GI,
-    history: float = 2 * 3600.0,
-    spread: float = 0.5,
-    namespace: str = NS,
-) -> None:
-    """A stored recommendation for container `app` of Deployment `name` (millicores, bytes)."""
-    now = datetime.now(UTC)
-    with app.app_context():
-        db.session.add(
-            Recommendation(
-                namespace=namespace,
-                kind="Deployment",
-                name=name,
-                container="app",
-                target_cpu=cpu,
-                target_memory=memory,
-                lower_bound_cpu=int(cpu * (1 - spread)),
-                lower_bound_memory=int(memory * (1 - spread)),
-                upper_bound_cpu=int(cpu * (1 + spread)),
-                upper_bound_memory=int(memory * (1 + spread)),
-                uncapped_target_cpu=cpu,
-                uncapped_target_memory=memory,
-                sample_count=100,
-                first_sample_at=now - timedelta(seconds=history),
-                last_sample_at=now,
-            )
-        )
-        db.session.commit()
-
-
-def policy(
-    app: Flask,
-    target: str,
-    mode: str,
-    min_replicas: int | None = None,
-    containers: list[dict[str, Any]] | None = None,
-    namespace: str = NS,
-) -> None:
-    with app.app_context():
-        db.session.add(
-            Policy(
-                name=target,
-                namespace=namespace,
-                target_kind="Deployment",
-                target_name=target,
-                update_mode=mode,
-                min_replicas=min_replicas,
-                container_policies=containers or [],
-            )
-        )
-        db.session.commit()
-
-
-def make_job(
-    app: Flask,
-    cluster: ClusterView,
-    api: Any,
-    clock: Callable[[], float],
-    registered: Callable[[], bool] = lambda: True,
-    limit_ranges: LimitRangeCache | None = None,
-    **options: Any,
-) -> UpdaterJob:
-    return UpdaterJob(
-        app,
-        cluster,
-        PodActions(api),
-        UpdaterOptions(**options),
-        registered,
-        clock=clock,
-        limit_ranges=limit_ranges,
-    )
-
-
-def server_pods(api: Any, namespace: str = NS) -> list[dict[str, Any]]:
-    """The pods as the simulator has them now, as plain JSON."""
-    import json
-
-    resp = client.CoreV1Api(api).list_namespaced_pod(namespace, _preload_content=False)
-    items: list[dict[str, Any]] = json.loads(resp.data)["items"]
-    return items
-
-
-def uids(api: Any, prefix: str, namespace: str = NS) -> set[str]:
-    return {
-        p["metadata"]["uid"]
-        for p in server_pods(api, namespace)
-        if p["metadata"]["name"].startswith(prefix + "-")
-    }
-
-
-def caught_up(api: Any, cluster: ClusterView, timeout: float = 10.0) -> None:
-    """The pod cache holds exactly the simulator's pods, at their latest versions."""
-
-    def key(p: dict[str, Any]) -> tuple[str, str, str]:
-        m = p["metadata"]
-        return m["namespace"], m["name"], m["resourceVersion"]
-
-    deadline = time.monotonic() + timeout
-    while True:
-        want = {key(p) for p in server_pods(api)}
-        have = {key(p) for p in cluster.pods.items() if p["metadata"]["namespace"] == NS}
-        if want == have:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"pod cache did not catch up: {sorted(want ^ have)}")
-        time.sleep(0.05)
-
-
-def audit(app: Flask) -> list[AuditEvent]:
-    with app.app_context():
-        rows = list(db.session.scalars(select(AuditEvent).order_by(AuditEvent.id)))
-        db.session.expunge_all()
-        return rows
-
-
-def events(api: Any, namespace: str = NS) -> list[Any]:
-    return [
-        e
-        for e in client.CoreV1Api(api).list_namespaced_event(namespace).items
-        if e.source is not None and e.source.component == "rightsizer"
-    ]
-
-
-def settled(sim: Simulator, api: Any, cluster: ClusterView) -> None:
-    sim.settle()
-    caught_up(api, cluster)
-
-
-LEADER = lambda: True  # noqa: E731
 
 
 # --- Recreate: eviction, its audit row and its Event ------------------------------------------

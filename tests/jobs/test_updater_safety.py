@@ -19,7 +19,7 @@ from app.kube.cluster import ClusterView
 from app.models import Recommendation
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
-from tests.jobs.test_updater import (
+from tests.support.updater_runs import (
     GI,
     LEADER,
     NS,

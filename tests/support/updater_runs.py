@@ -19,6 +19,7 @@ from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.models import AuditEvent, Policy, Recommendation
+from app.simulator.simulator import Simulator
 
 NS = "shop"
 GI = 1024**3
@@ -139,6 +140,15 @@ def server_pods(api: Any, namespace: str = NS) -> list[dict[str, Any]]:
     return items
 
 
+def uids(api: Any, prefix: str, namespace: str = NS) -> set[str]:
+    """The uids of the simulator's pods whose names start with `prefix-`."""
+    return {
+        p["metadata"]["uid"]
+        for p in server_pods(api, namespace)
+        if p["metadata"]["name"].startswith(prefix + "-")
+    }
+
+
 def caught_up(api: Any, cluster: ClusterView, timeout: float = 10.0) -> None:
     """The pod cache holds exactly the simulator's pods, at their latest versions."""
 
@@ -162,3 +172,23 @@ def audit(app: Flask) -> list[AuditEvent]:
         rows = list(db.session.scalars(select(AuditEvent).order_by(AuditEvent.id)))
         db.session.expunge_all()
         return rows
+
+
+def events(api: Any, namespace: str = NS) -> list[Any]:
+    """The Events rightsizer wrote in `namespace`."""
+    return [
+        e
+        for e in client.CoreV1Api(api).list_namespaced_event(namespace).items
+        if e.source is not None and e.source.component == "rightsizer"
+    ]
+
+
+def settled(sim: Simulator, api: Any, cluster: ClusterView) -> None:
+    """The simulator settled and the pod cache caught up with it."""
+    sim.settle()
+    caught_up(api, cluster)
+
+
+def LEADER() -> bool:
+    """Passed to run_once where the job asks "still the leader?": always."""
+    return True
