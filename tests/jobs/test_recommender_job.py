@@ -6,8 +6,7 @@ calls run_once directly, with the simulator's frozen clock moved by the test.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,29 +16,11 @@ from sqlalchemy import func, select
 
 from app.core.recommend.model import WorkloadKey
 from app.extensions import db
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.kube.cluster import ClusterView
 from app.models import Checkpoint, Recommendation
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-
-
-def deployment(namespace: str, name: str, replicas: int = 2, cpu: float = 0.2) -> dict[str, Any]:
-    return {
-        "kind": "Deployment",
-        "namespace": namespace,
-        "name": name,
-        "replicas": replicas,
-        "containers": [
-            {
-                "name": "app",
-                "image": "example.com/app:1",
-                "requests": {"cpu": "500m", "memory": "512Mi"},
-                "usage": {"cpu": {"base": cpu}, "memory": {"base": "200Mi"}},
-            }
-        ],
-    }
-
+from tests.support.processes import wait_for
+from tests.support.recommender_runs import deployment, make_job, step
 
 SCENARIO = {
     "nodes": [{"namePrefix": "node", "count": 3, "cpu": "8", "memory": "32Gi"}],
@@ -55,10 +36,9 @@ WEB, API = WorkloadKey("shop", "Deployment", "web"), WorkloadKey("shop", "Deploy
 PRIVATE = WorkloadKey("private", "Deployment", "secret-sauce")
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(SCENARIO) as s:
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return SCENARIO
 
 
 @pytest.fixture
@@ -67,40 +47,6 @@ def cluster(sim: Simulator) -> Iterator[ClusterView]:
     assert view.wait_synced(30)
     yield view
     view.stop()
-
-
-def make_job(app: Flask, cluster: ClusterView, sim: Simulator, **options: Any) -> RecommenderJob:
-    return RecommenderJob(app, cluster, RecommenderOptions(**options), clock=sim.now)
-
-
-def step(sim: Simulator, job: RecommenderJob, seconds: float = 60) -> str:
-    sim.advance(seconds)
-    sim.settle()
-    wait_cache_caught_up(sim, job.cluster)
-    return job.run_once(lambda: True)
-
-
-def wait_cache_caught_up(sim: Simulator, cluster: ClusterView) -> None:
-    """The pods informer is a watch: give it the simulator's latest pods before a run."""
-    core = client.CoreV1Api(sim.api_client())
-    want = {
-        (p.metadata.namespace, p.metadata.name) for p in core.list_pod_for_all_namespaces().items
-    }
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        have = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in cluster.pods.items()}
-        if have == want:
-            return
-        time.sleep(0.05)
-    raise AssertionError("pod cache did not catch up with the simulator")
-
-
-def wait_until(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def stored(app: Flask) -> set[WorkloadKey]:
@@ -147,7 +93,7 @@ def test_a_workload_an_hpa_scales_on_cpu_is_marked_in_conflict_for_cpu_only(
         },
     )
     job = make_job(app, cluster, sim)
-    wait_until(lambda: bool(cluster.hpas.items()), "the HPA in the cache")
+    wait_for(lambda: bool(cluster.hpas.items()), 10, "the HPA in the cache", 0.05)
     step(sim, job)
     with app.app_context():
         conflicts = {r.name: r.conflicts for r in db.session.scalars(select(Recommendation))}
@@ -165,7 +111,7 @@ def test_rows_of_a_deleted_workload_go_after_the_grace_period_and_not_before(
     step(sim, job)
     assert stored(app) == {WEB, API, PRIVATE}
     client.AppsV1Api(sim.api_client()).delete_namespaced_deployment("api", "shop")
-    wait_until(lambda: not cluster.workload_exists(API), "the deletion in the cache")
+    wait_for(lambda: not cluster.workload_exists(API), 10, "the deletion in the cache", 0.05)
     assert "deleted 0 gone" in step(sim, job, 120)  # gone for 0s: first noticed
     assert API in stored(app)
     assert "deleted 0 gone" in step(sim, job, 120)  # gone for 120s < 300s
