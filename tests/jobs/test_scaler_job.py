@@ -25,34 +25,27 @@ from app.kube.cluster import ClusterView
 from app.kube.scale import ScaleClient
 from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
-from app.simulator.testing import running_simulator
-from tests.e2e.apps import wait_for
-from tests.jobs.kubectl import describe_events
+from tests.support.kubectl import describe_events
+from tests.support.processes import wait_for
 
-NS = "kube-system"
-
-
-@pytest.fixture(scope="module")
-def sim() -> Iterator[Simulator]:
-    with running_simulator() as s:  # default scenario: 5 schedulable nodes, coredns at 2
-        yield s
+NS = "kube-system"  # module_sim runs the default scenario: 5 schedulable nodes, coredns at 2
 
 
 @pytest.fixture
-def api(sim: Simulator) -> Iterator[Any]:
-    a = sim.api_client()
+def api(module_sim: Simulator) -> Iterator[Any]:
+    a = module_sim.api_client()
     yield a
     a.close()
 
 
 @pytest.fixture
-def cluster(api: Any, sim: Simulator) -> Iterator[ClusterView]:
+def cluster(api: Any, module_sim: Simulator) -> Iterator[ClusterView]:
     view = ClusterView(api)
     view.nodes.start()  # the only cache the scaler job reads
     assert view.nodes.wait_synced(30)
     yield view
     for node in ("worker-0", "worker-1"):
-        sim.uncordon(node)
+        module_sim.uncordon(node)
     view.nodes.stop()
 
 
@@ -125,7 +118,7 @@ def new_job(app: Flask, api: Any, cluster: ClusterView, clock: Clock) -> ScalerJ
 
 
 def test_a_new_leader_keeps_the_stabilization_window_and_the_rate_limit(
-    app: Flask, api: Any, sim: Simulator, cluster: ClusterView
+    app: Flask, api: Any, module_sim: Simulator, cluster: ClusterView
 ) -> None:
     set_replicas(api, "coredns", 2)
     behavior = {
@@ -144,7 +137,7 @@ def test_a_new_leader_keeps_the_stabilization_window_and_the_rate_limit(
     )
     assert replicas(api, "coredns") == 5  # scale-up defaults: 2 -> 5 at once (4 pods or 100%)
 
-    cordon(sim, cluster, "worker-0", "worker-1")  # proposal now 3
+    cordon(module_sim, cluster, "worker-0", "worker-1")  # proposal now 3
     clock.now = t0 + 10
     new_job(app, api, cluster, clock).run_once(lambda: True)
     assert replicas(api, "coredns") == 5
@@ -178,7 +171,7 @@ class DiesAfterScaling(ScaleClient):
 
 
 def test_a_leader_killed_after_scaling_leaves_history_and_audit_together(
-    app: Flask, api: Any, sim: Simulator, cluster: ClusterView
+    app: Flask, api: Any, module_sim: Simulator, cluster: ClusterView
 ) -> None:
     set_replicas(api, "coredns", 5)
     behavior = {
@@ -188,7 +181,7 @@ def test_a_leader_killed_after_scaling_leaves_history_and_audit_together(
         }
     }
     add_scaler(app, "dns", "coredns", behavior)
-    cordon(sim, cluster, "worker-0", "worker-1")
+    cordon(module_sim, cluster, "worker-0", "worker-1")
     clock = Clock()
     dying = ScalerJob(app, cluster, DiesAfterScaling(api), interval=1.0, clock=clock)
     with pytest.raises(Killed):
@@ -228,7 +221,7 @@ def test_a_change_is_a_kubernetes_event_on_the_target(
 
 
 def test_kubectl_describe_lists_the_scaled_event(
-    app: Flask, api: Any, sim: Simulator, cluster: ClusterView
+    app: Flask, api: Any, module_sim: Simulator, cluster: ClusterView
 ) -> None:
     """kubectl finds an object's Events by involvedObject name, namespace, kind and uid: the
     Event refers to the Deployment by uid and resourceVersion, as kube's event recorder does."""
@@ -256,7 +249,7 @@ def test_kubectl_describe_lists_the_scaled_event(
     )
     assert ref.uid == deployment.metadata.uid
     assert int(ref.resource_version) >= 1  # the Deployment's, as the scale call returned it
-    lines = describe_events(sim, "deployment", "coredns", NS)
+    lines = describe_events(module_sim, "deployment", "coredns", NS)
     assert any(
         line.startswith("Normal") and "RightsizerScaled" in line and "scaled from 3 to 5" in line
         for line in lines
@@ -329,10 +322,10 @@ class FaultyProxy:
 
 @pytest.mark.parametrize("status", [403, 500])
 def test_an_api_error_on_one_target_does_not_stop_the_others(
-    app: Flask, api: Any, sim: Simulator, cluster: ClusterView, status: int
+    app: Flask, api: Any, module_sim: Simulator, cluster: ClusterView, status: int
 ) -> None:
     set_replicas(api, "coredns", 2)
-    proxy = FaultyProxy(sim.url, "/deployments/coredns", status)
+    proxy = FaultyProxy(module_sim.url, "/deployments/coredns", status)
     via_proxy = proxy.api_client(api)
     try:
         add_scaler(app, "a-refused", "coredns", None)  # first by name: runs before the other

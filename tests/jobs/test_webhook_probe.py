@@ -16,7 +16,7 @@ from kubernetes import client
 from app.kube.webhook_probe import Target, targets, webhook_serving
 from app.serving.certs import CertPaths, ensure, service_names
 from app.simulator.simulator import Simulator
-from app.simulator.testing import EMPTY, running_simulator
+from app.simulator.testing import EMPTY
 
 
 class Readyz:
@@ -62,10 +62,9 @@ def server(certs: CertPaths) -> Iterator[Readyz]:
     s.close()
 
 
-@pytest.fixture
-def sim() -> Iterator[Simulator]:
-    with running_simulator(EMPTY) as s:
-        yield s
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return EMPTY
 
 
 def configuration(ca_pem: bytes, **client_config: Any) -> dict[str, Any]:
