@@ -16,6 +16,7 @@ from flask.typing import ResponseReturnValue
 from app.api.errors import error_response
 from app.extensions import db
 from app.store.session import ping
+from app.webhook import EXTENSION
 
 bp = Blueprint("health", __name__)
 
@@ -28,8 +29,6 @@ def healthz() -> ResponseReturnValue:
 
 def _cache_state() -> str:
     """ "fresh", "cache_empty" or "cache_stale" for the webhook cache of this process."""
-    from app.webhook import EXTENSION
-
     hook = current_app.extensions.get(EXTENSION)
     if hook is None:
         return "cache_empty"

@@ -35,6 +35,8 @@ from app.core.scaling.proportional import ParamsError, cluster_status, parse_par
 from app.documents.scaler import normalized_params, preview, row_document, validate_scaler
 from app.documents.stored import without_read_only
 from app.extensions import db
+from app.kube.client import ClusterUnreachable, api_client
+from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing, list_nodes
 from app.models import Scaler
 from app.store.scalers import all_scalers, find_scaler, scaler_exists
 
@@ -169,9 +171,6 @@ def delete_scaler(name: str) -> ResponseReturnValue:
 @requires("get", "scalers")
 def preview_scaler(name: str) -> ResponseReturnValue:
     """What the scaler proposes for the cluster as it is now, and what its behavior allows."""
-    from app.kube.client import ClusterUnreachable, api_client
-    from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing, list_nodes
-
     reject_unknown_args(())
     row = _find(name)
     try:
