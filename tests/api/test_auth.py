@@ -14,7 +14,7 @@ from flask_migrate import upgrade
 
 from app import create_app
 from app.auth import TokenFileError, parse_token_file
-from tests.api.fake_kube import USERS, FakeApiServer, fake_apiserver
+from tests.support.fake_kube import USERS, FakeApiServer, fake_apiserver
 from tests.support.tokens import TOKENS
 
 POLICY = {"name": "web", "namespace": "shop"}

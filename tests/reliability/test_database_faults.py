@@ -30,7 +30,7 @@ from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
-from tests.reliability.bodies import review
+from tests.support.bodies import review
 from tests.support.databases import postgres_schema_url
 from tests.support.proxies import Proxy
 from tests.support.reviews import add_policy, add_recommendation, refresh
@@ -70,7 +70,7 @@ def proxied() -> Iterator[tuple[Flask, Proxy]]:
 
 
 def mutate(app: Flask) -> dict[str, object]:
-    from tests.reliability.bodies import good_pod
+    from tests.support.bodies import good_pod
 
     resp = app.test_client().post(
         "/mutate", data=json.dumps(review(good_pod(), "u1")), content_type="application/json"

@@ -1,4 +1,4 @@
-"""POST /mutate under thousands of generated bodies (tests/reliability/bodies.py): never a 5xx,
+"""POST /mutate under thousands of generated bodies (tests/support/bodies.py): never a 5xx,
 never an internal error; malformed bodies get 400 or 413 with a JSON error; the valid reviews
 interleaved keep getting the right patch."""
 
@@ -16,7 +16,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client import REGISTRY
 
-from tests.reliability.bodies import Body, Generator, good_pod
+from tests.support.bodies import Body, Generator, good_pod
 from tests.support.pods import amounts, apply_strictly
 from tests.support.reviews import MI, add_policy, add_recommendation, refresh
 
@@ -179,7 +179,7 @@ def test_a_real_server_over_tls_takes_10000_bad_bodies_with_stable_memory(
 
 
 def _with(change: Any) -> dict[str, Any]:
-    from tests.reliability.bodies import review
+    from tests.support.bodies import review
 
     doc = review(good_pod(), "regression")
     change(doc["request"], doc["request"]["object"])

@@ -7,7 +7,9 @@ module chooses by overriding `scenario`, `sim_options`, `sim_namespaces` or `sim
 The other modules are helpers named for what they own: `reviews` (AdmissionReviews posted to
 /mutate), `pods`, `generators` (Hypothesis strategies), `processes` (rightsizer as a separate
 process), `proxies`, `tokens`, `usage` (usage models with known samples), `simulators`,
-`databases`, `live_server`, `fake_registrations`, `screenshots`, `helm`, `kubectl`, and
-`recommender_runs`/`updater_runs` (a job run step by step against the simulator), and
-`vpa_oracle` (a naive re-computation of VPA's recommendation to check the real one against).
+`databases`, `live_server`, `fake_registrations`, `fake_kube` (a kube-apiserver answering
+TokenReview and SubjectAccessReview), `bodies` (seeded, mostly broken bodies for POST /mutate),
+`screenshots`, `helm`, `kubectl`, `recommender_runs`/`updater_runs` (a job run step by step
+against the simulator), and `vpa_oracle` (a naive re-computation of VPA's recommendation to check
+the real one against).
 """
