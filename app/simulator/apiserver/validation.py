@@ -120,6 +120,19 @@ def validate_resources(resources: Any, path: str) -> list[FieldError]:
     if not isinstance(resources, dict):
         return [FieldError(path, "FieldValueInvalid", "must be an object", str(resources))]
     errs: list[FieldError] = []
+    parsed = _parse_sections(resources, path, errs)
+    errs += _requests_within_limits(parsed, path)
+    return errs
+
+
+def _parse_sections(
+    resources: dict[str, Any], path: str, errs: list[FieldError], *, pod_level: bool = False
+) -> dict[str, dict[str, Any]]:
+    """{"limits"|"requests": {resource: (Decimal, text)}} of a ResourceRequirements, with
+    kube-apiserver's errors for the rest appended to `errs`: a section that is not a map, a
+    resource name neither standard nor fully qualified (validateResourceName), and a quantity that
+    does not parse or is negative. `pod_level`: only the resources pod-level `spec.resources`
+    supports (validatePodResources), visited in name order."""
     parsed: dict[str, dict[str, Any]] = {}
     for kind in ("limits", "requests"):
         values = resources.get(kind) or {}
@@ -128,7 +141,7 @@ def validate_resources(resources: Any, path: str) -> list[FieldError]:
                 FieldError(f"{path}.{kind}", "FieldValueInvalid", "must be a map", str(values))
             )
             continue
-        for res, raw in values.items():
+        for res, raw in sorted(values.items()) if pod_level else values.items():
             fp = f"{path}.{kind}[{res}]"
             if (
                 res not in _STANDARD_RESOURCES
@@ -137,9 +150,19 @@ def validate_resources(resources: Any, path: str) -> list[FieldError]:
             ):
                 errs.append(
                     FieldError(
-                        f"{path}.{kind}[{res}]",
+                        fp,
                         "FieldValueInvalid",
                         "must be a standard resource type or fully qualified",
+                        res,
+                    )
+                )
+                continue
+            if pod_level and not limitranger.is_pod_level_resource(res):
+                errs.append(
+                    FieldError(
+                        fp,
+                        "FieldValueNotSupported",
+                        'supported values: "cpu", "hugepages-", "memory"',
                         res,
                     )
                 )
@@ -147,8 +170,7 @@ def validate_resources(resources: Any, path: str) -> list[FieldError]:
             q = _amount(fp, raw, errs)
             if q is not None:
                 parsed.setdefault(kind, {})[res] = (q, raw)
-    errs += _requests_within_limits(parsed, path)
-    return errs
+    return parsed
 
 
 def _requests_within_limits(parsed: dict[str, dict[str, Any]], path: str) -> list[FieldError]:
@@ -188,43 +210,7 @@ def validate_pod_resources(spec: dict[str, Any]) -> list[FieldError]:
                 "claims cannot be set for Resources at pod-level",
             )
         )
-    parsed: dict[str, dict[str, Any]] = {}
-    for kind in ("limits", "requests"):
-        values = resources.get(kind) or {}
-        if not isinstance(values, dict):
-            errs.append(
-                FieldError(f"{path}.{kind}", "FieldValueInvalid", "must be a map", str(values))
-            )
-            continue
-        for res, raw in sorted(values.items()):
-            fp = f"{path}.{kind}[{res}]"
-            if (
-                res not in _STANDARD_RESOURCES
-                and "/" not in res
-                and not res.startswith("hugepages-")
-            ):
-                errs.append(
-                    FieldError(
-                        fp,
-                        "FieldValueInvalid",
-                        "must be a standard resource type or fully qualified",
-                        res,
-                    )
-                )
-                continue
-            if not limitranger.is_pod_level_resource(res):
-                errs.append(
-                    FieldError(
-                        fp,
-                        "FieldValueNotSupported",
-                        'supported values: "cpu", "hugepages-", "memory"',
-                        res,
-                    )
-                )
-                continue
-            q = _amount(fp, raw, errs)
-            if q is not None:
-                parsed.setdefault(kind, {})[res] = (q, raw)
+    parsed = _parse_sections(resources, path, errs, pod_level=True)
     errs += _requests_within_limits(parsed, path)
     try:
         aggregate = limitranger.aggregate_container_resources({"spec": spec}, "requests")
