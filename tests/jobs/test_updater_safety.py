@@ -203,6 +203,21 @@ def test_a_memory_limit_decrease_on_1_33_is_evicted_without_asking(
 # --- 4: native sidecars -------------------------------------------------------------------------
 
 
+def _web(api: Any, pod_spec: dict[str, Any]) -> None:
+    """Deployment `web`, 2 replicas, with this pod spec (containers written out in full)."""
+    client.AppsV1Api(api).create_namespaced_deployment(
+        NS,
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec},
+            },
+        },
+    )
+
+
 def _sidecar_deployment(api: Any) -> None:
     def c(name: str) -> dict[str, Any]:
         return {
@@ -211,22 +226,9 @@ def _sidecar_deployment(api: Any) -> None:
             "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
         }
 
-    client.AppsV1Api(api).create_namespaced_deployment(
-        NS,
-        {
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {
-                        "initContainers": [{**c("proxy"), "restartPolicy": "Always"}],
-                        "containers": [c("app")],
-                    },
-                },
-            },
-        },
+    _web(
+        api,
+        {"initContainers": [{**c("proxy"), "restartPolicy": "Always"}], "containers": [c("app")]},
     )
 
 
@@ -281,23 +283,11 @@ def test_an_init_container_without_resources_makes_the_pod_burstable(
     Burstable, so lowering the request keeps the class and the pod is resized, not evicted."""
     sim, api, cluster = started(scenario())
     res = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
-    client.AppsV1Api(api).create_namespaced_deployment(
-        NS,
+    _web(
+        api,
         {
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {
-                        "initContainers": [{"name": "setup", "image": "example.com/setup:1"}],
-                        "containers": [
-                            {"name": "app", "image": "example.com/app:1", "resources": res}
-                        ],
-                    },
-                },
-            },
+            "initContainers": [{"name": "setup", "image": "example.com/setup:1"}],
+            "containers": [{"name": "app", "image": "example.com/app:1", "resources": res}],
         },
     )
     settled(sim, api, cluster)
