@@ -62,7 +62,12 @@ from kubernetes import client
 from app.core.quantity import amount as quantity_amount
 from app.simulator.apiserver import limitranger
 from app.simulator.simulator import Simulator
-from tests.support.processes import AppProcess, recommendations, start_with_webhook, wait_for
+from tests.support.processes import (
+    AppProcess,
+    recommendations,
+    updating_from_history,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -181,21 +186,13 @@ def sim_namespaces() -> tuple[str, ...]:
 
 @pytest.fixture
 def app(sim: Simulator, tmp_path: Path) -> Iterator[AppProcess]:
-    a = start_with_webhook(
+    with updating_from_history(
         sim,
         tmp_path,
-        RIGHTSIZER_PROMETHEUS_URL=sim.url,  # 8 days of history: enough to act on
-        RIGHTSIZER_UPDATER_INTERVAL="1",
-    )
-    try:
-        wait_for(
-            lambda: len([k for k in recommendations(a) if k[0] == NS]) == 4,
-            60,
-            "recommendations for the four containers",
-        )
+        lambda a: len([k for k in recommendations(a) if k[0] == NS]) == 4,
+        "recommendations for the four containers",
+    ) as a:
         yield a
-    finally:
-        a.stop()
 
 
 def _list(sim: Simulator, what: str) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from kubernetes import client
 
 from app.simulator.simulator import Simulator
-from tests.support.processes import AppProcess, recommendations, start_with_webhook, wait_for
+from tests.support.processes import AppProcess, recommendations, updating_from_history, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -24,17 +24,10 @@ def sim_namespaces() -> tuple[str, ...]:
 
 @pytest.fixture
 def app(sim: Simulator, tmp_path: Path) -> Iterator[AppProcess]:
-    a = start_with_webhook(
-        sim,
-        tmp_path,
-        RIGHTSIZER_PROMETHEUS_URL=sim.url,  # 8 days of history: enough to act on
-        RIGHTSIZER_UPDATER_INTERVAL="1",
-    )
-    try:
-        wait_for(lambda: len(recommendations(a)) >= 10, 60, "recommendations from history")
+    with updating_from_history(
+        sim, tmp_path, lambda a: len(recommendations(a)) >= 10, "recommendations from history"
+    ) as a:
         yield a
-    finally:
-        a.stop()
 
 
 def pods(sim: Simulator, ns: str, label: str) -> list[dict[str, Any]]:

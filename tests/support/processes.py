@@ -8,7 +8,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,20 @@ def start_with_webhook(
     app.wait_ready()
     sim.map_service(namespace, "rightsizer", f"127.0.0.1:{app.port}")
     return app
+
+
+@contextmanager
+def updating_from_history(
+    sim: Any, tmp_path: Path, ready: Callable[[AppProcess], bool], what: str
+) -> Iterator[AppProcess]:
+    """rightsizer with its webhook, learning the scenario's history from the simulator's Prometheus
+    (8 days: enough for the updater to act) and running the updater every second; yielded once
+    `ready(app)` holds (at most 60 s), stopped on exit."""
+    a = start_with_webhook(
+        sim, tmp_path, RIGHTSIZER_PROMETHEUS_URL=sim.url, RIGHTSIZER_UPDATER_INTERVAL="1"
+    )
+    try:
+        wait_for(lambda: ready(a), 60, what)
+        yield a
+    finally:
+        a.stop()
