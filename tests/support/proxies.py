@@ -95,18 +95,19 @@ class ApiProxy:
             if stalled:
                 self._closed.wait()  # held open, never answered
                 return
-            if self.block(method, path):
-                with self._lock:
-                    self.blocked[path] += 1
-                return  # dropped without an answer, as over a broken network
             if self.delay:
                 time.sleep(self.delay)
+            with self._lock:
+                # Checked and registered at once: a request that passed the check before a
+                # partition began is open by then, so drop_open() resets it with the others.
+                if self.block(method, path):
+                    self.blocked[path] += 1
+                    return  # dropped without an answer, as over a broken network
+                self.forwarded[path] += 1
+                self._open.add(client)
             kept = [h for h in lines[1:] if h and not h.lower().startswith(b"connection:")]
             request = b"\r\n".join([lines[0], *kept, b"Connection: close", b"", b""])
             upstream = socket.create_connection(self.target)
-            with self._lock:
-                self.forwarded[path] += 1
-                self._open.add(client)
             upstream.sendall(request + rest)
             t = threading.Thread(target=self._pipe, args=(client, upstream, client), daemon=True)
             t.start()
