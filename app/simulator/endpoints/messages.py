@@ -8,7 +8,7 @@ Its own module so that the router (api.py) and the subresource handlers it calls
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.simulator.apiserver.errors import ApiError
@@ -32,6 +32,9 @@ class Response:
     body: bytes = b""
     stream: Iterator[bytes] | None = None
     content_type: str = "application/json"
+    # Further headers (Warning, ETag, Cache-Control, Location ...); Cache-Control replaces the
+    # default "no-cache, private".
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def json_response(status: int, obj: Any) -> Response:

@@ -57,17 +57,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(resp.status)
         self.send_header("Content-Type", resp.content_type)
         self.send_header("Content-Length", str(len(resp.body)))
-        self.send_header("Cache-Control", "no-cache, private")
+        self._send_headers(resp)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(resp.body)
+
+    def _send_headers(self, resp: Response) -> None:
+        if "Cache-Control" not in resp.headers:
+            self.send_header("Cache-Control", "no-cache, private")
+        for name, value in resp.headers.items():
+            self.send_header(name, value)
 
     def _send_stream(self, resp: Response) -> None:
         assert resp.stream is not None
         self.send_response(resp.status)
         self.send_header("Content-Type", resp.content_type)
         self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Cache-Control", "no-cache, private")
+        self._send_headers(resp)
         self.end_headers()
         try:
             self.wfile.flush()
