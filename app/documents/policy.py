@@ -114,10 +114,28 @@ def _choice(
     errors: list[FieldError],
 ) -> str:
     value = doc.get(key, default)
+    if isinstance(value, bool):
+        errors.append(FieldError(f"{path}{key}", yaml_boolean(value, key, choices)))
+        return default
     if value not in choices:
         errors.append(FieldError(f"{path}{key}", f"{value!r} is not one of {', '.join(choices)}"))
         return default
     return str(value)
+
+
+def yaml_boolean(value: bool, key: str, choices: tuple[str, ...]) -> str:
+    """The message for a boolean where a mode goes: YAML 1.1 (PyYAML, kubectl's sigs.k8s.io/yaml)
+    reads an unquoted Off, No, On or Yes as a boolean, so `updateMode: Off` arrives as false."""
+    word = "true" if value else "false"
+    if not value and "Off" in choices:
+        return (
+            "false is a boolean, not a mode: YAML reads an unquoted Off as false; "
+            f'quote it: {key}: "Off"'
+        )
+    return (
+        f"{word} is a boolean (YAML reads unquoted On, Off, Yes, No as booleans); "
+        f"expected one of {', '.join(choices)}"
+    )
 
 
 def parse_container_policies(
@@ -205,7 +223,12 @@ def parse_policy(
                     FieldError("target", "a cluster default (namespace '*') cannot have a target")
                 )
     mode = doc.get("updateMode", "Off")
-    if not isinstance(mode, str) or (mode not in UPDATE_MODES and mode not in UPDATE_MODE_ALIASES):
+    if isinstance(mode, bool):
+        errors.append(FieldError("updateMode", yaml_boolean(mode, "updateMode", UPDATE_MODES)))
+        mode = "Off"
+    elif not isinstance(mode, str) or (
+        mode not in UPDATE_MODES and mode not in UPDATE_MODE_ALIASES
+    ):
         errors.append(
             FieldError("updateMode", f"{mode!r} is not one of {', '.join(UPDATE_MODES)} (or Auto)")
         )
