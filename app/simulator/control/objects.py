@@ -24,9 +24,22 @@ def safe_encode(data: bytes, length: int) -> str:
     return "".join(out)
 
 
+def semantic(value: Any) -> Any:
+    """What apimachinery's Semantic.DeepEqual (and a hash of the Go struct) sees of a JSON
+    value: null, an empty list and an empty map are all a Go zero value, so they are dropped
+    (kubectl sends a template's `creationTimestamp: null`; it equals no timestamp)."""
+    if isinstance(value, dict):
+        out = {k: semantic(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None and v != {} and v != []}
+    if isinstance(value, list):
+        return [semantic(v) for v in value]
+    return value
+
+
 def template_hash(template: dict[str, Any]) -> str:
-    """Like pod-template-hash: stable for equal templates, different when they change."""
-    return safe_encode(json.dumps(template, sort_keys=True).encode(), 10)
+    """Like pod-template-hash (controller.ComputeHash): stable for semantically equal
+    templates, different when they change."""
+    return safe_encode(json.dumps(semantic(template), sort_keys=True).encode(), 10)
 
 
 def make_node(
