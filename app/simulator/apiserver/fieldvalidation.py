@@ -1,0 +1,183 @@
+"""Server-side field validation: unknown and duplicate fields in a request body.
+
+Re-derived from kube-apiserver: the `fieldValidation` query parameter (apimachinery
+`pkg/apis/meta/v1/validation/validation.go` ValidateFieldValidation; "" means Warn, apiserver
+`pkg/endpoints/handlers/rest.go` fieldValidation), the strict JSON decoder that finds the
+violations (sigs.k8s.io/json `internal/golang/encoding/json`: a path of field names joined by
+".", list indices as "[i]", map keys as fields; an unknown field's value is skipped unread; at
+most 100 errors, each once) and what the handlers do with them (`handlers/create.go`,
+`update.go`, `patch.go`): Strict refuses the request, Warn answers with one `Warning` per
+violation, and under every directive the unknown fields are dropped, since kube-apiserver
+decodes into Go types that have no place for them (duplicates: the last one wins).
+
+A type's fields are those of its OpenAPI definition (apiserver/schema.py). Pure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
+from app.simulator.apiserver.schema import Definitions, Schema
+
+IGNORE, WARN, STRICT = "Ignore", "Warn", "Strict"
+_ALLOWED = ("", IGNORE, STRICT, WARN)  # sorted, as the error lists them
+_MAX_ERRORS = 100
+
+
+class Pairs(dict[str, Any]):
+    """A decoded JSON object that remembers its members in order, duplicates included."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> Pairs:
+    obj = Pairs(pairs)
+    obj.pairs = pairs
+    return obj
+
+
+def loads(body: bytes | str) -> Any:
+    """json.loads, keeping each object's members (duplicates too) for `check`."""
+    return json.loads(body, object_pairs_hook=_pairs_hook)
+
+
+def directive(query: Mapping[str, str], options_kind: str) -> str:
+    """The request's directive (Warn when unset); 422 naming the field for any other value.
+    `options_kind` is CreateOptions, UpdateOptions or PatchOptions."""
+    value = query.get("fieldValidation", "")
+    if value not in _ALLOWED:
+        raise invalid(
+            f"{options_kind}.meta.k8s.io",
+            "meta.k8s.io",
+            "",
+            [
+                FieldError(
+                    "fieldValidation",
+                    "FieldValueNotSupported",
+                    "supported values: " + ", ".join(f'"{v}"' for v in _ALLOWED),
+                    value,
+                )
+            ],
+        )
+    return value or WARN
+
+
+def check(defs: Definitions, root: str, obj: Any) -> tuple[Any, list[str]]:
+    """(obj without its unknown fields and with plain dicts, the violations in document order:
+    'unknown field "spec.foo"', 'duplicate field "metadata.name"')."""
+    errors: list[str] = []
+    pruned = _walk(defs, defs.resolve(defs.get(root)), obj, "", errors)
+    return pruned, errors
+
+
+def duplicates(obj: Any) -> list[str]:
+    """The duplicate-field violations of a patch document, which has no schema."""
+    errors: list[str] = []
+    _dups(obj, "", errors)
+    return errors
+
+
+def strict_error(errors: list[str]) -> str:
+    return "strict decoding error: " + ", ".join(errors)
+
+
+def refuse_body(kind: str, api_version: str, errors: list[str]) -> ApiError:
+    """The 400 of a create or update under Strict (handlers/rest.go transformDecodeError)."""
+    version = api_version.rsplit("/", 1)[-1]
+    return bad_request(
+        f'{kind} in version "{version}" cannot be handled as a {kind}: {strict_error(errors)}'
+    )
+
+
+def refuse_patch(value: str, errors: list[str]) -> ApiError:
+    """The 422 of a patch under Strict (handlers/patch.go): field `patch`, the patched object."""
+    return invalid(
+        "", "", "", [FieldError("patch", "FieldValueInvalid", strict_error(errors), value)]
+    )
+
+
+def warning_header(errors: list[str]) -> dict[str, str]:
+    """The `Warning` header carrying each violation (code 299, agent "-", RFC 7234 5.5)."""
+    if not errors:
+        return {}
+    quoted = [json.dumps(e) for e in errors]  # a quoted-string: \" and \\ escaped
+    return {"Warning": ", ".join(f"299 - {q}" for q in quoted)}
+
+
+def _walk(defs: Definitions, schema: Schema, value: Any, path: str, errors: list[str]) -> Any:
+    if isinstance(value, list):
+        element = defs.items(schema)
+        if element is None:
+            return plain(value)
+        return [_walk(defs, element, v, f"{path}[{i}]", errors) for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    props, extra = schema.get("properties"), schema.get("additionalProperties")
+    if not isinstance(props, Mapping) and not isinstance(extra, Mapping):
+        return plain(value)  # an object of any shape (RawExtension, FieldsV1): kept as sent
+    out: dict[str, Any] = {}
+    seen: set[str] = set()
+    for key, member in _members(value):
+        where = f"{path}.{key}" if path else key
+        if key in seen:
+            _add(errors, f'duplicate field "{where}"')
+        seen.add(key)
+        if isinstance(props, Mapping) and key in props:
+            child = props[key]
+        elif isinstance(extra, Mapping):
+            child = extra
+        else:
+            _add(errors, f'unknown field "{where}"')  # its value is skipped, unread
+            out.pop(key, None)
+            continue
+        out[key] = _walk(defs, defs.resolve(child), member, where, errors)
+    return out
+
+
+def _dups(value: Any, path: str, errors: list[str]) -> None:
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            _dups(v, f"{path}[{i}]", errors)
+    elif isinstance(value, dict):
+        seen: set[str] = set()
+        for key, member in _members(value):
+            where = f"{path}.{key}" if path else key
+            if key in seen:
+                _add(errors, f'duplicate field "{where}"')
+            seen.add(key)
+            _dups(member, where, errors)
+
+
+def _members(value: dict[str, Any]) -> list[tuple[str, Any]]:
+    return value.pairs if isinstance(value, Pairs) else list(value.items())
+
+
+def go_repr(value: Any) -> str:
+    """How Go's fmt prints a decoded JSON value (`%+v` of a map[string]interface{}): maps with
+    sorted keys as map[k:v ...], lists as [a b], null as <nil>."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_repr(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_repr(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def plain(value: Any) -> Any:
+    """A decoded value with duplicates resolved (last wins) and plain dicts."""
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def _add(errors: list[str], error: str) -> None:
+    if len(errors) < _MAX_ERRORS and error not in errors:
+        errors.append(error)
