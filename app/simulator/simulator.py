@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes import config as kube_config
 
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster
@@ -110,6 +111,8 @@ class Simulator:
             clock=clock,
             watch_window=self._watch_window,
             service_urls=self._service_urls,
+            # Scale mode: no kubelet chatter (Pulled/Created/Started/Killing per container).
+            kubelet_events=not self.scale,
         )
         if self.scale:
             build_scale(self.cluster, *self.scale)  # type: ignore[arg-type]
@@ -172,9 +175,7 @@ class Simulator:
 
     def api_client(self) -> Any:
         """A `kubernetes.client.ApiClient` configured from the kubeconfig (caller closes it)."""
-        from kubernetes import config
-
-        return config.new_client_from_config(config_file=self.kubeconfig_path)
+        return kube_config.new_client_from_config(config_file=self.kubeconfig_path)
 
     def now(self) -> float:
         return self.cluster.now()

@@ -16,23 +16,29 @@ from typing import Any
 
 from app.simulator.apiserver import admission, kinds, limitranger, podutil, quantity, validation
 from app.simulator.apiserver.errors import ApiError, not_found
+from app.simulator.apiserver.eventttl import EventExpiry
 from app.simulator.apiserver.resources import (
     LIMITRANGE,
     NAMESPACE,
     NODE,
     POD,
     REPLICASET,
+    RESOURCES,
     WEBHOOKS,
     ResourceType,
 )
 from app.simulator.apiserver.store import Entry, Store, WatchEvent
 from app.simulator.control.controllers import Controllers
+from app.simulator.control.events import Source
+from app.simulator.control.kubelet_events import KubeletEvents
 from app.simulator.control.objects import make_node, running_status
+from app.simulator.control.recorder import NORMAL, WARNING, EventRecorder
 from app.simulator.control.scheduler import NodeUsage, choose_node
 from app.simulator.workload.clock import SimClock, rfc3339
 from app.simulator.workload.usage import (
     ContainerLife,
     CpuProfile,
+    Kill,
     MemoryProfile,
     UsageProfile,
     advance_life,
@@ -40,6 +46,8 @@ from app.simulator.workload.usage import (
 )
 
 log = logging.getLogger(__name__)
+# The scheduler records through the legacy core/v1 recorder (see recorder.py).
+SCHEDULER = Source("default-scheduler")
 
 
 @dataclass(slots=True)
@@ -98,6 +106,7 @@ class SimCluster:
         clock: SimClock | None = None,
         watch_window: int = 20_000,
         service_urls: Mapping[str, str] | None = None,
+        kubelet_events: bool = True,
     ) -> None:
         self.seed = seed
         self.clock = clock or SimClock()
@@ -110,12 +119,18 @@ class SimCluster:
         self._rand = random.Random(seed)
         self._rand_lock = threading.Lock()
         self._ips = itertools.count(1)
-        self.store.add_index(POD, "owner", podutil.owner_uids)
-        self.store.add_index(REPLICASET, "owner", podutil.owner_uids)
+        for rt in RESOURCES:  # the garbage collector finds dependents of any kind
+            if not rt.computed:
+                self.store.add_index(rt, "owner", podutil.owner_uids)
         self.store.add_index(POD, "phase", lambda o: [(o.get("status") or {}).get("phase", "")])
         self.store.add_index(POD, "node", lambda o: [o.get("spec", {}).get("nodeName") or ""])
         self.node_usage = NodeUsage(self.store)
+        # Events: the components' recorders, kube-apiserver's --event-ttl, the kubelets' share.
+        self.recorder = EventRecorder(self.store, self.clock.now)
+        self.event_expiry = EventExpiry(self.store, self.clock.now)
+        self.kubelet_events = KubeletEvents(self.recorder, enabled=kubelet_events)
         self.store.add_listener(self._forget_deleted_pods)
+        self.store.add_listener(self._node_schedulability)
         self.controllers = Controllers(self)
 
     # --- time -----------------------------------------------------------------------------
@@ -141,13 +156,35 @@ class SimCluster:
         with self.runtime_lock:
             pods = list(self.runtime.values())
         for prt in pods:
+            restarts = []
             for c in prt.containers:
-                c.life, _ = advance_life(c.profile.memory, c.key, c.memory_limit, c.life, now)
+                c.life, kills = advance_life(c.profile.memory, c.key, c.memory_limit, c.life, now)
+                restarts += [(c.name, k) for k in kills]
             shown = prt.visible_state(now)
             if shown != prt.shown:
                 self._write_pod_status(prt, now)
                 prt.shown = shown
+            if restarts:
+                self._report_restarts(prt, restarts, now)
+        self.event_expiry.expire()
         self.controllers.retry_failed()
+
+    def _report_restarts(
+        self, prt: PodRuntime, restarts: list[tuple[str, Kill]], now: float
+    ) -> None:
+        """The kubelet's Events for OOM-killed containers (those still within the event TTL: older
+        ones would have expired by now)."""
+        entry = self.store.get(POD, prt.namespace, prt.name)
+        if entry is None or entry.obj["metadata"]["uid"] != prt.uid:
+            return
+        pod = entry.obj
+        specs = {c["name"]: c for c in pod["spec"]["containers"]}
+        for name, kill in restarts:
+            if kill.at >= now - self.event_expiry.ttl and name in specs:
+                restart = kill.restart_at if kill.restart_at <= now else None
+                self.kubelet_events.container_restarted(
+                    pod, prt.node, specs[name], kill.at, restart
+                )
 
     def _write_pod_status(self, prt: PodRuntime, now: float) -> None:
         lives = {c.name: c.life for c in prt.containers}
@@ -258,7 +295,13 @@ class SimCluster:
         validation.validate_pod(pod)
         if admit:
             limitranger.validate(pod, limit_ranges)
-        for field_ in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
+        for field_ in (
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ):
             meta.pop(field_, None)
         if not pod["spec"].get("nodeName"):
             pod["spec"].pop("nodeName", None)
@@ -279,12 +322,22 @@ class SimCluster:
         for entry in self.store.by_index(POD, "phase", "Pending"):
             pod = entry.obj
             node = pod["spec"].get("nodeName")
+            scheduled = not node
             if not node:
                 node, message = choose_node(self.store, self.node_usage, pod)
                 if node is None:
                     self._mark_unschedulable(pod, message)
+                    # pkg/scheduler/schedule_one.go handleSchedulingFailure: every failed attempt.
+                    self.recorder.event(pod, WARNING, "FailedScheduling", message, SCHEDULER)
                     continue
-            self.start_pod(pod["metadata"]["namespace"], pod["metadata"]["name"], node, self.now())
+            meta = pod["metadata"]
+            bound = self.start_pod(meta["namespace"], meta["name"], node, self.now())
+            if bound is None:
+                continue
+            if scheduled:  # schedule_one.go handleBindingCycle, once bound
+                msg = f"Successfully assigned {meta['namespace']}/{meta['name']} to {node}"
+                self.recorder.event(bound, NORMAL, "Scheduled", msg, SCHEDULER)
+            self.kubelet_events.pod_started(bound, node, bound["spec"]["containers"], self.now())
 
     def _mark_unschedulable(self, pod: dict[str, Any], message: str) -> None:
         def mutate(p: dict[str, Any]) -> bool:
@@ -319,11 +372,14 @@ class SimCluster:
         found = self.profiles.get((ns, workload), {}).get(container["name"])
         return found or default_profile(container)
 
-    def start_pod(self, namespace: str, name: str, node: str, started: float) -> None:
-        """Bind and start: what kube-scheduler and the node's kubelet do between them."""
+    def start_pod(
+        self, namespace: str, name: str, node: str, started: float
+    ) -> dict[str, Any] | None:
+        """Bind and start: what kube-scheduler and the node's kubelet do between them. Returns
+        the bound pod, None if it could not be bound (gone, or bound meanwhile)."""
         entry = self.store.get(POD, namespace, name)
         if entry is None:
-            return
+            return None
         pod = entry.obj
         n = next(self._ips)
         pod_ip = f"10.244.{(n >> 8) & 255}.{n & 255}"
@@ -375,6 +431,7 @@ class SimCluster:
             )
             return True
 
+        bound = None
         with self.store.lock:
             after = self.store.update(POD, namespace, name, mutate)
             if (
@@ -385,11 +442,27 @@ class SimCluster:
                 prt.shown = prt.visible_state(started)
                 with self.runtime_lock:
                     self.runtime.setdefault(prt.uid, prt)
+                bound = after.obj
+        return bound
 
     def _forget_deleted_pods(self, event: WatchEvent) -> None:
         if event.rt is POD and event.type == "DELETED":
             with self.runtime_lock:
-                self.runtime.pop(event.entry.obj["metadata"]["uid"], None)
+                prt = self.runtime.pop(event.entry.obj["metadata"]["uid"], None)
+            if prt is not None and self.store.get(NODE, "", prt.node) is not None:
+                now = self.now()
+                running = [c.name for c in prt.containers if c.life.start_for(now) is not None]
+                self.kubelet_events.pod_killed(event.entry.obj, prt.node, running, now)
+
+    def _node_schedulability(self, event: WatchEvent) -> None:
+        """The node's kubelet reports spec.unschedulable changes (cordon, uncordon)."""
+        if event.rt is not NODE or event.type == "DELETED":
+            return
+        was = bool(event.prev and event.prev.obj.get("spec", {}).get("unschedulable"))
+        now = bool(event.entry.obj.get("spec", {}).get("unschedulable"))
+        if was != now:
+            name = event.entry.obj["metadata"]["name"]
+            self.kubelet_events.node_schedulable(name, now, self.now())
 
     def pods_of_node(self, node: str) -> list[Entry]:
         return self.store.by_index(POD, "node", node)
@@ -418,7 +491,13 @@ def generic_create(
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = cluster.generate_name(meta["generateName"])
     obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
-    for field_ in ("uid", "resourceVersion", "creationTimestamp"):
+    for field_ in (
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+    ):
         meta.pop(field_, None)
     kinds.prepare_create(rt, obj)
     if dry_run:

@@ -79,50 +79,89 @@ def node_is_ready(node: dict[str, Any]) -> bool:
     )
 
 
+# kube-scheduler's Filter plugins in their default order (the first that fails answers for the
+# node, pkg/scheduler/framework/runtime RunFilterPlugins); all but NodeResourcesFit are
+# UnschedulableAndUnresolvable, which tells preemption the node is no use.
+_UNSCHEDULABLE = "node(s) were unschedulable"  # plugins/nodeunschedulable
+_SELECTOR = "node(s) didn't match Pod's node affinity/selector"  # plugins/nodeaffinity
+_NOT_READY = "node(s) were not ready"  # (the simulator's: real nodes get a not-ready taint)
+_NO_VICTIMS = "No preemption victims found for incoming pod"
+_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+
+
+def _filter(node: dict[str, Any], pod: dict[str, Any], use: NodeUse) -> tuple[list[str], bool]:
+    """Why the node cannot take the pod (empty if it can), and whether preemption could help."""
+    spec = pod.get("spec", {})
+    tolerations = spec.get("tolerations") or []
+    if not node_is_ready(node):
+        return [_NOT_READY], False
+    if node.get("spec", {}).get("unschedulable") and not podutil.tolerates(
+        tolerations, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    ):
+        return [_UNSCHEDULABLE], False
+    for t in node.get("spec", {}).get("taints") or []:
+        if t.get("key") == "node.kubernetes.io/unschedulable":
+            continue  # NodeUnschedulable's business
+        if t.get("effect") in ("NoSchedule", "NoExecute") and not podutil.tolerates(tolerations, t):
+            # plugins/tainttoleration: the first untolerated taint, key and value
+            return [
+                f"node(s) had untolerated taint {{{t.get('key', '')}: {t.get('value', '')}}}"
+            ], False
+    labels = node["metadata"].get("labels") or {}
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return [_SELECTOR], False
+    # plugins/noderesources/fit.go: every insufficient resource is a reason
+    cpu, mem = podutil.requests(pod)
+    cap = allocatable(node)
+    reasons = []
+    if use.pods + 1 > cap.pods:
+        reasons.append("Too many pods")
+    if use.cpu + cpu > cap.cpu:
+        reasons.append("Insufficient cpu")
+    if use.memory + mem > cap.memory:
+        reasons.append("Insufficient memory")
+    return reasons, True
+
+
+def _histogram(counts: Counter[str]) -> str:
+    """FitError.Error's reason histogram: "<count> <reason>" strings, sorted as strings."""
+    return ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items()))
+
+
+def fit_error(pod: dict[str, Any], total: int, reasons: Counter[str], helpable: int) -> str:
+    """FitError.Error (pkg/scheduler/framework/types.go) with DefaultPreemption's PostFilter
+    message (plugins/defaultpreemption): the simulator never preempts, as if no node held a pod
+    of lower priority, so the nodes preemption might help have no victims."""
+    message = f"0/{total} nodes are available: {_histogram(reasons)}."
+    if pod.get("spec", {}).get("preemptionPolicy") == "Never":
+        return f"{message} preemption: not eligible due to preemptionPolicy=Never."
+    preemption: Counter[str] = Counter()
+    if helpable:
+        preemption[_NO_VICTIMS] = helpable
+    if total - helpable:
+        preemption[_NOT_HELPFUL] = total - helpable
+    return f"{message} preemption: 0/{total} nodes are available: {_histogram(preemption)}."
+
+
 def choose_node(store: Store, usage: NodeUsage, pod: dict[str, Any]) -> tuple[str | None, str]:
     """The best node for the pod, or None and the FailedScheduling message kube-scheduler gives."""
     cpu, mem = podutil.requests(pod)
-    spec = pod.get("spec", {})
-    selector = spec.get("nodeSelector") or {}
-    tolerations = spec.get("tolerations") or []
     reasons: Counter[str] = Counter()
+    helpable = 0
     best: tuple[float, str] | None = None
     nodes, _ = store.scan(NODE)
+    if not nodes:
+        return None, "no nodes available to schedule pods"  # schedule_one.go ErrNoNodesAvailable
     for _, entry in nodes:
         node = entry.obj
         name = node["metadata"]["name"]
-        labels = node["metadata"].get("labels") or {}
-        if not node_is_ready(node):
-            reasons["node(s) were not ready"] += 1
+        use = usage.get(name)
+        failed, resolvable = _filter(node, pod, use)
+        if failed:
+            reasons.update(failed)
+            helpable += resolvable
             continue
-        if node.get("spec", {}).get("unschedulable") and not podutil.tolerates(
-            tolerations, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-        ):
-            reasons["node(s) were unschedulable"] += 1
-            continue
-        if any(labels.get(k) != v for k, v in selector.items()):
-            reasons["node(s) didn't match Pod's node affinity/selector"] += 1
-            continue
-        if any(
-            t.get("effect") in ("NoSchedule", "NoExecute") and not podutil.tolerates(tolerations, t)
-            for t in node.get("spec", {}).get("taints") or []
-            if t.get("key") != "node.kubernetes.io/unschedulable"
-        ):
-            reasons["node(s) had untolerated taint"] += 1
-            continue
-        cap, use = allocatable(node), usage.get(name)
-        fits = True
-        if use.pods + 1 > cap.pods:
-            reasons["Too many pods"] += 1
-            fits = False
-        if use.cpu + cpu > cap.cpu:
-            reasons["Insufficient cpu"] += 1
-            fits = False
-        if use.memory + mem > cap.memory:
-            reasons["Insufficient memory"] += 1
-            fits = False
-        if not fits:
-            continue
+        cap = allocatable(node)
         free = (cap.cpu - use.cpu - cpu) / max(cap.cpu, 1) + (cap.memory - use.memory - mem) / max(
             cap.memory, 1
         )
@@ -130,6 +169,4 @@ def choose_node(store: Store, usage: NodeUsage, pod: dict[str, Any]) -> tuple[st
             best = (free, name)
     if best is not None:
         return best[1], ""
-    detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items()))
-    message = f"0/{len(nodes)} nodes are available"
-    return None, f"{message}: {detail}." if detail else f"{message}."
+    return None, fit_error(pod, len(nodes), reasons, helpable)
