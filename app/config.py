@@ -1,13 +1,22 @@
-"""Settings from RIGHTSIZER_* environment variables; every one is documented in README.md."""
+"""Settings from RIGHTSIZER_* environment variables; every one is documented in README.md.
+
+The table below says which field of the typed `app.settings.Settings` each variable fills, with its
+default and parser. `configure` builds that frozen object once per application and keeps it on the
+app; nothing else reads settings by name. Tests override settings by the variable's name without
+RIGHTSIZER_ (`create_app({"PUBLIC_READS": True})`), given typed or as the environment would say it.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, get_type_hints
+
+from flask import Flask
 
 from app.core.recommend.settings import RecommenderSettings
+from app.settings import EXTENSION, Settings, settings_of
 
 DEFAULT_DATABASE_URL = "sqlite:///rightsizer.db"
 
@@ -62,86 +71,94 @@ auto_or_boolean.__name__ = "auto, true or false"
 webhook_timeout.__name__ = "whole number of seconds from 1 to 30"
 names.__name__ = "comma-separated list"
 
-# Variable -> (Flask config key, default, parser)
-ENVIRONMENT: dict[str, tuple[str, Any, Any]] = {
-    "RIGHTSIZER_DATABASE_URL": ("SQLALCHEMY_DATABASE_URI", DEFAULT_DATABASE_URL, str),
-    "RIGHTSIZER_LOG_LEVEL": ("LOG_LEVEL", "INFO", str),
-    "RIGHTSIZER_CHECKPOINT_BATCH_SIZE": ("CHECKPOINT_BATCH_SIZE", 500, positive(int)),
-    "RIGHTSIZER_JOBS": ("JOBS", False, boolean),
-    "RIGHTSIZER_KUBECONFIG": ("KUBECONFIG", "", str),
-    "RIGHTSIZER_NAMESPACE": ("NAMESPACE", "rightsizer", str),
-    "RIGHTSIZER_EXCLUDED_NAMESPACES": ("EXCLUDED_NAMESPACES", frozenset(), names),
-    "RIGHTSIZER_RECOMMENDER_INTERVAL": ("RECOMMENDER_INTERVAL", 60.0, positive(float)),
-    "RIGHTSIZER_SCALER_INTERVAL": ("SCALER_INTERVAL", 10.0, positive(float)),
-    "RIGHTSIZER_UPDATER_INTERVAL": ("UPDATER_INTERVAL", 60.0, positive(float)),
-    "RIGHTSIZER_UPDATER_DRY_RUN": ("UPDATER_DRY_RUN", False, boolean),
-    "RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS": ("UPDATER_MIN_HISTORY_SECONDS", 3600.0, float),
-    "RIGHTSIZER_UPDATER_MIN_LIFETIME_SECONDS": ("UPDATER_MIN_LIFETIME_SECONDS", 12 * 3600.0, float),
-    "RIGHTSIZER_UPDATER_MIN_CHANGE": ("UPDATER_MIN_CHANGE", 0.1, float),
-    "RIGHTSIZER_UPDATER_QUICK_OOM_SECONDS": ("UPDATER_QUICK_OOM_SECONDS", 600.0, float),
-    "RIGHTSIZER_EVICTION_TOLERANCE": ("EVICTION_TOLERANCE", 0.5, float),
-    "RIGHTSIZER_UPDATER_MIN_REPLICAS": ("UPDATER_MIN_REPLICAS", 2, positive(int)),
-    "RIGHTSIZER_EVICTIONS_PER_SECOND": ("EVICTIONS_PER_SECOND", 0.0, float),
-    "RIGHTSIZER_EVICTION_BURST": ("EVICTION_BURST", 1, positive(int)),
-    "RIGHTSIZER_GC_GRACE_SECONDS": ("GC_GRACE_SECONDS", 600.0, positive(float)),
-    "RIGHTSIZER_IDLE_AFTER_SECONDS": ("IDLE_AFTER_SECONDS", 8 * 86400.0, positive(float)),
-    "RIGHTSIZER_LEASE_NAME": ("LEASE_NAME", "rightsizer-leader", str),
-    "RIGHTSIZER_LEASE_NAMESPACE": ("LEASE_NAMESPACE", "", str),
-    "RIGHTSIZER_LEASE_DURATION": ("LEASE_DURATION", 15.0, positive(float)),
-    "RIGHTSIZER_LEASE_RENEW_DEADLINE": ("LEASE_RENEW_DEADLINE", 10.0, positive(float)),
-    "RIGHTSIZER_LEASE_RETRY_PERIOD": ("LEASE_RETRY_PERIOD", 2.0, positive(float)),
-    "RIGHTSIZER_PROMETHEUS_URL": ("PROMETHEUS_URL", "", str),
-    "RIGHTSIZER_PROMETHEUS_STEP": ("PROMETHEUS_STEP", 300.0, positive(float)),
-    "RIGHTSIZER_BIND": ("BIND", "", str),
-    "RIGHTSIZER_WORKERS": ("WORKERS", 2, positive(int)),
-    "RIGHTSIZER_THREADS": ("THREADS", 4, positive(int)),
-    "RIGHTSIZER_ACCESS_LOG": ("ACCESS_LOG", True, boolean),
-    "RIGHTSIZER_TLS_CERT_FILE": ("TLS_CERT_FILE", "", str),
-    "RIGHTSIZER_TLS_KEY_FILE": ("TLS_KEY_FILE", "", str),
+# Variable -> (field of Settings, default, parser)
+ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
+    "RIGHTSIZER_DATABASE_URL": ("database_url", DEFAULT_DATABASE_URL, str),
+    "RIGHTSIZER_LOG_LEVEL": ("log_level", "INFO", str),
+    "RIGHTSIZER_CHECKPOINT_BATCH_SIZE": ("recommender.checkpoint_batch_size", 500, positive(int)),
+    "RIGHTSIZER_JOBS": ("jobs", False, boolean),
+    "RIGHTSIZER_KUBECONFIG": ("cluster.kubeconfig", "", str),
+    "RIGHTSIZER_NAMESPACE": ("cluster.namespace", "rightsizer", str),
+    "RIGHTSIZER_EXCLUDED_NAMESPACES": ("cluster.excluded_namespaces", frozenset(), names),
+    "RIGHTSIZER_RECOMMENDER_INTERVAL": ("recommender.interval", 60.0, positive(float)),
+    "RIGHTSIZER_SCALER_INTERVAL": ("scaler.interval", 10.0, positive(float)),
+    "RIGHTSIZER_UPDATER_INTERVAL": ("updater.interval", 60.0, positive(float)),
+    "RIGHTSIZER_UPDATER_DRY_RUN": ("updater.dry_run", False, boolean),
+    "RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS": ("updater.min_history_seconds", 3600.0, float),
+    "RIGHTSIZER_UPDATER_MIN_LIFETIME_SECONDS": (
+        "updater.sizing.min_lifetime_seconds",
+        12 * 3600.0,
+        float,
+    ),
+    "RIGHTSIZER_UPDATER_MIN_CHANGE": ("updater.sizing.min_change", 0.1, float),
+    "RIGHTSIZER_UPDATER_QUICK_OOM_SECONDS": ("updater.sizing.quick_oom_seconds", 600.0, float),
+    "RIGHTSIZER_EVICTION_TOLERANCE": ("updater.sizing.eviction_tolerance", 0.5, float),
+    "RIGHTSIZER_UPDATER_MIN_REPLICAS": ("updater.sizing.default_min_replicas", 2, positive(int)),
+    "RIGHTSIZER_EVICTIONS_PER_SECOND": ("updater.evictions_per_second", 0.0, float),
+    "RIGHTSIZER_EVICTION_BURST": ("updater.eviction_burst", 1, positive(int)),
+    "RIGHTSIZER_GC_GRACE_SECONDS": ("recommender.gc_grace_seconds", 600.0, positive(float)),
+    "RIGHTSIZER_IDLE_AFTER_SECONDS": (
+        "recommender.idle_after_seconds",
+        8 * 86400.0,
+        positive(float),
+    ),
+    "RIGHTSIZER_LEASE_NAME": ("lease.name", "rightsizer-leader", str),
+    "RIGHTSIZER_LEASE_NAMESPACE": ("lease.namespace", "", str),
+    "RIGHTSIZER_LEASE_DURATION": ("lease.duration", 15.0, positive(float)),
+    "RIGHTSIZER_LEASE_RENEW_DEADLINE": ("lease.renew_deadline", 10.0, positive(float)),
+    "RIGHTSIZER_LEASE_RETRY_PERIOD": ("lease.retry_period", 2.0, positive(float)),
+    "RIGHTSIZER_PROMETHEUS_URL": ("prometheus.url", "", str),
+    "RIGHTSIZER_PROMETHEUS_STEP": ("prometheus.step", 300.0, positive(float)),
+    "RIGHTSIZER_BIND": ("serving.bind", "", str),
+    "RIGHTSIZER_WORKERS": ("serving.workers", 2, positive(int)),
+    "RIGHTSIZER_THREADS": ("serving.threads", 4, positive(int)),
+    "RIGHTSIZER_ACCESS_LOG": ("serving.access_log", True, boolean),
+    "RIGHTSIZER_TLS_CERT_FILE": ("serving.tls_cert_file", "", str),
+    "RIGHTSIZER_TLS_KEY_FILE": ("serving.tls_key_file", "", str),
     "RIGHTSIZER_PROMETHEUS_HISTORY_SECONDS": (
-        "PROMETHEUS_HISTORY_SECONDS",
+        "prometheus.history_seconds",
         8 * 86400.0,
         positive(float),
     ),
     "RIGHTSIZER_WEBHOOK_CACHE_REFRESH_SECONDS": (
-        "WEBHOOK_CACHE_REFRESH_SECONDS",
+        "webhook.cache_refresh_seconds",
         5.0,
         positive(float),
     ),
     "RIGHTSIZER_WEBHOOK_CACHE_MAX_AGE_SECONDS": (
-        "WEBHOOK_CACHE_MAX_AGE_SECONDS",
+        "webhook.cache_max_age_seconds",
         300.0,
         positive(float),
     ),
-    "RIGHTSIZER_WEBHOOK_REGISTER": ("WEBHOOK_REGISTER", "auto", auto_or_boolean),
+    "RIGHTSIZER_WEBHOOK_REGISTER": ("webhook.register", "auto", auto_or_boolean),
     "RIGHTSIZER_WEBHOOK_AUDIT_INTERVAL_SECONDS": (
-        "WEBHOOK_AUDIT_INTERVAL_SECONDS",
+        "webhook.audit_interval_seconds",
         60.0,
         positive(float),
     ),
     # The webhook watches LimitRanges and ReplicaSet/Job owners (README "Admission webhook").
-    "RIGHTSIZER_WEBHOOK_WATCH_CLUSTER": ("WEBHOOK_WATCH_CLUSTER", "auto", auto_or_boolean),
-    "RIGHTSIZER_WEBHOOK_CONFIG_NAME": ("WEBHOOK_CONFIG_NAME", "rightsizer", str),
-    "RIGHTSIZER_WEBHOOK_SERVICE": ("WEBHOOK_SERVICE", "rightsizer", str),
-    "RIGHTSIZER_WEBHOOK_PORT": ("WEBHOOK_PORT", 443, positive(int)),
-    "RIGHTSIZER_WEBHOOK_URL": ("WEBHOOK_URL", "", str),
+    "RIGHTSIZER_WEBHOOK_WATCH_CLUSTER": ("webhook.watch_cluster", "auto", auto_or_boolean),
+    "RIGHTSIZER_WEBHOOK_CONFIG_NAME": ("webhook.config_name", "rightsizer", str),
+    "RIGHTSIZER_WEBHOOK_SERVICE": ("webhook.service", "rightsizer", str),
+    "RIGHTSIZER_WEBHOOK_PORT": ("webhook.port", 443, positive(int)),
+    "RIGHTSIZER_WEBHOOK_URL": ("webhook.url", "", str),
     # Where the updater reaches the webhook to check it serves (README "Configuration").
-    "RIGHTSIZER_WEBHOOK_PROBE_ADDRESS": ("WEBHOOK_PROBE_ADDRESS", "", str),
-    "RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS": ("WEBHOOK_TIMEOUT_SECONDS", 5, webhook_timeout),
-    "RIGHTSIZER_CERT_DIR": ("CERT_DIR", "certs", str),
+    "RIGHTSIZER_WEBHOOK_PROBE_ADDRESS": ("webhook.probe_address", "", str),
+    "RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS": ("webhook.timeout_seconds", 5, webhook_timeout),
+    "RIGHTSIZER_CERT_DIR": ("certs.directory", "certs", str),
     # Certificates kept and renewed by the server itself (README "Admission webhook").
-    "RIGHTSIZER_CERT_ROTATE": ("CERT_ROTATE", False, boolean),
-    "RIGHTSIZER_CERT_SECRET": ("CERT_SECRET", "", str),
-    "RIGHTSIZER_CERT_CHECK_SECONDS": ("CERT_CHECK_SECONDS", 3600.0, positive(float)),
-    "RIGHTSIZER_CERT_EXTRA_NAMES": ("CERT_EXTRA_NAMES", frozenset(), names),
+    "RIGHTSIZER_CERT_ROTATE": ("certs.rotate", False, boolean),
+    "RIGHTSIZER_CERT_SECRET": ("certs.secret", "", str),
+    "RIGHTSIZER_CERT_CHECK_SECONDS": ("certs.check_seconds", 3600.0, positive(float)),
+    "RIGHTSIZER_CERT_EXTRA_NAMES": ("certs.extra_names", frozenset(), names),
     # REST API and dashboard authentication (README "Authentication").
-    "RIGHTSIZER_AUTH_MODE": ("AUTH_MODE", "tokens", auth_mode),
-    "RIGHTSIZER_AUTH_TOKEN_FILE": ("AUTH_TOKEN_FILE", "", str),
-    "RIGHTSIZER_PUBLIC_READS": ("PUBLIC_READS", False, boolean),
-    "RIGHTSIZER_AUTH_API_GROUP": ("AUTH_API_GROUP", "rightsizer.io", str),
-    "RIGHTSIZER_AUTH_CACHE_SECONDS": ("AUTH_CACHE_SECONDS", 10.0, positive(float)),
+    "RIGHTSIZER_AUTH_MODE": ("auth.mode", "tokens", auth_mode),
+    "RIGHTSIZER_AUTH_TOKEN_FILE": ("auth.token_file", "", str),
+    "RIGHTSIZER_PUBLIC_READS": ("auth.public_reads", False, boolean),
+    "RIGHTSIZER_AUTH_API_GROUP": ("auth.api_group", "rightsizer.io", str),
+    "RIGHTSIZER_AUTH_CACHE_SECONDS": ("auth.cache_seconds", 10.0, positive(float)),
     # Largest REST request body (README "REST API"); /mutate has its own 3 MiB limit.
-    "RIGHTSIZER_API_MAX_BODY_BYTES": ("API_MAX_BODY_BYTES", 1024 * 1024, positive(int)),
+    "RIGHTSIZER_API_MAX_BODY_BYTES": ("api.max_body_bytes", 1024 * 1024, positive(int)),
 }
 
 
@@ -176,10 +193,7 @@ def idle_after_seconds(env: Mapping[str, str]) -> float:
     var = "RIGHTSIZER_IDLE_AFTER_SECONDS"
     _, default, parse = ENVIRONMENT[var]
     raw = env.get(var)
-    try:
-        return float(default if raw in (None, "") else parse(raw))
-    except ValueError:
-        raise ConfigError(f"{var}={raw!r} is not a valid {parse.__name__}") from None
+    return float(default if raw is None or raw == "" else _parsed(var, raw, parse))
 
 
 def absolute_sqlite_path(url: str) -> str:
@@ -194,18 +208,123 @@ def absolute_sqlite_path(url: str) -> str:
     return prefix + os.path.abspath(path)
 
 
-def from_environment(env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    env = os.environ if env is None else env
-    config: dict[str, Any] = {}
-    for var, (key, default, parse) in ENVIRONMENT.items():
+# create_app's overrides name a variable without RIGHTSIZER_; the database URL also goes by
+# Flask-SQLAlchemy's own name, which tests use.
+OVERRIDES: dict[str, str] = {var.removeprefix("RIGHTSIZER_"): var for var in ENVIRONMENT} | {
+    "SQLALCHEMY_DATABASE_URI": "RIGHTSIZER_DATABASE_URL"
+}
+MODEL_FIELD = "recommender.model"  # RecommenderSettings, from the RIGHTSIZER_<FIELD> variables
+LEAVES = frozenset(field for field, _, _ in ENVIRONMENT.values()) | {MODEL_FIELD}
+
+
+def _parsed(name: str, raw: str, parse: Callable[[str], Any]) -> Any:
+    try:
+        return parse(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a valid {parse.__name__}") from None
+
+
+def environment_values(env: Mapping[str, str]) -> dict[str, Any]:
+    """Every field of the settings (by its dotted path) from `env`, defaults where unset."""
+    values: dict[str, Any] = {}
+    for var, (field, default, parse) in ENVIRONMENT.items():
         raw = env.get(var)
-        try:
-            config[key] = default if raw in (None, "") else parse(raw)
-        except ValueError:
-            raise ConfigError(f"{var}={raw!r} is not a valid {parse.__name__}") from None
-    if bool(config["TLS_CERT_FILE"]) != bool(config["TLS_KEY_FILE"]):
+        values[field] = default if raw is None or raw == "" else _parsed(var, raw, parse)
+    values[MODEL_FIELD] = recommender_settings(env)
+    return values
+
+
+def override_values(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields `overrides` (override names) set; a string is parsed as the variable's text."""
+    values: dict[str, Any] = {}
+    for key, value in overrides.items():
+        var = OVERRIDES.get(key)
+        if var is None:
+            raise ConfigError(
+                f"{key} is not a setting (a RIGHTSIZER_* variable without its prefix)"
+            )
+        field, _, parse = ENVIRONMENT[var]
+        values[field] = _parsed(key, value, parse) if isinstance(value, str) else value
+    return values
+
+
+def _build(cls: Any, values: Mapping[str, Any], prefix: str = "") -> Any:
+    """An instance of the dataclass `cls` from dotted paths, its groups built the same way."""
+    hints = get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        path = prefix + f.name
+        kwargs[f.name] = (
+            values[path] if path in LEAVES else _build(hints[f.name], values, path + ".")
+        )
+    return cls(**kwargs)
+
+
+def flatten(settings: Any, prefix: str = "") -> dict[str, Any]:
+    """The fields of `settings` by dotted path, as the table names them."""
+    values: dict[str, Any] = {}
+    for f in fields(settings):
+        path = prefix + f.name
+        value = getattr(settings, f.name)
+        if path in LEAVES:
+            values[path] = value
+        else:
+            values.update(flatten(value, path + "."))
+    return values
+
+
+def _settings(values: dict[str, Any]) -> Settings:
+    values["database_url"] = absolute_sqlite_path(values["database_url"])
+    settings: Settings = _build(Settings, values)
+    if bool(settings.serving.tls_cert_file) != bool(settings.serving.tls_key_file):
         raise ConfigError("RIGHTSIZER_TLS_CERT_FILE and RIGHTSIZER_TLS_KEY_FILE go together")
-    config["SQLALCHEMY_DATABASE_URI"] = absolute_sqlite_path(config["SQLALCHEMY_DATABASE_URI"])
-    config["RECOMMENDER_SETTINGS"] = recommender_settings(env)
-    config["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
-    return config
+    return settings
+
+
+def from_environment(
+    env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> Settings:
+    """The settings `env` (default: os.environ) says, with `overrides` (override names) on top."""
+    values = environment_values(os.environ if env is None else env)
+    values.update(override_values(overrides or {}))
+    return _settings(values)
+
+
+def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings:
+    values = flatten(settings)
+    values.update(override_values(overrides))
+    return _settings(values)
+
+
+def flask_config(settings: Settings) -> dict[str, Any]:
+    """What Flask-SQLAlchemy reads from app.config."""
+    return {
+        "SQLALCHEMY_DATABASE_URI": settings.database_url,
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+    }
+
+
+def configure(app: Flask, config: Mapping[str, Any] | None = None) -> Settings:
+    """Builds `app`'s settings once, from the environment with `config`'s overrides on top, and
+    keeps them on it. Keys of `config` that are Flask's or Flask-SQLAlchemy's own (TESTING,
+    SQLALCHEMY_ENGINE_OPTIONS) go to app.config; any other unknown key is an error."""
+    config = config or {}
+    ours = {k: v for k, v in config.items() if k in OVERRIDES}
+    flasks = {k: v for k, v in config.items() if k not in OVERRIDES}
+    unknown = sorted(k for k in flasks if k not in app.config and not k.startswith("SQLALCHEMY_"))
+    if unknown:
+        raise ConfigError(f"unknown settings: {', '.join(unknown)}")
+    settings = from_environment(overrides=ours)
+    app.config.from_mapping(flask_config(settings))
+    app.config.from_mapping(flasks)
+    app.extensions[EXTENSION] = settings
+    return settings
+
+
+def override(app: Flask, changes: Mapping[str, Any]) -> Settings:
+    """Gives `app` a copy of its settings with `changes` (override names): for tests, and for a
+    command's in-process read. What reads its settings per request or command sees the change;
+    what create_app built from them (auth, the webhook's cache) keeps the values it had."""
+    settings = with_overrides(settings_of(app), changes)
+    app.extensions[EXTENSION] = settings
+    return settings

@@ -1,7 +1,8 @@
 """Every number of the recommender, with the VPA recommender's defaults.
 
-One frozen object instead of VPA's global flags; app.config fills it from RIGHTSIZER_* variables
-(the variable for a field is RIGHTSIZER_ + the field name in upper case).
+One frozen object instead of VPA's global flags; app/config.py fills it from RIGHTSIZER_* variables
+(the variable for a field is RIGHTSIZER_ + the field name in upper case) as the recommender part of
+the service's settings (app/settings.py).
 """
 
 from __future__ import annotations

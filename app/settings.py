@@ -1,0 +1,147 @@
+"""The service's settings as one frozen, typed object, grouped by the part that uses them.
+
+app/config.py builds it once from the RIGHTSIZER_* variables (its table says which variable fills
+which field; README "Configuration" documents them) and `create_app` keeps it on the Flask app:
+code reads `settings_of(app)` or, inside a request or command, `settings()`, and hands each part
+the group it needs. Nothing here has a default: every value comes from that table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Flask, current_app
+
+from app.core.recommend.settings import RecommenderSettings
+from app.core.sizing.priority import UpdaterSettings
+
+EXTENSION = "rightsizer.settings"
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    kubeconfig: str  # empty: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config
+    namespace: str  # rightsizer's own
+    excluded_namespaces: frozenset[str]
+
+    @property
+    def left_alone(self) -> frozenset[str]:
+        """Namespaces the jobs never act on: the excluded ones and rightsizer's own."""
+        return self.excluded_namespaces | {self.namespace}
+
+
+@dataclass(frozen=True)
+class RecommenderJobSettings:
+    interval: float
+    checkpoint_batch_size: int
+    idle_after_seconds: float
+    gc_grace_seconds: float
+    model: RecommenderSettings
+
+
+@dataclass(frozen=True)
+class PrometheusSettings:
+    url: str  # empty: no history loaded at start
+    step: float
+    history_seconds: float
+
+
+@dataclass(frozen=True)
+class ScalerJobSettings:
+    interval: float
+
+
+@dataclass(frozen=True)
+class UpdaterJobSettings:
+    interval: float
+    dry_run: bool
+    min_history_seconds: float
+    evictions_per_second: float
+    eviction_burst: int
+    sizing: UpdaterSettings
+
+
+@dataclass(frozen=True)
+class LeaseSettings:
+    name: str
+    namespace: str  # empty: the cluster settings' namespace
+    duration: float
+    renew_deadline: float
+    retry_period: float
+
+
+@dataclass(frozen=True)
+class ServingSettings:
+    bind: str  # empty: 0.0.0.0:8080, or 0.0.0.0:8443 with TLS
+    workers: int
+    threads: int
+    access_log: bool
+    tls_cert_file: str
+    tls_key_file: str
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    mode: str  # "tokens" or "kubernetes"
+    token_file: str
+    public_reads: bool
+    api_group: str
+    cache_seconds: float
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    max_body_bytes: int
+
+
+@dataclass(frozen=True)
+class WebhookSettings:
+    cache_refresh_seconds: float
+    cache_max_age_seconds: float
+    register: bool | str  # True, False or "auto"
+    audit_interval_seconds: float
+    watch_cluster: bool | str  # True, False or "auto"
+    config_name: str
+    service: str
+    port: int
+    url: str
+    probe_address: str
+    timeout_seconds: int
+
+
+@dataclass(frozen=True)
+class CertSettings:
+    directory: str
+    rotate: bool
+    secret: str
+    check_seconds: float
+    extra_names: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    log_level: str
+    jobs: bool
+    cluster: ClusterSettings
+    recommender: RecommenderJobSettings
+    prometheus: PrometheusSettings
+    scaler: ScalerJobSettings
+    updater: UpdaterJobSettings
+    lease: LeaseSettings
+    serving: ServingSettings
+    auth: AuthSettings
+    api: ApiSettings
+    webhook: WebhookSettings
+    certs: CertSettings
+
+
+def settings_of(app: Flask) -> Settings:
+    """The settings `create_app` built for `app`."""
+    found: Settings = app.extensions[EXTENSION]
+    return found
+
+
+def settings() -> Settings:
+    """The settings of the application handling the current request or command."""
+    return settings_of(current_app)
