@@ -32,6 +32,7 @@ from typing import Any, Protocol, TypeVar
 from flask import Flask, current_app, g, request
 
 from app.kube.auth import KubeReviewer, ReviewFailed
+from app.settings import settings, settings_of
 
 log = logging.getLogger(__name__)
 
@@ -215,12 +216,14 @@ class KubernetesAuth:
 
 
 def init_app(app: Flask) -> None:
-    if app.config["AUTH_MODE"] == "kubernetes":
+    config = settings_of(app)
+    auth = config.auth
+    if auth.mode == "kubernetes":
         app.extensions[EXTENSION] = KubernetesAuth(
-            app.config["AUTH_API_GROUP"], app.config["KUBECONFIG"], app.config["AUTH_CACHE_SECONDS"]
+            auth.api_group, config.cluster.kubeconfig, auth.cache_seconds
         )
     else:
-        app.extensions[EXTENSION] = StaticTokens(app.config["AUTH_TOKEN_FILE"])
+        app.extensions[EXTENSION] = StaticTokens(auth.token_file)
 
 
 def bearer_token(allow_cookie: bool = False) -> str | None:
@@ -257,7 +260,7 @@ def authenticated(verb: str, allow_cookie: bool = False) -> User | None:
     token, unless `verb` is a read and reads are public (None: anonymous)."""
     token = bearer_token(allow_cookie)
     if token is None:
-        if verb in READ_VERBS and current_app.config["PUBLIC_READS"]:
+        if verb in READ_VERBS and settings().auth.public_reads:
             return None
         raise AuthError(401, "Unauthorized", "a bearer token is required", headers=CHALLENGE)
     user = authenticate(token)

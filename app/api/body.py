@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import current_app, request
+from flask import request
 
 from app.api.errors import ApiError
+from app.settings import settings
 
 SETTING = "RIGHTSIZER_API_MAX_BODY_BYTES"
 _CACHE = "rightsizer.json_body"
@@ -34,7 +35,7 @@ def too_large(limit: int) -> ApiError:
 def read_body() -> bytes:
     """The raw body, at most the limit: 413 as soon as Content-Length says more, or once more
     than the limit has arrived (a chunked body has no Content-Length)."""
-    limit: int = current_app.config["API_MAX_BODY_BYTES"]
+    limit = settings().api.max_body_bytes
     if (request.content_length or 0) > limit:
         raise too_large(limit)
     data = request.stream.read(limit + 1)

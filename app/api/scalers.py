@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, url_for
+from flask import Blueprint, Response, jsonify, url_for
 from flask.typing import ResponseReturnValue
 
 from app.api.auth import requires
@@ -38,6 +38,7 @@ from app.extensions import db
 from app.kube.client import ClusterUnreachable, api_client
 from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing, list_nodes
 from app.models import Scaler
+from app.settings import settings
 from app.store.scalers import all_scalers, find_scaler, scaler_exists
 
 bp = Blueprint("scalers", __name__)
@@ -174,7 +175,7 @@ def preview_scaler(name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     row = _find(name)
     try:
-        api = api_client(current_app.config["KUBECONFIG"] or None)
+        api = api_client(settings().cluster.kubeconfig or None)
         nodes = list_nodes(api)
         current = ScaleClient(api).get_replicas(
             row.target_namespace, row.target_kind, row.target_name

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from app.api.auth import requires
@@ -18,6 +18,7 @@ from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
 from app.core.resources import Resources, format_cpu, format_memory
 from app.extensions import db
+from app.settings import settings
 from app.store.checkpoints import checkpoint_rows
 from app.store.histograms import ContainerHistograms, UsageHistogram, container_histograms
 from app.store.history import recommendation_history
@@ -53,7 +54,7 @@ def histogram(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     containers = []
     for row in rows:
         try:
-            h = container_histograms(row, current_app.config["RECOMMENDER_SETTINGS"])
+            h = container_histograms(row, settings().recommender.model)
             containers.append(_container(h))
         except (ValueError, TypeError) as e:
             containers.append({"name": row.container, "error": f"checkpoint unreadable: {e}"})

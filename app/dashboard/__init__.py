@@ -16,7 +16,6 @@ from urllib.parse import urlencode
 from flask import (
     Blueprint,
     Flask,
-    current_app,
     g,
     redirect,
     render_template,
@@ -29,6 +28,7 @@ from app.auth import COOKIE, AuthError, authenticate, check
 from app.dashboard import charts, data, format, nodes
 from app.extensions import db
 from app.models import RecommendationPoint
+from app.settings import settings
 from app.store import events as audit_events
 from app.store.checkpoints import checkpoint_rows
 from app.store.events import EventFilter
@@ -185,7 +185,7 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     histograms: list[dict[str, Any]] = []
     for row in rows:
         try:
-            h = container_histograms(row, current_app.config["RECOMMENDER_SETTINGS"])
+            h = container_histograms(row, settings().recommender.model)
         except (ValueError, TypeError):
             histograms.append({"name": row.container, "cpu": None, "memory": None})
             continue

@@ -14,11 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app
-
 from app.core.quantity import amount as quantity_amount
 from app.kube.client import api_client
 from app.kube.scale import cluster_snapshot
+from app.settings import settings
 
 log = logging.getLogger(__name__)
 CACHE_SECONDS = 30.0
@@ -90,7 +89,7 @@ def node_levels() -> list[NodeLevel]:
             return _cache[1]
         try:
             nodes, pods, metrics = cluster_snapshot(
-                api_client(current_app.config["KUBECONFIG"] or None)
+                api_client(settings().cluster.kubeconfig or None)
             )
         except Exception as e:
             log.info("nodes page: cluster not reachable: %s", e)

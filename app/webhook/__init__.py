@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import atexit
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 
 from app.kube.webhook_config import ALWAYS_EXCLUDED
+from app.probes import serve_from_cache
+from app.settings import ClusterSettings, settings_of
 from app.store import audit as audit_trail
 from app.store.policies import InvalidPolicyLog
 from app.store.session import own_session
@@ -53,12 +54,14 @@ def mutate() -> ResponseReturnValue:
         return _json(status, doc)
 
 
-def excluded_namespaces(config: Mapping[str, Any]) -> frozenset[str]:
+def excluded_namespaces(cluster: ClusterSettings) -> frozenset[str]:
     """Namespaces never sized: the ones the webhook configuration's namespaceSelector leaves out."""
-    return frozenset({*ALWAYS_EXCLUDED, config["NAMESPACE"], *config["EXCLUDED_NAMESPACES"]})
+    return frozenset({*ALWAYS_EXCLUDED, *cluster.left_alone})
 
 
 def init_app(app: Flask) -> None:
+    settings = settings_of(app)
+    config = settings.webhook
     invalid = InvalidPolicyLog("webhook")
 
     def load() -> Snapshot:
@@ -73,25 +76,28 @@ def init_app(app: Flask) -> None:
                 audit_trail.record(session, ACTOR, "mutate", w.kind, ref, c.message(), c.details())
             session.commit()
 
-    mutations = MutationCounter(store, interval=app.config["WEBHOOK_AUDIT_INTERVAL_SECONDS"])
+    mutations = MutationCounter(store, interval=config.audit_interval_seconds)
     cache = WebhookCache(
         load,
-        interval=app.config["WEBHOOK_CACHE_REFRESH_SECONDS"],
-        max_age=app.config["WEBHOOK_CACHE_MAX_AGE_SECONDS"],
+        interval=config.cache_refresh_seconds,
+        max_age=config.cache_max_age_seconds,
         periodic=[mutations.maybe_flush],
     )
     sources = None
-    if should_watch(app.config["WEBHOOK_WATCH_CLUSTER"], app.config["KUBECONFIG"]):
-        sources = ClusterSources(app.config["KUBECONFIG"])
+    kubeconfig = settings.cluster.kubeconfig
+    if should_watch(config.watch_cluster, kubeconfig):
+        sources = ClusterSources(kubeconfig)
     # Tests drive refresh() themselves; a server starts the threads on its first review.
     hook = Webhook(
         cache,
         autostart=not app.testing,
         sources=sources,
         mutations=mutations,
-        excluded_namespaces=excluded_namespaces(app.config),
+        excluded_namespaces=excluded_namespaces(settings.cluster),
     )
     app.extensions[EXTENSION] = hook
+    # /readyz (app.api.health) keeps a pod ready through a database outage while this is fresh.
+    serve_from_cache(app, "webhook", lambda: hook.cache.state()[1])
     if not app.testing:
         # A worker's last counts, on a clean exit (a failed write is logged, the counts are lost).
         atexit.register(mutations.flush)

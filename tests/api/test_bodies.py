@@ -12,6 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
+from app.config import override
 from tests.support.tokens import bearer
 
 DEEP = "[" * 200_000
@@ -88,7 +89,7 @@ def test_a_body_over_the_default_limit_is_413_naming_it(
 
 @pytest.fixture
 def small_limit_app(app: Flask) -> Flask:
-    app.config["API_MAX_BODY_BYTES"] = 200
+    override(app, {"API_MAX_BODY_BYTES": 200})
     return app
 
 

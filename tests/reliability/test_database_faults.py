@@ -27,6 +27,7 @@ from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
 from app.extensions import db
 from app.models import Checkpoint, Recommendation
+from app.settings import settings_of
 from app.store.checkpoints import load_checkpoints
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
@@ -113,7 +114,7 @@ def test_database_outage_webhook_serves_from_cache_readyz_degrades_writes_keep_o
     started = time.monotonic()
     assert mutate(app) == patched  # same patch, from the cache
     # kube-apiserver waits at most the webhook's timeout; the answer comes well within it.
-    assert time.monotonic() - started < app.config["WEBHOOK_TIMEOUT_SECONDS"]
+    assert time.monotonic() - started < settings_of(app).webhook.timeout_seconds
     # Once the cache is too old to answer from, the same outage makes the pod unready.
     max_age, cache.max_age = cache.max_age, 0.0
     resp = client.get("/readyz")

@@ -11,6 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select, text
 
+from app.config import override
 from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.models import AuditEvent
@@ -174,5 +175,5 @@ def test_patched_pods_become_audit_events(app: Flask, client: FlaskClient) -> No
 
 
 def auth_headers(app: Flask) -> dict[str, str]:
-    app.config["PUBLIC_READS"] = True
+    override(app, {"PUBLIC_READS": True})
     return {}
