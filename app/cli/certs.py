@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from flask import current_app
 from flask.cli import AppGroup
 
 from app.cli.cluster import operator_api
 from app.kube.secrets import SecretStore
 from app.serving.certs import DirectoryStore, ensure, ensure_in, service_names
+from app.settings import settings
 
 
 @click.group("certs", cls=AppGroup)
@@ -48,12 +48,12 @@ def certs_ensure(
     kubeconfig: str | None,
 ) -> None:
     """Create the CA and serving certificate if missing; renew what is due."""
-    cfg = current_app.config
-    directory = directory or Path(cfg["CERT_DIR"])
-    namespace = namespace or cfg["NAMESPACE"]
-    names = service_names(service or cfg["WEBHOOK_SERVICE"], namespace)
+    config = settings()
+    directory = directory or Path(config.certs.directory)
+    namespace = namespace or config.cluster.namespace
+    names = service_names(service or config.webhook.service, namespace)
     names += [n for n in extra_names if n not in names]
-    secret = secret or cfg["CERT_SECRET"]
+    secret = secret or config.certs.secret
     try:
         if secret:
             store = SecretStore(operator_api(kubeconfig), namespace, secret)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from flask import current_app
 
 from app.kube.client import ClusterUnreachable, api_client
+from app.settings import settings
 
 
 def operator_api(kubeconfig: str | None) -> Any:
     """The client for `kubeconfig`, else RIGHTSIZER_KUBECONFIG, else in-cluster or ~/.kube."""
     try:
-        return api_client(kubeconfig or current_app.config["KUBECONFIG"] or None)
+        return api_client(kubeconfig or settings().cluster.kubeconfig or None)
     except ClusterUnreachable as e:
         raise click.ClickException(str(e)) from None

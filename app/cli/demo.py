@@ -26,6 +26,9 @@ from flask import current_app
 from flask.cli import with_appcontext
 from flask_migrate import upgrade
 
+from app.cli import demo_access
+from app.cli.context import config_path
+from app.config import override
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.trace import TraceError, parse_trace
 from app.core.recommend.trace import replay as replay_trace
@@ -33,6 +36,7 @@ from app.extensions import db
 from app.kube.client import api_client, ensure_namespace
 from app.kube.cluster import workloads_with_pods
 from app.serving.certs import CertPaths, ensure, service_names
+from app.settings import settings
 from app.simulator.simulator import Simulator
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
@@ -46,13 +50,14 @@ def load_trace(path: Path, workload: WorkloadKey) -> tuple[int, int]:
     upgrade()
     with path.open(encoding="utf-8", newline="") as fh:
         rows = parse_trace(fh)
-    model = UsageModel(current_app.config["RECOMMENDER_SETTINGS"])
+    config = settings()
+    model = UsageModel(config.recommender.model)
     replay_trace(rows, model=model, workload=workload)
     saved, failed = save_all(
         db.session,
         results_from_model(model),
         datetime.now(UTC),
-        current_app.config["CHECKPOINT_BATCH_SIZE"],
+        config.recommender.checkpoint_batch_size,
     )
     if failed:
         raise RuntimeError(f"{failed} recommendations could not be saved; see the log")
@@ -73,10 +78,18 @@ class DemoSettings:
     workdir: Path = field(default_factory=Path.cwd)
 
 
+# Settings the demo chooses unless the user's environment sets them.
+DEMO_DEFAULTS = {
+    "RIGHTSIZER_PUBLIC_READS": "true",  # the demo is for looking around; writes need a token
+    "RIGHTSIZER_UPDATER_INTERVAL": "10",  # a Recreate policy acts within seconds, not a minute
+}
+
+
 def demo_environment(
-    sim_url: str, kubeconfig: str, certs: CertPaths, s: DemoSettings
+    sim_url: str, kubeconfig: str, certs: CertPaths, s: DemoSettings, token_file: Path
 ) -> dict[str, str]:
-    """rightsizer's settings for the demo: as a Helm install would set them, plus open reads."""
+    """rightsizer's settings for the demo: as a Helm install would set them, with the demo's
+    admin token in a static token file."""
     return {
         "RIGHTSIZER_KUBECONFIG": kubeconfig,
         "RIGHTSIZER_PROMETHEUS_URL": sim_url,  # 8 days of history at start
@@ -89,7 +102,8 @@ def demo_environment(
         "RIGHTSIZER_TLS_KEY_FILE": str(certs.key),
         "RIGHTSIZER_CERT_DIR": str(certs.directory),
         "RIGHTSIZER_WEBHOOK_REGISTER": "true",
-        "RIGHTSIZER_PUBLIC_READS": "true",  # the demo is for looking around; writes need a token
+        "RIGHTSIZER_AUTH_MODE": "tokens",
+        "RIGHTSIZER_AUTH_TOKEN_FILE": str(token_file),
         "RIGHTSIZER_ACCESS_LOG": "false",
     }
 
@@ -168,6 +182,11 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
     """Run rightsizer against the built-in simulated cluster (8 days of history), with its
     database (SQLite, ./rightsizer.db), webhook, jobs, REST API and dashboard."""
     workdir = Path.cwd()
+    if port:
+        demo_access.check_port(port)  # at once, not after gunicorn's retries
+    context_file = config_path(os.environ)
+    demo_access.check_context_file(context_file)
+    signal.signal(signal.SIGTERM, _interrupted)  # stop as on Ctrl-C: rightsizer too
     settings = DemoSettings(
         port=port or _free_port(), sim_port=sim_port, speed=speed, workdir=workdir
     )
@@ -183,7 +202,12 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
             workdir / "certs", [*service_names("rightsizer", DEMO_NAMESPACE), "localhost"]
         )
         sim.map_service(DEMO_NAMESPACE, "rightsizer", f"127.0.0.1:{settings.port}")
-        env = {**os.environ, **demo_environment(sim.url, sim.kubeconfig_path, certs, settings)}
+        token_file, token = demo_access.write_token_file(workdir)
+        env = {
+            **DEMO_DEFAULTS,
+            **os.environ,
+            **demo_environment(sim.url, sim.kubeconfig_path, certs, settings, token_file),
+        }
         proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env)
         base, ca = f"https://localhost:{settings.port}", str(certs.ca)
         _wait(
@@ -203,14 +227,13 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
 
         found = _wait(items, timeout, f"recommendations for all {len(expected)} workloads", proc)
         click.echo(requests_table(found))
+        demo_access.write_context(context_file, base, certs.ca, token)
+        cli = demo_access.cli_command()
         click.echo(
-            f"\nrightsizer:  {base}/dashboard/   (CA: {ca})\n"
-            f"REST API:    curl --cacert {ca} {base}/api/v1/recommendations\n"
-            f"cluster:     KUBECONFIG={sim.kubeconfig_path} kubectl get pods -A\n"
+            "\n" + demo_access.next_steps(base, certs.ca, sim.kubeconfig_path, context_file, cli)
         )
         if exit_when_ready:
             return
-        click.echo("Ctrl-C stops the demo.", err=True)
         proc.wait()
     except KeyboardInterrupt:
         pass
@@ -222,6 +245,10 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
             except subprocess.TimeoutExpired:
                 proc.kill()
         sim.stop()
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 @click.command("replay")
@@ -247,7 +274,7 @@ def replay(trace_path: Path, workload: str) -> None:
         load_trace(trace_path, key)
     except TraceError as e:
         raise click.ClickException(f"{trace_path}: {e}") from None
-    current_app.config["PUBLIC_READS"] = True  # an in-process read of what was just written
+    override(current_app, {"PUBLIC_READS": True})  # an in-process read of what was just written
     body = (
         current_app.test_client()
         .get(f"/api/v1/recommendations/{key.namespace}/{key.kind}/{key.name}")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 import yaml
-from flask import current_app
 from flask.cli import AppGroup
 
 from app.cli.cluster import operator_api
@@ -19,6 +18,8 @@ from app.kube.webhook_config import (
     webhook_configuration,
 )
 from app.serving.certs import CertPaths
+from app.serving.registration import registration
+from app.settings import settings
 
 
 @click.group("webhook", cls=AppGroup)
@@ -27,11 +28,11 @@ def webhook_group() -> None:
 
 
 def _registration(cert_dir: Path | None, url: str | None) -> tuple[WebhookRegistration, bytes]:
-    cfg = current_app.config
-    reg = WebhookRegistration.from_config(cfg)
+    config = settings()
+    reg = registration(config)
     if url:
         reg = replace(reg, url=url)
-    ca = CertPaths(cert_dir or Path(cfg["CERT_DIR"])).ca
+    ca = CertPaths(cert_dir or Path(config.certs.directory)).ca
     try:
         return reg, ca.read_bytes()
     except OSError as e:
@@ -85,7 +86,7 @@ def webhook_install(cert_dir: Path | None, url: str | None, kubeconfig: str | No
 @KUBECONFIG_OPTION
 def webhook_uninstall(kubeconfig: str | None) -> None:
     """Delete the configuration from the cluster: pods are then created without rightsizer."""
-    name = current_app.config["WEBHOOK_CONFIG_NAME"]
+    name = settings().webhook.config_name
     try:
         deleted = unregister_webhook(operator_api(kubeconfig), name)
     except click.ClickException:

@@ -18,7 +18,6 @@ import base64
 import copy
 import json
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,19 +41,6 @@ class WebhookRegistration:
     url: str = ""  # when set, kube-apiserver calls this URL instead of the Service
     timeout_seconds: int = 5
     excluded_namespaces: tuple[str, ...] = ()
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> WebhookRegistration:
-        """From the application's settings (app.config keys)."""
-        return cls(
-            config_name=config["WEBHOOK_CONFIG_NAME"],
-            service=config["WEBHOOK_SERVICE"],
-            namespace=config["NAMESPACE"],
-            port=config["WEBHOOK_PORT"],
-            url=config["WEBHOOK_URL"],
-            timeout_seconds=config["WEBHOOK_TIMEOUT_SECONDS"],
-            excluded_namespaces=tuple(sorted(config["EXCLUDED_NAMESPACES"])),
-        )
 
     def excluded(self) -> list[str]:
         return sorted({*ALWAYS_EXCLUDED, self.namespace, *self.excluded_namespaces})

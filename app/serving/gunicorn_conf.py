@@ -16,16 +16,19 @@ import ssl
 import threading
 from typing import Any
 
+from prometheus_client import multiprocess
+
 from app.config import from_environment
 
-_cfg = from_environment()
-_cert, _key = _cfg["TLS_CERT_FILE"], _cfg["TLS_KEY_FILE"]
+_settings = from_environment()
+_serving = _settings.serving
+_cert, _key = _serving.tls_cert_file, _serving.tls_key_file
 
-bind = _cfg["BIND"] or ("0.0.0.0:8443" if _cert else "0.0.0.0:8080")
-workers = _cfg["WORKERS"]
-threads = _cfg["THREADS"]
+bind = _serving.bind or ("0.0.0.0:8443" if _cert else "0.0.0.0:8080")
+workers = _serving.workers
+threads = _serving.threads
 worker_class = "gthread"
-accesslog = "-" if _cfg["ACCESS_LOG"] else None
+accesslog = "-" if _serving.access_log else None
 graceful_timeout = 30
 timeout = 60
 keepalive = 75  # longer than kube-apiserver's idle connection reuse
@@ -82,16 +85,14 @@ def when_ready(server: Any) -> None:
             tls.reload_if_changed()
 
     threading.Thread(target=watch, name="tls-watch", daemon=True).start()
-    if _cfg["CERT_ROTATE"]:
+    if _settings.certs.rotate:
         # Only a master that renews the certificates loads that code (and the Kubernetes client).
         from app.serving.rotation import start_rotation
 
-        start_rotation(_cfg, tls.reload_if_changed)
+        start_rotation(_settings, tls.reload_if_changed)
 
 
 def child_exit(server: Any, worker: Any) -> None:
     # A worker gone (reload, crash): its live gauges leave the merged metrics; its counters stay.
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
         multiprocess.mark_process_dead(worker.pid)

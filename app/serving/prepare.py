@@ -14,6 +14,7 @@ from flask_migrate import upgrade
 
 from app.serving.registration import register_webhook_on_start
 from app.serving.rotation import rotate_certificates
+from app.settings import settings_of
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +46,10 @@ def prepare(app: Flask, migrate: bool) -> None:
     with app.app_context():
         if migrate:
             upgrade()
-    if app.config["CERT_ROTATE"]:
+    settings = settings_of(app)
+    if settings.certs.rotate:
         # Before gunicorn loads them; the caBundle is written just below.
-        done, _ = rotate_certificates(app.config, register_ca=False)
+        done, _ = rotate_certificates(settings, register_ca=False)
         for line in done:
             log.info("certificates: %s", line)
     register_webhook_on_start(app)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from flask import Flask
 from app.kube.client import api_client
 from app.kube.webhook_config import WebhookRegistration, register_webhook
 from app.serving.certs import CertPaths
+from app.settings import ClusterSettings, Settings, settings_of
 
 log = logging.getLogger(__name__)
 
@@ -25,29 +25,41 @@ def should_register(setting: bool | str) -> bool:
     return bool(setting)
 
 
+def registration(settings: Settings) -> WebhookRegistration:
+    """The configuration the settings describe (RIGHTSIZER_WEBHOOK_*, RIGHTSIZER_NAMESPACE, ...)."""
+    webhook, cluster = settings.webhook, settings.cluster
+    return WebhookRegistration(
+        config_name=webhook.config_name,
+        service=webhook.service,
+        namespace=cluster.namespace,
+        port=webhook.port,
+        url=webhook.url,
+        timeout_seconds=webhook.timeout_seconds,
+        excluded_namespaces=tuple(sorted(cluster.excluded_namespaces)),
+    )
+
+
 def register_webhook_on_start(app: Flask) -> str | None:
     """Creates or updates the MutatingWebhookConfiguration with our CA. Never fatal: with
     failurePolicy Ignore, a webhook that is not registered only means pods keep their requests."""
-    cfg = app.config
-    if not should_register(cfg["WEBHOOK_REGISTER"]):
+    settings = settings_of(app)
+    if not should_register(settings.webhook.register):
         return None
-    ca = CertPaths(Path(cfg["CERT_DIR"])).ca
+    ca = CertPaths(Path(settings.certs.directory)).ca
     try:
-        outcome = register(cfg, ca.read_bytes())
+        outcome = register(settings, ca.read_bytes())
     except Exception as e:
         log.error("webhook not registered: %s", e)
         return None
-    log.info("MutatingWebhookConfiguration %s %s", cfg["WEBHOOK_CONFIG_NAME"], outcome)
+    log.info("MutatingWebhookConfiguration %s %s", settings.webhook.config_name, outcome)
     return outcome
 
 
-def cluster_api(cfg: Mapping[str, Any]) -> Any:
+def cluster_api(cluster: ClusterSettings) -> Any:
     """The API client of the configured cluster (RIGHTSIZER_KUBECONFIG, else in-cluster)."""
-    return api_client(cfg["KUBECONFIG"] or None)
+    return api_client(cluster.kubeconfig or None)
 
 
-def register(cfg: Mapping[str, Any], ca_bundle: bytes, api: Any = None) -> str:
+def register(settings: Settings, ca_bundle: bytes, api: Any = None) -> str:
     """Creates or updates the configuration with `ca_bundle`; returns what was done."""
-    return register_webhook(
-        api or cluster_api(cfg), WebhookRegistration.from_config(cfg), ca_bundle
-    )
+    return register_webhook(api or cluster_api(settings.cluster), registration(settings), ca_bundle)

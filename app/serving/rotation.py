@@ -6,24 +6,25 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from app.kube.secrets import SecretStore
 from app.serving.certs import CA_FILE, DirectoryStore, Store, ensure_in, service_names
 from app.serving.registration import cluster_api, register, should_register
+from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-def certificate_names(cfg: Mapping[str, Any]) -> list[str]:
-    names = service_names(cfg["WEBHOOK_SERVICE"], cfg["NAMESPACE"])
-    return names + sorted(n for n in cfg["CERT_EXTRA_NAMES"] if n not in names)
+def certificate_names(settings: Settings) -> list[str]:
+    names = service_names(settings.webhook.service, settings.cluster.namespace)
+    return names + sorted(n for n in settings.certs.extra_names if n not in names)
 
 
 def rotate_certificates(
-    cfg: Mapping[str, Any],
+    settings: Settings,
     api: Any = None,
     now: dt.datetime | None = None,
     register_ca: bool = True,
@@ -36,48 +37,48 @@ def rotate_certificates(
     on, the webhook's caBundle is updated to the new CA *and* the old one, so pods keep being
     admitted while replicas still serve certificates of the old CA.
     """
-    disk = DirectoryStore(Path(cfg["CERT_DIR"]))
+    certs = settings.certs
+    disk = DirectoryStore(Path(certs.directory))
     before = disk.load()
     store: Store = disk
-    if cfg["CERT_SECRET"]:
-        api = api or cluster_api(cfg)
-        store = SecretStore(api, cfg["NAMESPACE"], cfg["CERT_SECRET"])
-    files, done = ensure_in(store, certificate_names(cfg), now)
+    if certs.secret:
+        api = api or cluster_api(settings.cluster)
+        store = SecretStore(api, settings.cluster.namespace, certs.secret)
+    files, done = ensure_in(store, certificate_names(settings), now)
     if store is not disk:
         disk.save(files)
     changed = files != before
     for line in done:
         log.info("certificates in %s: %s", store, line)
     old_ca, new_ca = before.get(CA_FILE), files[CA_FILE]
-    if register_ca and old_ca and old_ca != new_ca and should_register(cfg["WEBHOOK_REGISTER"]):
-        outcome = register(cfg, new_ca + old_ca, api)
+    if register_ca and old_ca and old_ca != new_ca and should_register(settings.webhook.register):
+        outcome = register(settings, new_ca + old_ca, api)
         log.info("new CA: MutatingWebhookConfiguration caBundle %s (new and old CA)", outcome)
     return done, changed
 
 
 def rotation_loop(
-    cfg: Mapping[str, Any], reload: Callable[[], object], stop: threading.Event | None = None
+    settings: Settings, reload: Callable[[], object], stop: threading.Event | None = None
 ) -> None:
     """Checks the certificates every RIGHTSIZER_CERT_CHECK_SECONDS (first at once) and calls
     `reload` when the files changed. Errors are logged and retried at the next check."""
     stop = stop or threading.Event()
+    every = settings.certs.check_seconds
     while not stop.is_set():
         try:
-            _, changed = rotate_certificates(cfg)
+            _, changed = rotate_certificates(settings)
             if changed:
                 log.info("TLS files renewed: reloading")
                 reload()
         except Exception as e:
-            log.error(
-                "certificate check failed (next try in %ss): %s", cfg["CERT_CHECK_SECONDS"], e
-            )
-        stop.wait(cfg["CERT_CHECK_SECONDS"])
+            log.error("certificate check failed (next try in %ss): %s", every, e)
+        stop.wait(every)
 
 
-def start_rotation(cfg: Mapping[str, Any], reload: Callable[[], object]) -> threading.Event:
+def start_rotation(settings: Settings, reload: Callable[[], object]) -> threading.Event:
     """The rotation thread (gunicorn's master runs it); set the returned event to stop it."""
     stop = threading.Event()
     threading.Thread(
-        target=rotation_loop, args=(cfg, reload, stop), name="cert-rotation", daemon=True
+        target=rotation_loop, args=(settings, reload, stop), name="cert-rotation", daemon=True
     ).start()
     return stop

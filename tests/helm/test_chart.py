@@ -454,7 +454,7 @@ def test_by_default_the_cluster_checks_api_tokens(render: Render) -> None:
     assert "RIGHTSIZER_AUTH_TOKEN_FILE" not in e
     assert "RIGHTSIZER_KUBECONFIG" not in e  # in-cluster config
     config = from_environment(e)  # what the server makes of it
-    assert (config["AUTH_MODE"], config["PUBLIC_READS"], config["AUTH_CACHE_SECONDS"]) == (
+    assert (config.auth.mode, config.auth.public_reads, config.auth.cache_seconds) == (
         "kubernetes",
         False,
         10.0,
@@ -480,7 +480,7 @@ def test_static_tokens_come_from_a_secret_mounted_as_the_token_file(render: Rend
         "secretName": "api-tokens",
         "items": [{"key": "tokens", "path": "tokens"}],
     }
-    assert from_environment(e)["AUTH_TOKEN_FILE"] == path
+    assert from_environment(e).auth.token_file == path
     assert not [
         d for d in docs if d["kind"] == "ClusterRole" and "-viewer" in d["metadata"]["name"]
     ]
@@ -489,7 +489,7 @@ def test_static_tokens_come_from_a_secret_mounted_as_the_token_file(render: Rend
 
 def test_public_reads_reach_the_server(render: Render) -> None:
     e = plain_env(container(render(VARIANTS["auth-public-reads-aggregated-roles"])))
-    assert from_environment(e)["PUBLIC_READS"] is True
+    assert from_environment(e).auth.public_reads is True
 
 
 @pytest.mark.parametrize(

@@ -20,9 +20,11 @@ from kubernetes import client as k8s
 
 from app.config import from_environment
 from app.kube.secrets import SecretStore
-from app.kube.webhook_config import WebhookRegistration, register_webhook
+from app.kube.webhook_config import register_webhook
 from app.serving.certs import DirectoryStore, ensure, ensure_in, plan, service_names
+from app.serving.registration import registration
 from app.serving.rotation import rotate_certificates, rotation_loop
+from app.settings import Settings
 from app.simulator.simulator import Simulator
 from app.simulator.testing import EMPTY
 
@@ -182,17 +184,15 @@ def test_two_replicas_renewing_at_once_agree_on_one_certificate(api: k8s.ApiClie
     assert done_b == [] and files_b == renewed_a  # b uses a's renewal
 
 
-def config(tmp_path: Path, **overrides: Any) -> dict[str, Any]:
-    cfg = from_environment({})
-    cfg.update(
-        CERT_DIR=str(tmp_path / "certs"),
-        CERT_SECRET="rightsizer-tls",
-        NAMESPACE="rightsizer",
-        WEBHOOK_REGISTER=True,
-        WEBHOOK_URL="https://127.0.0.1:8443/mutate",
-    )
-    cfg.update(overrides)
-    return cfg
+def config(tmp_path: Path, **overrides: Any) -> Settings:
+    given = {
+        "CERT_DIR": str(tmp_path / "certs"),
+        "CERT_SECRET": "rightsizer-tls",
+        "NAMESPACE": "rightsizer",
+        "WEBHOOK_REGISTER": True,
+        "WEBHOOK_URL": "https://127.0.0.1:8443/mutate",
+    }
+    return from_environment({}, {**given, **overrides})
 
 
 def ca_bundle(api: k8s.ApiClient) -> list[x509.Certificate]:
@@ -207,22 +207,22 @@ def test_rotation_copies_the_secret_to_disk_and_re_registers_a_new_ca(
     cfg = config(tmp_path / "replica-1")
     done, changed = rotate_certificates(cfg, api, NOW)
     assert changed and done[0] == "created CA"
-    disk = DirectoryStore(Path(cfg["CERT_DIR"])).load()
+    disk = DirectoryStore(Path(cfg.certs.directory)).load()
     assert disk == {k: base64.b64decode(v) for k, v in secret_data(api)["data"].items()}
     for key in ("tls.key", "ca.key"):
-        assert stat.S_IMODE((Path(cfg["CERT_DIR"]) / key).stat().st_mode) == 0o600
-    register_webhook(api, WebhookRegistration.from_config(cfg), disk["ca.crt"])
+        assert stat.S_IMODE((Path(cfg.certs.directory) / key).stat().st_mode) == 0o600
+    register_webhook(api, registration(cfg), disk["ca.crt"])
     assert rotate_certificates(cfg, api, NOW + dt.timedelta(days=10)) == ([], False)
 
     # A second replica (its own disk) gets the same files from the Secret, issues nothing.
     other = config(tmp_path / "replica-2")
     assert rotate_certificates(other, api, NOW + dt.timedelta(days=10)) == ([], True)
-    assert DirectoryStore(Path(other["CERT_DIR"])).load() == disk
+    assert DirectoryStore(Path(other.certs.directory)).load() == disk
 
     # Near the CA's end: a new CA, and the caBundle trusts both while replicas catch up.
     done, changed = rotate_certificates(cfg, api, NOW + dt.timedelta(days=3650 - 200))
     assert changed and "new CA" in done[0]
-    new = DirectoryStore(Path(cfg["CERT_DIR"])).load()
+    new = DirectoryStore(Path(cfg.certs.directory)).load()
     fingerprints = [c.fingerprint(hashes.SHA256()) for c in ca_bundle(api)]
     assert fingerprints == [
         x509.load_pem_x509_certificate(pem).fingerprint(hashes.SHA256())
@@ -230,7 +230,7 @@ def test_rotation_copies_the_secret_to_disk_and_re_registers_a_new_ca(
     ]
     # The renewal is no secret to the other replica: it picks it up and must reload.
     assert rotate_certificates(other, api, NOW + dt.timedelta(days=3650 - 199))[1] is True
-    assert DirectoryStore(Path(other["CERT_DIR"])).load() == new
+    assert DirectoryStore(Path(other.certs.directory)).load() == new
 
 
 def test_rotation_in_a_directory_without_a_cluster(tmp_path: Path) -> None:
@@ -249,7 +249,7 @@ def test_rotation_loop_reloads_only_on_change_and_survives_errors(tmp_path: Path
     def reload() -> None:
         reloads.append(1)
         # Then make the next checks fail: the loop must keep going.
-        (Path(cfg["CERT_DIR"]) / "ca.crt").write_bytes(b"garbage")
+        (Path(cfg.certs.directory) / "ca.crt").write_bytes(b"garbage")
         if len(reloads) == 1:
             stop.set()
 

@@ -18,6 +18,7 @@ from app.kube.webhook_config import (
     unregister_webhook,
     webhook_configuration,
 )
+from app.serving.registration import registration
 from tests.support.fake_registrations import FakeApiServer
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -82,7 +83,7 @@ def test_registration_from_settings() -> None:
             "RIGHTSIZER_WEBHOOK_SERVICE": "rs",
         }
     )
-    reg = WebhookRegistration.from_config(cfg)
+    reg = registration(cfg)
     assert (reg.namespace, reg.service, reg.timeout_seconds) == ("ops", "rs", 10)
     assert reg.excluded() == ["a", "b", "kube-system", "ops"]
 
