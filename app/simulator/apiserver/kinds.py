@@ -74,6 +74,23 @@ def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
+def _default_rolling(spec: dict[str, Any], field: str, defaults: dict[str, Any]) -> None:
+    """SetDefaults_Deployment / _DaemonSet (pkg/apis/apps/v1/defaults.go): a strategy without a
+    type (`strategy: {}` too, as kubectl create sends it) is RollingUpdate, whose unset limits
+    take their defaults."""
+    strategy = spec.setdefault(field, {})
+    if not isinstance(strategy, dict):
+        return  # validation reports it
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        if isinstance(rolling, dict):
+            for key, value in defaults.items():
+                if rolling.get(key) is None:
+                    rolling[key] = value
+
+
 def _default_workload(kind: str, obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     if kind != "DaemonSet":
@@ -81,24 +98,20 @@ def _default_workload(kind: str, obj: dict[str, Any]) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
     if kind == "Deployment":
         spec.setdefault("progressDeadlineSeconds", 600)
-        spec.setdefault(
-            "strategy",
-            {
-                "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
-            },
-        )
+        _default_rolling(spec, "strategy", {"maxUnavailable": "25%", "maxSurge": "25%"})
     elif kind == "StatefulSet":
         spec.setdefault("podManagementPolicy", "OrderedReady")
-        spec.setdefault(
-            "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
-        )
+        strategy = spec.setdefault("updateStrategy", {})
+        if isinstance(strategy, dict):
+            if not strategy.get("type"):
+                strategy["type"] = "RollingUpdate"
+                strategy.setdefault("rollingUpdate", {})
+            rolling = strategy.get("rollingUpdate")
+            if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+                rolling.setdefault("partition", 0)
         spec.setdefault("serviceName", obj["metadata"]["name"])
     elif kind == "DaemonSet":
-        spec.setdefault(
-            "updateStrategy",
-            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-        )
+        _default_rolling(spec, "updateStrategy", {"maxUnavailable": 1, "maxSurge": 0})
     if kind == "ReplicaSet":
         spec.pop("revisionHistoryLimit")
     template = spec.get("template")

@@ -206,6 +206,13 @@ def _subresource_path(
         return
     op = _Ops(rt, {"group": group, "version": version, "kind": kind}, sub)
     item: dict[str, Any] = {"parameters": _path_params(rt.namespaced, named=True)}
+    if sub == "log":  # a container's log as text
+        read = op.make("get", "read", name, "read log of the specified")
+        text = {"text/plain": {"schema": {"type": "string"}}}
+        read["responses"]["200"]["content"] = text
+        item["get"] = read
+        yield path, item, set()
+        return
     if sub == "eviction":
         item["post"] = op.make("post", "create", name, "create eviction of a")
     else:

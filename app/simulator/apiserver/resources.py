@@ -39,7 +39,9 @@ _VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "namespaces", "Namespace", False, ("ns",)),
     ResourceType("", "v1", "nodes", "Node", False, ("no",)),
-    ResourceType("", "v1", "pods", "Pod", True, ("po",), subresources=("eviction", "resize")),
+    ResourceType(
+        "", "v1", "pods", "Pod", True, ("po",), subresources=("eviction", "resize", "log")
+    ),
     ResourceType("", "v1", "events", "Event", True, ("ev",), has_status=False),
     ResourceType("", "v1", "limitranges", "LimitRange", True, ("limits",), has_status=False),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, ("cm",), has_status=False),
@@ -138,20 +140,23 @@ def api_resource_list(group: str, version: str) -> dict[str, Any] | None:
                 }
             )
         for sub in r.subresources:
-            kind, verbs = {
-                "eviction": ("Eviction", ["create"]),
-                "scale": ("Scale", ["get", "patch", "update"]),
-                "resize": ("Pod", ["get", "patch", "update"]),
+            # A subresource of another group's kind names that group and version, as
+            # kube-apiserver's discovery does (kubectl drain looks for pods/eviction with
+            # group policy to evict rather than delete).
+            gv, kind, verbs = {
+                "eviction": (("policy", "v1"), "Eviction", ["create"]),
+                "scale": (("autoscaling", "v1"), "Scale", ["get", "patch", "update"]),
+                "resize": (None, "Pod", ["get", "patch", "update"]),
+                "log": (None, "Pod", ["get"]),
             }[sub]
-            items.append(
-                {
-                    "name": f"{r.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": r.namespaced,
-                    "kind": kind,
-                    "verbs": verbs,
-                }
-            )
+            entry: dict[str, Any] = {
+                "name": f"{r.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+            }
+            if gv is not None:
+                entry["group"], entry["version"] = gv
+            items.append({**entry, "kind": kind, "verbs": verbs})
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
