@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.simulator.apiserver import limitranger, quantity
+from app.simulator.apiserver import deletion, limitranger, quantity
 from app.simulator.apiserver.errors import FieldError, invalid
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -54,7 +54,7 @@ def validate_object_meta(meta: dict[str, Any], *, label_names: bool = False) -> 
                     str(values),
                 )
             )
-    return errs
+    return errs + deletion.validate_finalizers(meta.get("finalizers"))
 
 
 def validate_pod(pod: dict[str, Any]) -> None:

@@ -11,17 +11,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import uuid
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from app.simulator.apiserver import admission, podutil, selectors
+from app.simulator.apiserver import admission, deletion, podutil, selectors
 from app.simulator.apiserver.errors import ApiError
 from app.simulator.apiserver.resources import (
     DAEMONSET,
     DEPLOYMENT,
-    EVENT,
     NAMESPACE,
     NODE,
     PDB,
@@ -32,7 +30,12 @@ from app.simulator.apiserver.resources import (
     ResourceType,
 )
 from app.simulator.apiserver.store import Entry, Store, WatchEvent
+from app.simulator.control.deployments import DeploymentController
+from app.simulator.control.events import Source
+from app.simulator.control.garbagecollector import GarbageCollector, work_for
 from app.simulator.control.objects import pod_from_template, template_hash
+from app.simulator.control.recorder import EventRecorder
+from app.simulator.control.replicasets import replicaset_status
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,13 @@ _OWNER_KINDS = {
     "Deployment": DEPLOYMENT,
 }
 _WORKLOAD_TYPES = (DEPLOYMENT, REPLICASET, STATEFULSET, DAEMONSET)
+# The event source of each controller (its NewRecorder's EventSource.Component).
+_SOURCES = {
+    "ReplicaSet": "replicaset-controller",
+    "StatefulSet": "statefulset-controller",
+    "DaemonSet": "daemonset-controller",
+    "Deployment": "deployment-controller",
+}
 Key = tuple[str, ...]
 
 
@@ -53,7 +63,12 @@ class ClusterOps(Protocol):
     @property
     def store(self) -> Store: ...
 
+    def now(self) -> float: ...
+
     def now_str(self) -> str: ...
+
+    @property
+    def recorder(self) -> EventRecorder: ...
 
     def create_pod(
         self, namespace: str, pod: dict[str, Any], user: Mapping[str, Any] = ...
@@ -74,6 +89,8 @@ class Controllers:
         self._busy = False
         self._cond = threading.Condition()
         self._stopped = False
+        self.deployments = DeploymentController(self.store, cluster.now, self._record_event)
+        self.gc = GarbageCollector(self.store, cluster.now_str)
         self.store.add_listener(self._on_event)
         self._thread = threading.Thread(target=self._run, name="sim-controllers", daemon=True)
         self._thread.start()
@@ -94,6 +111,12 @@ class Controllers:
                 lambda: (not self._queue and not self._busy) or self._stopped, timeout
             ):
                 raise TimeoutError(f"controllers did not settle within {timeout}s")
+
+    def _later(self, key: Key) -> None:
+        """Look at `key` again on the next tick (client-go's AddAfter: a deadline or
+        minReadySeconds is a matter of time passing)."""
+        with self._cond:
+            self._failed.add(key)
 
     def retry_failed(self) -> None:
         with self._cond:
@@ -131,8 +154,9 @@ class Controllers:
         meta = obj["metadata"]
         ns = meta.get("namespace", "")
         rt = event.rt
+        for work in work_for(event):
+            self.enqueue(*work)
         if event.type == "DELETED":
-            self.enqueue("gc", meta["uid"])
             if rt is NAMESPACE:
                 self.enqueue("namespace", meta["name"])
             if rt is NODE:
@@ -168,7 +192,8 @@ class Controllers:
         if kind == "schedule":
             self.cluster.schedule_pending()
         elif kind == "Deployment":
-            self._deployment(key[1], key[2])
+            if self.deployments.sync(key[1], key[2]):
+                self._later(key)
         elif kind == "ReplicaSet":
             self._replicaset(key[1], key[2])
         elif kind == "StatefulSet":
@@ -177,8 +202,8 @@ class Controllers:
             self._daemonset(key[1], key[2])
         elif kind == "pdb":
             self._pdbs(key[1])
-        elif kind == "gc":
-            self._collect_dependents(key[1])
+        elif kind.startswith("gc-"):
+            self.gc.run(key)
         elif kind == "namespace":
             self._empty_namespace(key[1])
         elif kind == "node-gone":
@@ -187,57 +212,63 @@ class Controllers:
 
     # --- helpers --------------------------------------------------------------------------
 
-    def _create_pod(self, owner: dict[str, Any], pod: dict[str, Any], controller: str) -> bool:
+    def _create_pod(
+        self, owner: dict[str, Any], pod: dict[str, Any], controller: str
+    ) -> str | None:
+        """Create a pod for `owner`; the error's message if admission refused it."""
         ns = owner["metadata"]["namespace"]
         try:
-            self.cluster.create_pod(ns, pod, admission.controller_user(controller))
-            return True
+            created = self.cluster.create_pod(ns, pod, admission.controller_user(controller))
+            name = created.obj["metadata"]["name"] if isinstance(created, Entry) else ""
+            self._pod_event(owner, "create", name)
+            return None
         except ApiError as e:
-            self._record_event(
-                owner, "Warning", "FailedCreate", f"Error creating: {e.message}", controller
-            )
+            self._pod_event(owner, "create", pod["metadata"].get("name", ""), e.message)
             with self._cond:
                 self._failed.add((owner["kind"], ns, owner["metadata"]["name"]))
-            return False
+            return e.message
 
-    def _delete_pod(self, pod: dict[str, Any]) -> None:
-        self._delete(POD, pod["metadata"]["namespace"], pod["metadata"]["name"])
+    def _delete_pod(self, pod: dict[str, Any], owner: dict[str, Any] | None = None) -> None:
+        """Delete the pod; a controller (`owner`) records it on its object."""
+        meta = pod["metadata"]
+        try:
+            deletion.delete(
+                self.store, POD, meta["namespace"], meta["name"], {}, self.cluster.now_str()
+            )
+        except ApiError:
+            return  # already gone
+        if owner is not None:
+            self._pod_event(owner, "delete", meta["name"])
+
+    def _pod_event(
+        self, owner: dict[str, Any], verb: str, pod: str, error: str | None = None
+    ) -> None:
+        """What a controller's pod control records about a pod it created or deleted:
+        statefulset/stateful_pod_control.go recordPodEvent for StatefulSets, else
+        controller_utils.go RealPodControl.CreatePods/DeletePod."""
+        kind = owner["kind"]
+        reason = ("Successful" if error is None else "Failed") + verb.title()
+        if kind == "StatefulSet":
+            outcome = "successful" if error is None else f"failed error: {error}"
+            message = f"{verb} Pod {pod} in StatefulSet {owner['metadata']['name']} {outcome}"
+        elif error is not None:
+            message = f"Error {verb.removesuffix('e')}ing: {error}"  # Error creating: ...
+        else:
+            message = f"{verb.title()}d pod: {pod}"  # Created pod: x / Deleted pod: x
+        self._record_event(
+            owner, "Normal" if error is None else "Warning", reason, message, _SOURCES[kind]
+        )
 
     def _delete(self, rt: ResourceType, ns: str, name: str) -> None:
+        """DELETE as a client sends it (finalizers hold the object; background propagation)."""
         with contextlib.suppress(ApiError):  # already gone
-            self.store.delete(rt, ns, name)
+            deletion.delete(self.store, rt, ns, name, {}, self.cluster.now_str())
 
     def _record_event(
         self, obj: dict[str, Any], type_: str, reason: str, message: str, component: str
     ) -> None:
-        meta = obj["metadata"]
-        now = self.cluster.now_str()
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                "name": f"{meta['name']}.{uuid.uuid4().hex[:16]}",
-                "namespace": meta.get("namespace") or "default",
-            },
-            "involvedObject": {
-                "apiVersion": obj["apiVersion"],
-                "kind": obj["kind"],
-                "name": meta["name"],
-                "namespace": meta.get("namespace", ""),
-                "uid": meta["uid"],
-                "resourceVersion": meta.get("resourceVersion", ""),
-            },
-            "reason": reason,
-            "message": message,
-            "type": type_,
-            "source": {"component": component},
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-            "reportingComponent": component,
-            "reportingInstance": "",
-        }
-        self.store.create(EVENT, event, now)
+        """The controller's event recorder (source: the controller's name)."""
+        self.cluster.recorder.event(obj, type_, reason, message, Source(component))
 
     def _set_status(self, rt: ResourceType, ns: str, name: str, status: dict[str, Any]) -> None:
         def mutate(obj: dict[str, Any]) -> bool:
@@ -249,8 +280,11 @@ class Controllers:
         self.store.update(rt, ns, name, mutate)
 
     def _owned_pods(self, uid: str) -> list[dict[str, Any]]:
+        """controller.FilterActivePods: neither terminal nor being deleted."""
         return [
-            e.obj for e in self.store.by_index(POD, "owner", uid) if not podutil.is_terminal(e.obj)
+            e.obj
+            for e in self.store.by_index(POD, "owner", uid)
+            if not podutil.is_terminal(e.obj) and not e.obj["metadata"].get("deletionTimestamp")
         ]
 
     @staticmethod
@@ -266,188 +300,42 @@ class Controllers:
 
     # --- workloads ------------------------------------------------------------------------
 
-    def _deployment(self, ns: str, name: str) -> None:
-        entry = self.store.get(DEPLOYMENT, ns, name)
-        if entry is None:
-            return
-        d = entry.obj
-        spec = d["spec"]
-        tmpl_hash = template_hash(spec["template"])
-        owned = [e.obj for e in self.store.by_index(REPLICASET, "owner", d["metadata"]["uid"])]
-        current = next(
-            (
-                rs
-                for rs in owned
-                if rs["metadata"].get("labels", {}).get("pod-template-hash") == tmpl_hash
-            ),
-            None,
-        )
-        revision = 1 + max(
-            (
-                int(
-                    rs["metadata"]
-                    .get("annotations", {})
-                    .get("deployment.kubernetes.io/revision", "0")
-                )
-                for rs in owned
-            ),
-            default=0,
-        )
-        if current is None:
-            template = {
-                **spec["template"],
-                "metadata": {
-                    **spec["template"].get("metadata", {}),
-                    "labels": {
-                        **spec["template"]["metadata"].get("labels", {}),
-                        "pod-template-hash": tmpl_hash,
-                    },
-                },
-            }
-            selector = {
-                **spec["selector"],
-                "matchLabels": {
-                    **spec["selector"].get("matchLabels", {}),
-                    "pod-template-hash": tmpl_hash,
-                },
-            }
-            rs: dict[str, Any] = {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "metadata": {
-                    "name": f"{name}-{tmpl_hash}",
-                    "namespace": ns,
-                    "labels": template["metadata"]["labels"],
-                    "annotations": {
-                        "deployment.kubernetes.io/desired-replicas": str(spec["replicas"]),
-                        "deployment.kubernetes.io/max-replicas": str(spec["replicas"]),
-                        "deployment.kubernetes.io/revision": str(revision),
-                    },
-                    "ownerReferences": [self._owner_ref(d)],
-                    "generation": 1,
-                },
-                "spec": {"replicas": spec["replicas"], "selector": selector, "template": template},
-                "status": {"replicas": 0},
-            }
-            try:
-                current = self.store.create(REPLICASET, rs, self.cluster.now_str()).obj
-            except ApiError as e:
-                if e.code != 409:
-                    raise
-                current = self.store.require(REPLICASET, ns, rs["metadata"]["name"]).obj
-            owned.append(current)
-        for rs in owned:
-            want = spec["replicas"] if rs is current else 0
-            if rs["spec"].get("replicas") != want:
-                self._scale_replicaset(rs, want)
-        pods = [p for rs in owned for p in self._owned_pods(rs["metadata"]["uid"])]
-        updated = [
-            p for p in pods if p["metadata"].get("labels", {}).get("pod-template-hash") == tmpl_hash
-        ]
-        ready = sum(1 for p in pods if podutil.is_ready(p))
-        available = ready >= spec["replicas"] - _max_unavailable(spec)
-        status = {
-            "observedGeneration": d["metadata"].get("generation", 1),
-            "replicas": len(pods),
-            "updatedReplicas": len(updated),
-            "readyReplicas": ready,
-            "availableReplicas": ready,
-            "unavailableReplicas": max(len(pods) - ready, 0),
-            "conditions": self._keep_conditions(
-                d,
-                {
-                    "Available": (
-                        "True" if available else "False",
-                        "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                        "Deployment has minimum availability."
-                        if available
-                        else "Deployment does not have minimum availability.",
-                    ),
-                    "Progressing": (
-                        "True",
-                        "NewReplicaSetAvailable",
-                        f'ReplicaSet "{current["metadata"]["name"]}" has successfully progressed.',
-                    ),
-                },
-            ),
-        }
-        for zero in ("readyReplicas", "availableReplicas", "unavailableReplicas"):
-            if not status[zero]:
-                del status[zero]
-        self._set_status(DEPLOYMENT, ns, name, status)
-
-    def _keep_conditions(
-        self, obj: dict[str, Any], want: dict[str, tuple[str, str, str]]
-    ) -> list[dict[str, Any]]:
-        """Deployment-style conditions, keeping transition times of unchanged ones."""
-        old = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
-        now = self.cluster.now_str()
-        out = []
-        for type_, (status, reason, message) in want.items():
-            prev = old.get(type_)
-            if prev and (prev["status"], prev.get("reason"), prev.get("message")) == (
-                status,
-                reason,
-                message,
-            ):
-                out.append(prev)
-            else:
-                out.append(
-                    {
-                        "type": type_,
-                        "status": status,
-                        "reason": reason,
-                        "message": message,
-                        "lastUpdateTime": now,
-                        "lastTransitionTime": now
-                        if not prev or prev["status"] != status
-                        else prev["lastTransitionTime"],
-                    }
-                )
-        return out
-
-    def _scale_replicaset(self, rs: dict[str, Any], replicas: int) -> None:
-        def mutate(obj: dict[str, Any]) -> None:
-            obj["spec"]["replicas"] = replicas
-            obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
-            ann = obj["metadata"].setdefault("annotations", {})
-            if replicas:
-                ann["deployment.kubernetes.io/desired-replicas"] = str(replicas)
-
-        self.store.update(REPLICASET, rs["metadata"]["namespace"], rs["metadata"]["name"], mutate)
-
     def _replicaset(self, ns: str, name: str) -> None:
+        """syncReplicaSet (pkg/controller/replicaset/replica_set.go): create or delete pods
+        towards spec.replicas unless the ReplicaSet is being deleted, then the status, with a
+        ReplicaFailure condition while pods cannot be created."""
         entry = self.store.get(REPLICASET, ns, name)
         if entry is None:
             return
         rs = entry.obj
+        error = None
+        if not rs["metadata"].get("deletionTimestamp"):
+            error = self._manage_replicas(rs)
+        pods = self._owned_pods(rs["metadata"]["uid"])
+        status = replicaset_status(rs, pods, self.cluster.now(), error)
+        self._set_status(REPLICASET, ns, name, status)
+        want = rs["spec"].get("replicas", 1)
+        if rs["spec"].get("minReadySeconds") and status.get("readyReplicas", 0) == want != (
+            status.get("availableReplicas", 0)
+        ):
+            self._later(("ReplicaSet", ns, name))  # available once minReadySeconds have passed
+
+    def _manage_replicas(self, rs: dict[str, Any]) -> str | None:
+        ns = rs["metadata"]["namespace"]
         pods = self._owned_pods(rs["metadata"]["uid"])
         want = rs["spec"].get("replicas", 1)
         for _ in range(want - len(pods)):
             pod = pod_from_template(rs["spec"]["template"], ns, rs)
-            if not self._create_pod(rs, pod, "replicaset-controller"):
-                break
+            error = self._create_pod(rs, pod, "replicaset-controller")
+            if error is not None:
+                return error
         if len(pods) > want:
             # Like the ReplicaSet controller: unscheduled, then not ready, then newest go first.
             pods.sort(key=lambda p: p["metadata"].get("creationTimestamp", ""), reverse=True)
             pods.sort(key=lambda p: (bool(p["spec"].get("nodeName")), podutil.is_ready(p)))
             for pod in pods[: len(pods) - want]:
-                self._delete_pod(pod)
-        pods = self._owned_pods(rs["metadata"]["uid"])
-        sel = selectors.from_label_selector_object(rs["spec"].get("selector"))
-        ready = sum(1 for p in pods if podutil.is_ready(p))
-        status: dict[str, Any] = {
-            "replicas": len(pods),
-            "fullyLabeledReplicas": sum(
-                1 for p in pods if selectors.matches(sel, p["metadata"].get("labels"))
-            ),
-            "readyReplicas": ready,
-            "availableReplicas": ready,
-            "observedGeneration": rs["metadata"].get("generation", 1),
-        }
-        self._set_status(
-            REPLICASET, ns, name, {k: v for k, v in status.items() if v or k in ("replicas",)}
-        )
+                self._delete_pod(pod, rs)
+        return None
 
     def _statefulset(self, ns: str, name: str) -> None:
         entry = self.store.get(STATEFULSET, ns, name)
@@ -473,12 +361,12 @@ class Controllers:
                 )
                 pod["spec"].setdefault("hostname", pod_name)
                 pod["spec"].setdefault("subdomain", sts["spec"].get("serviceName", name))
-                if not self._create_pod(sts, pod, "statefulset-controller"):
+                if self._create_pod(sts, pod, "statefulset-controller") is not None:
                     break
         for pod_name, pod in pods.items():
             index = pod_name.rsplit("-", 1)[-1]
             if not index.isdigit() or int(index) >= want:
-                self._delete_pod(pod)
+                self._delete_pod(pod, sts)
         pods_now = self._owned_pods(sts["metadata"]["uid"])
         ready = sum(1 for p in pods_now if podutil.is_ready(p))
         status = {
@@ -528,7 +416,7 @@ class Controllers:
         for pod in pods:
             node = pod["spec"].get("nodeName", "")
             if node not in wanted or node in have:
-                self._delete_pod(pod)
+                self._delete_pod(pod, ds)
             else:
                 have[node] = pod
         revision = template_hash(template)
@@ -544,7 +432,7 @@ class Controllers:
                 },
             )
             pod["spec"]["tolerations"] = tolerations
-            if not self._create_pod(ds, pod, "daemon-set-controller"):
+            if self._create_pod(ds, pod, "daemon-set-controller") is not None:
                 break
         pods = self._owned_pods(ds["metadata"]["uid"])
         ready = sum(1 for p in pods if podutil.is_ready(p))
@@ -571,21 +459,11 @@ class Controllers:
             status = pdb_status(self.cluster, pdb)
             self._set_status(PDB, ns, pdb["metadata"]["name"], status)
 
-    def _collect_dependents(self, owner_uid: str) -> None:
-        for rt in (REPLICASET, POD):
-            for entry in self.store.by_index(rt, "owner", owner_uid):
-                self._delete(rt, entry.obj["metadata"]["namespace"], entry.obj["metadata"]["name"])
-
     def _empty_namespace(self, ns: str) -> None:
         for rt in RESOURCES:
             if rt.namespaced and not rt.computed:
                 for _, entry in self.store.scan(rt, ns)[0]:
                     self._delete(rt, ns, entry.obj["metadata"]["name"])
-
-
-def _max_unavailable(spec: dict[str, Any]) -> int:
-    value = ((spec.get("strategy") or {}).get("rollingUpdate") or {}).get("maxUnavailable", 0)
-    return _int_or_percent(value, spec.get("replicas", 1), round_up=False)
 
 
 def _int_or_percent(value: Any, total: int, *, round_up: bool) -> int:

@@ -1,4 +1,4 @@
-"""The `scale` and `eviction` subresources; `resize` is resize.py."""
+"""The `scale` and `eviction` subresources; `resize` is resize.py, `log` logs.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, in
 from app.simulator.apiserver.resources import PDB, POD, ResourceType
 from app.simulator.apiserver.store import dumps
 from app.simulator.control.controllers import pdb_status
-from app.simulator.endpoints import resize
+from app.simulator.endpoints import logs, resize
 from app.simulator.endpoints.messages import ApiContext, Request, Response, json_response
 
 
@@ -26,6 +26,8 @@ def handle(
                 f"the server does not allow this method on the requested resource ({req.method})",
             )
         return _evict(api, ns, name, req)
+    if sub == "log":
+        return logs.handle(api, ns, name, req)
     return resize.handle(api, ns, name, req)
 
 
