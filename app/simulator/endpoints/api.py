@@ -28,7 +28,7 @@ from app.simulator.apiserver.resources import (
 from app.simulator.apiserver.store import Entry, dumps
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster, generic_create
-from app.simulator.endpoints import prometheus, subresources
+from app.simulator.endpoints import prometheus, subresources, tables
 from app.simulator.endpoints.messages import Request, Response, json_response, status_response
 from app.simulator.endpoints.metrics import MetricsServer
 
@@ -135,7 +135,10 @@ class Api:
             if listing is None:
                 raise errors.unknown_resource()
             return json_response(200, listing)
-        return self._resource(req, group, version, rest)
+        _resource_path(group, version, rest)  # an unknown resource is 404 before any 406
+        target = tables.negotiate(req)  # a Table or PartialObjectMetadata (printers/), or 406
+        resp = self._resource(req, group, version, rest)
+        return tables.respond(resp, target, req, self.cluster.now)
 
     def _resource(self, req: Request, group: str, version: str, rest: list[str]) -> Response:
         rt, namespace, name, sub = _resource_path(group, version, rest)

@@ -12,6 +12,7 @@ sent as it is.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -52,7 +53,7 @@ def respond(
         return resp
     include = _include(target, req)
     if resp.stream is not None:
-        return Response(resp.status, stream=_events(resp.stream, target, include, now))
+        return dataclasses.replace(resp, stream=_events(resp.stream, target, include, now))
     obj = json.loads(resp.body)
     if not isinstance(obj, dict) or obj.get("kind") == "Status":
         return resp
@@ -60,7 +61,7 @@ def respond(
         converted = table.transform(obj, target, include, now())
     except negotiation.NotAcceptable as e:
         raise _not_acceptable(str(e)) from None
-    return Response(resp.status, dumps(converted))
+    return dataclasses.replace(resp, body=dumps(converted))  # headers (warnings) kept
 
 
 def _events(
