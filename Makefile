@@ -1,8 +1,10 @@
-# Two commands on a fresh machine: `make demo` (install + run) and `make test` (install + all tests).
+# Two commands on a fresh machine: `make demo` (install + run; PORT=N for another port than 8443,
+# 0 for any free one) and `make test` (install + all tests).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PORT ?= 8443
 
 .PHONY: demo test lint install clean
 
@@ -15,7 +17,7 @@ $(STAMP): setup.cfg pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/rightsizer demo
+	$(BIN)/rightsizer demo --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests migrations benchmarks wsgi.py

@@ -1,8 +1,9 @@
 """`rightsizer policy|recommendations|scaler|events`: the REST API from a terminal.
 
-These commands only speak HTTP to a server (RIGHTSIZER_API_URL or --server), never to the
-database, so they work the same against a laptop demo and a remote deployment, and go through
-the same authentication, validation and audit trail as any other client.
+These commands only speak HTTP to a server (--server, RIGHTSIZER_SERVER or the context file:
+app/cli/session.py), never to the database, so they work the same against a laptop demo and a
+remote deployment, and go through the same authentication, validation and audit trail as any
+other client.
 """
 
 from __future__ import annotations
@@ -13,86 +14,19 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
-import requests
 import yaml
 
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
+from app.cli.session import Api, api_options, fail
+from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.documents.policy import PolicyInvalid, parse_policy
 from app.documents.scaler import validate_scaler
 from app.documents.stored import without_read_only
 
-DEFAULT_URL = "http://127.0.0.1:8080"
-# Client-side settings (README "CLI"); flags win over them.
-CLIENT_ENVIRONMENT = {
-    "RIGHTSIZER_API_URL": DEFAULT_URL,
-    "RIGHTSIZER_API_TOKEN": "",
-}
-TIMEOUT = 30
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class Api:
-    def __init__(self, server: str, token: str | None) -> None:
-        self.base = server.rstrip("/") + "/api/v1"
-        self.session = requests.Session()
-        if token:
-            self.session.headers["Authorization"] = f"Bearer {token}"
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        ok: Sequence[int] = (200,),
-        **kwargs: Any,
-    ) -> requests.Response:
-        try:
-            resp = self.session.request(method, self.base + path, timeout=TIMEOUT, **kwargs)
-        except requests.RequestException as e:
-            fail(f"cannot reach {self.base}: {type(e).__name__}")
-        if resp.status_code not in ok:
-            fail_response(resp)
-        return resp
-
-
-def fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(1)
-
-
-def fail_response(resp: requests.Response, what: str = "") -> NoReturn:
-    try:
-        body = resp.json()
-        message = f"{body['message']} ({resp.status_code} {body['error']})"
-        details = body.get("details") or []
-    except (ValueError, KeyError, TypeError):
-        message, details = f"HTTP {resp.status_code}", []
-    click.echo(f"error: {what}{message}", err=True)
-    for d in details:
-        click.echo(f"  {d.get('field') or '(body)'}: {d.get('message')}", err=True)
-    sys.exit(1)
-
-
-def api_options(f: F) -> F:
-    f = click.option(
-        "--token",
-        envvar="RIGHTSIZER_API_TOKEN",
-        default="",
-        show_envvar=True,
-        help="Bearer token (prefer the variable: flags show up in process lists).",
-    )(f)
-    f = click.option(
-        "--server",
-        envvar="RIGHTSIZER_API_URL",
-        default=DEFAULT_URL,
-        show_default=True,
-        show_envvar=True,
-        help="rightsizer's URL.",
-    )(f)
-    return f
 
 
 def output_option(choices: Sequence[str], default: str) -> Callable[[F], F]:
@@ -167,14 +101,14 @@ def apply(api: Api, kind: str, collection: str, item_path: str, doc: dict[str, A
     doc = without_read_only(doc)
     current = api.call("GET", item_path, ok=(200, 404))
     if current.status_code == 404:
-        resp = api.session.post(api.base + collection, json=doc, timeout=TIMEOUT)
+        resp = api.send("POST", collection, json=doc)
         verb = "created"
     else:
         headers = {"If-Match": current.headers.get("ETag", "*")}
-        resp = api.session.put(api.base + item_path, json=doc, headers=headers, timeout=TIMEOUT)
+        resp = api.send("PUT", item_path, json=doc, headers=headers)
         verb = "configured"
     if resp.status_code not in (200, 201):
-        fail_response(resp, f"{kind} {item_path.split('/', 2)[2]}: ")
+        api.fail_response(resp, f"{kind} {item_path.split('/', 2)[2]}: ")
     click.echo(f"{kind} {item_path.split('/', 2)[2]} {verb}")
 
 
@@ -187,9 +121,8 @@ def policy() -> None:
 @policy.command("apply")
 @click.option("-f", "--filename", required=True, help="YAML or JSON file ('-': stdin).")
 @api_options
-def policy_apply(filename: str, server: str, token: str) -> None:
+def policy_apply(filename: str, api: Api) -> None:
     """Create or update the policies in FILE: all of them, or none if one is invalid."""
-    api = Api(server, token)
     docs = load_documents(filename)
     for i, doc in enumerate(docs):
         ns, name = doc.get("namespace"), doc.get("name")
@@ -209,19 +142,19 @@ def policy_apply(filename: str, server: str, token: str) -> None:
 @click.argument("name")
 @output_option(("yaml", "json"), "yaml")
 @api_options
-def policy_get(namespace: str, name: str, output: str, server: str, token: str) -> None:
+def policy_get(namespace: str, name: str, output: str, api: Api) -> None:
     """Print one policy (NAMESPACE '*' for a cluster default)."""
-    click.echo(dump(Api(server, token).call("GET", f"/policies/{namespace}/{name}").json(), output))
+    click.echo(dump(api.call("GET", f"/policies/{namespace}/{name}").json(), output))
 
 
 @policy.command("list")
 @click.option("-n", "--namespace", help="Only this namespace.")
 @output_option(("table", "json", "yaml"), "table")
 @api_options
-def policy_list(namespace: str | None, output: str, server: str, token: str) -> None:
+def policy_list(namespace: str | None, output: str, api: Api) -> None:
     """List policies."""
     params = {"namespace": namespace} if namespace else {}
-    items = Api(server, token).call("GET", "/policies", params=params).json()["items"]
+    items = api.call("GET", "/policies", params=params).json()["items"]
     if output != "table":
         click.echo(dump(items, output))
         return
@@ -245,10 +178,43 @@ def policy_list(namespace: str | None, output: str, server: str, token: str) -> 
 @click.argument("namespace")
 @click.argument("name")
 @api_options
-def policy_delete(namespace: str, name: str, server: str, token: str) -> None:
+def policy_delete(namespace: str, name: str, api: Api) -> None:
     """Delete a policy."""
-    Api(server, token).call("DELETE", f"/policies/{namespace}/{name}", ok=(204,))
+    api.call("DELETE", f"/policies/{namespace}/{name}", ok=(204,))
     click.echo(f"policy {namespace}/{name} deleted")
+
+
+def namespaced_name(value: str) -> tuple[str, str]:
+    namespace, _, name = value.partition("/")
+    if not namespace or not name or "/" in name:
+        raise click.BadParameter(f"{value!r}: expected NAMESPACE/NAME, e.g. shop/frontend")
+    return namespace, name
+
+
+@policy.command("set-mode")
+@click.argument("policy_ref", metavar="NAMESPACE/NAME")
+@click.argument("mode", type=click.Choice([*UPDATE_MODES, *UPDATE_MODE_ALIASES]))
+@api_options
+def policy_set_mode(policy_ref: str, mode: str, api: Api) -> None:
+    """Set a policy's updateMode (Off: recommend only; Initial: size new pods; Recreate: also
+    evict pods far from their recommendation; InPlaceOrRecreate: resize them in place first)."""
+    namespace, name = namespaced_name(policy_ref)
+    path = f"/policies/{namespace}/{name}"
+    current = api.call("GET", path, ok=(200, 404))
+    if current.status_code == 404:
+        fail(
+            f"no policy {name!r} in namespace {namespace!r}: `rightsizer policy list` shows the "
+            "policies; create one with `rightsizer policy apply -f FILE` (docs/policies.md)"
+        )
+    before = current.json().get("updateMode")
+    headers = {
+        "If-Match": current.headers.get("ETag", "*"),
+        "Content-Type": "application/merge-patch+json",
+    }
+    resp = api.send("PATCH", path, json={"updateMode": mode}, headers=headers)
+    if resp.status_code != 200:
+        api.fail_response(resp, f"policy {namespace}/{name}: ")
+    click.echo(f"policy {namespace}/{name}: updateMode {before} -> {resp.json()['updateMode']}")
 
 
 # recommendations -------------------------------------------------------------------------------
@@ -301,10 +267,10 @@ def recommendation_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @click.option("-n", "--namespace", help="Only this namespace.")
 @output_option(("table", "json", "yaml", "csv"), "table")
 @api_options
-def recommendations_list(namespace: str | None, output: str, server: str, token: str) -> None:
+def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
     """List recommendations: one line per workload container."""
     params = {"namespace": namespace} if namespace else {}
-    items = Api(server, token).call("GET", "/recommendations", params=params).json()["items"]
+    items = api.call("GET", "/recommendations", params=params).json()["items"]
     if output in ("json", "yaml"):
         click.echo(dump(items, output))
         return
@@ -359,9 +325,9 @@ def scaler() -> None:
 @scaler.command("list")
 @output_option(("table", "json", "yaml"), "table")
 @api_options
-def scaler_list(output: str, server: str, token: str) -> None:
+def scaler_list(output: str, api: Api) -> None:
     """List scalers with what they last did."""
-    items = Api(server, token).call("GET", "/scalers").json()["items"]
+    items = api.call("GET", "/scalers").json()["items"]
     if output != "table":
         click.echo(dump(items, output))
         return
@@ -385,9 +351,8 @@ def scaler_list(output: str, server: str, token: str) -> None:
 @scaler.command("apply")
 @click.option("-f", "--filename", required=True, help="YAML or JSON file ('-': stdin).")
 @api_options
-def scaler_apply(filename: str, server: str, token: str) -> None:
+def scaler_apply(filename: str, api: Api) -> None:
     """Create or update the scalers in FILE: all of them, or none if one is invalid."""
-    api = Api(server, token)
     docs = load_documents(filename)
     for i, doc in enumerate(docs):
         name = doc.get("name")
@@ -405,7 +370,7 @@ def scaler_apply(filename: str, server: str, token: str) -> None:
 @click.argument("name", required=False)
 @preview_options
 @api_options
-def scaler_preview(name: str | None, server: str, token: str, **offline: Any) -> None:
+def scaler_preview(name: str | None, api: Api, **offline: Any) -> None:
     """What a scaler proposes and what its behavior allows now, and why.
 
     \b
@@ -426,7 +391,7 @@ def scaler_preview(name: str | None, server: str, token: str, **offline: Any) ->
             err=True,
         )
         sys.exit(2)
-    click.echo(json.dumps(Api(server, token).call("GET", f"/scalers/{name}/preview").json()))
+    click.echo(json.dumps(api.call("GET", f"/scalers/{name}/preview").json()))
 
 
 scaler.add_command(import_configmap)
@@ -436,9 +401,9 @@ policy.add_command(import_vpas)
 @scaler.command("delete")
 @click.argument("name")
 @api_options
-def scaler_delete(name: str, server: str, token: str) -> None:
+def scaler_delete(name: str, api: Api) -> None:
     """Delete a scaler."""
-    Api(server, token).call("DELETE", f"/scalers/{name}", ok=(204,))
+    api.call("DELETE", f"/scalers/{name}", ok=(204,))
     click.echo(f"scaler {name} deleted")
 
 
@@ -458,11 +423,9 @@ def events(
     since: str | None,
     limit: int,
     output: str,
-    server: str,
-    token: str,
+    api: Api,
 ) -> None:
     """The audit trail, newest first (follows pages until --limit events)."""
-    api = Api(server, token)
     params: dict[str, Any] = {
         k: v
         for k, v in (

@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 from flask import Flask
 
 from app.cli import cli
+from app.config import override
 from tests.support.tokens import TOKENS
 from tests.support.usage import seed
 
@@ -48,7 +49,7 @@ def run(live_url: str) -> Invoke:
     runner = CliRunner()
 
     def invoke(*args: str, token: str = TOKENS["admin"], stdin: str | None = None) -> Result:
-        env = {"RIGHTSIZER_API_URL": live_url, "RIGHTSIZER_API_TOKEN": token}
+        env = {"RIGHTSIZER_SERVER": live_url, "RIGHTSIZER_TOKEN": token}
         return runner.invoke(cli, list(args), env=env, input=stdin, catch_exceptions=False)
 
     return invoke
@@ -150,7 +151,7 @@ def test_unreachable_server_and_bad_file(tmp_path: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(cli, ["policy", "list", "--server", "http://127.0.0.1:9"])
     assert out.exit_code == 1
-    assert "cannot reach http://127.0.0.1:9/api/v1" in out.output
+    assert "nothing listens on 127.0.0.1:9 (connection refused)" in out.output
     f = tmp_path / "x.yaml"
     f.write_text("- 1\n- 2\n")
     out = runner.invoke(cli, ["policy", "apply", "-f", str(f), "--server", "http://127.0.0.1:9"])
@@ -163,8 +164,8 @@ def test_as_a_real_process(live_url: str, tmp_path: Path) -> None:
     f.write_text(POLICIES)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "RIGHTSIZER_API_URL": live_url,
-        "RIGHTSIZER_API_TOKEN": TOKENS["admin"],
+        "RIGHTSIZER_SERVER": live_url,
+        "RIGHTSIZER_TOKEN": TOKENS["admin"],
     }
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "policy", "apply", "-f", str(f)],
@@ -179,7 +180,7 @@ def test_as_a_real_process(live_url: str, tmp_path: Path) -> None:
 
 
 def test_client_settings_are_documented() -> None:
-    from app.cli.client import CLIENT_ENVIRONMENT
+    from app.cli.context import CLIENT_ENVIRONMENT
 
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     for name, default in CLIENT_ENVIRONMENT.items():
@@ -193,7 +194,7 @@ def test_scaler_preview_by_name_asks_the_server(app: Flask, run: Invoke) -> None
     from app.simulator.testing import running_simulator
 
     with running_simulator() as sim:  # default scenario: 5 schedulable nodes, coredns at 2
-        app.config["KUBECONFIG"] = sim.kubeconfig_path
+        override(app, {"KUBECONFIG": sim.kubeconfig_path})
         scaler = {
             **SCALER,
             "params": {"linear": {"nodesPerReplica": 1}},

@@ -1,12 +1,24 @@
-"""`rightsizer demo` (what `make demo` runs): simulator + rightsizer, recommendations for all."""
+"""`rightsizer demo` (what `make demo` runs): simulator + rightsizer, recommendations for all; and
+a new user's first minutes, done with nothing but what the demo prints and the CLI."""
 
 from __future__ import annotations
 
+import json
+import os
+import queue
+import shutil
+import signal
+import stat
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from kubernetes.utils import parse_quantity
+
+from tests.support.processes import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -45,9 +57,7 @@ def test_demo_shows_current_and_recommended_requests_for_every_workload(tmp_path
         timeout=240,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    table = [
-        line.split() for line in out.stdout.splitlines() if line.count("/") == 2 and " " in line
-    ]
+    table = [line.split() for line in out.stdout.split("\n\n")[0].splitlines()[1:]]
     assert sorted({row[0] for row in table}) == WORKLOADS
     frontend = next(r for r in table if r[0] == "shop/Deployment/frontend")
     assert (
@@ -55,3 +65,123 @@ def test_demo_shows_current_and_recommended_requests_for_every_workload(tmp_path
     )  # over-provisioned: recommends less
     assert "/dashboard/" in out.stdout
     assert (tmp_path / "rightsizer.db").exists() and (tmp_path / "certs" / "ca.crt").exists()
+
+
+class RunningDemo:
+    """`rightsizer demo --port 0` as a user starts it: its stdout read line by line."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.stderr = (cwd / "demo.stderr").open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "demo", "--port", "0"],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def printed(self, last: str, timeout: float) -> list[str]:
+        """The lines printed up to the one starting with `last`."""
+        out: list[str] = []
+        deadline = time.monotonic() + timeout
+        while not (out and out[-1].startswith(last)):
+            try:
+                out.append(self.lines.get(timeout=max(0.1, deadline - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError(f"the demo printed no {last!r} in {timeout}s: {out}") from None
+        return out
+
+    def stop(self) -> int:
+        """Ctrl-C, as a user stops it; its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.stderr.close()
+        return self.proc.returncode
+
+
+def shell(command: str, env: dict[str, str], timeout: float = 60) -> str:
+    done = subprocess.run(
+        ["bash", "-c", command], env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, f"{command}\n{done.stderr}"
+    return done.stdout
+
+
+def test_a_new_user_right_sizes_a_workload_with_only_what_the_demo_prints(tmp_path: Path) -> None:
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIGHTSIZER_")}
+    env["RIGHTSIZER_CONFIG"] = str(tmp_path / "home" / "rightsizer.yaml")  # the user's context
+    demo = RunningDemo(tmp_path, env)
+    try:
+        printed = demo.printed("Ctrl-C stops the demo.", 180)
+        steps = printed[printed.index("# 1. its recommendation") :]
+        recommend = steps[1]
+        apply = "\n".join(steps[steps.index("EOF") - 5 : steps.index("EOF") + 1])
+        [watch] = [line for line in steps if line.startswith("KUBECONFIG=") and " -w " in line]
+        [back] = [line for line in steps if " policy set-mode " in line]
+        [cluster] = [line for line in steps if line.startswith("Cluster:")]
+        assert "policy apply -f - <<'EOF'" in apply and "updateMode: Recreate" in apply
+
+        def target() -> tuple[float, float]:
+            [catalog] = [
+                w for w in json.loads(shell(recommend + " -o json", env)) if w["name"] == "catalog"
+            ]
+            t = catalog["containers"][0]["target"]
+            return float(parse_quantity(t["cpu"])), float(parse_quantity(t["memory"]))
+
+        def catalog_pods() -> set[str]:
+            out = shell(cluster.split(":", 1)[1], env)
+            return {line.split()[1] for line in out.splitlines() if " catalog-" in line}
+
+        before, wanted = catalog_pods(), target()
+        assert len(before) == 2 and wanted[0] < 0.5  # asks for 500m: over-provisioned
+        assert shell(apply, env) == "policy shop/catalog created\n"
+        watching = subprocess.Popen(
+            ["bash", "-c", watch], env=env, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        timer = threading.Timer(120, watching.kill)  # ends the watch, and the loop, at the latest
+        timer.start()
+        new: list[str] = []
+        try:
+            assert watching.stdout is not None
+            for line in watching.stdout:  # NAME STATUS CPU MEMORY: the pods, then each change
+                new = line.split()
+                if new[0] not in before | {"NAME"}:
+                    break
+        finally:
+            timer.cancel()
+            watching.kill()
+            watching.wait()
+        assert new and new[0] not in before, "no catalog pod replaced within 120 s"
+        cpu, memory = new[2], new[3]
+        got = (float(parse_quantity(cpu)), float(parse_quantity(memory)))
+        assert got in (wanted, target()), (got, wanted)  # the target when the pod was created
+        wait_for(lambda: before - catalog_pods(), 30, "an old catalog pod gone")  # evicted
+        evictions = shell(recommend.replace("recommendations list -n shop", "events"), env)
+        assert any(" evict " in line and "shop/catalog-" in line for line in evictions.splitlines())
+        assert shell(back, env) == "policy shop/catalog: updateMode Recreate -> Off\n"
+        server = next(line for line in printed if line.startswith("REST API:")).split()[-1]
+        plain = server.replace("https://", "http://").split("/api/")[0]
+        wrong = subprocess.run(
+            ["bash", "-c", f"{recommend} --server {plain}"], env=env, capture_output=True, text=True
+        )
+        assert "speaks HTTPS and the request went in plain HTTP" in wrong.stderr
+        assert stat.S_IMODE((tmp_path / "home" / "rightsizer.yaml").stat().st_mode) == 0o600
+    finally:
+        status = demo.stop()
+    assert status == 0, (tmp_path / "demo.stderr").read_text()[-3000:]

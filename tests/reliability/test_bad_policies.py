@@ -191,7 +191,7 @@ def run(live_url: str) -> Invoke:
     runner = CliRunner()
 
     def invoke(*args: str) -> Result:
-        env = {"RIGHTSIZER_API_URL": live_url, "RIGHTSIZER_API_TOKEN": TOKENS["admin"]}
+        env = {"RIGHTSIZER_SERVER": live_url, "RIGHTSIZER_TOKEN": TOKENS["admin"]}
         return runner.invoke(cli, list(args), env=env, catch_exceptions=False)
 
     return invoke

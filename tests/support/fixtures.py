@@ -1,5 +1,6 @@
 """The fixtures every test may ask for, registered once as a pytest plugin in tests/conftest.py.
 
+- `cli_context_of_the_tests` (automatic): the CLI's context file and variables are the tests' own.
 - `database_url`: each test runs on SQLite and, marked `postgres`, on a throw-away PostgreSQL
   schema.
 - `app`: the Flask app on a fresh, migrated database, without background jobs; a directory or
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +32,20 @@ from app.extensions import db
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.support.databases import postgres_schema_url
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cli_context_of_the_tests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The CLI reads a context file and RIGHTSIZER_SERVER, _CACERT, _TOKEN, _CONTEXT by default
+    (app/cli/context.py): tests never read the user's, and a `rightsizer demo` they run never
+    writes the user's. A test that needs them sets its own."""
+    names = ("RIGHTSIZER_SERVER", "RIGHTSIZER_CACERT", "RIGHTSIZER_TOKEN", "RIGHTSIZER_CONTEXT")
+    saved = {n: os.environ.pop(n) for n in (*names, "RIGHTSIZER_CONFIG") if n in os.environ}
+    path = tmp_path_factory.mktemp("cli-context") / "config.yaml"
+    os.environ["RIGHTSIZER_CONFIG"] = str(path)
+    yield path
+    os.environ.pop("RIGHTSIZER_CONFIG", None)
+    os.environ.update(saved)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
