@@ -185,6 +185,15 @@ def test_kubectl_get_workloads(sim):
     assert rows[1][1:4] == ["3", "3", "3"]
 
 
+def test_kubectl_get_all_lists_the_kinds_of_the_all_category(sim):
+    out = run_kubectl(sim, "get", "all", "-n", "shop").stdout
+    blocks = [b.splitlines() for b in out.strip().split("\n\n")]
+    assert [b[0].split()[:2] for b in blocks] == [["NAME", "READY"]] * 2 + [["NAME", "DESIRED"]]
+    assert [len(b) for b in blocks] == [4, 2, 2]
+    assert blocks[1][1].split()[:2] == ["deployment.apps/web", "3/3"]
+    assert all(line.startswith("pod/web-") for line in blocks[0][1:])
+
+
 def test_kubectl_get_events_prints_last_seen_type_reason_object_message(sim):
     core = client.CoreV1Api(sim.api_client())
     stamp = sim.cluster.now_str()

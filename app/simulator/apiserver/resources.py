@@ -36,6 +36,20 @@ class ResourceType:
 
 _VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
 
+# The kinds whose registry declares the "all" category (rest.CategoriesProvider in
+# pkg/registry/core/pod/storage, apps/*/storage, batch/{job,cronjob}/storage,
+# autoscaling/horizontalpodautoscaler/storage): what `kubectl get all` lists.
+_CATEGORY_ALL = {
+    ("", "pods"),
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+    ("autoscaling", "horizontalpodautoscalers"),
+}
+
 RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "namespaces", "Namespace", False, ("ns",)),
     ResourceType("", "v1", "nodes", "Node", False, ("no",)),
@@ -129,6 +143,8 @@ def api_resource_list(group: str, version: str) -> dict[str, Any] | None:
                 "shortNames": list(r.short_names),
             }
         )
+        if (r.group, r.plural) in _CATEGORY_ALL:
+            items[-1]["categories"] = ["all"]
         if r.has_status and not r.computed:
             items.append(
                 {
