@@ -9,35 +9,27 @@ ownerReferences are followed one more level (ReplicaSet -> Deployment, Job -> Cr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from app.core.recommend.model import WorkloadKey
+from app.core.wire import entries, section
 
 Lookup = Callable[[str, str, str], dict[str, Any] | None]  # (namespace, kind, name) -> object
 FOLLOWED = {"ReplicaSet": "Deployment", "Job": "CronJob"}
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Pods reach the webhook as raw JSON: a field of the wrong type counts as absent."""
-    return value if isinstance(value, dict) else {}
-
-
-def controller_ref(obj: dict[str, Any]) -> dict[str, Any] | None:
-    refs = _dict(_dict(obj).get("metadata")).get("ownerReferences")
-    if not isinstance(refs, list):
-        return None
-    for ref in refs:
-        if isinstance(ref, dict) and ref.get("controller"):
-            return ref
-    return None
+    refs = entries(section(obj, "metadata"), "ownerReferences")
+    return next((ref for ref in refs if ref.get("controller")), None)
 
 
 def workload_of_pod(
-    pod: dict[str, Any], namespace: str | None = None, lookup: Lookup | None = None
+    pod: Mapping[str, Any], namespace: str | None = None, lookup: Lookup | None = None
 ) -> WorkloadKey | None:
     """None for a pod without a controller (a bare pod has no workload to learn for)."""
-    meta = _dict(pod.get("metadata"))
+    meta = section(pod, "metadata")
     own_ns = meta.get("namespace")
     ns = namespace or (own_ns if isinstance(own_ns, str) else None) or "default"
     ref = controller_ref(pod)
@@ -57,7 +49,7 @@ def workload_of_pod(
                 return WorkloadKey(ns, parent_kind, str(parent["name"]))
             return WorkloadKey(ns, kind, name)
     if kind == "ReplicaSet":
-        pod_hash = _dict(meta.get("labels")).get("pod-template-hash")
+        pod_hash = section(meta, "labels").get("pod-template-hash")
         if not isinstance(pod_hash, str):
             pod_hash = ""
         if pod_hash and name.endswith("-" + pod_hash) and len(name) > len(pod_hash) + 1:

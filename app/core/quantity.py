@@ -91,6 +91,17 @@ def parse_amount(resource: str, text: Any) -> int:
     return _cached_amount(resource, text)
 
 
+def amount_or_none(resource: str, text: Any) -> int | None:
+    """`parse_amount`, with None for a value that is absent (None) or malformed: how a view of a
+    pod or a node (app.core.pods, app.core.nodes) reads a quantity it cannot use."""
+    if text is None:
+        return None
+    try:
+        return parse_amount(resource, text)
+    except ValueError:
+        return None
+
+
 def amount_float(text: Any) -> float:
     """A quantity in base units (cores, bytes) as a float: metrics need the precision of `n`."""
     value = _parse(_text(text))

@@ -17,7 +17,6 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from app.core.pods import container_resources
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.kube.cluster import ClusterView
 
@@ -85,11 +84,8 @@ class PrometheusHistory:
             w = cluster.workload_of(pod)
             if w is None or w in have:
                 continue
-            meta = pod["metadata"]
-            requests_ = {
-                n: (r.cpu_request or 0) / 1000.0 for n, r in container_resources(pod).items()
-            }
-            targets[(meta.get("namespace") or "", meta.get("name") or "")] = (w, requests_)
+            requests_ = {n: (r.cpu_request or 0) / 1000.0 for n, r in pod.resources().items()}
+            targets[(pod.namespace, pod.name)] = (w, requests_)
         if not targets:
             return 0
         end = self.clock()

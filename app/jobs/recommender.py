@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask
 
-from app.core.pods import ContainerResources, container_resources
+from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy, governing_policy
 from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.checkpoint import save_aggregate
@@ -91,10 +91,7 @@ class RecommenderJob:
             if not self.restored:
                 self._restore()
             metrics = self.cluster.pod_metrics()
-            pods = {
-                (p["metadata"].get("namespace"), p["metadata"].get("name")): p
-                for p in self.cluster.pods.items()
-            }
+            pods = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
             info: dict[WorkloadKey, WorkloadInfo] = {}
             samples = self._feed_metrics(metrics, pods, info)
             ooms = self._feed_ooms(pods.values())
@@ -103,7 +100,7 @@ class RecommenderJob:
             # model expires idle aggregates itself (as `recommend --from-csv` does too).
             newest = self.model.newest_sample()
             dropped = self.model.expire_idle(newest) if newest is not None else 0
-            self._forget_deleted_pods({(str(ns), str(name)) for ns, name in pods})
+            self._forget_deleted_pods(set(pods))
             conflicts = self.cluster.hpa_conflicts()
             for w, c in conflicts.items():
                 info.setdefault(w, WorkloadInfo()).conflicts = c
@@ -139,20 +136,20 @@ class RecommenderJob:
     def _feed_metrics(
         self,
         metrics: list[dict[str, Any]],
-        pods: dict[tuple[Any, Any], dict[str, Any]],
+        pods: dict[tuple[str, str], PodView],
         info: dict[WorkloadKey, WorkloadInfo],
     ) -> int:
         fed = 0
         for item in metrics:
             meta = item.get("metadata") or {}
             ns = meta.get("namespace") or ""
-            pod = pods.get((ns, meta.get("name")))
+            pod = pods.get((str(ns), str(meta.get("name") or "")))
             if pod is None or self._excluded(ns):
                 continue
             w = self.cluster.workload_of(pod)
             if w is None:
                 continue
-            resources = container_resources(pod)
+            resources = pod.resources()
             info.setdefault(w, WorkloadInfo()).requests.update(resources)
             info[w].pods.add(str(meta.get("name")))
             for u in usage_from_metrics(item):
@@ -169,11 +166,10 @@ class RecommenderJob:
                     fed += 1
         return fed
 
-    def _feed_ooms(self, pods: Any) -> int:
+    def _feed_ooms(self, pods: Iterable[PodView]) -> int:
         count = 0
         for pod in pods:
-            ns = (pod.get("metadata") or {}).get("namespace") or ""
-            if self._excluded(ns):
+            if self._excluded(pod.namespace):
                 continue
             kills = new_oom_kills(pod, self.restarts_seen)
             if not kills:

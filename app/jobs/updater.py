@@ -26,7 +26,8 @@ from typing import Any
 
 from flask import Flask
 
-from app.core.pods import is_live, is_ready, is_running, pod_ref
+from app.core.bodies import EvictionBody
+from app.core.pods import PodView
 from app.core.policy import Policy
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.fit import NodeRoom
@@ -118,18 +119,18 @@ class UpdaterJob:
             snapshot = load_snapshot(db.session(), invalid=self.invalid_policies)
             history = history_seconds(db.session)
         pods = self.cluster.pods.items()
-        by_workload: dict[WorkloadKey, list[dict[str, Any]]] = {}
+        by_workload: dict[WorkloadKey, list[PodView]] = {}
         for pod in pods:
-            if not is_live(pod):
+            if not pod.is_live:
                 continue  # terminal or unscheduled: neither counted nor a candidate
             w = self.cluster.workload_of(pod)
             if w is not None and w.namespace not in self.options.excluded_namespaces:
                 by_workload.setdefault(w, []).append(pod)
-        rooms = node_rooms(self.cluster.nodes.items(), pods)
+        rooms = node_rooms(self.cluster.node_views(), pods)
         s = self.options.settings
         budgets = {
             w: DisruptionBudget(
-                self._configured(w, wpods), sum(map(is_ready, wpods)), s.eviction_tolerance
+                self._configured(w, wpods), sum(p.is_ready for p in wpods), s.eviction_tolerance
             )
             for w, wpods in by_workload.items()
         }
@@ -169,7 +170,7 @@ class UpdaterJob:
     def _workload(
         self,
         w: WorkloadKey,
-        pods: list[dict[str, Any]],
+        pods: list[PodView],
         policy: Policy,
         snapshot: Snapshot,
         history: dict[tuple[WorkloadKey, str], float],
@@ -178,7 +179,7 @@ class UpdaterJob:
         still_leader: Callable[[], bool],
     ) -> None:
         s = self.options.settings
-        live = [p for p in pods if is_running(p)]
+        live = [p for p in pods if p.is_running]
         min_replicas = policy.min_replicas or s.default_min_replicas
         if len(live) < min_replicas:
             return
@@ -206,17 +207,17 @@ class UpdaterJob:
         )
         t = self.tally
         for c in candidates:
-            if not budget.can_disrupt(c.pending, is_ready(c.pod)):
+            if not budget.can_disrupt(c.pending, c.pod.is_ready):
                 t.held += 1
                 continue
             placed = placement(c, rooms)
             if placed is None:
                 t.held += 1
-                log.info("not updating %s: its new requests fit on no node", pod_ref(c.pod))
+                log.info("not updating %s: its new requests fit on no node", c.pod.ref)
                 continue
             if not self.bucket.take():
                 t.held += 1
-                log.info("not updating %s now: global eviction rate limit", pod_ref(c.pod))
+                log.info("not updating %s now: global eviction rate limit", c.pod.ref)
                 continue
             if not still_leader() or self.cluster.stale():
                 break
@@ -228,46 +229,43 @@ class UpdaterJob:
             if done is None:
                 t.held += 1
                 continue
-            budget.record(c.pending, is_ready(c.pod))
+            budget.record(c.pending, c.pod.is_ready)
             rooms[:] = placed  # later pods of this run see the room this one took
             t.updated += 1
             if done == "fallback":
                 t.fallbacks += 1
 
-    def _unchanged(self, c: Candidate) -> dict[str, Any] | None:
+    def _unchanged(self, c: Candidate) -> PodView | None:
         """The pod as the API server has it now, if it is still the one the cache showed: same
         uid, not being deleted, and Running if it was; else None. Under churn the cache lags:
         never act on a pod that is gone, nor on another pod that took its name (a
         StatefulSet's), nor count a pod that stopped as disruptable."""
-        meta = c.pod.get("metadata") or {}
-        now = self.actions.current(meta.get("namespace", ""), meta.get("name", ""))
-        if now is None or (now.get("metadata") or {}).get("uid") != meta.get("uid"):
-            log.info("not updating %s: it no longer exists", pod_ref(c.pod))
+        now = self.actions.current(c.pod.namespace, c.pod.name)
+        if now is None or now.uid != c.pod.uid:
+            log.info("not updating %s: it no longer exists", c.pod.ref)
             return None
-        if not is_live(now) or (not c.pending and not is_running(now)):
-            log.info("not updating %s: it is no longer running", pod_ref(c.pod))
+        if not now.is_live or (not c.pending and not now.is_running):
+            log.info("not updating %s: it is no longer running", c.pod.ref)
             return None
         return now
 
-    def _configured(self, w: WorkloadKey, pods: list[dict[str, Any]]) -> int:
+    def _configured(self, w: WorkloadKey, pods: list[PodView]) -> int:
         return configured_replicas(self.cluster.lookup(w.namespace, w.kind, w.name), pods)
 
-    def _apply(self, c: Candidate, policy: Policy, live: dict[str, Any]) -> str | None:
+    def _apply(self, c: Candidate, policy: Policy, live: PodView) -> str | None:
         """Resize or evict; "resize", "evict" or "fallback" (evicted instead of resized) when
         done, None when nothing happened (tried again next run). `live`: the pod as the API
         server has it now (the cache keeps neither resizePolicy nor pod-level resources)."""
-        meta = c.pod.get("metadata") or {}
-        ns, name = meta.get("namespace", ""), meta.get("name", "")
+        ns, name = c.pod.namespace, c.pod.name
         details = change_details(c)
         if policy.update_mode == "InPlaceOrRecreate" and not c.pending:
             why = not_resizable(c, live, self.actions.server_minor())
             if why is not None:
                 return self._fallback(c.pod, why, details)
-            containers, init_containers = resize_body(c)
-            outcome = self.actions.resize(ns, name, containers, init_containers)
+            outcome = self.actions.resize(ns, name, resize_body(c))
             if outcome == "done":
                 if not self.options.dry_run:
-                    self.resizing.requested(meta.get("uid", name), self.clock(), details)
+                    self.resizing.requested(c.pod.uid or name, self.clock(), details)
                 return self._done("resize", "RightsizerResized", c, details)
             if outcome == "refused":
                 why = f"resize refused by the API server ({self.actions.last_refusal})"
@@ -277,7 +275,7 @@ class UpdaterJob:
                 return self._fallback(c.pod, why, details)
             log.info("resize %s/%s not done (%s)", ns, name, outcome)
             return None
-        outcome = self.actions.evict(ns, name, meta.get("uid"))
+        outcome = self.actions.evict(EvictionBody(ns, name, c.pod.uid))
         if outcome != "done":
             log.info("evict %s/%s not done (%s)", ns, name, outcome)
             return None
@@ -289,11 +287,10 @@ class UpdaterJob:
         self._record(action, c.pod, reason, message, details)
         return action
 
-    def _fallback(self, pod: dict[str, Any], why: str, details: dict[str, Any]) -> str | None:
+    def _fallback(self, pod: PodView, why: str, details: dict[str, Any]) -> str | None:
         """Evict instead of resizing; the event and the audit row say why, with the values."""
-        meta = pod.get("metadata") or {}
-        ns, name = meta.get("namespace", ""), meta.get("name", "")
-        outcome = self.actions.evict(ns, name, meta.get("uid"))
+        ns, name = pod.namespace, pod.name
+        outcome = self.actions.evict(EvictionBody(ns, name, pod.uid))
         if outcome != "done":
             log.info("fallback eviction of %s/%s (%s) not done (%s)", ns, name, why, outcome)
             return None
@@ -313,21 +310,21 @@ class UpdaterJob:
     def _record(
         self,
         action: str,
-        pod: dict[str, Any],
+        pod: PodView,
         reason: str,
         message: str,
         details: dict[str, Any],
         type_: str = "Normal",
     ) -> None:
         dry = "[dry run] " if self.options.dry_run else ""
-        log.info("%s%s %s: %s", dry, action, pod_ref(pod), message)
+        log.info("%s%s %s: %s", dry, action, pod.ref, message)
         # Audit first: it is the record that the pod was touched, an Event is only a courtesy.
-        self._audit(action, pod_ref(pod), message, details)
+        self._audit(action, pod.ref, message, details)
         self.actions.record_event(pod, reason, message, type_)
 
     def _resize_fallbacks(
         self,
-        by_workload: dict[WorkloadKey, list[dict[str, Any]]],
+        by_workload: dict[WorkloadKey, list[PodView]],
         budgets: dict[WorkloadKey, DisruptionBudget],
         still_leader: Callable[[], bool],
     ) -> None:
@@ -337,7 +334,7 @@ class UpdaterJob:
         live_uids = set()
         for w, pods in by_workload.items():
             for pod in pods:
-                uid = (pod.get("metadata") or {}).get("uid", "")
+                uid = pod.uid or pod.name
                 live_uids.add(uid)
                 if uid not in self.resizing:
                     continue
@@ -348,14 +345,14 @@ class UpdaterJob:
                     continue
                 if not still_leader():
                     return
-                ready = is_ready(pod)
+                ready = pod.is_ready
                 if not budgets[w].can_disrupt(False, ready):
                     t.held += 1
-                    log.info("fallback for %s waits: disruption budget of %s", pod_ref(pod), w)
+                    log.info("fallback for %s waits: disruption budget of %s", pod.ref, w)
                     continue
                 if not self.bucket.take():
                     t.held += 1
-                    log.info("fallback for %s waits: global eviction rate limit", pod_ref(pod))
+                    log.info("fallback for %s waits: global eviction rate limit", pod.ref)
                     continue
                 reason = f"resize {why}" + (f" ({text})" if text else "")
                 if self._fallback(pod, reason, details):

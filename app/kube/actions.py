@@ -8,6 +8,9 @@ longer exists; `unsupported` that the pod exists but the API server has no `resi
 `refused` that the API server will not do it as asked (400, 403, 422: e.g. a resize that
 ValidatePodResize or the PodResizeValidator admission rejects), its message in `last_refusal`;
 trying again would get the same answer. `failed` is anything else (5xx, network, 409 Conflict).
+
+What is sent is built in app.core.bodies (ResizeBody, EvictionBody); the pod read back is a
+frozen view (app.core.pods.PodView), so nothing above this module reads pod JSON.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from app.core.bodies import EvictionBody, ResizeBody
+from app.core.pods import PodView
 from app.kube.events import event_body, object_reference
 
 log = logging.getLogger(__name__)
@@ -59,12 +64,12 @@ class PodActions:
             log.warning("%s failed: %s", what, e)
             return "failed"
 
-    def current(self, namespace: str, name: str) -> dict[str, Any] | None:
+    def current(self, namespace: str, name: str) -> PodView | None:
         """The pod as the API server has it now (one GET), or None if it is gone or unreadable."""
         try:
             resp = self.core.read_namespaced_pod(name, namespace, _preload_content=False)
-            pod: dict[str, Any] = json.loads(resp.data)
-            return pod
+            doc = json.loads(resp.data)
+            return PodView.parse(doc) if isinstance(doc, dict) else None
         except ApiException as e:
             if e.status != 404:
                 log.warning("cannot read pod %s/%s: HTTP %s", namespace, name, e.status)
@@ -73,22 +78,15 @@ class PodActions:
             log.warning("cannot read pod %s/%s: %s", namespace, name, e)
             return None
 
-    def evict(self, namespace: str, name: str, uid: str | None = None) -> Outcome:
-        """With `uid`, only that pod: one that took its name since (a StatefulSet's replacement)
-        is left alone (409 Precondition failed, reported as `gone`)."""
-        body: dict[str, Any] = {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": name, "namespace": namespace},
-        }
-        if uid:
-            body["deleteOptions"] = {"preconditions": {"uid": uid}}
+    def evict(self, body: EvictionBody) -> Outcome:
+        """With the body's uid, only that pod: one that took its name since (a StatefulSet's
+        replacement) is left alone (409 Precondition failed, reported as `gone`)."""
         return self._call(
-            f"eviction of {namespace}/{name}",
+            f"eviction of {body.namespace}/{body.name}",
             self.core.create_namespaced_pod_eviction,
-            name,
-            namespace,
-            body,
+            body.name,
+            body.namespace,
+            body.to_dict(),
         )
 
     def server_minor(self) -> int | None:
@@ -102,32 +100,15 @@ class PodActions:
                 return None
         return self._minor
 
-    def resize(
-        self,
-        namespace: str,
-        name: str,
-        containers: list[dict[str, Any]],
-        init_containers: list[dict[str, Any]] | None = None,
-    ) -> Outcome:
-        """containers: [{"name": ..., "resources": {"requests": {...}, "limits": {...}}}];
-        init_containers: the same for native sidecars (restartable init containers), which
-        the API server finds under spec.initContainers, not spec.containers.
-
-        A 404 is `gone` only when the pod is gone too; a pod that is still there means the
-        `resize` subresource is missing (a cluster older than 1.33): `unsupported`.
-        """
-        spec: dict[str, Any] = {}
-        if containers:
-            spec["containers"] = containers
-        if init_containers:
-            spec["initContainers"] = init_containers
-        body = {"spec": spec}
+    def resize(self, namespace: str, name: str, body: ResizeBody) -> Outcome:
+        """A 404 is `gone` only when the pod is gone too; a pod that is still there means the
+        `resize` subresource is missing (a cluster older than 1.33): `unsupported`."""
         outcome = self._call(
             f"resize of {namespace}/{name}",
             self.core.patch_namespaced_pod_resize,
             name,
             namespace,
-            body,
+            body.to_dict(),
         )
         if outcome != "gone":
             return outcome
@@ -144,14 +125,18 @@ class PodActions:
         log.info("resize of %s/%s: no resize subresource (Kubernetes < 1.33)", namespace, name)
         return "unsupported"
 
-    def record_event(
-        self, pod: dict[str, Any], reason: str, message: str, type_: str = "Normal"
-    ) -> None:
+    def record_event(self, pod: PodView, reason: str, message: str, type_: str = "Normal") -> None:
         """A core/v1 Event on the pod, so `kubectl describe pod` says what rightsizer did: its
         involvedObject carries the pod's uid and resourceVersion, as kube's recorder writes."""
         if self.dry_run:
             return
-        ref = object_reference("v1", "Pod", pod.get("metadata") or {})
+        meta = {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "uid": pod.uid,
+            "resourceVersion": pod.resource_version,
+        }
+        ref = object_reference("v1", "Pod", meta)
         self._call(
             f"event {reason} on {ref['namespace']}/{ref['name']}",
             self.core.create_namespaced_event,

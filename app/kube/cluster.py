@@ -1,6 +1,8 @@
 """The cluster as the jobs see it: informer caches plus the few direct reads (PodMetrics).
 
-Pods are trimmed to the fields rightsizer reads before they are cached. Measured at 150000 pods
+Pods are trimmed to the fields rightsizer reads and parsed once into frozen views
+(app.core.pods.PodView: the jobs never read pod JSON) before they are cached; nodes are cached
+trimmed and read as app.core.nodes.NodeView when the updater asks. Measured at 150000 pods
 (benchmarks/recommender_scale.py): about 1.8 GB resident after sync, 2.45 GB at the peak of the
 initial LIST, against 4.7 GB for the client's typed models. The peak comes from parsing the whole
 resourceVersion=0 LIST at once; parsing page by page would lower it.
@@ -15,7 +17,9 @@ from typing import Any
 
 from kubernetes import client
 
+from app.core.nodes import NodeView
 from app.core.owners import workload_of_pod
+from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.kube.informer import Informer, Obj
 
@@ -91,6 +95,11 @@ def trim_pod(pod: Obj) -> Obj:
     }
 
 
+def pod_view(pod: Obj) -> PodView:
+    """What the pod cache holds of a pod: its trimmed JSON, read once."""
+    return PodView.parse(trim_pod(pod))
+
+
 def trim_node(node: Obj) -> Obj:
     meta, spec, status = (
         node.get("metadata") or {},
@@ -119,8 +128,8 @@ class ClusterView:
         self.api = api
         core, apps, batch = client.CoreV1Api(api), client.AppsV1Api(api), client.BatchV1Api(api)
         hpa = client.AutoscalingV2Api(api)
-        self.pods = Informer("pods", core.list_pod_for_all_namespaces, transform=trim_pod)
-        self.controllers: dict[str, Informer] = {
+        self.pods = Informer("pods", core.list_pod_for_all_namespaces, transform=pod_view)
+        self.controllers: dict[str, Informer[Obj]] = {
             "Deployment": Informer(
                 "deployments", apps.list_deployment_for_all_namespaces, transform=trim_controller
             ),
@@ -143,7 +152,7 @@ class ClusterView:
         self.custom = client.CustomObjectsApi(api)
 
     @property
-    def informers(self) -> list[Informer]:
+    def informers(self) -> list[Informer[Any]]:
         return [self.pods, self.nodes, *self.controllers.values(), self.hpas]
 
     def start(self) -> ClusterView:
@@ -176,8 +185,13 @@ class ClusterView:
         inf = self.controllers.get(kind)
         return inf.get(namespace, name) if inf else None
 
-    def workload_of(self, pod: Obj) -> WorkloadKey | None:
-        return workload_of_pod(pod, lookup=self.lookup)
+    def workload_of(self, pod: PodView) -> WorkloadKey | None:
+        return workload_of_pod(pod.wire, lookup=self.lookup)
+
+    def node_views(self) -> list[NodeView]:
+        """The cached nodes, read for the updater's fit check (a few thousand at most: read at
+        each run; the scaler counts the JSON itself, app.core.scaling.proportional)."""
+        return [NodeView.parse(n) for n in self.nodes.items()]
 
     def workload_exists(self, w: WorkloadKey) -> bool:
         inf = self.controllers.get(w.kind)

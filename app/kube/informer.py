@@ -2,7 +2,8 @@
 
 The client's model deserialisation costs about a millisecond per pod; at 150000 pods that is minutes
 of CPU per re-list. We ask the typed API functions for the raw response (`_preload_content=False`)
-and keep plain dicts. The first LIST asks for `resourceVersion=0` (served from the API server's
+and keep plain dicts, or what `transform` makes of each (the pod cache keeps frozen views,
+app.core.pods.PodView). The first LIST asks for `resourceVersion=0` (served from the API server's
 cache, not etcd) in pages, then a WATCH continues from the list's resourceVersion; bookmarks keep
 that version fresh, and a 410 Gone (history compacted) triggers a new LIST. Errors back off
 exponentially (with jitter) up to 30 s. A watch silent for longer than the server's own timeout
@@ -18,7 +19,7 @@ import random
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar, cast, overload
 
 from kubernetes.client.exceptions import ApiException
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 ListFn = Callable[..., Any]  # a typed list function, e.g. CoreV1Api().list_pod_for_all_namespaces
+T = TypeVar("T")  # what the cache holds per object: the JSON, or what `transform` makes of it
 
 
 NOT_SERVED_RETRY = 300.0  # seconds before asking again for a resource the server lacks
@@ -53,8 +55,38 @@ def iter_lines(resp: Any) -> Iterator[bytes]:
         yield buffer
 
 
-class Informer:
-    """A thread keeping `objects` equal to the server's set of one resource."""
+class Informer(Generic[T]):
+    """A thread keeping `objects` equal to the server's set of one resource.
+
+    Without `transform` it holds each object's JSON (an `Informer[Obj]`); with one, what it makes
+    of each (the key and resourceVersion are read from the JSON before)."""
+
+    @overload
+    def __init__(
+        self: Informer[Obj],
+        name: str,
+        list_fn: ListFn,
+        page_size: int = ...,
+        watch_timeout: int = ...,
+        watch_read_grace: float = ...,
+        on_event: Callable[[str, Obj], None] | None = ...,
+        transform: None = ...,
+        **list_kwargs: Any,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        name: str,
+        list_fn: ListFn,
+        page_size: int = ...,
+        watch_timeout: int = ...,
+        watch_read_grace: float = ...,
+        on_event: Callable[[str, T], None] | None = ...,
+        *,
+        transform: Callable[[Obj], T],
+        **list_kwargs: Any,
+    ) -> None: ...
 
     def __init__(
         self,
@@ -63,8 +95,8 @@ class Informer:
         page_size: int = 500,
         watch_timeout: int = 300,
         watch_read_grace: float = 60.0,
-        on_event: Callable[[str, Obj], None] | None = None,
-        transform: Callable[[Obj], Obj] | None = None,
+        on_event: Callable[[str, Any], None] | None = None,
+        transform: Callable[[Obj], Any] | None = None,
         **list_kwargs: Any,
     ) -> None:
         self.name, self.list_fn, self.page_size = name, list_fn, page_size
@@ -73,7 +105,7 @@ class Informer:
         # grace is a dead connection (half-open: no reset ever comes), and is given up.
         self.watch_read_grace = watch_read_grace
         self.transform = transform  # keeps only the fields we use: pods are 5 KB, we need 1
-        self.objects: dict[Key, Obj] = {}
+        self.objects: dict[Key, T] = {}
         self.resource_version = ""
         self.synced = threading.Event()
         self.lists = 0  # full LISTs done: 1 in a healthy run
@@ -87,15 +119,18 @@ class Informer:
         self._absent = False
 
     # Reading ---------------------------------------------------------------------------------
-    def get(self, namespace: str, name: str) -> Obj | None:
+    def get(self, namespace: str, name: str) -> T | None:
         return self.objects.get((namespace, name))
 
-    def items(self) -> list[Obj]:
+    def items(self) -> list[T]:
         with self._lock:
             return list(self.objects.values())
 
+    def _convert(self, obj: Obj) -> T:
+        return cast(T, self.transform(obj) if self.transform is not None else obj)
+
     # Running ---------------------------------------------------------------------------------
-    def start(self) -> Informer:
+    def start(self) -> Informer[T]:
         """Starts the thread; a no-op while it runs (a re-elected leader keeps its cache)."""
         if self._thread is not None and self._thread.is_alive():
             return self
@@ -172,7 +207,7 @@ class Informer:
         self._stop.wait(NOT_SERVED_RETRY)
 
     def _list(self) -> None:
-        fresh: dict[Key, Obj] = {}
+        fresh: dict[Key, T] = {}
         cont: str | None = None
         rv = ""
         while True:
@@ -188,7 +223,7 @@ class Informer:
             resp = self.list_fn(**kwargs)
             body = json.loads(resp.data)
             for item in body.get("items") or []:
-                fresh[key_of(item)] = self.transform(item) if self.transform else item
+                fresh[key_of(item)] = self._convert(item)
             meta = body.get("metadata") or {}
             rv = meta.get("resourceVersion") or rv
             cont = meta.get("continue")
@@ -232,8 +267,6 @@ class Informer:
 
     def _apply(self, event: Obj) -> None:
         kind, obj = event.get("type"), event.get("object") or {}
-        if self.transform is not None and kind in ("ADDED", "MODIFIED", "DELETED"):
-            obj = self.transform(obj)
         if kind == "ERROR":
             if obj.get("code") == 410:
                 raise Gone()
@@ -242,19 +275,19 @@ class Informer:
         if kind == "BOOKMARK":
             self.resource_version = rv or self.resource_version
             return
-        k = key_of(obj)
+        if kind not in ("ADDED", "MODIFIED", "DELETED"):
+            log.debug("%s: ignoring watch event %s", self.name, kind)
+            return
+        k, value = key_of(obj), self._convert(obj)
         with self._lock:
             if kind == "DELETED":
                 self.objects.pop(k, None)
-            elif kind in ("ADDED", "MODIFIED"):
-                self.objects[k] = obj
             else:
-                log.debug("%s: ignoring watch event %s", self.name, kind)
-                return
+                self.objects[k] = value
         if rv:
             self.resource_version = rv
         if self.on_event is not None:
-            self.on_event(str(kind), obj)
+            self.on_event(str(kind), value)
 
 
 def _describe(e: Exception) -> str:

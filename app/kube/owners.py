@@ -46,7 +46,7 @@ class OwnerCache:
 
     def __init__(self, api: client.ApiClient, watch_timeout: int = 300) -> None:
         apps, batch = client.AppsV1Api(api), client.BatchV1Api(api)
-        self.informers: dict[str, Informer] = {
+        self.informers: dict[str, Informer[Obj]] = {
             "ReplicaSet": Informer(
                 "webhook-replicasets",
                 apps.list_replica_set_for_all_namespaces,

@@ -17,7 +17,7 @@ import pytest
 from kubernetes import client
 
 from app.core.owners import workload_of_pod
-from app.core.pods import container_resources
+from app.core.pods import PodView
 from app.core.recommend.checkpoint import load_aggregate, save_aggregate
 from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.model import UsageModel, WorkloadKey
@@ -62,7 +62,7 @@ class Engine:
             w = pod and workload_of_pod(pod, lookup=lookup)
             if not w:
                 continue
-            res = container_resources(pod)
+            res = PodView.parse(pod).resources()
             for u in usage_from_metrics(item):
                 if u.container not in res:
                     continue
@@ -78,7 +78,7 @@ class Engine:
                 if u.memory_bytes is not None:
                     self.model.add_memory(w, u.pod, u.container, u.time, u.memory_bytes)
         for pod in pods:
-            kills = new_oom_kills(pod, self.restarts)
+            kills = new_oom_kills(PodView.parse(pod), self.restarts)
             w = kills and workload_of_pod(pod, lookup=lookup)
             for k in kills if w else []:
                 self.model.record_oom(w, k.pod, k.container, k.time, k.memory_bytes)

@@ -25,8 +25,8 @@ def test_kubectl_describe_pod_lists_the_event_rightsizer_wrote(sim: Simulator) -
         ).items
         ref = event.involved_object
         assert (ref.api_version, ref.kind, ref.name) == ("v1", "Pod", name)
-        assert ref.uid == pod["metadata"]["uid"]
-        assert ref.resource_version == pod["metadata"]["resourceVersion"]
+        assert ref.uid == pod.uid
+        assert ref.resource_version == pod.resource_version
         assert event.reporting_component == "rightsizer"
         lines = describe_events(sim, "pod", name, "kube-system")
         assert any(

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.trace import recommendations_json
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
@@ -40,17 +41,18 @@ def samples(seed: int, start: int, minutes: int) -> list[tuple[int, int, int]]:
     ]
 
 
-def pod(name: str, workload: WorkloadKey) -> dict[str, Any]:
-    return {
-        "metadata": {"namespace": NS, "name": name, "uid": f"uid-{name}", "labels": {}},
-        "spec": {
-            "containers": [
-                {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}
-            ]
-        },
-        "status": {},
-        "workload": workload,
-    }
+def pod(name: str) -> PodView:
+    return PodView.parse(
+        {
+            "metadata": {"namespace": NS, "name": name, "uid": f"uid-{name}", "labels": {}},
+            "spec": {
+                "containers": [
+                    {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}
+                ]
+            },
+            "status": {},
+        }
+    )
 
 
 def pod_metrics(name: str, t: int, millicores: int, memory: int) -> dict[str, Any]:
@@ -65,10 +67,15 @@ def pod_metrics(name: str, t: int, millicores: int, memory: int) -> dict[str, An
 
 class Pods:
     def __init__(self) -> None:
-        self.live: list[dict[str, Any]] = []
+        self.live: list[PodView] = []
+        self.owners: dict[str, WorkloadKey] = {}
 
-    def items(self) -> list[dict[str, Any]]:
+    def items(self) -> list[PodView]:
         return self.live
+
+    def add(self, name: str, workload: WorkloadKey) -> None:
+        self.live.append(pod(name))
+        self.owners[name] = workload
 
 
 class TraceCluster:
@@ -84,8 +91,8 @@ class TraceCluster:
     def pod_metrics(self) -> list[dict[str, Any]]:
         return self.metrics
 
-    def workload_of(self, p: dict[str, Any]) -> WorkloadKey:
-        return WorkloadKey(**vars(p["workload"]))
+    def workload_of(self, p: PodView) -> WorkloadKey:
+        return self.pods.owners[p.name]
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         return {}
@@ -105,10 +112,10 @@ def service(app: Flask, trace: list[tuple[int, int, int]], other_workload: bool)
     while True:
         cluster.metrics, cluster.pods.live = [], []
         if t in by_time:
-            cluster.pods.live.append(pod("web-0", WEB))
+            cluster.pods.add("web-0", WEB)
             cluster.metrics.append(pod_metrics("web-0", t, *by_time[t]))
         if other_workload:  # another workload reporting all along moves the model's clock
-            cluster.pods.live.append(pod("other-0", CLOCK))
+            cluster.pods.add("other-0", CLOCK)
             cluster.metrics.append(pod_metrics("other-0", t, 100, 100 * 2**20))
         job.run_once(lambda: True)
         i = bisect.bisect_right(times, t)

@@ -17,6 +17,7 @@ import pytest
 from flask import Flask
 from kubernetes import client
 
+from app.core.bodies import ContainerResize, EvictionBody, ResizeBody
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
@@ -374,11 +375,11 @@ def test_resize_of_a_deleted_pod_is_gone_not_unsupported(sim: Simulator, api: An
     actions = PodActions(api)
     [pod, *_] = server_pods(api)
     name = pod["metadata"]["name"]
-    body = [{"name": "app", "resources": {"requests": {"cpu": "900m", "memory": "1Gi"}}}]
+    body = ResizeBody((ContainerResize("app", {"cpu": 900, "memory": GI}, {}),))
     assert actions.resize(NS, name, body) == "done"
     client.CoreV1Api(api).delete_namespaced_pod(name, NS)
     assert actions.resize(NS, name, body) == "gone"
-    assert actions.evict(NS, name) == "gone"
+    assert actions.evict(EvictionBody(NS, name)) == "gone"
 
 
 def test_eviction_names_the_pod_it_checked_by_uid(sim: Simulator, api: Any) -> None:
@@ -387,11 +388,11 @@ def test_eviction_names_the_pod_it_checked_by_uid(sim: Simulator, api: Any) -> N
     actions = PodActions(api)
     [pod, *_] = server_pods(api)
     name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
-    assert actions.evict(NS, name, uid="an-older-pod-of-that-name") == "gone"
+    assert actions.evict(EvictionBody(NS, name, "an-older-pod-of-that-name")) == "gone"
     assert [p["metadata"]["uid"] for p in server_pods(api) if p["metadata"]["name"] == name] == [
         uid
     ]
-    assert actions.evict(NS, name, uid=uid) == "done"
+    assert actions.evict(EvictionBody(NS, name, uid)) == "done"
     assert name not in {p["metadata"]["name"] for p in server_pods(api)}
 
 

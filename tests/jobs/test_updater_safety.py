@@ -85,9 +85,7 @@ def test_terminal_pods_are_neither_counted_nor_evicted(app: Flask, started: Any)
     core.patch_namespaced_pod_status(failed, NS, {"status": {"phase": "Failed"}})
     failed_uid = core.read_namespaced_pod(failed, NS).metadata.uid
     settled(sim, api, cluster)
-    wait_for(
-        lambda: (cluster.pods.get(NS, failed) or {}).get("status", {}).get("phase") == "Failed"
-    )
+    wait_for(lambda: getattr(cluster.pods.get(NS, failed), "phase", None) == "Failed")
     policy(app, "web", "Recreate", min_replicas=1)
     recommend(app, "web", cpu=200)
     job = make_job(app, cluster, api, Clock(sim.now()))
@@ -144,9 +142,7 @@ def test_a_rollout_surge_never_disrupts_more_than_the_tolerance(app: Flask, star
         _preload_content=False,
     )
     settled(sim, api, cluster)
-    wait_for(
-        lambda: len([p for p in cluster.pods.items() if p["metadata"]["namespace"] == NS]) == 5
-    )
+    wait_for(lambda: len([p for p in cluster.pods.items() if p.namespace == NS]) == 5)
     before = uids(api, "web")
     assert len(before) == 5
     policy(app, "web", "Recreate")

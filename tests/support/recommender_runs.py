@@ -51,7 +51,7 @@ def wait_cache_caught_up(sim: Simulator, cluster: ClusterView) -> None:
     }
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        have = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in cluster.pods.items()}
+        have = {(p.namespace, p.name) for p in cluster.pods.items()}
         if have == want:
             return
         time.sleep(0.05)

@@ -159,7 +159,11 @@ def caught_up(api: Any, cluster: ClusterView, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         want = {key(p) for p in server_pods(api)}
-        have = {key(p) for p in cluster.pods.items() if p["metadata"]["namespace"] == NS}
+        have = {
+            (p.namespace, p.name, p.resource_version)
+            for p in cluster.pods.items()
+            if p.namespace == NS
+        }
         if want == have:
             return
         if time.monotonic() > deadline:

@@ -1,7 +1,7 @@
 """The metrics wire format -> recommender samples (no I/O): PodMetrics items, OOM kills.
 
 The one place that reads metrics.k8s.io PodMetrics (app.kube.cluster only fetches them) and a
-pod's container statuses for OOM kills; requests and limits come from app.core.pods.
+pod's container statuses for OOM kills, from its view (app.core.pods.PodView).
 
 CPU samples are weighted by the container's current CPU request, so the pod object is needed next
 to its metrics. An OOM kill shows up as a container whose lastState is `terminated` with reason
@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from app.core.pods import ContainerResources, Obj, container_resources, parse_time
+from app.core.pods import ContainerResources, Obj, PodView, parse_time
 from app.core.quantity import amount_float
 
 log = logging.getLogger(__name__)
@@ -64,29 +64,22 @@ def usage_from_metrics(item: Obj) -> list[Usage]:
     return out
 
 
-def new_oom_kills(pod: Obj, restarts_seen: dict[tuple[str, str, str], int]) -> list[OomKill]:
+def new_oom_kills(pod: PodView, restarts_seen: dict[tuple[str, str, str], int]) -> list[OomKill]:
     """OOM kills not reported before; updates restarts_seen (key: namespace, pod uid, container)."""
-    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
-    resources = container_resources(pod)
+    resources = pod.resources()
     out = []
-    for cs in [
-        *(status.get("containerStatuses") or []),
-        *(status.get("initContainerStatuses") or []),
-    ]:
-        name = cs.get("name") or ""
-        key = (meta.get("namespace") or "", meta.get("uid") or meta.get("name") or "", name)
-        restarts = int(cs.get("restartCount") or 0)
+    for cs in pod.statuses:
+        key = (pod.namespace, pod.uid or pod.name, cs.name)
         previous = restarts_seen.get(key)
-        restarts_seen[key] = restarts
-        if previous is not None and restarts <= previous:
+        restarts_seen[key] = cs.restart_count
+        if previous is not None and cs.restart_count <= previous:
             continue
-        term = (cs.get("lastState") or {}).get("terminated") or {}
-        if term.get("reason") != "OOMKilled" or restarts == 0:
+        term = cs.last_termination
+        if term is None or term.reason != "OOMKilled" or cs.restart_count == 0:
             continue
-        res = resources.get(name, ContainerResources())
+        res = resources.get(cs.name, ContainerResources())
         memory = res.memory_limit or res.memory_request
-        t = parse_time(term.get("finishedAt"))
-        if memory is None or t is None:
+        if memory is None or term.finished is None:
             continue
-        out.append(OomKill(meta.get("name") or "", name, t, float(memory)))
+        out.append(OomKill(pod.name, cs.name, term.finished, float(memory)))
     return out

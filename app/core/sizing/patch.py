@@ -55,19 +55,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.pods import is_sidecar
+from app.core.pods import CONTAINER, INIT, SIDECAR, is_sidecar
 from app.core.policy import Policy
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.resources import format_cpu, format_memory
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, QuantityParser, merged
-from app.core.sizing.podlimits import (
-    CONTAINER,
-    INIT,
-    SIDECAR,
-    PodLevel,
-    default_pod_level,
-    violations,
-)
+from app.core.sizing.podlimits import PodLevel, default_pod_level, violations
 from app.core.sizing.values import Bounds, Slot, entries, fit_pod, resize
 
 UPDATES_ANNOTATION = "rightsizer.io/updates"

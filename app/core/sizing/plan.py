@@ -3,15 +3,16 @@ and whether a resize can be sent or must fall back to an eviction.
 
 app.jobs.updater gathers the inputs (the caches, the snapshot, the LimitRanges, the clock), gates
 the run, and acts on what this module decides (resize, evict, audit, Events). Each function here is
-a plain function of pod JSON and core values, so the decisions are unit-tested directly.
+a plain function of pod and node views (app.core.pods, app.core.nodes) and core values, so the
+decisions are unit-tested directly.
 
 - `node_rooms`: each schedulable, Ready node's allocatable minus the requests of its pods.
 - `workload_candidates`: the pods of one workload that qualify (app.core.sizing.priority), each with
   the patch the webhook would give it (app.core.sizing.patch), scale-ups and the farthest first.
 - `placement`: the rooms after the pod takes its new requests, or None when it fits on no node.
 - `not_resizable`: why kube-apiserver or the kubelet would refuse the resize, known beforehand.
-- `resize_body`, `change_details`, `describe`, `holds`, `stuck_resize`: what is sent, recorded and
-  watched afterwards.
+- `resize_body` (an app.core.bodies.ResizeBody), `change_details`, `describe`, `holds`,
+  `stuck_resize`: what is sent, recorded and watched afterwards.
 """
 
 from __future__ import annotations
@@ -20,18 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.pods import (
-    ContainerResources,
-    app_containers,
-    condition,
-    container_resources,
-    is_running,
-    parse_time,
-    plain_init_containers,
-    resources_of,
-)
+from app.core.bodies import ContainerResize, ResizeBody
+from app.core.nodes import NodeView
+from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
-from app.core.quantity import amount, parse_amount
+from app.core.quantity import parse_amount
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
@@ -47,9 +41,8 @@ from app.core.sizing.priority import (
     resize_state,
     update_reason,
 )
-from app.core.sizing.resize_rules import ResizeCheck, known_refusal, memory_policy
+from app.core.sizing.resize_rules import ResizeCheck, known_refusal
 
-Obj = dict[str, Any]
 Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits -> resource -> amount
 
 
@@ -57,7 +50,7 @@ Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits ->
 class Candidate:
     """A pod that qualifies for an update, with the patch that would update it."""
 
-    pod: Obj
+    pod: PodView
     workload: WorkloadKey
     priority: PodPriority
     reason: str
@@ -65,53 +58,38 @@ class Candidate:
     pending: bool  # not Running yet: it counts against the budget only as unavailable
 
 
-def node_rooms(nodes: Iterable[Obj], pods: Iterable[Obj]) -> list[NodeRoom]:
+def node_rooms(nodes: Iterable[NodeView], pods: Iterable[PodView]) -> list[NodeRoom]:
     """Schedulable Ready nodes with what their non-terminal pods leave of their allocatable."""
     used: dict[str, list[int]] = {}
     for pod in pods:
-        node = (pod.get("spec") or {}).get("nodeName")
-        if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        if not pod.node_name or pod.phase in ("Succeeded", "Failed"):
             continue
-        u = used.setdefault(node, [0, 0])
-        for r in container_resources(pod).values():
+        u = used.setdefault(pod.node_name, [0, 0])
+        for r in pod.resources().values():
             u[0] += r.cpu_request or 0
             u[1] += r.memory_request or 0
     rooms = []
     for n in nodes:
-        spec, status = n.get("spec") or {}, n.get("status") or {}
-        ready = any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in status.get("conditions") or []
-        )
-        if spec.get("unschedulable") or not ready:
+        if not n.takes_pods or n.cpu_allocatable is None or n.memory_allocatable is None:
             continue
-        alloc = status.get("allocatable") or {}
-        try:
-            cpu = amount("cpu", alloc.get("cpu", "0"))
-            mem = amount("memory", alloc.get("memory", "0"))
-        except ValueError:
-            continue
-        meta = n.get("metadata") or {}
-        name = meta.get("name", "")
-        u = used.get(name, [0, 0])
-        taints = tuple(
-            (str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
-            for t in spec.get("taints") or []
-            if isinstance(t, dict) and t.get("effect") in BLOCKING_EFFECTS
+        u = used.get(n.name, [0, 0])
+        taints = tuple(t for t in n.taints if t[2] in BLOCKING_EFFECTS)
+        rooms.append(
+            NodeRoom(
+                n.name, n.cpu_allocatable - u[0], n.memory_allocatable - u[1], taints, n.labels
+            )
         )
-        labels = tuple(sorted((str(k), str(v)) for k, v in (meta.get("labels") or {}).items()))
-        rooms.append(NodeRoom(name, cpu - u[0], mem - u[1], taints, labels))
     return rooms
 
 
-def configured_replicas(owner: Obj | None, pods: Sequence[Obj]) -> int:
+def configured_replicas(owner: Mapping[str, Any] | None, pods: Sequence[PodView]) -> int:
     """The owner's spec.replicas; the number of its pods when it has none (or is unknown)."""
     replicas = ((owner or {}).get("spec") or {}).get("replicas")
     return int(replicas) if isinstance(replicas, int) else len(pods)
 
 
 def pod_views(
-    pod: Obj,
+    pod: PodView,
     policy: Policy,
     recs: Mapping[str, Recommendation],
     excluded: Mapping[str, frozenset[str]],
@@ -120,11 +98,11 @@ def pod_views(
     """The controlled containers, each against what the patch would set: the target after the
     policy's and the LimitRanges' caps. The bounds widen to take that value in, so a pod that
     holds the best it is allowed is never "outside the recommended range"."""
-    resources = container_resources(pod)
+    resources = pod.resources()
     sized = {u.name: u.requests for u in patch.updates}
     views = []
-    for c in app_containers(pod):
-        name = c.get("name", "")
+    for c in pod.app_containers():
+        name = c.name
         rec, cp = recs.get(name), policy_for_container(list(policy.container_policies), name)
         if rec is None or cp.mode == "Off":
             continue
@@ -146,15 +124,14 @@ def pod_views(
     return views
 
 
-def quick_oom(pod: Obj, settings: UpdaterSettings) -> bool:
+def quick_oom(pod: PodView, settings: UpdaterSettings) -> bool:
     """A container of the pod was OOM-killed soon after it started (VPA's quick OOM)."""
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        term = (cs.get("lastState") or {}).get("terminated") or {}
-        if is_quick_oom(
-            parse_time(term.get("startedAt")),
-            parse_time(term.get("finishedAt")),
-            term.get("reason"),
-            settings,
+    for cs in pod.statuses:
+        term = cs.last_termination
+        if (
+            not cs.init
+            and term is not None
+            and is_quick_oom(term.started, term.finished, term.reason, settings)
         ):
             return True
     return False
@@ -162,7 +139,7 @@ def quick_oom(pod: Obj, settings: UpdaterSettings) -> bool:
 
 def workload_candidates(
     w: WorkloadKey,
-    pods: Iterable[Obj],
+    pods: Iterable[PodView],
     policy: Policy,
     recs: Mapping[str, Recommendation],
     excluded: Mapping[str, frozenset[str]] | None,
@@ -174,10 +151,12 @@ def workload_candidates(
     that changes a request (the webhook would give it something else) and an update reason."""
     candidates = []
     for pod in pods:
-        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        if pod.deleting:
             continue
         try:
-            patch = build_patch(pod, recs, policy, ranges, parse=parse_amount, excluded=excluded)
+            patch = build_patch(
+                pod.wire, recs, policy, ranges, parse=parse_amount, excluded=excluded
+            )
         except PodInvalid:
             continue
         if not any(u.requests != u.previous_requests for u in patch.updates):
@@ -186,10 +165,9 @@ def workload_candidates(
         if not views:
             continue
         prio = pod_priority(views)
-        started = parse_time((pod.get("status") or {}).get("startTime"))
-        reason = update_reason(prio, started, now, quick_oom(pod, settings), settings)
+        reason = update_reason(prio, pod.start_time, now, quick_oom(pod, settings), settings)
         if reason is not None:
-            candidates.append(Candidate(pod, w, prio, reason, patch, not is_running(pod)))
+            candidates.append(Candidate(pod, w, prio, reason, patch, not pod.is_running))
     candidates.sort(key=lambda c: c.priority.sort_key())
     return candidates
 
@@ -199,7 +177,7 @@ def placement(c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
     elsewhere); None when they fit on no node."""
     new_cpu = new_mem = cur_cpu = cur_mem = 0
     changed = {u.name: u for u in c.patch.updates}
-    for name, res in container_resources(c.pod).items():
+    for name, res in c.pod.resources().items():
         u = changed.get(name)
         cur_cpu += res.cpu_request or 0
         cur_mem += res.memory_request or 0
@@ -207,9 +185,8 @@ def placement(c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
         new_mem += (
             u.requests.get("memory") if u and "memory" in u.requests else res.memory_request
         ) or 0
-    spec = c.pod.get("spec") or {}
     return place(
-        rooms, spec.get("nodeName"), (cur_cpu, cur_mem), (new_cpu, new_mem), Placement.of(spec)
+        rooms, c.pod.node_name, (cur_cpu, cur_mem), (new_cpu, new_mem), Placement.of(c.pod.spec)
     )
 
 
@@ -217,57 +194,47 @@ def _amounts(res: ContainerResources) -> dict[str, dict[str, int]]:
     return {"requests": res.requests(), "limits": res.limits()}
 
 
-def qos_change(c: Candidate, live: Obj) -> tuple[str, str] | None:
+def qos_change(c: Candidate, live: PodView) -> tuple[str, str] | None:
     """(before, after) when the resize would change the pod's QoS class, else None. `live`: the
     pod as the API server has it (init containers and pod-level resources count)."""
-    current = {name: _amounts(res) for name, res in container_resources(live).items()}
-    spec = live.get("spec") or {}
+    current = {name: _amounts(res) for name, res in live.resources().items()}
     # Init containers that are not sidecars cannot be resized but count for the class.
-    others = [_amounts(resources_of(x.get("resources"))) for x in plain_init_containers(live)]
-    pod_level = _amounts(resources_of(spec.get("resources"))) if spec.get("resources") else None
+    others = [_amounts(x.resources) for x in live.plain_init_containers()]
+    pod_level = _amounts(live.pod_resources) if live.pod_resources is not None else None
     updates = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
     return changes_qos(current, updates, others, pod_level)
 
 
-def not_resizable(c: Candidate, live: Obj, server_minor: int | None) -> str | None:
+def not_resizable(c: Candidate, live: PodView, server_minor: int | None) -> str | None:
     """Why Kubernetes would refuse this resize, known before sending it: a QoS class change
     (every release), or what the cluster's release refuses (app.core.sizing.resize_rules)."""
     qos = qos_change(c, live)
     if qos is not None:
         return f"resize would change the QoS class {qos[0]} -> {qos[1]}"
-    specs = {x.get("name"): x for x in app_containers(live)}
-    checks = []
-    for u in c.patch.updates:
-        spec = specs.get(u.name) or {}
-        checks.append(
-            ResizeCheck(
-                u.name,
-                u.previous_limits.get("memory"),
-                u.limits.get("memory", u.previous_limits.get("memory")),
-                memory_policy(spec),
-            )
+    policies = {x.name: x.memory_resize_policy for x in live.app_containers()}
+    checks = [
+        ResizeCheck(
+            u.name,
+            u.previous_limits.get("memory"),
+            u.limits.get("memory", u.previous_limits.get("memory")),
+            policies.get(u.name),
         )
+        for u in c.patch.updates
+    ]
     return known_refusal(server_minor, checks)
 
 
-def resize_body(c: Candidate) -> tuple[list[Obj], list[Obj]]:
-    """The resize body's containers and initContainers: a native sidecar lives under
-    spec.initContainers (its ContainerUpdate.path says so), and there it must be addressed."""
-
-    def fmt(resource: str, v: int) -> str:
-        return f"{v}m" if resource == "cpu" else str(v)
-
+def resize_body(c: Candidate) -> ResizeBody:
+    """The resize of the candidate's patch: a native sidecar lives under spec.initContainers (its
+    ContainerUpdate.path says so), and there it must be addressed."""
     containers, init_containers = [], []
     for u in c.patch.updates:
-        resources: Obj = {"requests": {r: fmt(r, v) for r, v in u.requests.items()}}
-        if u.limits:
-            resources["limits"] = {r: fmt(r, v) for r, v in u.limits.items()}
-        entry = {"name": u.name, "resources": resources}
+        entry = ContainerResize(u.name, dict(u.requests), dict(u.limits))
         if u.path.startswith("/spec/initContainers/"):
             init_containers.append(entry)
         else:
             containers.append(entry)
-    return containers, init_containers
+    return ResizeBody(tuple(containers), tuple(init_containers))
 
 
 def change_details(c: Candidate) -> dict[str, Any]:
@@ -280,9 +247,9 @@ def change_details(c: Candidate) -> dict[str, Any]:
     return {"workload": str(c.workload), "before": before, "after": after}
 
 
-def holds(pod: Obj, after: Values) -> bool:
+def holds(pod: PodView, after: Values) -> bool:
     """The pod's spec already has the requests rightsizer asked for."""
-    have = container_resources(pod)
+    have = pod.resources()
     for name, values in after.items():
         res = have.get(name)
         if res is None:
@@ -293,14 +260,16 @@ def holds(pod: Obj, after: Values) -> bool:
     return True
 
 
-def stuck_resize(pod: Obj, after: Values) -> tuple[str, str]:
+def stuck_resize(pod: PodView, after: Values) -> tuple[str, str]:
     """The state of a resize rightsizer asked for (app.core.sizing.priority.resize_state) and the
     kubelet's message about it, from the pod's PodResizePending / PodResizeInProgress
     conditions."""
-    pending = condition(pod, "PodResizePending")
-    progress = condition(pod, "PodResizeInProgress")
-    state = resize_state((pending or {}).get("reason"), progress is not None, holds(pod, after))
-    return state, str((pending or progress or {}).get("message", ""))
+    pending = pod.condition("PodResizePending")
+    progress = pod.condition("PodResizeInProgress")
+    reason = pending.reason if pending is not None else None
+    state = resize_state(reason, progress is not None, holds(pod, after))
+    said = pending or progress
+    return state, said.message if said is not None else ""
 
 
 def describe(values: Values) -> str:

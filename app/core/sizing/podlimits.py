@@ -31,9 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from app.core.pods import CONTAINER, INIT, SIDECAR
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem
-
-CONTAINER, SIDECAR, INIT = "container", "sidecar", "init"
 
 
 @dataclass

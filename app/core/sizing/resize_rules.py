@@ -8,7 +8,6 @@ checks usage instead). Sending such a resize only earns a 422, run after run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -42,13 +41,4 @@ def known_refusal(minor: int | None, containers: list[ResizeCheck]) -> str | Non
                 f"Kubernetes 1.{minor} refuses to lower the memory limit of container {c.name} "
                 "in place (resizePolicy NotRequired)"
             )
-    return None
-
-
-def memory_policy(container: Mapping[str, object]) -> str | None:
-    """A container's memory resizePolicy restartPolicy, None when unset."""
-    for p in container.get("resizePolicy") or []:  # type: ignore[attr-defined]
-        if isinstance(p, Mapping) and p.get("resourceName") == "memory":
-            value = p.get("restartPolicy")
-            return str(value) if value is not None else None
     return None

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from app.core.pods import CONTAINER
 from app.core.resources import MAX_AMOUNT
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.podlimits import (
-    CONTAINER,
     Entry,
     PodLevel,
     aggregate,

@@ -6,45 +6,47 @@ from typing import Any
 
 import pytest
 
-from app.core.pods import ContainerResources, container_resources
+from app.core.pods import ContainerResources, PodView
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 
 
 def pod(
     restarts: int = 0, reason: str | None = None, limits: dict[str, str] | None = None
-) -> dict[str, Any]:
+) -> PodView:
     status: dict[str, Any] = {"name": "app", "restartCount": restarts}
     if reason:
         status["lastState"] = {
             "terminated": {"reason": reason, "finishedAt": "2024-07-01T12:00:00Z"}
         }
-    return {
-        "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1"},
-        "spec": {
-            "containers": [
-                {
-                    "name": "app",
-                    "resources": {
-                        "requests": {"cpu": "250m", "memory": "256Mi"},
-                        "limits": limits or {},
+    return PodView.parse(
+        {
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "app",
+                        "resources": {
+                            "requests": {"cpu": "250m", "memory": "256Mi"},
+                            "limits": limits or {},
+                        },
                     },
-                },
-            ],
-            "initContainers": [
-                {
-                    "name": "proxy",
-                    "restartPolicy": "Always",
-                    "resources": {"requests": {"cpu": "0.1"}},
-                },
-                {"name": "migrate", "resources": {"requests": {"cpu": "1"}}},
-            ],
-        },
-        "status": {"containerStatuses": [status]},
-    }
+                ],
+                "initContainers": [
+                    {
+                        "name": "proxy",
+                        "restartPolicy": "Always",
+                        "resources": {"requests": {"cpu": "0.1"}},
+                    },
+                    {"name": "migrate", "resources": {"requests": {"cpu": "1"}}},
+                ],
+            },
+            "status": {"containerStatuses": [status]},
+        }
+    )
 
 
 def test_container_resources_include_sidecars_not_init_containers() -> None:
-    res = container_resources(pod(limits={"memory": "512Mi"}))
+    res = pod(limits={"memory": "512Mi"}).resources()
     assert res == {
         "app": ContainerResources(250, 268_435_456, None, 536_870_912),
         "proxy": ContainerResources(100, None, None, None),

@@ -1,9 +1,12 @@
-"""The updater's planning (app.core.sizing.plan), on pod JSON and core values only."""
+"""The updater's planning (app.core.sizing.plan), on pod and node views and core values only."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from app.core.bodies import ContainerResize, ResizeBody
+from app.core.nodes import NodeView
+from app.core.pods import PodView
 from app.core.policy import Policy
 from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import WorkloadKey
@@ -38,6 +41,19 @@ def pod(
     phase: str = "Running",
     started: str = "1970-01-01T00:00:00+00:00",
     **extra: Any,
+) -> PodView:
+    return PodView.parse(pod_json(name, cpu, memory, limits, node, phase, started, **extra))
+
+
+def pod_json(
+    name: str = "web-1",
+    cpu: str = "100m",
+    memory: str = "100Mi",
+    limits: dict[str, str] | None = None,
+    node: str = "n1",
+    phase: str = "Running",
+    started: str = "1970-01-01T00:00:00+00:00",
+    **extra: Any,
 ) -> dict[str, Any]:
     resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": memory}}
     if limits:
@@ -58,7 +74,11 @@ def rec(cpu: int, memory: int) -> Recommendation:
     return Recommendation(r, Resources(cpu // 2, memory // 2), Resources(cpu * 2, memory * 2), r)
 
 
-def node(name: str, cpu: str = "4", memory: str = "8Gi", **spec: Any) -> dict[str, Any]:
+def node(name: str, cpu: str = "4", memory: str = "8Gi", **spec: Any) -> NodeView:
+    return NodeView.parse(node_json(name, cpu, memory, **spec))
+
+
+def node_json(name: str, cpu: str = "4", memory: str = "8Gi", **spec: Any) -> dict[str, Any]:
     return {
         "metadata": {"name": name, "labels": {"zone": "a"}},
         "spec": spec,
@@ -72,7 +92,7 @@ def node(name: str, cpu: str = "4", memory: str = "8Gi", **spec: Any) -> dict[st
 POLICY = Policy("p", "shop", "Deployment", "web", update_mode="Recreate")
 
 
-def candidates(pods: list[dict[str, Any]], target: Recommendation) -> list[Candidate]:
+def candidates(pods: list[PodView], target: Recommendation) -> list[Candidate]:
     recs = {"app": target}
     return workload_candidates(W, pods, POLICY, recs, None, (), NOW, UpdaterSettings())
 
@@ -81,7 +101,9 @@ def test_node_rooms_subtract_running_pods_and_skip_unusable_nodes() -> None:
     nodes = [
         node("n1"),
         node("cordoned", unschedulable=True),
-        {**node("notready"), "status": {"allocatable": {"cpu": "4"}, "conditions": []}},
+        NodeView.parse(
+            {**node_json("notready"), "status": {"allocatable": {"cpu": "4"}, "conditions": []}}
+        ),
         node("bad", cpu="lots"),
     ]
     pods = [pod(cpu="500m", memory="1Gi"), pod("done", cpu="3", phase="Succeeded")]
@@ -95,7 +117,7 @@ def test_a_pod_far_below_its_target_is_a_candidate_and_scale_ups_come_first() ->
     down = pod("big", cpu="2", memory="2Gi")
     up = pod("small", cpu="10m", memory="10Mi")
     found = candidates([down, up], rec(500, 500 * MI))
-    assert [c.pod["metadata"]["name"] for c in found] == ["small", "big"]
+    assert [c.pod.name for c in found] == ["small", "big"]
     assert found[0].priority.scale_up and not found[1].priority.scale_up
     assert found[0].reason == "request outside the recommended range"
     assert not found[0].pending
@@ -142,7 +164,7 @@ def test_a_resize_that_changes_the_qos_class_is_known_refused() -> None:
 
 
 def test_resize_body_addresses_sidecars_under_init_containers() -> None:
-    p = pod(cpu="10m", memory="10Mi")
+    p = pod_json(cpu="10m", memory="10Mi")
     p["spec"]["initContainers"] = [
         {
             "name": "proxy",
@@ -151,14 +173,25 @@ def test_resize_body_addresses_sidecars_under_init_containers() -> None:
         }
     ]
     recs = {"app": rec(500, 500 * MI), "proxy": rec(200, 100 * MI)}
-    [c] = workload_candidates(W, [p], POLICY, recs, None, (), NOW, UpdaterSettings())
-    containers, init_containers = resize_body(c)
-    assert containers == [
-        {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": str(500 * MI)}}}
-    ]
-    assert init_containers == [
-        {"name": "proxy", "resources": {"requests": {"cpu": "200m", "memory": str(100 * MI)}}}
-    ]
+    [c] = workload_candidates(W, [PodView.parse(p)], POLICY, recs, None, (), NOW, UpdaterSettings())
+    body = resize_body(c)
+    assert body == ResizeBody(
+        (ContainerResize("app", {"cpu": 500, "memory": 500 * MI}, {}),),
+        (ContainerResize("proxy", {"cpu": 200, "memory": 100 * MI}, {}),),
+    )
+    assert body.to_dict() == {
+        "spec": {
+            "containers": [
+                {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": str(500 * MI)}}}
+            ],
+            "initContainers": [
+                {
+                    "name": "proxy",
+                    "resources": {"requests": {"cpu": "200m", "memory": str(100 * MI)}},
+                }
+            ],
+        }
+    }
     details = change_details(c)
     assert details["workload"] == str(W)
     assert (
@@ -175,12 +208,12 @@ def test_configured_replicas_fall_back_to_the_pods_seen() -> None:
 
 def test_a_stuck_resize_reads_the_kubelets_conditions() -> None:
     after = {"app": {"requests": {"cpu": 500}, "limits": {}}}
-    p = pod(cpu="100m")
+    p = pod_json(cpu="100m")
     p["status"]["conditions"].append(
         {"type": "PodResizePending", "status": "True", "reason": "Infeasible", "message": "no"}
     )
-    assert not holds(p, after)
-    assert stuck_resize(p, after) == ("Infeasible", "no")
+    assert not holds(PodView.parse(p), after)
+    assert stuck_resize(PodView.parse(p), after) == ("Infeasible", "no")
     done = pod(cpu="500m")
     assert holds(done, after)
     assert stuck_resize(done, after)[0] == "Done"
