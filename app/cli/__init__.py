@@ -5,8 +5,11 @@ one module per command group:
 - `serve`: the server (`app.serving`, then gunicorn);
 - `certs`, `webhook`: the webhook's TLS material and its MutatingWebhookConfiguration;
 - `client`: `policy`, `recommendations`, `scaler`, `events`, the REST API's client
-  (with `migrate`: the offline VPA and cluster-proportional-autoscaler imports);
-- `demo`: `demo` and `replay`, rightsizer without a cluster;
+  (with `migrate`: the offline VPA and cluster-proportional-autoscaler imports); `session` is its
+  HTTP session and options, `context` where the server, CA and token come from (flags, variables,
+  the context file), `reach` why a server could not be reached and the fix;
+- `demo`: `demo` and `replay`, rightsizer without a cluster (`demo_access`: the demo's port check,
+  admin token, CLI context and printed walk-through);
 - `sim`: the simulated cluster (`app.simulator.cli`).
 """
 

@@ -3,6 +3,7 @@ token in a 0600 token file the server reads, and a walk-through of commands that
 
 from __future__ import annotations
 
+import re
 import socket
 import stat
 import subprocess
@@ -97,3 +98,21 @@ def test_the_cli_command_is_what_this_user_can_run(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(sys, "argv", [f"{beside}/rightsizer", "demo"])
     monkeypatch.setenv("PATH", beside)
     assert cli_command() == "rightsizer"
+
+
+def test_the_readme_quick_start_is_the_printed_walk_through() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    quick_start = readme.split("**Your first five minutes.**", 1)[1].split("\n## ", 1)[0]
+    [block] = re.findall(r"```sh\n(.*?)```", quick_start, re.S)
+    printed = next_steps(
+        "https://localhost:8443",
+        Path("certs/ca.crt"),
+        "rightsizer-sim.kubeconfig",
+        Path("config.yaml"),
+        ".venv/bin/rightsizer",
+    ).splitlines()
+    commands = [line.split("  #")[0].rstrip() for line in block.splitlines()]
+    for line in printed[printed.index("# 1. its recommendation") : printed.index("EOF") + 1]:
+        if not line.startswith("#"):
+            assert line in commands, line
+    assert printed[printed.index("# 4. back to recommendations only") + 1] in commands
