@@ -51,6 +51,8 @@ def respond(
     """`resp` in the representation `target` names (unchanged when None or an error)."""
     if target is None or resp.status >= 300:
         return resp
+    if resp.content_type.split(";")[0].strip() != "application/json":
+        return resp  # a stream of text (pods/log) is no object: written as it is
     include = _include(target, req)
     if resp.stream is not None:
         return dataclasses.replace(resp, stream=_events(resp.stream, target, include, now))
