@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.simulator.apiserver import errors, kinds, patches, selectors
+from app.simulator.apiserver import deletion, errors, kinds, patches, selectors
 from app.simulator.apiserver.errors import ApiError, bad_request
+from app.simulator.apiserver.fieldvalidation import warning_header
 from app.simulator.apiserver.resources import (
     POD,
     ResourceType,
@@ -28,9 +29,10 @@ from app.simulator.apiserver.resources import (
 from app.simulator.apiserver.store import Entry, dumps
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster, generic_create
-from app.simulator.endpoints import prometheus, subresources, tables
+from app.simulator.endpoints import bodies, prometheus, subresources, tables
 from app.simulator.endpoints.messages import Request, Response, json_response, status_response
 from app.simulator.endpoints.metrics import MetricsServer
+from app.simulator.endpoints.openapi import OpenApiV3
 
 WATCH_DEFAULT_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 
@@ -91,6 +93,7 @@ class Api:
         self.metrics = MetricsServer(cluster)
         self.stats = Stats()
         self.bookmark_interval = bookmark_interval
+        self.openapi = OpenApiV3(self.version)
 
     # --- routing --------------------------------------------------------------------------
 
@@ -111,6 +114,8 @@ class Api:
             return Response(200, b"ok", content_type="text/plain")
         if path == "/version":
             return json_response(200, self.version.document())
+        if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
+            return self.openapi.handle(req, path)
         parts = path.strip("/").split("/")
         if parts[0] == "api":
             if len(parts) == 1:
@@ -152,7 +157,7 @@ class Api:
         if name is None:
             return self._collection(rt, namespace, verb, req)
         ns = namespace or ""
-        if sub in ("scale", "eviction", "resize"):
+        if sub in ("scale", "eviction", "resize", "log"):
             return subresources.handle(self, rt, ns, name, sub, req)
         if verb == "get":
             return Response(200, self.store.require(rt, ns, name).raw)
@@ -304,7 +309,7 @@ class Api:
     # --- writes ---------------------------------------------------------------------------
 
     def _create(self, rt: ResourceType, namespace: str, req: Request) -> Response:
-        obj = _body_object(req, rt)
+        obj, warned = bodies.object_body(req, rt, self.version, "CreateOptions")
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")
@@ -318,9 +323,13 @@ class Api:
             created = self.cluster.create_pod(namespace, obj, dry_run=dry_run)
         else:
             created = generic_create(self.cluster, rt, namespace, obj, dry_run=dry_run)
-        if isinstance(created, Entry):
-            return Response(201, created.raw)
-        return json_response(201, created)
+        resp = (
+            Response(201, created.raw)
+            if isinstance(created, Entry)
+            else json_response(201, created)
+        )
+        resp.headers.update(warning_header(warned))
+        return resp
 
     def _update(
         self, rt: ResourceType, ns: str, name: str, sub: str | None, req: Request
@@ -328,7 +337,7 @@ class Api:
         for _ in range(5):  # patches retry on concurrent writes, as the API server's do
             old = self.store.require(rt, ns, name)
             if req.method == "PUT":
-                new = _body_object(req, rt)
+                new, warned = bodies.object_body(req, rt, self.version, "UpdateOptions")
                 meta = new.get("metadata")
                 if not isinstance(meta, dict) or meta.get("name") != name:
                     raise bad_request(
@@ -337,7 +346,9 @@ class Api:
                     )
                 expected = meta.get("resourceVersion") or None
             else:
-                new = patches.apply_patch(req.headers.get("content-type", ""), old.copy(), req.body)
+                ctype = req.headers.get("content-type", "")
+                new = patches.apply_patch(ctype, old.copy(), req.body, self.version.minor)
+                new, warned = bodies.patched_object(req, rt, self.version, new)
                 if not isinstance(new.get("metadata"), dict):
                     raise ApiError(422, "metadata must be an object")
                 expected = str(old.rv)
@@ -354,36 +365,31 @@ class Api:
                     new["status"] = status
                 else:
                     new["status"] = old.obj.get("status", {})
+            deletion.prepare_update(rt, old.obj, new)
             kinds.prepare_update(rt, old.obj, new)
             if req.query.get("dryRun") == "All":
-                return json_response(200, new)
+                resp = json_response(200, new)
+                resp.headers.update(warning_header(warned))
+                return resp
             try:
-                return Response(200, self.store.replace(rt, new, expected).raw)
+                stored = self.store.replace(rt, new, expected)
+                stored = deletion.after_update(self.store, rt, old.obj, stored)
+                return Response(200, stored.raw, headers=warning_header(warned))
             except ApiError as e:
                 if e.code != 409 or req.method == "PUT":
                     raise
         raise errors.conflict(rt, name)
 
     def _delete(self, rt: ResourceType, ns: str, name: str, req: Request) -> Response:
-        current = self.store.require(rt, ns, name)
-        if req.body.strip():
-            try:
-                opts = json.loads(req.body)
-            except ValueError as e:
-                raise bad_request(f"error decoding DeleteOptions: {e}") from None
-            pre = (opts or {}).get("preconditions") or {}
-            if pre.get("uid") and pre["uid"] != current.obj["metadata"]["uid"]:
-                raise ApiError(
-                    409,
-                    f"Precondition failed: UID in precondition: {pre['uid']}, "
-                    f"UID in object meta: {current.obj['metadata']['uid']}",
-                    "Conflict",
-                )
-            if pre.get("resourceVersion") and pre["resourceVersion"] != str(current.rv):
-                raise errors.conflict(rt, name)
-        if req.query.get("dryRun") == "All":
-            return Response(200, current.raw)
-        deleted = self.store.delete(rt, ns, name)
+        """DELETE (apiserver/deletion.py): the object while finalizers hold it (202 when the
+        deprecated orphanDependents=false asked for it), else the deleted pod or a Status."""
+        options = deletion.parse_options(bodies.delete_body(req), req.query)
+        dry_run = deletion.is_dry_run(options, req.query)
+        deleted, gone = deletion.delete(
+            self.store, rt, ns, name, options, self.cluster.now_str(), dry_run=dry_run
+        )
+        if not gone:
+            return Response(202 if options.get("orphanDependents") is False else 200, deleted.raw)
         if rt is POD:
             return Response(200, deleted.raw)
         return json_response(
@@ -532,36 +538,6 @@ def _match(
     return (not label_sel or selectors.matches(label_sel, obj["metadata"].get("labels"))) and (
         not field_sel or selectors.fields_match(field_sel, obj)
     )
-
-
-def _body_object(req: Request, rt: ResourceType) -> dict[str, Any]:
-    ctype = req.headers.get("content-type", "application/json").split(";")[0].strip()
-    if ctype not in ("application/json", "", "*/*"):
-        raise ApiError(
-            415,
-            f"the body of the request was in an unknown format - accepted "
-            f'media types include: application/json (got "{ctype}")',
-        )
-    try:
-        obj = json.loads(req.body)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
-    if not isinstance(obj, dict):
-        raise bad_request(
-            "couldn't get version/kind; json parse error: json: cannot "
-            "unmarshal array into Go value of type struct"
-        )
-    api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    if api_version and api_version != rt.api_version:
-        raise bad_request(
-            f"the API version in the data ({api_version}) does not match the "
-            f"expected API version ({rt.api_version})"
-        )
-    if kind and kind != rt.kind:
-        raise bad_request(
-            f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
-        )
-    return obj
 
 
 def _event(type_: str, raw: bytes) -> bytes:
