@@ -41,6 +41,7 @@ FIELDS: dict[str, str] = {
     "admissionregistration.v1.WebhookClientConfig": (
         "1 service @admissionregistration.v1.ServiceReference?, 2 caBundle y~, 3 url s?"
     ),
+    "apps.v1.ControllerRevision": "1 metadata @meta.v1.ObjectMeta~, 2 data r~, 3 revision i",
     "apps.v1.DaemonSet": (
         "1 metadata @meta.v1.ObjectMeta~, 2 spec @apps.v1.DaemonSetSpec~, 3 status "
         "@apps.v1.DaemonSetStatus~"
