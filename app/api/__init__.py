@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from flask import Flask
 
+from app.api import (
+    errors,
+    events,
+    health,
+    metrics,
+    openapi,
+    policies,
+    recommendations,
+    scalers,
+    workloads,
+)
+
 
 def init_app(app: Flask) -> None:
-    from app.api import (
-        errors,
-        events,
-        health,
-        metrics,
-        openapi,
-        policies,
-        recommendations,
-        scalers,
-        workloads,
-    )
-
     errors.init_app(app)
     metrics.init_app(app)
     app.register_blueprint(health.bp)

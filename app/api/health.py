@@ -5,7 +5,8 @@ Readiness follows what the pod can still do for the cluster. Its critical job is
 cache is fresh leaves the pod ready but *degraded* (200, naming the dependency): taking every
 replica out of the Service for it would turn "recommendations a little old" into "no webhook at
 all" (with failurePolicy Ignore, pods created unchanged). Without a fresh cache to serve from,
-the same outage makes the pod not ready (503).
+the same outage makes the pod not ready (503). The webhook registers its cache through
+app.probes at app creation; this module does not import it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from flask.typing import ResponseReturnValue
 
 from app.api.errors import error_response
 from app.extensions import db
+from app.probes import cache_states
 from app.store.session import ping
-from app.webhook import EXTENSION
 
 bp = Blueprint("health", __name__)
 
@@ -27,15 +28,6 @@ def healthz() -> ResponseReturnValue:
     return jsonify({"status": "ok"})
 
 
-def _cache_state() -> str:
-    """ "fresh", "cache_empty" or "cache_stale" for the webhook cache of this process."""
-    hook = current_app.extensions.get(EXTENSION)
-    if hook is None:
-        return "cache_empty"
-    _, state = hook.cache.state()
-    return str(state)
-
-
 @bp.get("/readyz")
 def readyz() -> ResponseReturnValue:
     try:
@@ -43,14 +35,17 @@ def readyz() -> ResponseReturnValue:
     except Exception as e:  # any driver error means the database is not usable now
         db.session.rollback()
         problem = f"database not reachable: {type(e).__name__}"
-        cache = _cache_state()
-        if cache != "fresh":
-            return error_response(503, "ServiceUnavailable", f"{problem}; webhook {cache}")
+        # No registered cache (an app without the webhook) is as good as an empty one.
+        caches = cache_states(current_app) or {"webhook": "cache_empty"}
+        unusable = [f"{name} {state}" for name, state in caches.items() if state != "fresh"]
+        if unusable:
+            return error_response(503, "ServiceUnavailable", f"{problem}; {', '.join(unusable)}")
+        served = " and ".join(f"the {name}" for name in caches) + " answers"
         return jsonify(
             {
                 "status": "degraded",
                 "degraded": ["database"],
-                "message": f"{problem}; the webhook answers from its cache, writes fail",
+                "message": f"{problem}; {served} from its cache, writes fail",
             }
         )
     return jsonify({"status": "ready"})

@@ -1,36 +1,25 @@
 """GET /metrics: Prometheus text from the default registry, plus per-route request counts.
 
 The default registry, so every metric another module defines appears here without registering it
-twice: the webhook's (app.webhook.metrics), the jobs' runs and durations (app.jobs.runner), the
-evictions, resizes and scale changes (app.store.audit), the recommendation gauges
-(app.store.recommendations), and the webhook cache's age, computed at scrape time. Under
-gunicorn each worker process counts its own requests; with PROMETHEUS_MULTIPROC_DIR set
-(prometheus_client's multiprocess mode) the workers' files are merged so one scrape sees them
-all, whichever worker leads the jobs.
+twice: the webhook's (app.webhook.metrics, its cache's age computed at scrape time), the jobs'
+runs and durations (app.jobs.runner), the evictions, resizes and scale changes (app.store.audit),
+the recommendation gauges (app.store.recommendations). This module imports neither the webhook
+nor the jobs: app/__init__.py creates them with the app, and what is derived at scrape time is
+registered through app.probes. Under gunicorn each worker process counts its own requests; with
+PROMETHEUS_MULTIPROC_DIR set (prometheus_client's multiprocess mode) the workers' files are
+merged so one scrape sees them all, whichever worker leads the jobs (app.probes.scrape_registry).
 """
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
 
 from flask import Blueprint, Flask, Response, g, request
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    REGISTRY,
-    CollectorRegistry,
-    Counter,
-    Histogram,
-    generate_latest,
-)
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
 
-from app.jobs import runner as _jobs  # noqa: F401  (registers the job metrics before a run)
+from app.probes import scrape_registry
 from app.store import audit as _audit  # noqa: F401  (action counters)
 from app.store import recommendations as _recommendations  # noqa: F401  (gauges)
-from app.webhook.metrics import CACHE_LAST_SUCCESS
 
 bp = Blueprint("metrics", __name__)
 
@@ -53,49 +42,9 @@ AUTH_FAILURES = Counter(
 )
 
 
-LAST_LOAD = "rightsizer_webhook_cache_last_success_timestamp_seconds"
-
-
-class CacheAge(Collector):
-    """rightsizer_webhook_cache_age_seconds: seconds since the newest successful load of the
-    webhook cache (over all workers in multiprocess mode); no sample before the first load."""
-
-    def __init__(self, source: Collector) -> None:
-        self.source = source
-
-    def collect(self) -> Iterator[Metric]:
-        loads = [
-            s.value
-            for family in self.source.collect()
-            for s in family.samples
-            if s.name == LAST_LOAD
-        ]
-        family = GaugeMetricFamily(
-            "rightsizer_webhook_cache_age_seconds",
-            "Seconds since the webhook cache last loaded policies and recommendations.",
-        )
-        if loads and max(loads) > 0:
-            family.add_metric([], max(0.0, time.time() - max(loads)))
-        yield family
-
-
-REGISTRY.register(CacheAge(CACHE_LAST_SUCCESS))
-
-
-def _registry() -> CollectorRegistry:
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
-        registry = CollectorRegistry()
-        merged = multiprocess.MultiProcessCollector(registry)
-        registry.register(CacheAge(merged))
-        return registry
-    return REGISTRY
-
-
 @bp.get("/metrics")
 def metrics() -> Response:
-    return Response(generate_latest(_registry()), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(scrape_registry()), mimetype=CONTENT_TYPE_LATEST)
 
 
 def init_app(app: Flask) -> None:

@@ -1,12 +1,20 @@
 """Prometheus metrics of the admission webhook (exposed by the /metrics endpoint of app.api).
 
 Gauges carry `multiprocess_mode` so they aggregate sensibly under gunicorn's several workers
-when prometheus_client runs in multiprocess mode.
+when prometheus_client runs in multiprocess mode. The cache's age is computed at scrape time from
+its last load time (`CacheAge`, registered through app.probes, which app.api serves).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from app.probes import derived_metric
 
 REVIEWS = Counter(
     "rightsizer_webhook_reviews_total",
@@ -65,3 +73,32 @@ for _reason in FAILURE_REASONS:
 for _result in ("ok", "failed"):
     CACHE_REFRESHES.labels(_result)
     AUDIT_FLUSHES.labels(_result)
+
+
+LAST_LOAD = "rightsizer_webhook_cache_last_success_timestamp_seconds"
+
+
+class CacheAge(Collector):
+    """rightsizer_webhook_cache_age_seconds: seconds since the newest successful load of the
+    webhook cache (over all workers in multiprocess mode); no sample before the first load."""
+
+    def __init__(self, source: Collector) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        loads = [
+            s.value
+            for family in self.source.collect()
+            for s in family.samples
+            if s.name == LAST_LOAD
+        ]
+        family = GaugeMetricFamily(
+            "rightsizer_webhook_cache_age_seconds",
+            "Seconds since the webhook cache last loaded policies and recommendations.",
+        )
+        if loads and max(loads) > 0:
+            family.add_metric([], max(0.0, time.time() - max(loads)))
+        yield family
+
+
+derived_metric(CacheAge, CACHE_LAST_SUCCESS)
