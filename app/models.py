@@ -34,7 +34,7 @@ class Timestamps:
 
 
 class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
-    """The database twin of a VerticalPodAutoscaler object (fields in DESIGN.md)."""
+    """The database twin of a VerticalPodAutoscaler object (fields in docs/policies.md)."""
 
     __tablename__ = "policies"
     __table_args__ = (UniqueConstraint("namespace", "name"),)

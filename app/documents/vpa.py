@@ -1,6 +1,6 @@
 """VerticalPodAutoscaler objects -> rightsizer policy documents (for `rightsizer policy import`).
 
-The fields map one to one (DESIGN.md: a policy is the database twin of a VPA object); what a
+The fields map one to one (a policy is the database twin of a VPA object, docs/policies.md); what a
 policy cannot express is reported, not silently dropped.
 """
 

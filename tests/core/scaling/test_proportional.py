@@ -1,6 +1,6 @@
 """cluster-proportional-autoscaler 1.10 formulas, params parsing and cluster status from nodes.
 
-Expected values are worked out by hand from the formulas in DESIGN.md and the module docstring.
+Expected values are worked out by hand from the formulas in app/core/scaling/proportional.py.
 """
 
 from __future__ import annotations
