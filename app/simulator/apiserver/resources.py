@@ -68,6 +68,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), subresources=("scale",)
     ),
     ResourceType("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",)),
+    ResourceType("apps", "v1", "controllerrevisions", "ControllerRevision", True, has_status=False),
     ResourceType("batch", "v1", "jobs", "Job", True),  # stored only: no Job controller
     ResourceType("batch", "v1", "cronjobs", "CronJob", True, ("cj",)),
     ResourceType(
@@ -111,6 +112,7 @@ DEPLOYMENT = _BY_KIND["Deployment"]
 REPLICASET = _BY_KIND["ReplicaSet"]
 STATEFULSET = _BY_KIND["StatefulSet"]
 DAEMONSET = _BY_KIND["DaemonSet"]
+CONTROLLERREVISION = _BY_KIND["ControllerRevision"]
 PDB = _BY_KIND["PodDisruptionBudget"]
 WEBHOOKS = _BY_KIND["MutatingWebhookConfiguration"]
 LIMITRANGE = _BY_KIND["LimitRange"]

@@ -30,12 +30,14 @@ from app.simulator.apiserver.resources import (
     ResourceType,
 )
 from app.simulator.apiserver.store import Entry, Store, WatchEvent
+from app.simulator.control.daemonsets import DaemonSetController
 from app.simulator.control.deployments import DeploymentController
 from app.simulator.control.events import Source
 from app.simulator.control.garbagecollector import GarbageCollector, work_for
-from app.simulator.control.objects import pod_from_template, template_hash
+from app.simulator.control.objects import pod_from_template
 from app.simulator.control.recorder import EventRecorder
 from app.simulator.control.replicasets import replicaset_status
+from app.simulator.control.statefulsets import StatefulSetController
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,9 @@ class Controllers:
         self._stopped = False
         self.deployments = DeploymentController(self.store, cluster.now, self._record_event)
         self.gc = GarbageCollector(self.store, cluster.now_str)
+        pods = _PodControl(self)
+        self.statefulsets = StatefulSetController(self.store, cluster.now, cluster.now_str, pods)
+        self.daemonsets = DaemonSetController(self.store, cluster.now, cluster.now_str, pods)
         self.store.add_listener(self._on_event)
         self._thread = threading.Thread(target=self._run, name="sim-controllers", daemon=True)
         self._thread.start()
@@ -197,9 +202,11 @@ class Controllers:
         elif kind == "ReplicaSet":
             self._replicaset(key[1], key[2])
         elif kind == "StatefulSet":
-            self._statefulset(key[1], key[2])
+            if self.statefulsets.sync(key[1], key[2]):
+                self._later(key)
         elif kind == "DaemonSet":
-            self._daemonset(key[1], key[2])
+            if self.daemonsets.sync(key[1], key[2]):
+                self._later(key)
         elif kind == "pdb":
             self._pdbs(key[1])
         elif kind.startswith("gc-"):
@@ -337,120 +344,6 @@ class Controllers:
                 self._delete_pod(pod, rs)
         return None
 
-    def _statefulset(self, ns: str, name: str) -> None:
-        entry = self.store.get(STATEFULSET, ns, name)
-        if entry is None:
-            return
-        sts = entry.obj
-        want = sts["spec"].get("replicas", 1)
-        revision = f"{name}-{template_hash(sts['spec']['template'])}"
-        pods = {p["metadata"]["name"]: p for p in self._owned_pods(sts["metadata"]["uid"])}
-        for i in range(want):
-            pod_name = f"{name}-{i}"
-            if pod_name not in pods and self.store.get(POD, ns, pod_name) is None:
-                pod = pod_from_template(
-                    sts["spec"]["template"],
-                    ns,
-                    sts,
-                    name=pod_name,
-                    extra_labels={
-                        "statefulset.kubernetes.io/pod-name": pod_name,
-                        "apps.kubernetes.io/pod-index": str(i),
-                        "controller-revision-hash": revision,
-                    },
-                )
-                pod["spec"].setdefault("hostname", pod_name)
-                pod["spec"].setdefault("subdomain", sts["spec"].get("serviceName", name))
-                if self._create_pod(sts, pod, "statefulset-controller") is not None:
-                    break
-        for pod_name, pod in pods.items():
-            index = pod_name.rsplit("-", 1)[-1]
-            if not index.isdigit() or int(index) >= want:
-                self._delete_pod(pod, sts)
-        pods_now = self._owned_pods(sts["metadata"]["uid"])
-        ready = sum(1 for p in pods_now if podutil.is_ready(p))
-        status = {
-            "observedGeneration": sts["metadata"].get("generation", 1),
-            "replicas": len(pods_now),
-            "readyReplicas": ready,
-            "availableReplicas": ready,
-            "currentReplicas": len(pods_now),
-            "updatedReplicas": len(pods_now),
-            "currentRevision": revision,
-            "updateRevision": revision,
-            "collisionCount": 0,
-        }
-        self._set_status(STATEFULSET, ns, name, status)
-
-    def _daemonset(self, ns: str, name: str) -> None:
-        entry = self.store.get(DAEMONSET, ns, name)
-        if entry is None:
-            return
-        ds = entry.obj
-        template = ds["spec"]["template"]
-        selector = template.get("spec", {}).get("nodeSelector") or {}
-        tolerations = [
-            *(template.get("spec", {}).get("tolerations") or []),
-            # The DaemonSet controller adds these, so daemons run on cordoned nodes.
-            {
-                "key": "node.kubernetes.io/unschedulable",
-                "operator": "Exists",
-                "effect": "NoSchedule",
-            },
-        ]
-        wanted: set[str] = set()
-        for _, node_entry in self.store.scan(NODE)[0]:
-            node_obj = node_entry.obj
-            labels = node_obj["metadata"].get("labels") or {}
-            if any(labels.get(k) != v for k, v in selector.items()):
-                continue
-            if any(
-                t.get("effect") in ("NoSchedule", "NoExecute")
-                and not podutil.tolerates(tolerations, t)
-                for t in node_obj["spec"].get("taints") or []
-            ):
-                continue
-            wanted.add(node_obj["metadata"]["name"])
-        pods = self._owned_pods(ds["metadata"]["uid"])
-        have: dict[str, dict[str, Any]] = {}
-        for pod in pods:
-            node = pod["spec"].get("nodeName", "")
-            if node not in wanted or node in have:
-                self._delete_pod(pod, ds)
-            else:
-                have[node] = pod
-        revision = template_hash(template)
-        for node in sorted(wanted - set(have)):
-            pod = pod_from_template(
-                template,
-                ns,
-                ds,
-                node_name=node,
-                extra_labels={
-                    "controller-revision-hash": revision,
-                    "pod-template-generation": str(ds["metadata"].get("generation", 1)),
-                },
-            )
-            pod["spec"]["tolerations"] = tolerations
-            if self._create_pod(ds, pod, "daemon-set-controller") is not None:
-                break
-        pods = self._owned_pods(ds["metadata"]["uid"])
-        ready = sum(1 for p in pods if podutil.is_ready(p))
-        status = {
-            "currentNumberScheduled": len(pods),
-            "desiredNumberScheduled": len(wanted),
-            "numberMisscheduled": 0,
-            "numberReady": ready,
-            "numberAvailable": ready,
-            "updatedNumberScheduled": len(pods),
-            "observedGeneration": ds["metadata"].get("generation", 1),
-        }
-        if len(pods) - ready:
-            status["numberUnavailable"] = len(pods) - ready
-        if not ready:
-            del status["numberAvailable"]
-        self._set_status(DAEMONSET, ns, name, status)
-
     # --- disruption budgets, garbage collection -------------------------------------------
 
     def _pdbs(self, ns: str) -> None:
@@ -519,3 +412,17 @@ def pdb_status(cluster: ClusterOps, pdb: dict[str, Any]) -> dict[str, Any]:
         "observedGeneration": pdb["metadata"].get("generation", 1),
         "conditions": [cond],
     }
+
+
+class _PodControl:
+    """The controllers' pod control (admission on create, Events on both) for the StatefulSet
+    and DaemonSet controllers."""
+
+    def __init__(self, controllers: Controllers) -> None:
+        self._controllers = controllers
+
+    def create(self, owner: dict[str, Any], pod: dict[str, Any], controller: str) -> str | None:
+        return self._controllers._create_pod(owner, pod, controller)
+
+    def delete(self, pod: dict[str, Any], owner: dict[str, Any]) -> None:
+        self._controllers._delete_pod(pod, owner)
