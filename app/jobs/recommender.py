@@ -23,6 +23,7 @@ from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
+from app.core.recommend.settings import RecommenderSettings
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.store.checkpoints import load_checkpoints
@@ -45,6 +46,7 @@ class RecommenderOptions:
     idle_after: float = 8 * 86400.0  # drop aggregates without a sample for this long
     gc_grace: float = 600.0  # delete rows of a vanished workload after this long
     batch_size: int = 500
+    model: RecommenderSettings = field(default_factory=RecommenderSettings)
 
 
 @dataclass
@@ -77,7 +79,7 @@ class RecommenderJob:
         """Starts over from the checkpoints at the next run. Called at the start of every
         leadership term: while another process led, it wrote newer checkpoints than the model
         this process kept in memory, and saving that stale model would overwrite them."""
-        self.model = UsageModel(self.app.config["RECOMMENDER_SETTINGS"], self.options.idle_after)
+        self.model = UsageModel(self.options.model, self.options.idle_after)
         self.restored = False
         self.restarts_seen: dict[tuple[str, str, str], int] = {}
         self.missing_since: dict[WorkloadKey, float] = {}

@@ -13,11 +13,9 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from flask import Flask
 
-from app.core.sizing.priority import UpdaterSettings
 from app.jobs.history import PrometheusHistory
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.jobs.runner import Job, JobRunner
@@ -30,6 +28,7 @@ from app.kube.leader import LeaderElector
 from app.kube.limitranges import LimitRangeCache
 from app.kube.scale import ScaleClient
 from app.kube.webhook_probe import webhook_serving
+from app.settings import Settings, settings_of
 
 log = logging.getLogger(__name__)
 
@@ -52,55 +51,55 @@ def identity() -> str:
     return f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
 
 
-def updater_options(cfg: Any) -> UpdaterOptions:
+def updater_options(settings: Settings) -> UpdaterOptions:
+    updater = settings.updater
     return UpdaterOptions(
-        interval=cfg["UPDATER_INTERVAL"],
-        settings=UpdaterSettings(
-            min_lifetime_seconds=cfg["UPDATER_MIN_LIFETIME_SECONDS"],
-            min_change=cfg["UPDATER_MIN_CHANGE"],
-            quick_oom_seconds=cfg["UPDATER_QUICK_OOM_SECONDS"],
-            eviction_tolerance=cfg["EVICTION_TOLERANCE"],
-            default_min_replicas=cfg["UPDATER_MIN_REPLICAS"],
-        ),
-        min_history_seconds=cfg["UPDATER_MIN_HISTORY_SECONDS"],
-        evictions_per_second=cfg["EVICTIONS_PER_SECOND"],
-        eviction_burst=cfg["EVICTION_BURST"],
-        dry_run=cfg["UPDATER_DRY_RUN"],
-        excluded_namespaces=cfg["EXCLUDED_NAMESPACES"] | {cfg["NAMESPACE"]},
+        interval=updater.interval,
+        settings=updater.sizing,
+        min_history_seconds=updater.min_history_seconds,
+        evictions_per_second=updater.evictions_per_second,
+        eviction_burst=updater.eviction_burst,
+        dry_run=updater.dry_run,
+        excluded_namespaces=settings.cluster.left_alone,
         # Every webhook process reloads policies on this period: until then a pod evicted under a
         # new or changed policy would come back without it and be disrupted twice.
-        policy_settle_seconds=2 * cfg["WEBHOOK_CACHE_REFRESH_SECONDS"],
+        policy_settle_seconds=2 * settings.webhook.cache_refresh_seconds,
+    )
+
+
+def recommender_options(settings: Settings) -> RecommenderOptions:
+    recommender = settings.recommender
+    return RecommenderOptions(
+        interval=recommender.interval,
+        excluded_namespaces=settings.cluster.left_alone,
+        idle_after=recommender.idle_after_seconds,
+        gc_grace=recommender.gc_grace_seconds,
+        batch_size=recommender.checkpoint_batch_size,
+        model=recommender.model,
     )
 
 
 def build_jobs(app: Flask) -> Jobs:
-    cfg = app.config
-    api = api_client(cfg["KUBECONFIG"] or None)
+    settings = settings_of(app)
+    api = api_client(settings.cluster.kubeconfig or None)
     cluster = ClusterView(api)
     history = None
-    if cfg["PROMETHEUS_URL"]:
-        history = PrometheusHistory(
-            cfg["PROMETHEUS_URL"], cfg["PROMETHEUS_STEP"], cfg["PROMETHEUS_HISTORY_SECONDS"]
-        )
-    options = RecommenderOptions(
-        interval=cfg["RECOMMENDER_INTERVAL"],
-        excluded_namespaces=cfg["EXCLUDED_NAMESPACES"] | {cfg["NAMESPACE"]},
-        idle_after=cfg["IDLE_AFTER_SECONDS"],
-        gc_grace=cfg["GC_GRACE_SECONDS"],
-        batch_size=cfg["CHECKPOINT_BATCH_SIZE"],
-    )
+    prometheus = settings.prometheus
+    if prometheus.url:
+        history = PrometheusHistory(prometheus.url, prometheus.step, prometheus.history_seconds)
+    webhook = settings.webhook
     elector_box: list[LeaderElector] = []
     limit_ranges = LimitRangeCache(api)  # the updater sizes pods as the webhook does
-    recommender = RecommenderJob(app, cluster, options, history)
+    recommender = RecommenderJob(app, cluster, recommender_options(settings), history)
     jobs: list[Job] = [
         recommender,
-        ScalerJob(app, cluster, ScaleClient(api), cfg["SCALER_INTERVAL"]),
+        ScalerJob(app, cluster, ScaleClient(api), settings.scaler.interval),
         UpdaterJob(
             app,
             cluster,
-            PodActions(api, dry_run=cfg["UPDATER_DRY_RUN"]),
-            updater_options(cfg),
-            lambda: webhook_serving(api, cfg["WEBHOOK_CONFIG_NAME"], cfg["WEBHOOK_PROBE_ADDRESS"]),
+            PodActions(api, dry_run=settings.updater.dry_run),
+            updater_options(settings),
+            lambda: webhook_serving(api, webhook.config_name, webhook.probe_address),
             limit_ranges=limit_ranges,
         ),
     ]
@@ -115,16 +114,17 @@ def build_jobs(app: Flask) -> Jobs:
     def stopped() -> None:
         runner.stop()
 
+    lease = settings.lease
     elector = LeaderElector(
         api,
-        cfg["LEASE_NAME"],
-        cfg["LEASE_NAMESPACE"] or cfg["NAMESPACE"],
+        lease.name,
+        lease.namespace or settings.cluster.namespace,
         identity(),
         started,
         stopped,
-        lease_duration=cfg["LEASE_DURATION"],
-        renew_deadline=cfg["LEASE_RENEW_DEADLINE"],
-        retry_period=cfg["LEASE_RETRY_PERIOD"],
+        lease_duration=lease.duration,
+        renew_deadline=lease.renew_deadline,
+        retry_period=lease.retry_period,
     )
     elector_box.append(elector)
     return Jobs(elector, runner, cluster, limit_ranges)
