@@ -32,17 +32,9 @@ MI = 1024 * 1024
 NOW = 1_000_000.0
 
 
-def pod(
-    name: str = "web-1",
-    cpu: str = "100m",
-    memory: str = "100Mi",
-    limits: dict[str, str] | None = None,
-    node: str = "n1",
-    phase: str = "Running",
-    started: str = "1970-01-01T00:00:00+00:00",
-    **extra: Any,
-) -> PodView:
-    return PodView.parse(pod_json(name, cpu, memory, limits, node, phase, started, **extra))
+def pod(name: str = "web-1", **fields: Any) -> PodView:
+    """`pod_json`, read as the pod cache reads it."""
+    return PodView.parse(pod_json(name, **fields))
 
 
 def pod_json(
