@@ -1,8 +1,9 @@
 """Reading Kubernetes JSON defensively, no I/O: a field of the wrong type counts as absent.
 
 The API server never sends a malformed object, but pods reach the webhook as raw JSON and tests
-build objects by hand; a view (app.core.pods, app.core.nodes) reads fields through these so a
-wrong type is "not set", never an AttributeError halfway through a run.
+build objects by hand; whatever in app.core reads Kubernetes JSON (the pod and node views, owner
+references, scheduling constraints, the proportional scaler's node counts) reads it through these,
+so a wrong type is "not set", never an AttributeError halfway through a run.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.quantity import ceil_scaled, parse_quantity
+from app.core.wire import section
 
 MODES = ("linear", "ladder")
 INT32_MAX = 2**31 - 1  # Kubernetes replica counts are int32
@@ -408,16 +409,11 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
 def is_schedulable(node: Mapping[str, Any]) -> bool:
     """Not cordoned (spec.unschedulable) and Ready=True: a node that takes new pods."""
-    if _section(node, "spec").get("unschedulable") is True:
+    if section(node, "spec").get("unschedulable") is True:
         return False
-    conditions = _section(node, "status").get("conditions") or []
+    conditions = section(node, "status").get("conditions") or []
     return any(
         isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
         for c in conditions
@@ -427,10 +423,10 @@ def is_schedulable(node: Mapping[str, Any]) -> bool:
 def _allocatable_nanocores(node: Mapping[str, Any]) -> int:
     """Allocatable CPU in nanocores; summed exactly per cluster and only then rounded up to
     whole cores, as CPA does (3 x 3920m is 12 cores, not 3 x 4). Absent means 0, as in CPA."""
-    cpu = _section(_section(node, "status"), "allocatable").get("cpu")
+    cpu = section(section(node, "status"), "allocatable").get("cpu")
     if cpu is None:
         return 0
-    name = _section(node, "metadata").get("name", "?")
+    name = section(node, "metadata").get("name", "?")
     try:
         value = parse_quantity(cpu)
     except ValueError as e:
@@ -479,7 +475,7 @@ def _requirement(key: str, op: str, value: Any) -> Requirement:
 
 
 def _selected(node: Mapping[str, Any], requirements: tuple[Requirement, ...]) -> bool:
-    labels = _section(node, "metadata").get("labels") or {}
+    labels = section(node, "metadata").get("labels") or {}
     return all(_holds(labels, r) for r in requirements)
 
 
@@ -517,7 +513,7 @@ def parse_taint(spec: str | Mapping[str, Any]) -> Taint:
 def _tainted(node: Mapping[str, Any], skip: tuple[Taint, ...]) -> bool:
     if not skip:
         return False
-    taints = _section(node, "spec").get("taints") or []
+    taints = section(node, "spec").get("taints") or []
     return any(
         isinstance(t, Mapping) and _taint_matches(t, wanted) for t in taints for wanted in skip
     )

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.core.wire import section
+
 # Taint effects that keep a pod off a node; PreferNoSchedule only discourages the scheduler.
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -40,8 +42,8 @@ class Placement:
         tolerations = tuple(t for t in spec.get("tolerations") or () if isinstance(t, Mapping))
         selector = spec.get("nodeSelector") or {}
         pairs = selector.items() if isinstance(selector, Mapping) else ()
-        required = _section(
-            _section(_section(spec, "affinity"), "nodeAffinity"),
+        required = section(
+            section(section(spec, "affinity"), "nodeAffinity"),
             "requiredDuringSchedulingIgnoredDuringExecution",
         )
         terms = None
@@ -49,11 +51,6 @@ class Placement:
             raw = required.get("nodeSelectorTerms")
             terms = tuple(t for t in raw if isinstance(t, Mapping)) if isinstance(raw, list) else ()
         return cls(tolerations, tuple(sorted((str(k), str(v)) for k, v in pairs)), terms)
-
-
-def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
 
 
 def _requirement_holds(req: Any, values_of: Mapping[str, str], numeric: bool) -> bool:
