@@ -14,6 +14,7 @@ from flask import Flask, current_app
 
 from app.core.recommend.settings import RecommenderSettings
 from app.core.sizing.priority import UpdaterSettings
+from app.kube.webhook_config import ALWAYS_EXCLUDED
 
 EXTENSION = "rightsizer.settings"
 
@@ -28,6 +29,13 @@ class ClusterSettings:
     def left_alone(self) -> frozenset[str]:
         """Namespaces the jobs never act on: the excluded ones and rightsizer's own."""
         return self.excluded_namespaces | {self.namespace}
+
+    @property
+    def never_sized(self) -> frozenset[str]:
+        """Namespaces the webhook configuration's namespaceSelector keeps out (kube-system too):
+        their pods come back from an eviction exactly as written, so the updater leaves them
+        alone as well."""
+        return frozenset({*ALWAYS_EXCLUDED, *self.left_alone})
 
 
 @dataclass(frozen=True)

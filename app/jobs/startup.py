@@ -60,7 +60,7 @@ def updater_options(settings: Settings) -> UpdaterOptions:
         evictions_per_second=updater.evictions_per_second,
         eviction_burst=updater.eviction_burst,
         dry_run=updater.dry_run,
-        excluded_namespaces=settings.cluster.left_alone,
+        excluded_namespaces=settings.cluster.never_sized,
         # Every webhook process reloads policies on this period: until then a pod evicted under a
         # new or changed policy would come back without it and be disrupted twice.
         policy_settle_seconds=2 * settings.webhook.cache_refresh_seconds,

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 
-from app.kube.webhook_config import ALWAYS_EXCLUDED
 from app.probes import serve_from_cache
-from app.settings import ClusterSettings, settings_of
+from app.settings import settings_of
 from app.store import audit as audit_trail
 from app.store.policies import InvalidPolicyLog
 from app.store.session import own_session
@@ -54,11 +53,6 @@ def mutate() -> ResponseReturnValue:
         return _json(status, doc)
 
 
-def excluded_namespaces(cluster: ClusterSettings) -> frozenset[str]:
-    """Namespaces never sized: the ones the webhook configuration's namespaceSelector leaves out."""
-    return frozenset({*ALWAYS_EXCLUDED, *cluster.left_alone})
-
-
 def init_app(app: Flask) -> None:
     settings = settings_of(app)
     config = settings.webhook
@@ -93,7 +87,7 @@ def init_app(app: Flask) -> None:
         autostart=not app.testing,
         sources=sources,
         mutations=mutations,
-        excluded_namespaces=excluded_namespaces(settings.cluster),
+        excluded_namespaces=settings.cluster.never_sized,
     )
     app.extensions[EXTENSION] = hook
     # /readyz (app.api.health) keeps a pod ready through a database outage while this is fresh.

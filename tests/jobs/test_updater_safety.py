@@ -13,12 +13,16 @@ import pytest
 from flask import Flask
 from kubernetes import client
 
+from app import create_app
 from app.core.sizing.priority import UpdaterSettings
 from app.extensions import db
+from app.jobs.startup import updater_options
 from app.kube.cluster import ClusterView
 from app.models import Recommendation
+from app.settings import settings_of
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from app.webhook import webhook_of
 from tests.support.updater_runs import (
     GI,
     LEADER,
@@ -302,3 +306,14 @@ def test_an_init_container_without_resources_makes_the_pod_burstable(
     assert uids(api, "web") == before
     assert [r.action for r in audit(app)] == ["resize"]
     assert UpdaterSettings().eviction_tolerance == 0.5
+
+
+def test_the_updater_leaves_alone_every_namespace_the_webhook_never_sizes() -> None:
+    """kube-system is outside the webhook configuration's namespaceSelector: a pod evicted there
+    comes back exactly as written, so evicting it would only disrupt it."""
+    app = create_app(
+        {"TESTING": True, "SQLALCHEMY_DATABASE_URI": "sqlite://", "EXCLUDED_NAMESPACES": "batch"}
+    )
+    excluded = updater_options(settings_of(app)).excluded_namespaces
+    assert {"kube-system", "batch", "rightsizer"} <= excluded
+    assert excluded == webhook_of(app).excluded_namespaces
