@@ -12,6 +12,7 @@
   options: seed, nodes/pods, ...), `sim_namespaces` (namespaces created before the test) or
   `sim_warmup` (seconds of simulated time to advance and settle before the test). Overrides used
   with `module_sim` must be module-scoped.
+- `module_kubectl`: the real kubectl bound to `module_sim` (tests.support.kubectl.Kubectl).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from app.extensions import db
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.support.databases import postgres_schema_url
+from tests.support.kubectl import Kubectl
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -139,3 +141,8 @@ def module_sim(
     sim_warmup: float,
 ) -> Iterator[Simulator]:
     yield from _started(scenario, sim_options, sim_namespaces, sim_warmup)
+
+
+@pytest.fixture(scope="module")
+def module_kubectl(module_sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    return Kubectl(module_sim, tmp_path_factory.mktemp("kubectl-cache"))
