@@ -8,8 +8,8 @@
   PodDisruptionBudgets apply. With the pod's uid as a precondition, only that pod is evicted: one
   that took its name since (a StatefulSet's replacement) is left alone (409 Precondition failed).
 
-Values are whole millicores (`"250m"`) and whole bytes (`"262144000"`), as the webhook's patch
-writes them (app.core.resources), so a resized pod holds exactly what a recreated one would.
+Amounts are written as the webhook's patch writes them (app.core.resources.format_cpu and
+format_memory), so a resized pod holds exactly what a recreated one would.
 """
 
 from __future__ import annotations
