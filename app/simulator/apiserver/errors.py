@@ -49,6 +49,8 @@ class ApiError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
+        if not self.reason:  # StatusReasonUnknown, "" (a plain error of the server): omitted
+            del body["reason"]
         if self.details:
             body["details"] = self.details
         return body

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.simulator.apiserver.kindmeta import Lookup
-from app.simulator.apiserver.schema import PatchMeta
+from app.simulator.apiserver.schema import Definitions, PatchMeta
 
 Element = tuple[str, str]
 FieldPath = tuple[Element, ...]
@@ -291,3 +291,40 @@ def _decode(node: Any, path: FieldPath, out: FieldSet) -> None:
         if not sep or kind not in ("f", "k", "v", "i"):
             raise ValueError(f"unexpected FieldsV1 key {key!r}")
         _decode(child, (*path, (kind, text)), out)
+
+
+# --- the applied configuration against the schema -----------------------------------------------
+
+
+def undeclared(defs: Definitions, root: str, value: Any, lookup: Lookup) -> list[str]:
+    """The fields of `value` its kind's schema does not declare, as structured-merge-diff's
+    typed conversion reports them (`.spec.replica: field not declared in schema`); objects of
+    any shape (no properties, no additionalProperties) take anything."""
+    out: list[str] = []
+    _undeclared(defs, defs.resolve(defs.get(root)), value, (), lookup, out)
+    return out
+
+
+def _undeclared(
+    defs: Definitions, schema: Any, value: Any, path: FieldPath, lookup: Lookup, out: list[str]
+) -> None:
+    if isinstance(value, list):
+        element = defs.items(schema)
+        if element is None:
+            return
+        meta = lookup(names(path))
+        keyed = list_type(meta) != "atomic"
+        for i, item in enumerate(value):
+            pe = item_element(meta, item) if keyed else ("i", str(i))
+            _undeclared(defs, element, item, (*path, pe), lookup, out)
+        return
+    if not isinstance(value, dict):
+        return
+    if schema.get("properties") is None and schema.get("additionalProperties") is None:
+        return
+    for key, child in value.items():
+        child_schema = defs.child(schema, key)
+        if child_schema is None:
+            out.append(f"{path_string((*path, ('f', key)))}: field not declared in schema")
+            continue
+        _undeclared(defs, defs.resolve(child_schema), child, (*path, ("f", key)), lookup, out)

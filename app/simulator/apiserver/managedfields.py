@@ -178,10 +178,17 @@ def _without_managed(obj: dict[str, Any]) -> dict[str, Any]:
 def skeleton(obj: dict[str, Any]) -> dict[str, Any]:
     """What a create is compared with: the parts of an empty object of the kind that are there
     even when empty (see the module docstring)."""
-    out: dict[str, Any] = {"metadata": {}, "spec": {}, "status": {}}
+    kind = obj.get("kind")
     spec = obj.get("spec")
+    out: dict[str, Any] = {"metadata": {}, "spec": {}, "status": {}}
+    if kind == "Pod":
+        out["spec"]["containers"] = []
     if isinstance(spec, dict) and isinstance(spec.get("template"), dict):
-        out["spec"]["template"] = {"metadata": {}, "spec": {}}
+        out["spec"]["template"] = {"metadata": {}, "spec": {"containers": []}}
+    if kind == "Deployment":
+        out["spec"]["strategy"] = {}
+    elif kind in ("StatefulSet", "DaemonSet"):
+        out["spec"]["updateStrategy"] = {}
     return out
 
 

@@ -29,7 +29,7 @@ from app.simulator.apiserver.resources import (
 from app.simulator.apiserver.store import Entry, dumps
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster, generic_create
-from app.simulator.endpoints import bodies, prometheus, subresources, tables
+from app.simulator.endpoints import apply, bodies, prometheus, subresources, tables
 from app.simulator.endpoints.messages import Request, Response, json_response, status_response
 from app.simulator.endpoints.metrics import MetricsServer
 from app.simulator.endpoints.openapi import OpenApiV3
@@ -162,6 +162,9 @@ class Api:
         if verb == "get":
             return Response(200, self.store.require(rt, ns, name).raw)
         if verb in ("update", "patch"):
+            apply.check_options(req)
+            if apply.is_apply(req) and sub is None and self.store.get(rt, ns, name) is None:
+                return apply.create(self, rt, ns, name, req)  # server-side apply creates
             return self._update(rt, ns, name, sub, req)
         if verb == "delete" and sub is None:
             return self._delete(rt, ns, name, req)
@@ -318,6 +321,8 @@ class Api:
                 "the namespace of the provided object does not match the "
                 "namespace sent on the request"
             )
+        apply.check_options(req)
+        apply.record_create(self, rt, req, obj)  # metadata.managedFields: the creator's
         dry_run = req.query.get("dryRun") == "All"
         if rt is POD:
             created = self.cluster.create_pod(namespace, obj, dry_run=dry_run)
@@ -346,8 +351,11 @@ class Api:
                     )
                 expected = meta.get("resourceVersion") or None
             else:
-                ctype = req.headers.get("content-type", "")
-                new = patches.apply_patch(ctype, old.copy(), req.body, self.version.minor)
+                if apply.is_apply(req):  # server-side apply, with field ownership
+                    new = apply.applied(self, rt, ns, name, sub, req, old.copy())
+                else:
+                    ctype = req.headers.get("content-type", "")
+                    new = patches.apply_patch(ctype, old.copy(), req.body, self.version.minor)
                 new, warned = bodies.patched_object(req, rt, self.version, new)
                 if not isinstance(new.get("metadata"), dict):
                     raise ApiError(422, "metadata must be an object")
@@ -367,6 +375,7 @@ class Api:
                     new["status"] = old.obj.get("status", {})
             deletion.prepare_update(rt, old.obj, new)
             kinds.prepare_update(rt, old.obj, new)
+            apply.record_update(self, rt, req, sub, old.obj, new)  # the writer's managedFields
             if req.query.get("dryRun") == "All":
                 resp = json_response(200, new)
                 resp.headers.update(warning_header(warned))

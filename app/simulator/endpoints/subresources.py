@@ -10,7 +10,7 @@ from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, in
 from app.simulator.apiserver.resources import PDB, POD, ResourceType
 from app.simulator.apiserver.store import dumps
 from app.simulator.control.controllers import pdb_status
-from app.simulator.endpoints import logs, resize
+from app.simulator.endpoints import apply, logs, resize
 from app.simulator.endpoints.messages import ApiContext, Request, Response, json_response
 
 
@@ -97,6 +97,7 @@ def _scale(api: ApiContext, rt: ResourceType, ns: str, name: str, req: Request) 
         if obj["spec"].get("replicas") != replicas:
             obj["spec"]["replicas"] = replicas
             obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
+            apply.record_update(api, rt, req, "scale", latest.obj, obj)  # its managedFields
             latest = api.store.replace(rt, obj)
     return Response(200, dumps(_scale_of(rt, latest.obj)))
 
