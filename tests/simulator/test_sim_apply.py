@@ -257,3 +257,25 @@ def test_kubectl_apply_a_pod_then_apply_it_server_side(
     live = core.read_namespaced_pod("p", NS)
     assert live.spec.containers[0].image == "nginx:1.29"
     assert live.spec.dns_policy == "ClusterFirst"
+
+
+def test_creates_record_their_manager_defaults_included(
+    sim: Simulator, core: client.CoreV1Api, apps: client.AppsV1Api
+) -> None:
+    """Without fieldManager the manager is the User-Agent's product; the creator owns the fields
+    defaulted at decoding too."""
+    made = core.create_namespaced_config_map(
+        NS, {"metadata": {"generateName": "cm-"}, "data": {"a": "1"}}
+    )
+    (entry,) = made.metadata.managed_fields
+    assert (entry.manager, entry.operation) == ("OpenAPI-Generator", "Update")
+    assert entry.fields_v1 == {
+        "f:data": {".": {}, "f:a": {}},
+        "f:metadata": {"f:generateName": {}},  # as in kube: not among the stripped fields
+    }
+    dep = apps.create_namespaced_deployment(NS, manifest(), field_manager="maker")
+    (entry,) = dep.metadata.managed_fields
+    assert entry.manager == "maker"
+    spec = entry.fields_v1["f:spec"]
+    assert {"f:replicas", "f:revisionHistoryLimit", "f:strategy"} <= set(spec)
+    assert "f:imagePullPolicy" in spec["f:template"]["f:spec"]["f:containers"]['k:{"name":"web"}']

@@ -125,7 +125,9 @@ def record_create(api: ApiContext, rt: ResourceType, req: Request, obj: dict[str
             kinds.default_pod(probe)
             podutil.default_resource_requests(probe)
         else:
-            probe.setdefault("metadata", {})
+            meta = probe.setdefault("metadata", {})
+            if not meta.get("name") and meta.get("generateName"):
+                meta["name"] = meta["generateName"] + "x"  # the name is not a managed field
             kinds.prepare_create(rt, probe)
     except ApiError:
         return  # the create itself answers the error
