@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from app.simulator.simulator import Simulator
+from tests.support.processes import wait_for
 
 
 def kubectl_binary() -> str:
@@ -75,6 +76,22 @@ class Kubectl:
     def out(self, *args: str) -> str:
         """stdout of a command that must succeed."""
         return self(*args).stdout
+
+    def watching(self, resource: str, *args: str) -> Background:
+        """Start a command that watches `resource` (`pods`, `deployments.apps`, ...), and return
+        once the simulator serves its watch: what changes after this, the command sees."""
+        before = self._watches(resource)
+        background = self.start(*args)
+        wait_for(
+            lambda: self._watches(resource) > before or background.proc.poll() is not None,
+            30,
+            f"kubectl {' '.join(args)} to watch {resource}",
+            interval=0.05,
+        )
+        return background
+
+    def _watches(self, resource: str) -> int:
+        return int(self.sim.stats()["byResource"].get(resource, {}).get("watch", 0))
 
     def start(self, *args: str) -> Background:
         """Start a command that waits for something (`kubectl wait`, `rollout status`)."""

@@ -128,9 +128,11 @@ def _go_value(value: Any) -> str:
 def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> ApiError:
     msgs = [e.message() for e in errors]
     joined = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    # NewInvalid names the GroupKind: `Deployment.apps "web" is invalid: ...`
+    qualified = f"{kind}.{group}" if group and not kind.endswith(f".{group}") else kind
     return ApiError(
         422,
-        f'{kind} "{name}" is invalid: {joined}',
+        f'{qualified} "{name}" is invalid: {joined}',
         "Invalid",
         {
             "name": name,
