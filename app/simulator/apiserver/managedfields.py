@@ -14,9 +14,11 @@ applying unless another manager owns it).
 Simplified, knowingly: one API version per kind (no conversion of other versions' sets); the
 status of a kind with a status subresource is ignored by writes to the main resource and only
 it counts for `/status` (kube resets per-strategy field lists); on create, the object it is
-compared with is a skeleton (metadata, spec, a template's metadata and spec) rather than the Go
-zero value of the type, so a few `.` marks may differ; `null` in an applied configuration is
-dropped rather than owned; the 10-updater cap (capmanagers.go) is not applied.
+compared with is a skeleton (metadata, spec, status, a template's metadata and spec, a
+workload's strategy, a pod spec's containers) rather than the Go zero value of the type, so a
+few `.` marks may differ; controllers' and kubelets' own writes record no manager; `null` in an
+applied configuration is dropped rather than owned; the 10-updater cap (capmanagers.go) is not
+applied.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from app.simulator.apiserver.kindmeta import Lookup
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 BEFORE_FIRST_APPLY = "before-first-apply"
-CLIENT_SIDE_APPLY = "kubectl-client-side-apply"
 
 # stripmeta.go: never owned. Nor are spec and status themselves, which every object has (the
 # Go types' non-pointer structs), only what is in them.

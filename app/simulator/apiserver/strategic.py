@@ -36,12 +36,10 @@ DELETE_PRIMITIVES = "$deleteFromPrimitiveList"
 SET_ORDER = "$setElementOrder"
 
 # mergepatch's sentinel errors, by the status interpretStrategicMergePatchError gives them.
-ERR_BAD_JSON_DOC = "invalid JSON document"
 ERR_PRIMITIVE_LIST = "invalid patch format of primitive list"
 ERR_RETAIN_KEYS = "invalid patch format of retainKeys"
 ERR_SET_ORDER = "invalid patch format of setElementOrder list"
 ERR_NO_LIST_OF_LISTS = "lists of lists are not supported"
-ERR_RETAIN_KEYS_CONTENT = "patch content doesn't match retainKeys list"
 
 
 def apply(original: dict[str, Any], patch: dict[str, Any], lookup: Lookup) -> dict[str, Any]:
