@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.simulator.apiserver import selectors, validation
+from app.simulator.apiserver import deploymentvalidation, selectors, validation
 from app.simulator.apiserver.errors import FieldError, invalid
 from app.simulator.apiserver.resources import ResourceType
 
@@ -71,6 +71,8 @@ def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
     if not containers:
         errs.append(FieldError("spec.template.spec.containers", "FieldValueRequired", ""))
+    if kind == "Deployment":
+        errs += deploymentvalidation.strategy_errors(spec)
     return errs
 
 
