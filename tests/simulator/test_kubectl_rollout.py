@@ -310,3 +310,10 @@ def test_rollout_of_a_statefulset_and_a_daemonset(
         assert "kubectl.kubernetes.io/restartedAt" not in (template.metadata.annotations or {})
     revisions = apps.list_namespaced_controller_revision(NS, label_selector="app=ro-db").items
     assert sorted(r.revision for r in revisions) == [2, 3]
+    table = module_kubectl.out("get", "controllerrevisions", "-n", NS, "-l", "app=ro-db")
+    printed = [line.split() for line in table.splitlines()]
+    assert printed[0] == ["NAME", "CONTROLLER", "REVISION", "AGE"]
+    assert sorted((row[1], row[2]) for row in printed[1:]) == [
+        ("statefulset.apps/ro-db", "2"),
+        ("statefulset.apps/ro-db", "3"),
+    ]

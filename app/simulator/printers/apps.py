@@ -1,6 +1,7 @@
 """apps/v1 printers: deployments, replica sets, stateful sets, daemon sets, re-derived from
 kubernetes/kubernetes `pkg/printers/internalversion/printers.go` (printDeployment,
-printReplicaSet, printStatefulSet, printDaemonSet and their column definitions)."""
+printReplicaSet, printStatefulSet, printDaemonSet, printControllerRevision and their column
+definitions)."""
 
 from __future__ import annotations
 
@@ -144,7 +145,32 @@ DAEMONSETS = Printer(
     daemonset_cells,
 )
 
+
+def controllerrevision_cells(cr: Obj, now: float) -> Cells:
+    """printControllerRevision: the controller as `<kind>.<group>/<name>`, lower-cased."""
+    ref = next(
+        (r for r in cr["metadata"].get("ownerReferences") or [] if r.get("controller")), None
+    )
+    controller = "<none>"
+    if ref is not None:
+        group = ref.get("apiVersion", "").rpartition("/")[0]
+        kind = f"{ref.get('kind', '')}.{group}" if group else ref.get("kind", "")
+        controller = f"{kind.lower()}/{ref.get('name', '')}"
+    return [name(cr), controller, integer(cr.get("revision")), age(cr, now)]
+
+
+CONTROLLERREVISIONS = Printer(
+    (
+        NAME,
+        Column("Controller", "string", "Controller of the object."),
+        Column("Revision", "integer", "Revision of the ControllerRevision."),
+        AGE,
+    ),
+    controllerrevision_cells,
+)
+
 PRINTERS = {
+    "ControllerRevision": CONTROLLERREVISIONS,
     "Deployment": DEPLOYMENTS,
     "ReplicaSet": REPLICASETS,
     "StatefulSet": STATEFULSETS,
