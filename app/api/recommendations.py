@@ -19,7 +19,7 @@ from flask.typing import ResponseReturnValue
 from app.api.auth import requires
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
-from app.core.resources import Resources, format_cpu
+from app.core.resources import Resources, format_cpu, format_memory
 from app.extensions import db
 from app.models import Recommendation
 from app.store.recommendations import find_recommendations
@@ -45,8 +45,8 @@ def current_and_difference(row: Recommendation) -> dict[str, Any]:
         current["cpu"] = format_cpu(row.current_cpu_request)
         diff["cpu"] = format_cpu(row.target_cpu - row.current_cpu_request)
     if row.current_memory_request is not None:
-        current["memory"] = str(row.current_memory_request)
-        diff["memory"] = str(row.target_memory - row.current_memory_request)
+        current["memory"] = format_memory(row.current_memory_request)
+        diff["memory"] = format_memory(row.target_memory - row.current_memory_request)
     return {"currentRequests": current, "difference": diff} if current else {}
 
 

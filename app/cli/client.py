@@ -22,6 +22,7 @@ import yaml
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
 from app.cli.session import Api, api_options, fail
 from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
+from app.core.quantity import amount, readable
 from app.documents.policy import PolicyInvalid, parse_policy
 from app.documents.scaler import validate_scaler
 from app.documents.stored import without_read_only
@@ -55,19 +56,16 @@ def dump(data: Any, output: str) -> str:
     return text.rstrip("\n")
 
 
-def human_bytes(text: str | None) -> str:
-    """`1168723596` -> `1.09Gi`: the table is for eyes; json, yaml and csv keep exact bytes."""
+def shown(resource: str, text: str | None, absent: str = "-") -> str:
+    """A quantity the API sent, as a table shows it (app.core.quantity.readable): memory rounded
+    up to a whole unit (`1168723596` -> `1115Mi`), "unknown" kept; json, yaml and csv keep the
+    API's exact text. `absent` for a value the API left out."""
     if text is None:
-        return ""
+        return absent
     try:
-        n = int(text)
+        return readable(resource, amount(resource, text))
     except ValueError:
-        return text
-    sign, n = ("-" if n < 0 else ""), abs(n)
-    for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if n >= size:
-            return f"{sign}{n / size:.3g}{unit}"
-    return f"{sign}{n}"
+        return text  # "unknown", or whatever a newer server says
 
 
 def load_documents(path: str) -> list[dict[str, Any]]:
@@ -303,12 +301,12 @@ def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
                     r["namespace"],
                     f"{r['kind']}/{r['name']}",
                     r["container"],
-                    r["target_cpu"],
-                    human_bytes(r["target_memory"]),
-                    f"{r['lower_cpu']}-{r['upper_cpu']}",
-                    f"{human_bytes(r['lower_memory'])}-{human_bytes(r['upper_memory'])}",
-                    r["current_cpu"] or "-",
-                    human_bytes(r["current_memory"]) or "-",
+                    shown("cpu", r["target_cpu"]),
+                    shown("memory", r["target_memory"]),
+                    f"{shown('cpu', r['lower_cpu'])}-{shown('cpu', r['upper_cpu'])}",
+                    f"{shown('memory', r['lower_memory'])}-{shown('memory', r['upper_memory'])}",
+                    shown("cpu", r["current_cpu"]),
+                    shown("memory", r["current_memory"]),
                 )
                 for r in rows
             ],

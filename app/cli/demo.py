@@ -27,6 +27,7 @@ from flask.cli import with_appcontext
 from flask_migrate import upgrade
 
 from app.cli import demo_access
+from app.cli.client import shown
 from app.cli.context import config_path
 from app.config import override
 from app.core.recommend.model import UsageModel, WorkloadKey
@@ -119,23 +120,14 @@ def requests_table(items: list[dict[str, Any]]) -> str:
                 (
                     f"{item['namespace']}/{item['kind']}/{item['name']}",
                     c["name"],
-                    str(now.get("cpu", "-")),
-                    c["target"]["cpu"],
-                    _mib(now.get("memory")),
-                    _mib(c["target"]["memory"]),
+                    shown("cpu", now.get("cpu")),
+                    shown("cpu", c["target"]["cpu"]),
+                    shown("memory", now.get("memory")),
+                    shown("memory", c["target"]["memory"]),
                 )
             )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows)
-
-
-def _mib(value: Any) -> str:
-    if value is None:
-        return "-"
-    try:
-        return f"{int(value) / 2**20:.0f}Mi"
-    except ValueError:
-        return str(value)
 
 
 def _free_port() -> int:

@@ -9,6 +9,11 @@ Grammar (the one the API server accepts):
            | Ki Mi Gi Ti Pi Ei     (powers of 1024)
            | e<int> or E<int>      (a decimal exponent: "1e3", "5E-2")
 "1E" is one exa while "1E3" is a thousand, as in Kubernetes.
+
+The other way, amounts (millicores, bytes) become text in one place: `format_quantity` writes the
+exact canonical form Kubernetes itself prints (what goes to pods and the REST API), `readable`
+rounds memory up to a whole unit for people (tables, pages, audit messages) and says "unknown" for
+an unbounded amount instead of an int64.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from decimal import ROUND_CEILING, Context, Decimal
 from functools import lru_cache
 from typing import Any
 
-from app.core.resources import MAX_AMOUNT
+MAX_AMOUNT = 2**63 - 1  # int64: an unbounded estimate (no history yet) saturates here
+UNKNOWN = "unknown"  # how `readable` shows an unbounded or unknown amount
 
 # int64: the API server reports quantities in this range, and bounding the magnitude keeps every
 # later integer conversion cheap ("1e999999999" would otherwise become a billion-digit int).
@@ -149,3 +155,79 @@ def ceil_scaled(value: Decimal, power: int = 0) -> int:
     """ceil(value x 10^power) as an int, exactly (e.g. power=9 gives nano-units)."""
     scaled = _exact(value, Decimal(1).scaleb(power))
     return int(scaled.to_integral_value(rounding=ROUND_CEILING))
+
+
+# Amounts -> text ------------------------------------------------------------------------------
+# apimachinery pkg/api/resource/quantity.go (CanonicalizeBytes, AsCanonicalBytes,
+# AsCanonicalBase1024Bytes): a CPU amount is a milli-quantity in DecimalSI, printed with the
+# decimal suffix whose exponent is a multiple of 3 that leaves no trailing zero group
+# (1500m, 2, 1k); memory is BinarySI, printed with the largest power of 1024 dividing it exactly
+# (362Mi, 1Gi), and as DecimalSI when below 1024 in magnitude (512, 1k) or when no power of 1024
+# divides it (380258472).
+_DECIMAL_EXPONENTS = {-3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_EXPONENTS = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+KI, MI, GI, TI, PI, EI = 2**10, 2**20, 2**30, 2**40, 2**50, 2**60
+
+
+def _decimal_si(mantissa: int, exponent: int) -> str:
+    """mantissa x 10^exponent (exponent a multiple of 3 from -3) in canonical DecimalSI."""
+    while mantissa and mantissa % 1000 == 0 and exponent < 18:
+        mantissa //= 1000
+        exponent += 3
+    return f"{mantissa}{_DECIMAL_EXPONENTS[exponent]}"
+
+
+def _binary_si(n: int) -> str:
+    if -1024 < n < 1024:
+        return _decimal_si(n, 0)
+    power, mantissa = 0, n
+    while mantissa % 1024 == 0 and power < len(_BINARY_EXPONENTS) - 1:
+        mantissa //= 1024
+        power += 1
+    if power == 0:
+        return _decimal_si(n, 0)
+    return f"{mantissa}{_BINARY_EXPONENTS[power]}"
+
+
+def format_quantity(resource: str, value: int) -> str:
+    """An amount as Kubernetes writes it, exactly (parse_quantity gives it back): cpu in
+    millicores ("203m", "1500m", "2"), anything else in whole units, binary suffixes for memory
+    ("362Mi", "1Gi", "380258472"). Negative amounts (differences) keep their sign."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"an amount must be a whole number, not {value!r}")
+    if value == 0:
+        return "0"
+    if resource == "cpu":
+        return _decimal_si(value, -3)
+    return _binary_si(value)
+
+
+def readable_unit(resource: str, value: int) -> int:
+    """The unit `readable` rounds a non-negative amount up to: 1 for cpu (millicores are whole)
+    and below 1Ki; then Ki below 1Mi, Mi below 1Ti, Gi below 1Pi, Ti below 1Ei, Pi above (at
+    most 7 digits before the suffix)."""
+    if resource == "cpu" or value < KI:
+        return 1
+    for below, unit in ((MI, KI), (TI, MI), (PI, GI), (EI, TI)):
+        if value < below:
+            return unit
+    return PI
+
+
+def readable(resource: str, value: int | float | None) -> str:
+    """An amount for people, as a Kubernetes quantity: memory rounded up to a whole unit (never
+    below the amount, less than one unit above it: 380258472 -> "363Mi"), cpu exact ("203m",
+    "2"); "unknown" for None and for an unbounded amount (one that reaches int64, where an
+    estimate without history saturates). A float is rounded up first."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return UNKNOWN
+    n = math.ceil(value)
+    if n < 0:  # round towards +infinity as well: the magnitude goes down
+        unit = readable_unit(resource, -n)
+        shown = -((-n) // unit) * unit
+    else:
+        unit = readable_unit(resource, n)
+        shown = -(-n // unit) * unit
+    if abs(shown) >= MAX_AMOUNT:
+        return UNKNOWN
+    return format_quantity(resource, shown)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-MAX_AMOUNT = 2**63 - 1  # int64: an unbounded estimate (no history yet) saturates here
+from app.core.quantity import MAX_AMOUNT, UNKNOWN, format_quantity
+
+__all__ = ["MAX_AMOUNT", "Resources", "amount", "format_cpu", "format_memory"]
 
 
 def amount(value: float) -> int:
@@ -29,12 +31,19 @@ class Resources:
         return Resources(max(self.cpu, floor.cpu), max(self.memory, floor.memory))
 
     def as_quantities(self) -> dict[str, str]:
-        return {"cpu": format_cpu(self.cpu), "memory": format_memory(self.memory)}
+        """Kubernetes quantities, exact; "unknown" for an unbounded amount (saturated at int64:
+        an upper bound without history), which no quantity can say."""
+        return {
+            r: UNKNOWN if v >= MAX_AMOUNT else format_quantity(r, v)
+            for r, v in (("cpu", self.cpu), ("memory", self.memory))
+        }
 
 
 def format_cpu(millicores: int) -> str:
-    return f"{millicores}m"
+    """Kubernetes' canonical text, exact: 1500 -> "1500m", 2000 -> "2"."""
+    return format_quantity("cpu", millicores)
 
 
 def format_memory(bytes_: int) -> str:
-    return str(bytes_)
+    """Kubernetes' canonical text, exact: 379584512 -> "362Mi", 1000 -> "1k"."""
+    return format_quantity("memory", bytes_)

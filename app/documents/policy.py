@@ -40,6 +40,7 @@ CONTAINER_FIELDS = {
     "maxAllowed",
     "controlledResources",
     "controlledValues",
+    "integerCPU",
 }
 
 
@@ -177,7 +178,15 @@ def parse_container_policies(
                 FieldError(f"{p}.controlledResources", f"must be a list of {', '.join(RESOURCES)}")
             )
             controlled = list(RESOURCES)
-        out.append(ContainerPolicy(name, mode, lo, hi, tuple(dict.fromkeys(controlled)), values))
+        integer = cp.get("integerCPU", False)
+        if not isinstance(integer, bool):
+            errors.append(FieldError(f"{p}.integerCPU", "must be true or false"))
+            integer = False
+        out.append(
+            ContainerPolicy(
+                name, mode, lo, hi, tuple(dict.fromkeys(controlled)), values, integer_cpu=integer
+            )
+        )
     return tuple(out), errors
 
 

@@ -10,7 +10,25 @@ from typing import Any
 
 from app.documents.policy import CONTAINER_FIELDS, PolicyInvalid, parse_policy
 
-CONTAINER_KEYS = tuple(sorted(CONTAINER_FIELDS))
+CONTAINER_KEYS = tuple(sorted(CONTAINER_FIELDS - {"integerCPU"}))  # integerCPU: an annotation
+# VPA's IntegerCPUPostProcessor opt-in (vertical-pod-autoscaler pkg/recommender/routines/
+# cpu_integer_post_processor.go): vpa-post-processor.kubernetes.io/{containerName}_integerCPU=true
+INTEGER_CPU_PREFIX, INTEGER_CPU_SUFFIX = "vpa-post-processor.kubernetes.io/", "_integerCPU"
+
+
+def integer_cpu_containers(annotations: Any) -> list[str]:
+    """The containers a VPA object opts in to whole-core CPU, as VPA reads its annotations."""
+    if not isinstance(annotations, dict):
+        return []
+    out = []
+    for key, value in sorted(annotations.items()):
+        if not isinstance(key, str) or value != "true":
+            continue
+        if key.startswith(INTEGER_CPU_PREFIX) and key.endswith(INTEGER_CPU_SUFFIX):
+            name = key[len(INTEGER_CPU_PREFIX) : len(key) - len(INTEGER_CPU_SUFFIX)]
+            if name:
+                out.append(name)
+    return out
 
 
 def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -35,6 +53,12 @@ def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         policies.append({k: cp[k] for k in CONTAINER_KEYS if k in cp})
         for extra in sorted(set(cp) - set(CONTAINER_KEYS)):
             warnings.append(f"spec.resourcePolicy.containerPolicies[{i}].{extra} was left out")
+    for name in integer_cpu_containers(meta.get("annotations")):
+        entry = next((p for p in policies if p.get("containerName", "*") == name), None)
+        if entry is None:
+            entry = {"containerName": name}
+            policies.append(entry)
+        entry["integerCPU"] = True
     if policies:
         doc["containerPolicies"] = policies
     for extra in sorted(set(spec) - {"targetRef", "updatePolicy", "resourcePolicy"}):

@@ -16,9 +16,13 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 from flask import Flask
+from sqlalchemy import update
 
 from app.cli import cli
 from app.config import override
+from app.core.quantity import MAX_AMOUNT
+from app.extensions import db
+from app.models import Recommendation
 from tests.support.tokens import TOKENS
 from tests.support.usage import seed
 
@@ -104,7 +108,16 @@ def test_recommendations_outputs(app: Flask, run: Invoke) -> None:
     seed()
     text = run("recommendations", "list").output.splitlines()
     assert text[0].split()[:5] == ["NAMESPACE", "WORKLOAD", "CONTAINER", "CPU", "MEMORY"]
-    assert text[1].split()[:5] == ["ops", "Deployment/web", "main", "587m", "1.09Gi"]
+    assert text[1].split()[:8] == [
+        "ops",
+        "Deployment/web",
+        "main",
+        "587m",
+        "1115Mi",
+        "570m-9125m",
+        "1083Mi-17327Mi",
+        "-",
+    ]
     assert len(text) == 4
     rows = list(
         csv.DictReader(
@@ -112,11 +125,29 @@ def test_recommendations_outputs(app: Flask, run: Invoke) -> None:
         )
     )
     assert [(r["kind"], r["name"]) for r in rows] == [("Deployment", "web"), ("StatefulSet", "db")]
-    assert rows[0]["target_memory"] == "1168723596"
+    assert rows[0]["target_memory"] == "1115Mi"
     assert rows[0]["current_cpu"] == ""
     as_yaml = yaml.safe_load(run("recommendations", "list", "-o", "yaml").output)
     assert len(as_yaml) == 3
     assert len(json.loads(run("recommendations", "list", "-o", "json", "-n", "ops").output)) == 1
+
+
+def test_an_unbounded_upper_bound_reads_unknown(app: Flask, run: Invoke) -> None:
+    """Without history the upper bound saturates at int64: never 9223372036854775807m or
+    8.39e+06Ti in a table, nor in the API's JSON."""
+    seed()
+    db.session.execute(
+        update(Recommendation)
+        .where(Recommendation.namespace == "ops")
+        .values(upper_bound_cpu=MAX_AMOUNT, upper_bound_memory=MAX_AMOUNT)
+    )
+    db.session.commit()
+    line = run("recommendations", "list", "-n", "ops").output.splitlines()[1].split()
+    assert line[5:7] == ["570m-unknown", "1083Mi-unknown"]
+    [row] = csv.DictReader(
+        io.StringIO(run("recommendations", "list", "-n", "ops", "-o", "csv").output)
+    )
+    assert (row["upper_cpu"], row["upper_memory"]) == ("unknown", "unknown")
 
 
 def test_scalers_and_events(run: Invoke, tmp_path: Path) -> None:

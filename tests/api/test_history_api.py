@@ -56,14 +56,12 @@ def test_history_lists_each_containers_points_oldest_first(app: Flask, client: F
         "2026-07-01T02:00:00Z",
     ]
     assert [p["target"]["cpu"] for p in app_["points"]] == ["500m", "480m", "450m"]
-    assert app_["points"][0]["requests"] == {"cpu": "1000m", "memory": str(2**30)}
-    assert app_["points"][1]["requests"] == {"cpu": "1000m"}
-    assert app_["points"][1]["target"]["memory"] == str(2**28 + 5)
+    assert app_["points"][0]["requests"] == {"cpu": "1", "memory": "1Gi"}
+    assert app_["points"][1]["requests"] == {"cpu": "1"}
+    assert app_["points"][1]["target"]["memory"] == str(2**28 + 5)  # exact: not whole Ki
     assert proxy == {
         "name": "proxy",
-        "points": [
-            {"time": "2026-07-01T01:00:00Z", "target": {"cpu": "25m", "memory": str(2**27)}}
-        ],
+        "points": [{"time": "2026-07-01T01:00:00Z", "target": {"cpu": "25m", "memory": "128Mi"}}],
     }
 
 

@@ -42,7 +42,8 @@ def test_get_one_in_quantities(app: Flask, client: FlaskClient) -> None:
     assert resp.status_code == 200
     [c] = resp.get_json()["containers"]
     assert c["name"] == "main"
-    assert c["target"] == {"cpu": "587m", "memory": "1168723596"}  # 0.5 core, 1e9 bytes
+    # 0.5 core, 1e9 bytes: 587m and 1168723596 bytes, rounded up to whole MiB
+    assert c["target"] == {"cpu": "587m", "memory": "1115Mi"}
     assert c["sampleCount"] == 100
     assert c["firstSampleTime"] == "2024-07-01T00:00:00Z"
     assert set(c) >= {"lowerBound", "upperBound", "uncappedTarget", "lastSampleTime"}
@@ -117,11 +118,11 @@ def test_current_requests_difference_and_savings_when_known(
     db.session.commit()
     body = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
     [c] = body["containers"]
-    assert c["currentRequests"] == {"cpu": "1000m", "memory": str(2 * 2**30)}
-    assert c["difference"] == {"cpu": "-413m", "memory": str(1168723596 - 2 * 2**30)}
+    assert c["currentRequests"] == {"cpu": "1", "memory": "2Gi"}
+    assert c["difference"] == {"cpu": "-413m", "memory": "-933Mi"}  # 1115Mi - 2048Mi
     assert body["estimatedSavingsPerReplica"] == {
         "cpuCores": 0.413,
-        "memoryGiB": round((2 * 2**30 - 1168723596) / 2**30, 3),
+        "memoryGiB": round(933 / 1024, 3),
     }
 
 
@@ -155,7 +156,7 @@ def test_savings_over_all_replicas(app: Flask, client: FlaskClient) -> None:
     per = body["estimatedSavingsPerReplica"]
     assert body["estimatedSavings"] == {
         "cpuCores": round(4 * 0.413, 3),
-        "memoryGiB": round(4 * (2 * 2**30 - 1168723596) / 2**30, 3),
+        "memoryGiB": round(4 * 933 / 1024, 3),
     }
     assert body["estimatedSavings"]["cpuCores"] == pytest.approx(4 * per["cpuCores"])
     listed = client.get("/api/v1/recommendations?namespace=shop").get_json()["items"]
@@ -188,7 +189,7 @@ def test_the_recommender_stores_the_live_pods_as_replicas(
     for name, w in items.items():
         assert w["replicas"] == scenario_replicas[name]
         [c] = w["containers"]
-        assert c["currentRequests"] == {"cpu": "500m", "memory": str(512 * 2**20)}
+        assert c["currentRequests"] == {"cpu": "500m", "memory": "512Mi"}
         per, total = w["estimatedSavingsPerReplica"], w["estimatedSavings"]
         assert total["cpuCores"] == pytest.approx(per["cpuCores"] * w["replicas"], abs=0.002)
         assert total["memoryGiB"] == pytest.approx(per["memoryGiB"] * w["replicas"], abs=0.002)

@@ -29,7 +29,7 @@ def test_single_sample_example(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     [c] = json.loads(out.stdout)["containers"]
     assert c["name"] == "app"
-    assert c["target"] == {"cpu": "587m", "memory": "1168723596"}
+    assert c["target"] == {"cpu": "587m", "memory": "1115Mi"}
 
 
 def test_sample_trace_lists_containers_sorted() -> None:
@@ -40,7 +40,7 @@ def test_sample_trace_lists_containers_sorted() -> None:
     for c in body["containers"]:
         assert set(c) == {"name", "target", "lowerBound", "upperBound", "uncappedTarget"}
         assert c["target"]["cpu"].endswith("m")
-        assert c["target"]["memory"].isdigit()
+        assert c["target"]["memory"].endswith("Mi")  # rounded up to whole MiB
 
 
 def test_reads_stdin() -> None:

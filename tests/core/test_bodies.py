@@ -28,8 +28,8 @@ def test_a_resize_sends_sidecars_under_init_containers_and_limits_only_when_set(
                 {
                     "name": "app",
                     "resources": {
-                        "requests": {"cpu": "250m", "memory": str(2**28)},
-                        "limits": {"memory": str(2**29)},
+                        "requests": {"cpu": "250m", "memory": "256Mi"},
+                        "limits": {"memory": "512Mi"},
                     },
                 }
             ],

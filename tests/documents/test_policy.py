@@ -116,6 +116,11 @@ def test_cluster_default_needs_no_target() -> None:
             "unknown field",
         ),
         ({"namespace": "*"}, "target", "cannot have a target"),
+        (
+            {"containerPolicies": [{"integerCPU": "true"}]},
+            "containerPolicies[0].integerCPU",
+            "true or false",
+        ),
     ],
 )
 def test_bad_fields_are_named(change: dict, field: str, message: str) -> None:

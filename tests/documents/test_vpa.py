@@ -54,3 +54,28 @@ def test_a_vpa_the_api_would_refuse_is_refused() -> None:
     with pytest.raises(PolicyInvalid) as e:
         policy_from_vpa(bad)
     assert [err.field for err in e.value.errors] == ["updateMode"]
+
+
+def test_the_integer_cpu_annotation_becomes_the_containers_integer_cpu() -> None:
+    annotations = {
+        "vpa-post-processor.kubernetes.io/app_integerCPU": "true",  # has an entry: gets the field
+        "vpa-post-processor.kubernetes.io/sidecar_integerCPU": "true",  # has none: gets one
+        "vpa-post-processor.kubernetes.io/other_integerCPU": "false",  # not opted in
+        "example.com/app_integerCPU": "true",  # another prefix: not VPA's
+    }
+    vpa = {**VPA, "metadata": {**VPA["metadata"], "annotations": annotations}}
+    doc, _ = policy_from_vpa(vpa)
+    assert doc["containerPolicies"] == [
+        {"containerName": "app", "minAllowed": {"cpu": "100m"}, "integerCPU": True},
+        {"containerName": "sidecar", "integerCPU": True},
+    ]
+    cps = parse_policy(doc).container_policies
+    assert [(c.container_name, c.integer_cpu) for c in cps] == [("app", True), ("sidecar", True)]
+
+
+def test_integer_cpu_in_a_vpas_container_policy_is_not_a_vpa_field() -> None:
+    cp = {"containerName": "app", "integerCPU": True}
+    vpa = {**VPA, "spec": {"resourcePolicy": {"containerPolicies": [cp]}}}
+    doc, warnings = policy_from_vpa(vpa)
+    assert doc["containerPolicies"] == [{"containerName": "app"}]
+    assert warnings == ["spec.resourcePolicy.containerPolicies[0].integerCPU was left out"]

@@ -51,8 +51,27 @@ def trunc(x: float) -> int:
     return INT64 if x >= INT64 else int(x)
 
 
+def cpu_text(millicores: int) -> str:
+    """Kubernetes' canonical DecimalSI text of a milli-quantity: 587m, 2, 1500m."""
+    n, suffixes = millicores, ["m", "", "k", "M", "G", "T", "P", "E"]
+    while n and n % 1000 == 0 and len(suffixes) > 1:
+        n, suffixes = n // 1000, suffixes[1:]
+    return f"{n}{suffixes[0]}"
+
+
+def memory_text(b: int) -> str:
+    """VPA with --round-memory-bytes=1Mi (rightsizer's default): up to whole MiB (int64 stays),
+    then Kubernetes' canonical BinarySI text: 1115Mi, 1Gi, or plain bytes when not whole Ki."""
+    if b < INT64:
+        b = math.ceil(b / MIB) * MIB
+    n, suffixes = b, ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+    while n >= 1024 and n % 1024 == 0 and len(suffixes) > 1:
+        n, suffixes = n // 1024, suffixes[1:]
+    return f"{n}{suffixes[0]}"
+
+
 def quantities(r: tuple[int, ...], floor: tuple[int, int]) -> dict[str, str]:
-    return {"cpu": f"{max(r[0], floor[0])}m", "memory": str(max(r[1], floor[1]))}
+    return {"cpu": cpu_text(max(r[0], floor[0])), "memory": memory_text(max(r[1], floor[1]))}
 
 
 def recommend(path: Path) -> dict[str, dict[str, dict[str, str]]]:

@@ -23,6 +23,7 @@ class ContainerPolicy:
     max_allowed: dict[str, int] = field(default_factory=dict)
     controlled_resources: tuple[str, ...] = RESOURCES
     controlled_values: str = "RequestsAndLimits"  # or RequestsOnly
+    integer_cpu: bool = False  # CPU rounded up to whole cores (app/core/recommend/rounding.py)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from app.core.recommend.capping import (
     apply_policy,
     policy_for_container,
 )
-from app.core.recommend.estimator import estimate
+from app.core.recommend.estimator import Estimate, estimate
+from app.core.recommend.rounding import integer_cpu, rounded
 from app.core.recommend.settings import RecommenderSettings
 
 
@@ -123,20 +124,26 @@ class UsageModel:
     def recommend(
         self, workload: WorkloadKey, policies: list[ContainerPolicy] | None = None
     ) -> dict[str, Recommendation]:
-        """Recommendations per container, sorted; containers a policy turns off are absent."""
+        """Recommendations per container, sorted; containers a policy turns off are absent.
+        VPA's order: estimate, round (settings; the container policy's integerCPU), then cap."""
         containers = self.aggregates.get(workload, {})
         out: dict[str, Recommendation] = {}
         for name in sorted(containers):
             agg = containers[name]
             if agg.is_empty():
                 continue
+            policy = policy_for_container(policies or [], name)
             rec = apply_policy(
-                estimate(agg, len(containers), self.settings),
-                policy_for_container(policies or [], name),
+                self._rounded(estimate(agg, len(containers), self.settings), policy), policy
             )
             if rec is not None:
                 out[name] = rec
         return out
+
+    def _rounded(self, est: Estimate, policy: ContainerPolicy) -> Estimate:
+        s = self.settings
+        est = rounded(est, int(s.round_cpu_millicores), int(s.round_memory_bytes))
+        return integer_cpu(est) if policy.integer_cpu else est
 
     def forget_pods(self, workload: WorkloadKey, live_pods: set[str]) -> int:
         """Drops the windows of pods that no longer exist; their history stays in the aggregate."""

@@ -44,6 +44,12 @@ class RecommenderSettings:
     confidence_samples_per_day: float = 24 * 60  # one CPU sample a minute counts as a day
     pod_min_cpu_millicores: float = 25.0
     pod_min_memory_mb: float = 250.0
+    # Rounding (app/core/recommend/rounding.py): every amount of a recommendation is rounded up to
+    # a multiple of these, as VPA's --round-cpu-millicores and --round-memory-bytes do. VPA rounds
+    # nothing by default; rightsizer rounds memory to whole MiB, so pods get "363Mi", not
+    # "380258472" (at most 1 MiB more than the estimate).
+    round_cpu_millicores: float = 1.0
+    round_memory_bytes: float = float(MIB)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -52,5 +58,7 @@ class RecommenderSettings:
                 raise ValueError(f"{f.name} must be in (0, 1], got {value}")
             if f.name.endswith("_exponent"):
                 continue
+            if f.name.startswith("round_") and (value < 1 or value != int(value)):
+                raise ValueError(f"{f.name} must be a whole number of at least 1, got {value}")
             if value < 0:
                 raise ValueError(f"{f.name} must not be negative, got {value}")

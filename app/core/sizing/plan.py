@@ -25,7 +25,7 @@ from app.core.bodies import ContainerResize, ResizeBody
 from app.core.nodes import NodeView
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
-from app.core.quantity import parse_amount
+from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
@@ -273,11 +273,10 @@ def stuck_resize(pod: PodView, after: Values) -> tuple[str, str]:
 
 
 def describe(values: Values) -> str:
-    """Each container's requests, as the Events and the audit trail say them."""
+    """Each container's requests, as the Events and the audit trail say them: quantities a
+    person reads (app.core.quantity.readable), app[cpu=203m, memory=363Mi]."""
     parts = []
     for name, v in values.items():
-        req = ", ".join(
-            f"{r}={a}{'m' if r == 'cpu' else ''}" for r, a in sorted(v["requests"].items())
-        )
+        req = ", ".join(f"{r}={readable(r, a)}" for r, a in sorted(v["requests"].items()))
         parts.append(f"{name}[{req}]")
     return " ".join(parts)

@@ -14,22 +14,24 @@ from app.core.recommend.estimator import (
 )
 from app.core.recommend.settings import DAY, MIB, RecommenderSettings
 from app.core.recommend.trace import parse_trace, recommendations_json, replay
-from app.core.resources import MAX_AMOUNT, Resources
+from app.core.resources import Resources
 
 S = RecommenderSettings()
 
 
 def test_single_sample_example() -> None:
     # CPU: 0.5 core is in bucket 25, which ends at 0.51113 -> 511m, + 15% -> 587m.
-    # Memory: 1e9 is in bucket 36, which ends at 1016281388 -> + 15% -> 1168723596.
+    # Memory: 1e9 is in bucket 36, which ends at 1016281388 -> + 15% -> 1168723596, rounded up
+    # to whole MiB (RIGHTSIZER_ROUND_MEMORY_BYTES) -> 1115Mi.
     rows = parse_trace(["timestamp,container,cpu,memory", "1700000000,app,0.5,1000000000"])
     out = recommendations_json(replay(rows))
     [c] = out["containers"]  # type: ignore[misc]
-    assert c["target"] == {"cpu": "587m", "memory": "1168723596"}
+    assert c["target"] == {"cpu": "587m", "memory": "1115Mi"}
     assert c["uncappedTarget"] == c["target"]
-    # No history: the lower bound collapses to the pod minimum, the upper bound is unbounded.
-    assert c["lowerBound"] == {"cpu": "25m", "memory": "262144000"}
-    assert c["upperBound"] == {"cpu": f"{MAX_AMOUNT}m", "memory": str(MAX_AMOUNT)}
+    # No history: the lower bound collapses to the pod minimum, the upper bound is unbounded
+    # (int64 inside, "unknown" written out).
+    assert c["lowerBound"] == {"cpu": "25m", "memory": "250Mi"}
+    assert c["upperBound"] == {"cpu": "unknown", "memory": "unknown"}
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.quantity import parse_quantity
 from app.core.recommend.trace import parse_trace, recommendations_json, replay
 from tests.support import vpa_oracle
 
@@ -38,7 +39,7 @@ def test_oom_raises_the_memory_target(tmp_path: Path) -> None:
     with_oom = tmp_path / "oom.csv"
     with_oom.write_text("\n".join(rows) + "\n")
     assert ours(with_oom) == vpa_oracle.recommend(with_oom)
-    assert int(ours(with_oom)["app"]["target"]["memory"]) > int(
+    assert parse_quantity(ours(with_oom)["app"]["target"]["memory"]) > parse_quantity(
         ours(without)["app"]["target"]["memory"]
     )
 

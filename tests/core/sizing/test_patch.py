@@ -82,14 +82,14 @@ def test_no_resources_adds_the_maps_before_their_members() -> None:
         ("add", "/metadata/annotations/rightsizer.io~1observed-containers"),
     ]
     c = patched["spec"]["containers"][0]
-    assert c["resources"] == {"requests": {"cpu": "250m", "memory": str(256 * MI)}}
+    assert c["resources"] == {"requests": {"cpu": "250m", "memory": "256Mi"}}
     assert patched["metadata"]["annotations"][OBSERVED_ANNOTATION] == "app"
     assert updates(patched) == {
         "policy": "shop/web",
         "containers": {
             "app": {
-                "target": {"cpu": "250m", "memory": "268435456"},
-                "requests": {"cpu": "250m", "memory": "268435456"},
+                "target": {"cpu": "250m", "memory": "256Mi"},
+                "requests": {"cpu": "250m", "memory": "256Mi"},
             }
         },
     }

@@ -174,22 +174,22 @@ def test_resize_body_addresses_sidecars_under_init_containers() -> None:
     assert body.to_dict() == {
         "spec": {
             "containers": [
-                {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": str(500 * MI)}}}
+                {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "500Mi"}}}
             ],
             "initContainers": [
                 {
                     "name": "proxy",
-                    "resources": {"requests": {"cpu": "200m", "memory": str(100 * MI)}},
+                    "resources": {"requests": {"cpu": "200m", "memory": "100Mi"}},
                 }
             ],
         }
     }
     details = change_details(c)
     assert details["workload"] == str(W)
-    assert (
-        describe(details["after"])
-        == f"app[cpu=500m, memory={500 * MI}] proxy[cpu=200m, memory={100 * MI}]"
-    )
+    assert describe(details["after"]) == "app[cpu=500m, memory=500Mi] proxy[cpu=200m, memory=100Mi]"
+    # audit messages are read by people: memory rounded up to whole MiB, whole cores plain
+    odd = {"app": {"requests": {"cpu": 2000, "memory": 380258472}}}
+    assert describe(odd) == "app[cpu=2, memory=363Mi]"
 
 
 def test_configured_replicas_fall_back_to_the_pods_seen() -> None:
