@@ -168,9 +168,9 @@ JOB_TEMPLATE = {
 }
 
 
-def owned_by(kind: str, name: str) -> list[dict[str, Any]]:
+def owned_by(kind: str, name: str, uid: str = "") -> list[dict[str, Any]]:
     api_version = "apps/v1" if kind == "Deployment" else "batch/v1"
-    uid = f"00000000-0000-4000-8000-{abs(hash((kind, name))) % 10**12:012d}"
+    uid = uid or f"00000000-0000-4000-8000-{abs(hash((kind, name))) % 10**12:012d}"
     return [{"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": True}]
 
 
@@ -189,10 +189,28 @@ def owners(api: k8s.ApiClient) -> Iterator[OwnerCache]:
     selector = {"matchLabels": {"app": "custom"}}
     rs_template = {"metadata": {"labels": {"app": "custom"}}, "spec": JOB_TEMPLATE["template"]}
     rs_template["spec"] = {"containers": [{"name": "app", "image": "busybox"}]}
+    # The owners exist: the garbage collector deletes what names an owner that does not.
+    web = apps.create_namespaced_deployment(
+        "shop",
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": rs_template["spec"]},
+            },
+        },
+    )
+    x = batch.create_namespaced_cron_job(
+        "shop", {"metadata": {"name": "x"}, "spec": {"schedule": "0 0 * * *", "jobTemplate": {}}}
+    )
     apps.create_namespaced_replica_set(
         "shop",
         {
-            "metadata": {"name": "custom", "ownerReferences": owned_by("Deployment", "web")},
+            "metadata": {
+                "name": "custom",
+                "ownerReferences": owned_by("Deployment", "web", web.metadata.uid),
+            },
             "spec": {"replicas": 0, "selector": selector, "template": rs_template},
         },
         _preload_content=False,
@@ -205,7 +223,10 @@ def owners(api: k8s.ApiClient) -> Iterator[OwnerCache]:
     batch.create_namespaced_job(
         "shop",
         {
-            "metadata": {"name": "nightly-29000000", "ownerReferences": owned_by("CronJob", "x")},
+            "metadata": {
+                "name": "nightly-29000000",
+                "ownerReferences": owned_by("CronJob", "x", x.metadata.uid),
+            },
             "spec": JOB_TEMPLATE,
         },
         _preload_content=False,
@@ -218,9 +239,11 @@ def owners(api: k8s.ApiClient) -> Iterator[OwnerCache]:
     yield cache
     cache.stop()
     apps.delete_namespaced_replica_set("custom", "shop")
+    apps.delete_namespaced_deployment("web", "shop")
     batch.delete_namespaced_cron_job("nightly", "shop")
     batch.delete_namespaced_job("nightly-29000000", "shop")
     batch.delete_namespaced_job("one-off", "shop")
+    batch.delete_namespaced_cron_job("x", "shop")
 
 
 def test_owner_lookup_follows_replicasets_and_jobs(owners: OwnerCache) -> None:
