@@ -30,12 +30,12 @@ admitted), and this test then fails on the ReplicaSet's `FailedCreate` Event; wi
 sizing but the updater of e70be37 (a budget per ReplicaSet) it fails on runs that disrupted 3
 pods of a Deployment (2 of the ReplicaSet, 1 of the surge).
 
-The rollout: the simulated Deployment controller replaces all pods at once on a template
-change, so (as `tests/jobs/test_updater_safety.py` does) each Deployment gets a second,
-surge ReplicaSet with one pod whose controller reference names the Deployment (with another
-uid, so the simulated controller leaves it alone): 5 pods for 4 replicas, the situation of a
-rolling update with maxSurge 1. The updater (every second) may disrupt int(4 x 0.5) = 2 pods
-of each Deployment across both ReplicaSets, and only while 4 - 2 ready pods remain.
+The rollout: each Deployment starts a rolling update with maxSurge 1 and maxUnavailable 0 that
+is held half-way (as `tests/jobs/test_updater_safety.py` does): the new ReplicaSet's
+minReadySeconds is never reached on the frozen clock, so its one pod is ready but never
+available and the old ReplicaSet keeps its 4: 5 pods for 4 replicas in two ReplicaSets. The
+updater (every second) may disrupt int(4 x 0.5) = 2 pods of each Deployment across both
+ReplicaSets, and only while 4 - 2 ready pods remain.
 
 While it runs, the pods are listed every 0.1 s; the Running-and-Ready count of each
 Deployment must never drop below replicas - int(replicas x 0.5), and no `FailedCreate` Event may
@@ -224,39 +224,31 @@ def _ready_by_deployment(pods: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _surge(sim: Simulator, deployment: str) -> None:
-    """One more ReplicaSet of the Deployment, one pod, the template of the running one."""
+def _surge(sim: Simulator, deployment: str) -> str:
+    """Start a rolling update of the Deployment held after its first surge pod; the name of the
+    new ReplicaSet."""
     api = sim.api_client()
-    template = client.AppsV1Api(api).read_namespaced_deployment(
-        deployment, NS, _preload_content=False
-    )
-    spec = json.loads(template.data)["spec"]["template"]["spec"]
-    labels = {"app": deployment, "pod-template-hash": "surge"}
-    client.AppsV1Api(api).create_namespaced_replica_set(
+    apps = client.AppsV1Api(api)
+    apps.patch_namespaced_deployment(
+        deployment,
         NS,
         {
-            "metadata": {
-                "name": f"{deployment}-surge",
-                "labels": labels,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": deployment,
-                        "uid": "old-rollout",
-                        "controller": True,
-                    }
-                ],
-            },
             "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": spec},
-            },
+                "minReadySeconds": 3600,
+                "strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+                "template": {"metadata": {"annotations": {"rollout": "2"}}},
+            }
         },
-        _preload_content=False,
     )
+    sim.settle()
+    new = [
+        rs.metadata.name
+        for rs in apps.list_namespaced_replica_set(NS, label_selector=f"app={deployment}").items
+        if rs.metadata.annotations.get("deployment.kubernetes.io/revision") == "2"
+    ]
     api.close()
+    assert len(new) == 1, new
+    return new[0]
 
 
 def _db(app: AppProcess) -> sa.Engine:
@@ -314,8 +306,7 @@ def _requests_over_limits(pod: dict[str, Any]) -> list[str]:
 def test_a_rollout_under_a_strict_limit_range_stays_within_budget_and_admitted(
     sim: Simulator, app: AppProcess
 ) -> None:
-    for deployment in POLICIES:
-        _surge(sim, deployment)
+    surge = {deployment: _surge(sim, deployment) for deployment in POLICIES}
     wait_for(
         lambda: _ready_by_deployment(_list(sim, "pod")) == dict.fromkeys(POLICIES, REPLICAS + 1),
         30,
@@ -378,8 +369,8 @@ def test_a_rollout_under_a_strict_limit_range_stays_within_budget_and_admitted(
     evicted = [r[1] for r in actions if r[0] == "evict"]
     assert len(evicted) >= REPLICAS + 1
     assert all(ref.startswith(f"{NS}/api-") for ref in evicted), evicted
-    assert f"{NS}/api-surge-" in " ".join(evicted)  # the rollout's other ReplicaSet too
-    assert any(ref.startswith(f"{NS}/worker-surge-") for ref in resized)
+    assert f"{NS}/{surge['api']}-" in " ".join(evicted)  # the rollout's other ReplicaSet too
+    assert any(ref.startswith(f"{NS}/{surge['worker']}-") for ref in resized)
     # The api pods really moved: app's cpu request down to limit / ratio, proxy's up.
     for p in pods:
         if p["metadata"]["labels"]["app"] != "api":

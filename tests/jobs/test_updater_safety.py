@@ -104,46 +104,20 @@ def test_terminal_pods_are_neither_counted_nor_evicted(app: Flask, started: Any)
 def test_a_rollout_surge_never_disrupts_more_than_the_tolerance(app: Flask, started: Any) -> None:
     """Replicas 4, tolerance 0.5, 5 pods in two ReplicaSets: at most int(4 x 0.5) = 2 go.
 
-    The simulator's Deployment controller replaces all pods at once, so the surge ReplicaSet
-    (one pod) is created directly: its controller reference names the Deployment, as an old
-    ReplicaSet's does mid-rollout, but with another uid so the simulated Deployment controller
-    does not scale it away (the updater goes by kind and name, as VPA does)."""
+    A real rollout, held half-way: maxSurge 1 and maxUnavailable 0 with a minReadySeconds the
+    frozen clock never reaches, so the new ReplicaSet's one pod is ready but never available and
+    the old ReplicaSet keeps its 4 (the updater goes by kind and name, as VPA does)."""
     sim, api, cluster = started(scenario(deployment("web", 4)))
-    labels = {"app": "web", "pod-template-hash": "surge"}
-    client.AppsV1Api(api).create_namespaced_replica_set(
+    client.AppsV1Api(api).patch_namespaced_deployment(
+        "web",
         NS,
         {
-            "metadata": {
-                "name": "web-surge",
-                "labels": labels,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": "old-rollout",
-                        "controller": True,
-                    }
-                ],
-            },
             "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "app",
-                                "image": "example.com/app:0",
-                                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
-                            }
-                        ]
-                    },
-                },
-            },
+                "minReadySeconds": 3600,
+                "strategy": {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+                "template": {"metadata": {"annotations": {"rollout": "2"}}},
+            }
         },
-        _preload_content=False,
     )
     settled(sim, api, cluster)
     wait_for(lambda: len([p for p in cluster.pods.items() if p.namespace == NS]) == 5)
