@@ -6,13 +6,17 @@ Memory: each pod container contributes ONE sample per aggregation interval (24h)
 a window is open, a larger usage replaces the window's peak (subtract old, add new); the peak is
 timestamped at the window's end so that its decay does not depend on when in the day it happened.
 An OOM kill adds a peak of max(used + min bump, used * bump ratio).
+Beside VPA's histograms, every sample the aggregate takes is also counted, undecayed, per UTC day
+(app/core/recommend/daily.py), for the strategies that read a window of history; VPA's estimate
+never reads those counts.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from app.core.recommend.daily import DailyUsage
 from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets
 from app.core.recommend.settings import RecommenderSettings
 
@@ -47,16 +51,24 @@ class AggregateState:
     # Set when restored from a checkpoint: samples up to this time are already in the histograms,
     # so a restarted recommender reading the same metrics again must not count them twice.
     restored_until: float | None = None
+    # Every sample, undecayed, per UTC day (the window strategies read; VPA's estimate does not).
+    daily: DailyUsage = field(
+        default_factory=lambda: DailyUsage(
+            cpu_buckets(RecommenderSettings()), memory_buckets(RecommenderSettings())
+        )
+    )
 
     @classmethod
     def empty(cls, s: RecommenderSettings) -> AggregateState:
         return cls(
             DecayingHistogram(cpu_buckets(s), s.cpu_half_life_seconds),
             DecayingHistogram(memory_buckets(s), s.memory_half_life_seconds),
+            daily=DailyUsage(cpu_buckets(s), memory_buckets(s)),
         )
 
     def add_cpu(self, t: float, cores: float, weight: float) -> None:
         self.cpu.add_sample_at(cores, weight, t)
+        self.daily.add_cpu(t, cores)
         if self.last_sample is None or t > self.last_sample:
             self.last_sample = t
         if self.first_sample is None or t < self.first_sample:
@@ -95,6 +107,8 @@ class PodContainerState:
             return False
         if not is_oom and self.last_memory_sample is not None and t < self.last_memory_sample:
             return False
+        if not is_oom:
+            self.aggregate.daily.add_memory(t, usage)
         self.last_memory_sample = t
         if self.window_end is None:
             self.window_end = t
@@ -127,6 +141,9 @@ class PodContainerState:
         if self.window_end is not None and t < self.window_end - interval:
             return False
         used = max(memory_at_oom, self.memory_peak)
+        if self._already_counted(t):
+            return False
+        self.aggregate.daily.add_oom(t, used)
         return self.add_memory_sample(t, oom_bump(used, self.settings), is_oom=True)
 
 

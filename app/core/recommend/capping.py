@@ -32,6 +32,7 @@ class Recommendation:
     lower_bound: Resources
     upper_bound: Resources
     uncapped_target: Resources
+    reason: str = ""  # how the strategy reached it (and the policy's caps), for the API
 
 
 def policy_for_container(policies: list[ContainerPolicy], container: str) -> ContainerPolicy:
@@ -56,13 +57,25 @@ def clamp(r: Resources, policy: ContainerPolicy) -> Resources:
     return Resources(values["cpu"], values["memory"])
 
 
-def apply_policy(est: Estimate, policy: ContainerPolicy) -> Recommendation | None:
-    """None when the policy turns the container off."""
+def apply_policy(est: Estimate, policy: ContainerPolicy, reason: str = "") -> Recommendation | None:
+    """None when the policy turns the container off. The reason gains what the caps changed."""
     if policy.mode == "Off":
         return None
+    target = clamp(est.target, policy)
+    capped = [
+        f"{res} {'raised to minAllowed' if after > before else 'capped at maxAllowed'}"
+        for res, before, after in (
+            ("CPU", est.target.cpu, target.cpu),
+            ("memory", est.target.memory, target.memory),
+        )
+        if after != before
+    ]
+    if capped and reason:
+        reason += "; " + ", ".join(capped)
     return Recommendation(
-        target=clamp(est.target, policy),
+        target=target,
         lower_bound=clamp(est.lower_bound, policy),
         upper_bound=clamp(est.upper_bound, policy),
         uncapped_target=est.target,
+        reason=reason,
     )

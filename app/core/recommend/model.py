@@ -23,9 +23,10 @@ from app.core.recommend.capping import (
     apply_policy,
     policy_for_container,
 )
-from app.core.recommend.estimator import Estimate, estimate
+from app.core.recommend.estimator import Estimate
 from app.core.recommend.rounding import integer_cpu, rounded
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.strategies import VPA, Strategy, StrategyInput
 
 
 @dataclass(frozen=True, order=True)
@@ -122,7 +123,10 @@ class UsageModel:
         return iter(sorted(self.aggregates))
 
     def recommend(
-        self, workload: WorkloadKey, policies: list[ContainerPolicy] | None = None
+        self,
+        workload: WorkloadKey,
+        policies: list[ContainerPolicy] | None = None,
+        strategy: Strategy = VPA,
     ) -> dict[str, Recommendation]:
         """Recommendations per container, sorted; containers a policy turns off are absent.
         VPA's order: estimate, round (settings; the container policy's integerCPU), then cap."""
@@ -133,9 +137,10 @@ class UsageModel:
             if agg.is_empty():
                 continue
             policy = policy_for_container(policies or [], name)
-            rec = apply_policy(
-                self._rounded(estimate(agg, len(containers), self.settings), policy), policy
-            )
+            proposal = strategy.propose(StrategyInput(agg, len(containers), self.settings))
+            if proposal.estimate is None:
+                continue  # the strategy needs more data
+            rec = apply_policy(self._rounded(proposal.estimate, policy), policy, proposal.reason)
             if rec is not None:
                 out[name] = rec
         return out

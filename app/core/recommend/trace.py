@@ -16,6 +16,7 @@ from datetime import datetime
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.model import IDLE_AFTER_SECONDS, UsageModel, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.strategies import VPA, Strategy
 
 REQUIRED = ("timestamp", "container", "cpu", "memory")
 OPTIONAL = ("cpu_request", "pod", "event")
@@ -158,6 +159,7 @@ def replay(
     model: UsageModel | None = None,
     workload: WorkloadKey = TRACE_WORKLOAD,
     idle_after: float = IDLE_AFTER_SECONDS,
+    strategy: Strategy = VPA,
 ) -> dict[str, Recommendation]:
     """Feeds the rows through the recommender's model, as the recommender job would: a
     container idle for `idle_after` starts afresh when it comes back, and one idle that long
@@ -176,7 +178,7 @@ def replay(
     newest = model.newest_sample()
     if newest is not None:
         model.expire_idle(newest)
-    return model.recommend(w, policies)
+    return model.recommend(w, policies, strategy)
 
 
 def recommendations_json(recs: dict[str, Recommendation]) -> dict[str, object]:

@@ -1,0 +1,143 @@
+"""What every recommendation strategy is: a pure function from a workload container's aggregated
+usage to an estimate (target, lower and upper bound) and the reason it gives, with parameters
+declared and checked here, so a bad one is rejected naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from app.core.recommend.aggregate import AggregateState
+from app.core.recommend.estimator import Estimate
+from app.core.recommend.settings import RecommenderSettings
+from app.core.resources import Resources
+
+ParamValue = float | int | bool
+
+
+@dataclass(frozen=True)
+class StrategyInput:
+    """One workload container's usage, as every strategy reads it."""
+
+    aggregate: AggregateState
+    containers: int  # containers in the workload's pods (the pod minimum is split among them)
+    settings: RecommenderSettings
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A strategy's answer: the estimate (None: not enough data to recommend) and why."""
+
+    estimate: Estimate | None
+    reason: str
+
+
+class Strategy(Protocol):
+    """A configured strategy: its name, its parameters (all of them, defaults filled in)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> Mapping[str, ParamValue]: ...
+
+    def propose(self, given: StrategyInput) -> Proposal: ...
+
+
+@dataclass(frozen=True)
+class ParamError:
+    field: str  # the parameter's name, as written in recommenderParams
+    message: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a strategy: its type, default, allowed range and meaning (docs)."""
+
+    name: str
+    kind: type[float] | type[int] | type[bool]
+    default: ParamValue
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+
+    def parse(self, value: object) -> ParamValue:
+        """The value, checked; raises ValueError with the message for the field."""
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise ValueError(f"must be true or false, got {value!r}")
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {value!r}")
+        if self.kind is int and value != int(value):
+            raise ValueError(f"must be a whole number, got {value!r}")
+        if self.minimum is not None and (
+            value < self.minimum or (self.exclusive_minimum and value == self.minimum)
+        ):
+            word = "greater than" if self.exclusive_minimum else "at least"
+            raise ValueError(f"must be {word} {_number(self.minimum)}, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"must be at most {_number(self.maximum)}, got {value!r}")
+        return int(value) if self.kind is int else float(value)
+
+    def allowed(self) -> str:
+        """The allowed values in words, for the documentation."""
+        if self.kind is bool:
+            return "true or false"
+        kind = "whole number" if self.kind is int else "number"
+        parts = []
+        if self.minimum is not None:
+            parts.append(f"{'>' if self.exclusive_minimum else '>='} {_number(self.minimum)}")
+        if self.maximum is not None:
+            parts.append(f"<= {_number(self.maximum)}")
+        return f"{kind} {', '.join(parts)}".strip()
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if x == int(x) else str(x)
+
+
+def parse_params(
+    spec: tuple[Param, ...], given: Mapping[str, object] | None
+) -> tuple[dict[str, ParamValue], list[ParamError]]:
+    """Every parameter of `spec` (defaults for those not given) and the errors: unknown names,
+    wrong types, values out of range."""
+    given = given or {}
+    known = {p.name: p for p in spec}
+    errors = [
+        ParamError(
+            str(k),
+            "unknown parameter; expected "
+            + (", ".join(sorted(known)) if known else "none (this strategy takes no parameters)"),
+        )
+        for k in sorted(set(given) - set(known), key=str)
+    ]
+    values: dict[str, ParamValue] = {}
+    for p in spec:
+        if p.name not in given:
+            values[p.name] = p.default
+            continue
+        try:
+            values[p.name] = p.parse(given[p.name])
+        except ValueError as e:
+            errors.append(ParamError(p.name, str(e)))
+            values[p.name] = p.default
+    return values, errors
+
+
+def with_bounds_around(target: Resources, vpa: Estimate) -> Estimate:
+    """An estimate whose target is `target` and whose bounds are VPA's, stretched to include it:
+    the updater then leaves a pod alone within the same range as under VPA (app.core.sizing)."""
+    lower = Resources(
+        min(vpa.lower_bound.cpu, target.cpu), min(vpa.lower_bound.memory, target.memory)
+    )
+    upper = Resources(
+        max(vpa.upper_bound.cpu, target.cpu), max(vpa.upper_bound.memory, target.memory)
+    )
+    return Estimate(target, lower, upper)

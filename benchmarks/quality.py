@@ -1,0 +1,259 @@
+"""Benchmark: how good each recommendation strategy's targets are on real usage traces.
+
+Every trace of a directory (rightsizer's trace CSV, as `rightsizer recommend --from-csv` reads it;
+`.csv` or `.csv.gz`) is split `--train-days` after its first sample: the first part goes through
+the recommender's model (the code the service runs), each strategy recommends from that one
+state, and the rest of the trace judges the targets, per trace and container:
+
+- under-provisioning: the share of later samples above the target (CPU, memory);
+- slack: the share of the target left unused on average, 1 - mean(usage) / target. It goes below
+  zero when usage outgrows the target (a container whose memory doubles has slack -100%);
+- unused: the same, but a sample above the target counts as 0 unused, never below (so going far
+  under never looks like saving).
+
+The table shows the mean over traces (a trace with less than one day after the training part is
+left out), and each figure's ratio to `vpa`'s. The result file (--output) records the machine,
+the commit and the command.
+
+    .venv/bin/python benchmarks/quality.py DIR [--train-days 7]
+        [--strategy NAME[:param=value,...]]... [--per-trace] [--output FILE]
+
+e.g. `benchmarks/quality.py tests/data/bitbrains-rnd-2013-07` (20 VMs), or a directory of your own
+traces. The tests run it on a small directory only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import io
+import json
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import scale_common as sc  # noqa: E402
+
+from app.core.recommend.model import UsageModel  # noqa: E402
+from app.core.recommend.settings import DAY  # noqa: E402
+from app.core.recommend.strategies import Strategy, StrategyInvalid, configure  # noqa: E402
+from app.core.recommend.trace import TRACE_WORKLOAD, TraceRow, parse_trace, replay  # noqa: E402
+
+DEFAULT_STRATEGIES = ("vpa", "krr-simple", "balanced")
+COLUMNS = ("cpu_under", "cpu_slack", "memory_under", "memory_slack")
+EXTRA = ("cpu_unused", "memory_unused")
+
+
+@dataclass(frozen=True)
+class Score:
+    """One container of one trace under one strategy (shares, not percent)."""
+
+    trace: str
+    container: str
+    cpu_under: float
+    cpu_slack: float
+    cpu_unused: float
+    memory_under: float
+    memory_slack: float
+    memory_unused: float
+
+
+def judge(values: Sequence[float], target: float) -> tuple[float, float, float]:
+    """(share above target, 1 - mean / target, mean of max(0, target - v) / target)."""
+    above = sum(1 for v in values if v > target) / len(values)
+    slack = 1 - statistics.fmean(values) / target
+    unused = statistics.fmean(max(0.0, target - v) / target for v in values)
+    return above, slack, unused
+
+
+def split(rows: list[TraceRow], train_days: float) -> tuple[list[TraceRow], list[TraceRow]] | None:
+    """Training rows and judging rows, or None when less than a day follows the training part."""
+    start = min(r.time for r in rows)
+    if max(r.time for r in rows) - start < (train_days + 1) * DAY:
+        return None
+    cut = start + train_days * DAY
+    return [r for r in rows if r.time < cut], [r for r in rows if r.time >= cut and r.event is None]
+
+
+def score_trace(
+    name: str, rows: list[TraceRow], train_days: float, strategies: Sequence[Strategy]
+) -> dict[str, list[Score]] | None:
+    """Scores per strategy name for one trace; None when it is too short."""
+    parts = split(rows, train_days)
+    if parts is None:
+        return None
+    train, judged = parts
+    model = UsageModel()
+    replay(train, model=model)
+    out: dict[str, list[Score]] = {}
+    for strategy in strategies:
+        recs = model.recommend(TRACE_WORKLOAD, None, strategy)
+        scores = []
+        for container, rec in sorted(recs.items()):
+            cpu = [r.cpu for r in judged if r.container == container and r.cpu is not None]
+            mem = [r.memory for r in judged if r.container == container and r.memory is not None]
+            if not cpu or not mem:
+                continue
+            c = judge(cpu, rec.target.cpu / 1000.0)
+            m = judge(mem, float(rec.target.memory))
+            scores.append(Score(name, container, c[0], c[1], c[2], m[0], m[1], m[2]))
+        out[strategy.name] = scores
+    return out
+
+
+def read_trace(path: Path) -> list[TraceRow]:
+    """A trace CSV, gzip-compressed when its name ends in .gz."""
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    return parse_trace(io.StringIO(raw.decode(), newline=""))
+
+
+def parse_strategy(text: str) -> Strategy:
+    """`NAME` or `NAME:param=value,...` (values are JSON: 95, true)."""
+    name, _, rest = text.partition(":")
+    params: dict[str, object] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise SystemExit(f"--strategy {text}: expected param=value, got {item!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            raise SystemExit(
+                f"--strategy {text}: {key}: {value!r} is not a number or boolean"
+            ) from None
+    try:
+        return configure(name, params)
+    except StrategyInvalid as e:
+        raise SystemExit(f"--strategy {text}: {e}") from None
+
+
+def label(s: Strategy) -> str:
+    from app.core.recommend.strategies import REGISTRY
+
+    defaults = {p.name: p.default for p in REGISTRY[s.name].params}
+    changed = [f"{k}={v:g}" for k, v in s.params.items() if v != defaults[k]]
+    return s.name + (f" ({', '.join(changed)})" if changed else "")
+
+
+def pct(x: float) -> str:
+    return f"{x * 100:.2f}%"
+
+
+def summary(results: dict[str, list[Score]], strategies: Sequence[Strategy]) -> str:
+    base = {c: statistics.fmean(getattr(s, c) for s in results["vpa"]) for c in COLUMNS + EXTRA}
+    rows = []
+    extra = []
+    for strategy in strategies:
+        scores = results[strategy.name]
+        means = {c: statistics.fmean(getattr(s, c) for s in scores) for c in COLUMNS + EXTRA}
+        row: list[str] = [label(strategy), str(len(scores))]
+        for c in COLUMNS:
+            ratio = means[c] / base[c] if base[c] else float("nan")
+            row.append(f"{pct(means[c])} x{ratio:.2f}")
+        rows.append(row)
+        extra.append([label(strategy), *(pct(means[c]) for c in EXTRA)])
+    headers = ["strategy", "traces", "CPU under", "CPU slack", "memory under", "memory slack"]
+    return (
+        sc.table(headers, rows, "mean over traces; x: ratio to vpa's")
+        + "\n\n"
+        + sc.table(
+            ["strategy", "CPU unused", "memory unused"],
+            extra,
+            "unused: like slack, but a sample above the target counts as 0 unused, not negative",
+        )
+    )
+
+
+def per_trace(results: dict[str, list[Score]]) -> str:
+    names = list(results)
+    by_key = {n: {(s.trace, s.container): s for s in results[n]} for n in names}
+    rows = []
+    for key in sorted(by_key["vpa"]):
+        row = ["/".join(key)]
+        for n in names:
+            s = by_key[n].get(key)
+            row.append(
+                f"{pct(s.cpu_under)} {pct(s.cpu_slack)} {pct(s.memory_under)} {pct(s.memory_slack)}"
+                if s
+                else "no recommendation"
+            )
+        rows.append(row)
+    return sc.table(
+        ["trace/container", *names], rows, "per trace: CPU under, CPU slack, memory under, slack"
+    )
+
+
+def commit() -> str:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--", "app/core/recommend", "benchmarks/quality.py")
+    return head + (" (with uncommitted changes to the recommender)" if dirty else "")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("directory", type=Path, help="a directory of trace CSV files")
+    ap.add_argument("--train-days", type=float, default=7.0)
+    ap.add_argument(
+        "--strategy",
+        action="append",
+        help="NAME or NAME:param=value,... (repeatable; default: vpa, krr-simple, balanced)",
+    )
+    ap.add_argument("--per-trace", action="store_true", help="also one line per trace")
+    ap.add_argument("--output", type=Path, help="also write the report to this file")
+    args = ap.parse_args(argv)
+    files = sorted([*args.directory.glob("*.csv"), *args.directory.glob("*.csv.gz")])
+    if not files:
+        ap.error(f"{args.directory}: no .csv or .csv.gz files")
+    strategies = [parse_strategy(s) for s in args.strategy or DEFAULT_STRATEGIES]
+    if len({s.name for s in strategies}) != len(strategies):
+        ap.error("each strategy may be given once")
+    vpa = [s for s in strategies if s.name == "vpa"] or [configure("vpa")]
+    strategies = vpa + [s for s in strategies if s.name != "vpa"]  # the baseline comes first
+    results: dict[str, list[Score]] = {s.name: [] for s in strategies}
+    short = []
+    for f in files:
+        name = f.name.removesuffix(".gz").removesuffix(".csv")
+        rows = read_trace(f)
+        scored = score_trace(name, rows, args.train_days, strategies)
+        if scored is None:
+            short.append(name)
+            continue
+        for name, scores in scored.items():
+            results[name] += scores
+    if not results["vpa"]:
+        ap.error(f"no trace is longer than {args.train_days:g} days + 1")
+    command = " ".join(["benchmarks/quality.py", *(argv if argv is not None else sys.argv[1:])])
+    lines = [
+        f"# {command}",
+        f"# {dt.date.today()}, at commit {commit()}, on {sc.machine()}",
+        f"{len(files)} traces in {args.directory.name}: {len(files) - len(short)} judged "
+        f"(trained on the first {args.train_days:g} days, judged on the rest)"
+        + (f", {len(short)} too short ({', '.join(short)})" if short else ""),
+        "",
+        summary(results, strategies),
+    ]
+    if args.per_trace:
+        lines += ["", per_trace(results)]
+    report = "\n".join(lines) + "\n"
+    print(report, end="")
+    if args.output:
+        args.output.write_text(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

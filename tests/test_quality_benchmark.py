@@ -1,0 +1,57 @@
+"""benchmarks/quality.py on a small directory: the table, the baseline, the record it writes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HELD_OUT = ROOT / "tests" / "data" / "bitbrains-rnd-2013-07"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "quality.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_it_judges_each_strategy_against_vpa_and_records_where(tmp_path: Path) -> None:
+    for vm in ("vm1", "vm20"):
+        shutil.copy(HELD_OUT / f"{vm}.csv.gz", tmp_path)
+    (tmp_path / "short.csv").write_text("timestamp,container,cpu,memory\n0,app,0.1,1000\n")
+    out = tmp_path / "result.txt"
+    done = run(str(tmp_path), "--output", str(out), "--per-trace")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("# benchmarks/quality.py ")
+    assert "at commit " in lines[1] and "cores" in lines[1]
+    assert "3 traces" in lines[2] and "2 judged" in lines[2] and "1 too short (short)" in lines[2]
+    rows: dict[str, str] = {}
+    for line in lines:  # the first table: under-provisioning and slack
+        name = line.split(" ", 1)[0]
+        if name in ("vpa", "krr-simple", "balanced"):
+            rows.setdefault(name, line)
+    assert set(rows) == {"vpa", "krr-simple", "balanced"}
+    assert rows["vpa"].count("x1.00") >= 4  # the baseline against itself
+    assert "vm1/vm" in done.stdout and "vm20/vm" in done.stdout
+
+
+def test_a_bad_strategy_parameter_is_named(tmp_path: Path) -> None:
+    shutil.copy(HELD_OUT / "vm20.csv.gz", tmp_path)
+    done = run(str(tmp_path), "--strategy", "balanced:memoryTimeAboveWeight=0")
+    assert done.returncode != 0
+    assert "memoryTimeAboveWeight: must be greater than 0" in done.stderr
+
+
+def test_strategy_parameters_show_in_the_table(tmp_path: Path) -> None:
+    shutil.copy(HELD_OUT / "vm20.csv.gz", tmp_path)
+    done = run(str(tmp_path), "--strategy", "krr-simple:cpuPercentile=90")
+    assert done.returncode == 0, done.stderr
+    assert "krr-simple (cpuPercentile=90)" in done.stdout
+    assert "balanced" not in done.stdout.split("x: ratio")[1]  # only the strategies asked for
