@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from app.simulator.apiserver.resources import ResourceType
@@ -99,36 +100,67 @@ def unknown_resource() -> ApiError:
     )
 
 
+# `ErrorType.String()` of apimachinery's util/validation/field/errors.go, by cause type.
+_TYPE_WORDS = {
+    "FieldValueNotFound": "Not found",
+    "FieldValueRequired": "Required value",
+    "FieldValueDuplicate": "Duplicate value",
+    "FieldValueInvalid": "Invalid value",
+    "FieldValueNotSupported": "Unsupported value",
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueTooLong": "Too long",
+    "FieldValueTooMany": "Too many",
+    "InternalError": "Internal error",
+    "FieldValueTypeInvalid": "Invalid value",
+}
+# The types whose body never shows the bad value (ErrorBody's first cases).
+_VALUELESS = frozenset(
+    {"FieldValueRequired", "FieldValueForbidden", "FieldValueTooLong", "InternalError"}
+)
+
+
 class FieldError:
-    """One `field.Error`: where, what kind of problem, and the message kube-apiserver prints."""
+    """One `field.Error` (apimachinery util/validation/field/errors.go): the field's path, the
+    error type (a StatusCause reason), the detail and the bad value."""
 
     def __init__(self, field: str, kind: str, detail: str, value: Any = None) -> None:
         self.field, self.kind, self.detail, self.value = field, kind, detail, value
 
+    def body(self) -> str:
+        """`ErrorBody()`: the message without the field, as a StatusCause carries it."""
+        text = _TYPE_WORDS.get(self.kind, "Invalid value")
+        if self.kind not in _VALUELESS:
+            text += f": {_go_value(self.value)}"
+        return f"{text}: {self.detail}" if self.detail else text
+
     def message(self) -> str:
-        if self.kind == "FieldValueRequired":
-            return (
-                f"{self.field}: Required value: {self.detail}"
-                if self.detail
-                else f"{self.field}: Required value"
-            )
-        if self.kind == "FieldValueForbidden":
-            return f"{self.field}: Forbidden: {self.detail}"
-        if self.kind == "FieldValueNotSupported":
-            return f"{self.field}: Unsupported value: {_go_value(self.value)}: {self.detail}"
-        if self.kind == "FieldValueDuplicate":
-            return f"{self.field}: Duplicate value: {_go_value(self.value)}"
-        return f"{self.field}: Invalid value: {_go_value(self.value)}: {self.detail}"
+        """`Error()`: `<field>: <body>`, as the Status message lists it."""
+        return f"{self.field}: {self.body()}"
 
 
 def _go_value(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else str(value)
+    """The bad value as ErrorBody prints it: nil as "null" (quoted, being then a string),
+    strings quoted (%q), numbers and booleans as Go's %v writes them, a map[string]string (as
+    labels are) as %#v does, keys sorted."""
+    if value is None:
+        value = "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+        pairs = (f"{_go_value(str(k))}:{_go_value(value[k])}" for k in sorted(value))
+        return "map[string]string{" + ", ".join(pairs) + "}"
+    return str(value)
 
 
 def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> ApiError:
-    msgs = [e.message() for e in errors]
+    """`NewInvalid` (apimachinery pkg/api/errors/errors.go): Status.message is
+    `<Kind>[.<group>] "<name>" is invalid: <ErrorList.ToAggregate()>` (each distinct `Error()`,
+    bracketed and comma-joined when more than one); one cause per error, its message being
+    `ErrorBody()` (kubectl prints `<field>: <message>`), none dropped."""
+    msgs = list(dict.fromkeys(e.message() for e in errors))  # ToAggregate skips repeats
     joined = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
-    # NewInvalid names the GroupKind: `Deployment.apps "web" is invalid: ...`
     qualified = f"{kind}.{group}" if group and not kind.endswith(f".{group}") else kind
     return ApiError(
         422,
@@ -138,9 +170,6 @@ def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> ApiEr
             "name": name,
             "group": group,
             "kind": kind,
-            "causes": [
-                {"reason": e.kind, "message": m, "field": e.field}
-                for e, m in zip(errors, msgs, strict=True)
-            ],
+            "causes": [{"reason": e.kind, "message": e.body(), "field": e.field} for e in errors],
         },
     )

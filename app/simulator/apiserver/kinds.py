@@ -65,7 +65,7 @@ def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
                 "spec.template.metadata.labels",
                 "FieldValueInvalid",
                 "`selector` does not match template `labels`",
-                str(labels),
+                labels,
             )
         )
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
