@@ -47,6 +47,12 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     update_mode: Mapped[str] = mapped_column(String(32), default="Off")
     min_replicas: Mapped[int | None] = mapped_column(Integer)
     container_policies: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # evictionRequirements, evictAfterOOMSeconds, inPlaceSkipDisruptionBudget, startupBoost as
+    # written (app.documents.update_fields); None when the policy sets none of them.
+    update_options: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # recommender and recommenderParams as written (app.documents.recommender_fields); None: vpa.
+    recommender: Mapped[str | None] = mapped_column(String(64))
+    recommender_params: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     version: Mapped[int] = mapped_column(Integer, default=1)
 
 
@@ -71,14 +77,20 @@ class Recommendation(db.Model):  # type: ignore[name-defined]
     first_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    # What the workload's pods request now (from the last run that saw one), for differences.
+    # What a pod of the workload requests now (from the last run that saw one; the most common
+    # request when pods differ), for differences.
     current_cpu_request: Mapped[int | None] = mapped_column(BigInteger)
     current_memory_request: Mapped[int | None] = mapped_column(BigInteger)
-    # Live pods of the workload in that run (each reporting metrics): savings over all replicas.
+    # Live pods running the container in that run (each reporting metrics), and the sum of
+    # their requests: savings over the real pods (app.core.savings).
     replicas: Mapped[int | None] = mapped_column(Integer)
+    requested_cpu_total: Mapped[int | None] = mapped_column(BigInteger)
+    requested_memory_total: Mapped[int | None] = mapped_column(BigInteger)
     # Resources another controller owns, e.g. {"cpu": "HorizontalPodAutoscaler web scales it
     # on cpu"}: the recommendation is shown, but the webhook and the updater leave them alone.
     conflicts: Mapped[dict[str, str] | None] = mapped_column(JSON, default=dict)
+    # How the strategy reached the target (app.core.recommend.strategies), e.g. "vpa: CPU p90 ...".
+    reason: Mapped[str | None] = mapped_column(Text)
 
 
 class RecommendationPoint(db.Model):  # type: ignore[name-defined]
@@ -97,6 +109,32 @@ class RecommendationPoint(db.Model):  # type: ignore[name-defined]
     target_memory: Mapped[int] = mapped_column(BigInteger)
     current_cpu_request: Mapped[int | None] = mapped_column(BigInteger)
     current_memory_request: Mapped[int | None] = mapped_column(BigInteger)
+    # Percentiles of the usage samples since the previous point (app.core.recommend.timeline):
+    # millicores and bytes, None without samples.
+    usage_cpu_p50: Mapped[int | None] = mapped_column(BigInteger)
+    usage_cpu_p90: Mapped[int | None] = mapped_column(BigInteger)
+    usage_memory_p50: Mapped[int | None] = mapped_column(BigInteger)
+    usage_memory_p90: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class WorkloadCondition(db.Model):  # type: ignore[name-defined]
+    """One condition of a workload's recommendation, as VPA reports them in status.conditions
+    (and rightsizer's own types): written by the recommender and the updater, each for its types
+    (app.core.conditions), read by the API, the CLI and the dashboard."""
+
+    __tablename__ = "workload_conditions"
+    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "type"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    namespace: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(253))
+    type: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))  # True, False or Unknown
+    reason: Mapped[str] = mapped_column(String(128), default="")
+    message: Mapped[str] = mapped_column(Text, default="")
+    last_transition_time: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Checkpoint(db.Model):  # type: ignore[name-defined]
@@ -121,6 +159,8 @@ class Checkpoint(db.Model):  # type: ignore[name-defined]
     last_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     version: Mapped[str] = mapped_column(String(16))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Usage per UTC day for the window strategies (app.core.recommend.daily); None: none saved.
+    daily: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
 
 
 class Scaler(Timestamps, db.Model):  # type: ignore[name-defined]

@@ -10,7 +10,7 @@ from flask import Response, jsonify, request
 from app.api.body import request_json
 from app.api.errors import ApiError
 from app.auth import actor
-from app.documents.policy import FieldError
+from app.documents.fields import FieldError
 from app.extensions import db
 from app.store import audit as audit_trail
 from app.store.versioned import AlreadyExists, StaleVersion, commit_created, update_versioned

@@ -12,6 +12,8 @@ from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from app.core.policy import CONTAINER_MODES, CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
+from app.core.recommend.strategies import NAMES as STRATEGY_NAMES
+from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
 
 bp = Blueprint("openapi", __name__)
 
@@ -179,7 +181,52 @@ def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, 
     }
 
 
+def update_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The schemas of startupBoost and of the policy fields of app.documents.update_fields."""
+    boost = {
+        "type": "object",
+        "additionalProperties": False,
+        "description": "VPA's startupBoost: more CPU while a pod starts (docs/policies.md)",
+        "properties": {
+            "cpu": {
+                "type": "object",
+                "required": ["type"],
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"type": "string", "enum": list(BOOST_TYPES)},
+                    "factor": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+                    "quantity": {"type": ["string", "number"], "example": "500m"},
+                    "durationSeconds": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+                },
+            }
+        },
+    }
+    fields = {
+        "evictionRequirements": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["resources", "changeRequirement"],
+                "additionalProperties": False,
+                "properties": {
+                    "resources": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {"type": "string", "enum": ["cpu", "memory"]},
+                    },
+                    "changeRequirement": {"type": "string", "enum": list(CHANGE_REQUIREMENTS)},
+                },
+            },
+        },
+        "evictAfterOOMSeconds": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+        "inPlaceSkipDisruptionBudget": {"type": "boolean"},
+        "startupBoost": boost,
+    }
+    return boost, fields
+
+
 def schemas() -> dict[str, Any]:
+    boost, update_fields = update_schemas()
     container_policy = {
         "type": "object",
         "additionalProperties": False,
@@ -193,6 +240,8 @@ def schemas() -> dict[str, Any]:
                 "items": {"type": "string", "enum": ["cpu", "memory"]},
             },
             "controlledValues": {"type": "string", "enum": list(CONTROLLED_VALUES)},
+            "integerCPU": {"type": "boolean", "description": "CPU rounded up to whole cores"},
+            "startupBoost": boost,
         },
     }
     policy = {
@@ -214,6 +263,17 @@ def schemas() -> dict[str, Any]:
             "updateMode": {"type": "string", "enum": [*UPDATE_MODES, "Auto"]},
             "minReplicas": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
             "containerPolicies": {"type": "array", "items": container_policy},
+            **update_fields,
+            "recommender": {
+                "type": "string",
+                "enum": list(STRATEGY_NAMES),
+                "description": "the recommendation strategy (default vpa; docs/policies.md)",
+            },
+            "recommenderParams": {
+                "type": "object",
+                "description": 'the strategy\'s parameters, e.g. {"cpuPercentile": 90}',
+                "additionalProperties": {"type": ["number", "boolean"]},
+            },
         },
     }
     scaler = {
@@ -265,7 +325,21 @@ def schemas() -> dict[str, Any]:
             "updateTime": {"type": ["string", "null"]},
             "currentRequests": RESOURCES,
             "difference": RESOURCES,
+            "podRequests": {
+                "type": "object",
+                "description": "the live pods running the container and their requests together",
+                "properties": {
+                    "pods": {"type": "integer", "minimum": 0},
+                    "cpu": {"type": "string", "example": "1500m"},
+                    "memory": {"type": "string", "example": "1536Mi"},
+                },
+            },
             "conflicts": {"type": "object", "additionalProperties": {"type": "string"}},
+            "reason": {
+                "type": "string",
+                "description": "how the strategy reached the target",
+                "example": "vpa: CPU p90 of usage (half-life 24h), memory p90 of daily peaks, ...",
+            },
         },
     }
     histogram = {
@@ -339,12 +413,15 @@ def schemas() -> dict[str, Any]:
                 },
                 "estimatedSavingsPerReplica": {
                     "type": "object",
-                    "description": "cores and GiB one replica frees (negative: needs more)",
+                    "description": "cores and GiB a pod frees on average (negative: needs more)",
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
                 },
                 "estimatedSavings": {
                     "type": "object",
-                    "description": "cores and GiB all replicas together free (negative: need more)",
+                    "description": (
+                        "cores and GiB the live pods together free: the sum over pods of "
+                        "request - target (negative: they need more)"
+                    ),
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
                 },
             },
@@ -373,6 +450,18 @@ def schemas() -> dict[str, Any]:
                                 "time": {"type": "string", "format": "date-time"},
                                 "target": RESOURCES,
                                 "requests": RESOURCES,
+                                "usage": {
+                                    "type": "object",
+                                    "description": "percentiles of the usage samples since "
+                                    "the point before, per resource: {p50, p90} quantities",
+                                    "additionalProperties": {
+                                        "type": "object",
+                                        "properties": {
+                                            "p50": {"type": "string"},
+                                            "p90": {"type": "string"},
+                                        },
+                                    },
+                                },
                             },
                         },
                     },

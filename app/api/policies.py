@@ -31,7 +31,9 @@ from app.api.common import (
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
 from app.documents.policy import PolicyInvalid, parse_policy, row_document
+from app.documents.recommender_fields import stored_recommender
 from app.documents.stored import without_read_only
+from app.documents.update_fields import stored_options
 from app.extensions import db
 from app.models import Policy as PolicyRow
 from app.store.policies import find_policy, policy_exists, policy_rows
@@ -75,6 +77,8 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
         "update_mode": doc.get("updateMode", "Off"),
         "min_replicas": doc.get("minReplicas"),
         "container_policies": doc.get("containerPolicies") or [],
+        "update_options": stored_options(doc),
+        **dict(zip(("recommender", "recommender_params"), stored_recommender(doc), strict=True)),
     }
 
 

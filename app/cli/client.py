@@ -195,7 +195,8 @@ def namespaced_name(value: str) -> tuple[str, str]:
 @api_options
 def policy_set_mode(policy_ref: str, mode: str, api: Api) -> None:
     """Set a policy's updateMode (Off: recommend only; Initial: size new pods; Recreate: also
-    evict pods far from their recommendation; InPlaceOrRecreate: resize them in place first)."""
+    evict pods far from their recommendation; InPlaceOrRecreate: resize them in place first;
+    InPlace: resize them in place, never evict)."""
     namespace, name = namespaced_name(policy_ref)
     path = f"/policies/{namespace}/{name}"
     current = api.call("GET", path, ok=(200, 404))

@@ -7,13 +7,16 @@ so creating a second, conflicting policy never silently changes what the first o
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.model import WorkloadKey
+from app.core.recommend.strategies import VPA, Strategy
+from app.core.update_policy import EvictionRequirement, StartupBoost
 
-UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate")
+UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace")
+IN_PLACE_MODES = ("InPlaceOrRecreate", "InPlace")  # the updater resizes running pods
 UPDATE_MODE_ALIASES = {"Auto": "Recreate"}  # VPA's deprecated Auto means Recreate
 TARGET_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
 CONTAINER_MODES = ("Auto", "Off")
@@ -30,6 +33,14 @@ class Policy:
     update_mode: str = "Off"
     min_replicas: int | None = None
     container_policies: tuple[ContainerPolicy, ...] = field(default_factory=tuple)
+    # app.core.update_policy: when the updater may act, and the CPU startup boost
+    eviction_requirements: tuple[EvictionRequirement, ...] = ()
+    evict_after_oom_seconds: int | None = None  # None: the global quick-OOM setting
+    in_place_skip_disruption_budget: bool | None = None  # None: the global setting
+    startup_boost: StartupBoost | None = None
+    container_boosts: Mapping[str, StartupBoost] = field(default_factory=dict)  # by containerName
+    deprecations: tuple[str, ...] = ()  # what the document says in a deprecated way
+    recommender: Strategy = VPA  # app.core.recommend.strategies, configured
     created: float = 0.0  # unix seconds; ties broken by age
     changed: float = 0.0  # unix seconds of its last change (creation or update)
     id: int = 0

@@ -25,6 +25,7 @@ from flask import (
 from flask.typing import ResponseReturnValue
 
 from app.auth import COOKIE, AuthError, authenticate, check
+from app.core.policy import UPDATE_MODES
 from app.dashboard import charts, data, format, nodes
 from app.extensions import db
 from app.models import RecommendationPoint
@@ -48,7 +49,7 @@ PAGE_RESOURCES = {
     "dashboard.scalers": "scalers",
     "dashboard.events": "events",
 }
-MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate")
+MODES = UPDATE_MODES
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ reported with the path of its field, all at once.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -24,6 +23,17 @@ from app.core.policy import (
 )
 from app.core.quantity import amount
 from app.core.recommend.capping import RESOURCES, ContainerPolicy
+from app.documents.fields import FieldError
+from app.documents.recommender_fields import (
+    RECOMMENDER_FIELDS,
+    parse_recommender,
+    recommender_document,
+)
+from app.documents.update_fields import (
+    UPDATE_FIELDS,
+    container_boosts,
+    parse_update_fields,
+)
 
 # Kubernetes' DNS-1123 label and subdomain. Use with fullmatch(): `match` with `$` would let a
 # trailing newline through ("web\n"), which no Kubernetes name can hold.
@@ -32,7 +42,21 @@ DNS_SUBDOMAIN = re.compile(
     r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 )
 INT32_MAX = 2**31 - 1  # the database column's range
-POLICY_FIELDS = {"name", "namespace", "target", "updateMode", "minReplicas", "containerPolicies"}
+# VPA 1.7 deprecates updateMode Auto (types.go: "Use explicit update modes ... instead"); the
+# recommender reports it as the workload's ConfigDeprecated condition.
+DEPRECATED_MODES = {
+    "Auto": ("updateMode Auto is deprecated (VPA 1.7): it means Recreate; write Recreate",)
+}
+POLICY_FIELDS = {
+    "name",
+    "namespace",
+    "target",
+    "updateMode",
+    "minReplicas",
+    "containerPolicies",
+    *UPDATE_FIELDS,  # app.documents.update_fields
+    *RECOMMENDER_FIELDS,  # app.documents.recommender_fields
+}
 CONTAINER_FIELDS = {
     "containerName",
     "mode",
@@ -41,16 +65,8 @@ CONTAINER_FIELDS = {
     "controlledResources",
     "controlledValues",
     "integerCPU",
+    "startupBoost",  # app.documents.update_fields.container_boosts
 }
-
-
-@dataclass(frozen=True)
-class FieldError:
-    field: str
-    message: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"field": self.field, "message": self.message}
 
 
 class PolicyRow(Protocol):
@@ -72,6 +88,12 @@ class PolicyRow(Protocol):
     def min_replicas(self) -> int | None: ...
     @property
     def container_policies(self) -> list[dict[str, Any]]: ...
+    @property
+    def update_options(self) -> dict[str, Any] | None: ...
+    @property
+    def recommender(self) -> str | None: ...
+    @property
+    def recommender_params(self) -> dict[str, Any] | None: ...
     @property
     def created_at(self) -> datetime | None: ...
     @property
@@ -254,6 +276,9 @@ def parse_policy(
         min_replicas = None
     containers, cp_errors = parse_container_policies(doc.get("containerPolicies"))
     errors += cp_errors
+    update = parse_update_fields(doc, errors)
+    boosts = container_boosts(doc.get("containerPolicies"), errors)
+    recommender = parse_recommender(doc, errors)
     if errors:
         raise PolicyInvalid(errors)
     return Policy(
@@ -264,6 +289,13 @@ def parse_policy(
         update_mode=normalize_update_mode(str(mode)),
         min_replicas=min_replicas,
         container_policies=containers,
+        eviction_requirements=update.eviction_requirements,
+        evict_after_oom_seconds=update.evict_after_oom_seconds,
+        in_place_skip_disruption_budget=update.in_place_skip_disruption_budget,
+        startup_boost=update.startup_boost,
+        container_boosts=boosts,
+        deprecations=DEPRECATED_MODES.get(str(mode), ()),
+        recommender=recommender,
         created=_unix(created) if created else 0.0,
         changed=max((_unix(t) for t in (created, changed) if t is not None), default=0.0),
         id=id_,
@@ -284,6 +316,8 @@ def row_document(row: PolicyRow) -> dict[str, Any]:
     if row.min_replicas is not None:
         doc["minReplicas"] = row.min_replicas
     doc["containerPolicies"] = row.container_policies or []
+    doc.update(row.update_options or {})  # app.documents.update_fields, as written
+    doc.update(recommender_document(row.recommender, row.recommender_params))
     return doc
 
 

@@ -20,7 +20,8 @@ from app.core.scaling.proportional import (
     parse_selector,
     parse_taint,
 )
-from app.documents.policy import DNS_LABEL, DNS_SUBDOMAIN, FieldError
+from app.documents.fields import FieldError
+from app.documents.policy import DNS_LABEL, DNS_SUBDOMAIN
 
 
 class ScalerRow(Protocol):

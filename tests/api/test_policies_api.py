@@ -154,7 +154,9 @@ def test_merge_patch(client: FlaskClient) -> None:
     assert bad.get_json()["details"] == [
         {
             "field": "updateMode",
-            "message": "'Never' is not one of Off, Initial, Recreate, InPlaceOrRecreate (or Auto)",
+            "message": (
+                "'Never' is not one of Off, Initial, Recreate, InPlaceOrRecreate, InPlace (or Auto)"
+            ),
         }
     ]
     assert (
@@ -209,3 +211,57 @@ def test_wrongly_typed_update_mode_is_422_not_500(client: FlaskClient) -> None:
     resp = client.post("/api/v1/policies", json={**WEB, "updateMode": {}})
     assert resp.status_code == 422
     assert resp.get_json()["details"][0]["field"] == "updateMode"
+
+
+UPDATE_OPTIONS = {
+    "evictionRequirements": [
+        {"resources": ["cpu"], "changeRequirement": "TargetHigherThanRequests"}
+    ],
+    "evictAfterOOMSeconds": 120,
+    "inPlaceSkipDisruptionBudget": True,
+    "startupBoost": {"cpu": {"type": "Factor", "factor": 2, "durationSeconds": 30}},
+}
+
+
+def test_update_fields_are_stored_as_written_and_merge_patched(client: FlaskClient) -> None:
+    doc = {
+        **WEB,
+        "updateMode": "InPlace",
+        **UPDATE_OPTIONS,
+        "containerPolicies": [
+            {"containerName": "app", "startupBoost": {"cpu": {"type": "Quantity", "quantity": "1"}}}
+        ],
+    }
+    body = create(client, doc).get_json()
+    for key, value in UPDATE_OPTIONS.items():
+        assert body[key] == value
+    assert body["containerPolicies"][0]["startupBoost"]["cpu"]["quantity"] == "1"
+    patched = client.patch(
+        "/api/v1/policies/shop/web",
+        json={"startupBoost": None, "evictAfterOOMSeconds": 30},
+        content_type="application/merge-patch+json",
+    )
+    assert patched.status_code == 200, patched.get_json()
+    got = client.get("/api/v1/policies/shop/web").get_json()
+    assert "startupBoost" not in got and got["evictAfterOOMSeconds"] == 30
+    assert got["evictionRequirements"] == UPDATE_OPTIONS["evictionRequirements"]
+
+
+def test_bad_update_fields_are_422_naming_each(client: FlaskClient) -> None:
+    resp = client.post(
+        "/api/v1/policies",
+        json={
+            **WEB,
+            "evictAfterOOMSeconds": 0,
+            "startupBoost": {"cpu": {"type": "Factor"}},
+            "evictionRequirements": [{"resources": ["cpu"], "changeRequirement": "Up"}],
+        },
+    )
+    assert resp.status_code == 422
+    fields = {d["field"] for d in resp.get_json()["details"]}
+    assert fields == {
+        "evictAfterOOMSeconds",
+        "startupBoost.cpu.factor",
+        "evictionRequirements[0].changeRequirement",
+    }
+    assert client.get("/api/v1/policies/shop/web").status_code == 404

@@ -17,7 +17,9 @@ from app.documents.policy import (
     PolicyInvalid,
     parse_policy,
 )
+from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
 from app.documents.stored import READ_ONLY
+from app.documents.update_fields import CPU_BOOST_FIELDS, REQUIREMENT_FIELDS
 
 ROOT = Path(__file__).parents[2]
 DOC = (ROOT / "docs" / "policies.md").read_text()
@@ -35,6 +37,9 @@ def test_every_field_of_the_document_model_has_a_row() -> None:
         POLICY_FIELDS
         | {"target.kind", "target.name"}
         | {f"containerPolicies[].{f}" for f in CONTAINER_FIELDS}
+        | {f"evictionRequirements[].{f}" for f in REQUIREMENT_FIELDS}
+        | {"startupBoost.cpu"}
+        | {f"startupBoost.cpu.{f}" for f in CPU_BOOST_FIELDS}
         | (set(READ_ONLY) - {"status"})  # status: scalers only
     )
     assert expected - documented == set()
@@ -42,7 +47,8 @@ def test_every_field_of_the_document_model_has_a_row() -> None:
 
 
 def test_every_value_of_an_enumerated_field_is_named() -> None:
-    for value in (*UPDATE_MODES, *TARGET_KINDS, *CONTROLLED_VALUES, *RESOURCES, "Auto", "*"):
+    values = (*UPDATE_MODES, *TARGET_KINDS, *CONTROLLED_VALUES, *RESOURCES, "Auto", "*")
+    for value in (*values, *CHANGE_REQUIREMENTS, *BOOST_TYPES):
         assert f"`{value}`" in DOC, value
 
 
