@@ -1,0 +1,64 @@
+"""`recommender` and `recommenderParams` in policy documents, and their reference in
+docs/policies.md: every strategy and every parameter, with its default and range, as the code has
+them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from app.core.recommend.strategies import NAMES, REGISTRY
+from app.documents.policy import PolicyInvalid, parse_policy
+
+DOC = (Path(__file__).parents[2] / "docs" / "policies.md").read_text()
+SECTION = DOC.split("## Recommender", 1)[1].split("\n## ", 1)[0]
+BASE = {"name": "web", "namespace": "shop"}
+
+
+def default_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    assert isinstance(value, int | float)
+    return f"{value:g}"
+
+
+def test_every_parameter_of_every_strategy_is_documented_as_the_code_has_it() -> None:
+    rows = set(re.findall(r"^\| `([^`]+)` \| `([^`]+)` \| `([^`]+)` \| ([^|]+) \|", SECTION, re.M))
+    expected = {
+        (name, p.name, default_text(p.default), p.allowed())
+        for name in NAMES
+        for p in REGISTRY[name].params
+    }
+    assert {(a, b, c, d.strip()) for a, b, c, d in rows} == expected
+    for name in NAMES:
+        assert f"| `{name}`" in SECTION  # and each strategy in the table of what it does
+
+
+def test_the_strategy_and_its_parameters_are_parsed() -> None:
+    p = parse_policy(
+        {**BASE, "recommender": "balanced", "recommenderParams": {"memoryTimeAboveWeight": 20}}
+    )
+    assert p.recommender.name == "balanced"
+    assert p.recommender.params["memoryTimeAboveWeight"] == 20.0
+    assert parse_policy(BASE).recommender.name == "vpa"
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"recommender": 3}, "recommender"),
+        ({"recommender": "vpa", "recommenderParams": {"x": 1}}, "recommenderParams.x"),
+        ({"recommenderParams": {"cpuPercentile": 90}}, "recommenderParams.cpuPercentile"),
+        ({"recommender": "krr-simple", "recommenderParams": "fast"}, "recommenderParams"),
+        (
+            {"recommender": "krr-simple", "recommenderParams": {"pointsRequired": 0}},
+            "recommenderParams.pointsRequired",
+        ),
+    ],
+)
+def test_a_bad_field_is_named(doc: dict[str, object], field: str) -> None:
+    with pytest.raises(PolicyInvalid) as e:
+        parse_policy({**BASE, **doc})
+    assert [err.field for err in e.value.errors] == [field]
