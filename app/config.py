@@ -45,6 +45,17 @@ def positive(parse: Any) -> Any:
     return check
 
 
+def non_negative(parse: Any) -> Any:
+    def check(text: str) -> Any:
+        value = parse(text)
+        if value < 0:
+            raise ValueError(text)
+        return value
+
+    check.__name__ = f"non-negative {parse.__name__}"
+    return check
+
+
 def auth_mode(text: str) -> str:
     value = text.strip().lower()
     if value not in AUTH_MODES:
@@ -80,6 +91,8 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_KUBECONFIG": ("cluster.kubeconfig", "", str),
     "RIGHTSIZER_NAMESPACE": ("cluster.namespace", "rightsizer", str),
     "RIGHTSIZER_EXCLUDED_NAMESPACES": ("cluster.excluded_namespaces", frozenset(), names),
+    "RIGHTSIZER_KUBE_API_QPS": ("cluster.kube_api_qps", 5.0, non_negative(float)),
+    "RIGHTSIZER_KUBE_API_BURST": ("cluster.kube_api_burst", 10, positive(int)),
     "RIGHTSIZER_RECOMMENDER_INTERVAL": ("recommender.interval", 60.0, positive(float)),
     "RIGHTSIZER_SCALER_INTERVAL": ("scaler.interval", 10.0, positive(float)),
     "RIGHTSIZER_UPDATER_INTERVAL": ("updater.interval", 60.0, positive(float)),

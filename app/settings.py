@@ -24,6 +24,8 @@ class ClusterSettings:
     kubeconfig: str  # empty: in-cluster config in a pod, else $KUBECONFIG or ~/.kube/config
     namespace: str  # rightsizer's own
     excluded_namespaces: frozenset[str]
+    kube_api_qps: float  # the jobs' client-side request rate limit (0: none), as client-go's QPS
+    kube_api_burst: int  # requests sent at once before the limit applies, as client-go's Burst
 
     @property
     def left_alone(self) -> frozenset[str]:

@@ -164,14 +164,15 @@ def add_cluster_policy(app: Any, mode: str) -> None:
 def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, Any]:
     from dataclasses import replace
 
-    from app.jobs.recommender import RecommenderJob, RecommenderOptions
-    from app.jobs.startup import updater_options
+    from app.jobs.recommender import RecommenderJob
+    from app.jobs.startup import recommender_options, updater_options
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
     from app.kube.limitranges import LimitRangeCache
+    from app.settings import settings_of
 
-    cfg = app.config
+    settings = settings_of(app)
     res: dict[str, Any] = {"phases": {}, "times": {}, "memory": {}, "stats": {}}
     api = sim.api_client()
     cluster = ClusterView(api)
@@ -205,17 +206,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     res["stats"]["start-up"] = sim.stats()
     sim.reset_stats()
 
-    job = RecommenderJob(
-        app,
-        cluster,
-        RecommenderOptions(
-            interval=cfg["RECOMMENDER_INTERVAL"],
-            excluded_namespaces=cfg["EXCLUDED_NAMESPACES"] | {cfg["NAMESPACE"]},
-            idle_after=cfg["IDLE_AFTER_SECONDS"],
-            gc_grace=cfg["GC_GRACE_SECONDS"],
-            batch_size=cfg["CHECKPOINT_BATCH_SIZE"],
-        ),
-    )
+    job = RecommenderJob(app, cluster, recommender_options(settings))
     leader = lambda: True  # noqa: E731
 
     secs, summary, _ = timed("recommender run 1", lambda: job.run_once(leader), args.profile)
@@ -243,12 +234,16 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
 
     if args.updater:
         add_cluster_policy(app, "Recreate")
-        base = updater_options(cfg)
-        settings = base.settings
+        base = updater_options(settings)
+        sizing = base.settings
         if args.min_lifetime is not None:
-            settings = replace(settings, min_lifetime_seconds=args.min_lifetime)
+            sizing = replace(sizing, min_lifetime_seconds=args.min_lifetime)
         options = replace(
-            base, dry_run=True, min_history_seconds=args.min_history, settings=settings
+            base,
+            dry_run=True,
+            min_history_seconds=args.min_history,
+            settings=sizing,
+            policy_settle_seconds=0.0,  # the webhook processes' policy reload: none here
         )
         updater = UpdaterJob(
             app,
@@ -261,8 +256,8 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
         res["updater options"] = (
             "Recreate (cluster-wide policy), dry run, "
             f"min history {options.min_history_seconds:g}s, "
-            f"min lifetime {settings.min_lifetime_seconds:g}s, min change {settings.min_change:g}, "
-            f"tolerance {settings.eviction_tolerance:g}, "
+            f"min lifetime {sizing.min_lifetime_seconds:g}s, min change {sizing.min_change:g}, "
+            f"tolerance {sizing.eviction_tolerance:g}, "
             f"evictions/s {options.evictions_per_second:g} (0 = no limit)"
         )
         sim.reset_stats()

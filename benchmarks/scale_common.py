@@ -133,11 +133,12 @@ class SimProcess:
     def memory_mb(self) -> tuple[float, float]:
         return proc_memory_mb(self.proc.pid)
 
-    def api_client(self) -> Any:
-        """The client as rightsizer builds it (app.kube.client: its request timeouts too)."""
+    def api_client(self, qps: float = 0.0, burst: int = 10) -> Any:
+        """The client as rightsizer builds it (app.kube.client: its request timeouts and rate
+        limiter too; qps 0, the default here: no limit)."""
         from app.kube.client import api_client
 
-        return api_client(self.kubeconfig_path)
+        return api_client(self.kubeconfig_path, qps=qps, burst=burst)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -81,7 +81,11 @@ def recommender_options(settings: Settings) -> RecommenderOptions:
 
 def build_jobs(app: Flask) -> Jobs:
     settings = settings_of(app)
-    api = api_client(settings.cluster.kubeconfig or None)
+    kube = settings.cluster
+    # Every call the jobs make waits for one client-side rate limiter (client-go's QPS/Burst);
+    # the Lease has a client of its own, so that evictions never hold up its renewals.
+    api = api_client(kube.kubeconfig or None, qps=kube.kube_api_qps, burst=kube.kube_api_burst)
+    lease_api = api_client(kube.kubeconfig or None)
     cluster = ClusterView(api)
     history = None
     prometheus = settings.prometheus
@@ -116,7 +120,7 @@ def build_jobs(app: Flask) -> Jobs:
 
     lease = settings.lease
     elector = LeaderElector(
-        api,
+        lease_api,
         lease.name,
         lease.namespace or settings.cluster.namespace,
         identity(),

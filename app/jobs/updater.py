@@ -221,10 +221,9 @@ class UpdaterJob:
                 continue
             if not still_leader() or self.cluster.stale():
                 break
-            now_pod = self._unchanged(c)
-            if now_pod is None:
-                t.held += 1
-                continue
+            # No GET first: the eviction carries the pod's uid as a precondition (a pod that took
+            # its name since is left alone: 409, `gone`), as VPA's updater relies on it too.
+            now_pod = c.pod
             done = self._apply(c, policy, now_pod)
             if done is None:
                 t.held += 1
@@ -235,27 +234,13 @@ class UpdaterJob:
             if done == "fallback":
                 t.fallbacks += 1
 
-    def _unchanged(self, c: Candidate) -> PodView | None:
-        """The pod as the API server has it now, if it is still the one the cache showed: same
-        uid, not being deleted, and Running if it was; else None. Under churn the cache lags:
-        never act on a pod that is gone, nor on another pod that took its name (a
-        StatefulSet's), nor count a pod that stopped as disruptable."""
-        now = self.actions.current(c.pod.namespace, c.pod.name)
-        if now is None or now.uid != c.pod.uid:
-            log.info("not updating %s: it no longer exists", c.pod.ref)
-            return None
-        if not now.is_live or (not c.pending and not now.is_running):
-            log.info("not updating %s: it is no longer running", c.pod.ref)
-            return None
-        return now
-
     def _configured(self, w: WorkloadKey, pods: list[PodView]) -> int:
         return configured_replicas(self.cluster.lookup(w.namespace, w.kind, w.name), pods)
 
     def _apply(self, c: Candidate, policy: Policy, live: PodView) -> str | None:
         """Resize or evict; "resize", "evict" or "fallback" (evicted instead of resized) when
-        done, None when nothing happened (tried again next run). `live`: the pod as the API
-        server has it now (the cache keeps neither resizePolicy nor pod-level resources)."""
+        done, None when nothing happened (tried again next run). `live`: the pod as the
+        cache holds it (its resizePolicy and pod-level resources too: app.kube.cluster.trim_pod)."""
         ns, name = c.pod.namespace, c.pod.name
         details = change_details(c)
         if policy.update_mode == "InPlaceOrRecreate" and not c.pending:

@@ -4,6 +4,9 @@ Every request has a timeout. The official client sends none by default, so a con
 half-open (an API server or load balancer that vanished without a reset) blocks its caller for
 good: an informer that never notices its watch is dead, a job stuck in one call. Calls that give
 their own `_request_timeout` (watches: longer than their server-side timeout) keep it.
+
+Every request also waits for a token of the client's rate limiter (app.kube.throttle: QPS and
+burst as client-go's, defaults 5 and 10), each client its own, as each client-go client has.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import Any
 
 from kubernetes import client, config
 from kubernetes.client import rest
+
+from app.kube.throttle import DEFAULT_BURST, DEFAULT_QPS, RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +32,23 @@ class ClusterUnreachable(RuntimeError):
 
 
 class _TimedREST(rest.RESTClientObject):
-    """The client's REST layer with a default (connect, read) timeout for every request."""
+    """The client's REST layer with a default (connect, read) timeout for every request, each
+    request sent once the rate limiter lets it."""
 
-    def __init__(self, configuration: client.Configuration, timeout: tuple[float, float]) -> None:
+    def __init__(
+        self,
+        configuration: client.Configuration,
+        timeout: tuple[float, float],
+        limiter: RateLimiter,
+    ) -> None:
         super().__init__(configuration)
         self.default_timeout = timeout
+        self.limiter = limiter
 
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         if not kwargs.get("_request_timeout"):
             kwargs["_request_timeout"] = self.default_timeout
+        self.limiter.wait()
         rest: Any = super()  # the client's REST layer is unannotated
         return rest.request(method, url, *args, **kwargs)
 
@@ -44,9 +57,12 @@ def api_client(
     kubeconfig: str | None = None,
     context: str | None = None,
     timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+    qps: float = DEFAULT_QPS,
+    burst: int = DEFAULT_BURST,
 ) -> client.ApiClient:
     """The kubeconfig if given, else in-cluster config in a pod, else $KUBECONFIG or ~/.kube.
-    Requests without a timeout of their own get `timeout` (connect, read) seconds."""
+    Requests without a timeout of their own get `timeout` (connect, read) seconds; all of them
+    wait for the client's rate limiter (`qps` a second, `burst` at once; qps 0: no limit)."""
     try:
         if kubeconfig:
             api = config.new_client_from_config(config_file=kubeconfig, context=context)
@@ -60,7 +76,7 @@ def api_client(
         where = kubeconfig or "in-cluster config or ~/.kube/config"
         raise ClusterUnreachable(f"no usable Kubernetes configuration ({where}): {e}") from None
     api.rest_client.pool_manager.clear()
-    api.rest_client = _TimedREST(api.configuration, timeout)
+    api.rest_client = _TimedREST(api.configuration, timeout, RateLimiter(qps, burst))
     built: client.ApiClient = api
     return built
 

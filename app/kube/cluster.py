@@ -70,7 +70,7 @@ def trim_pod(pod: Obj) -> Obj:
     status = pod.get("status") or {}
 
     def containers(items: list[Obj] | None) -> list[Obj]:
-        keep = ("name", "resources", "restartPolicy")
+        keep = ("name", "resources", "restartPolicy", "resizePolicy")
         return [{k: c[k] for k in keep if k in c} for c in items or []]
 
     return {
@@ -92,6 +92,7 @@ def trim_pod(pod: Obj) -> Obj:
             "nodeName": spec.get("nodeName"),
             "containers": containers(spec.get("containers")),
             "initContainers": containers(spec.get("initContainers")),
+            **({"resources": spec["resources"]} if spec.get("resources") else {}),
             **placement(spec),
         },
         "status": {k: status[k] for k in POD_STATUS_FIELDS if k in status},

@@ -4,7 +4,9 @@ The client's model deserialisation costs about a millisecond per pod; at 150000 
 of CPU per re-list. We ask the typed API functions for the raw response (`_preload_content=False`)
 and keep plain dicts, or what `transform` makes of each (the pod cache keeps frozen views,
 app.core.pods.PodView). The first LIST asks for `resourceVersion=0` (served from the API server's
-cache, not etcd) in pages, then a WATCH continues from the list's resourceVersion; bookmarks keep
+cache, not etcd, in one response: the watch cache does not page), read item by item as it
+arrives (app.kube.liststream: the whole body is never held), then a WATCH continues from the
+list's resourceVersion; bookmarks keep
 that version fresh, and a 410 Gone (history compacted) triggers a new LIST. Errors back off
 exponentially (with jitter) up to 30 s. A watch silent for longer than the server's own timeout
 plus a grace is a dead connection: it times out and is resumed from the last resourceVersion.
@@ -24,6 +26,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 from kubernetes.client.exceptions import ApiException
 
 from app.kube.client import DEFAULT_TIMEOUT
+from app.kube.liststream import read_list, response_chunks
 
 log = logging.getLogger(__name__)
 
@@ -221,9 +224,11 @@ class Informer(Generic[T]):
             else:
                 kwargs["resource_version"] = "0"
             resp = self.list_fn(**kwargs)
-            body = json.loads(resp.data)
-            for item in body.get("items") or []:
+
+            def keep(item: Obj) -> None:
                 fresh[key_of(item)] = self._convert(item)
+
+            body = read_list(response_chunks(resp), keep)  # item by item, never the whole body
             meta = body.get("metadata") or {}
             rv = meta.get("resourceVersion") or rv
             cont = meta.get("continue")
