@@ -8,6 +8,7 @@ RIGHTSIZER_ (`create_app({"PUBLIC_READS": True})`), given typed or as the enviro
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import fields
@@ -15,6 +16,7 @@ from typing import Any, get_type_hints
 
 from flask import Flask
 
+from app.core.quantity import amount
 from app.core.recommend.settings import RecommenderSettings
 from app.settings import EXTENSION, Settings, settings_of
 
@@ -63,6 +65,11 @@ def auth_mode(text: str) -> str:
     return value
 
 
+def cpu_millicores(text: str) -> int:
+    """A CPU quantity ("4", "500m") in millicores; 0 for none."""
+    return amount("cpu", text.strip() or "0")
+
+
 def auto_or_boolean(text: str) -> bool | str:
     return "auto" if text.strip().lower() == "auto" else boolean(text)
 
@@ -81,6 +88,17 @@ boolean.__name__ = "boolean (true/false)"
 auto_or_boolean.__name__ = "auto, true or false"
 webhook_timeout.__name__ = "whole number of seconds from 1 to 30"
 names.__name__ = "comma-separated list"
+
+
+def price(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(text)
+    return value
+
+
+price.__name__ = "price (a number, 0 or more)"
+cpu_millicores.__name__ = "CPU quantity (e.g. 4 or 500m)"
 
 # Variable -> (field of Settings, default, parser)
 ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
@@ -107,6 +125,11 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_UPDATER_QUICK_OOM_SECONDS": ("updater.sizing.quick_oom_seconds", 600.0, float),
     "RIGHTSIZER_EVICTION_TOLERANCE": ("updater.sizing.eviction_tolerance", 0.5, float),
     "RIGHTSIZER_UPDATER_MIN_REPLICAS": ("updater.sizing.default_min_replicas", 2, positive(int)),
+    "RIGHTSIZER_UPDATER_IN_PLACE_SKIP_DISRUPTION_BUDGET": (
+        "updater.sizing.in_place_skip_disruption_budget",
+        False,
+        boolean,
+    ),
     "RIGHTSIZER_EVICTIONS_PER_SECOND": ("updater.evictions_per_second", 0.0, float),
     "RIGHTSIZER_EVICTION_BURST": ("updater.eviction_burst", 1, positive(int)),
     "RIGHTSIZER_GC_GRACE_SECONDS": ("recommender.gc_grace_seconds", 600.0, positive(float)),
@@ -158,6 +181,8 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     # Where the updater reaches the webhook to check it serves (README "Configuration").
     "RIGHTSIZER_WEBHOOK_PROBE_ADDRESS": ("webhook.probe_address", "", str),
     "RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS": ("webhook.timeout_seconds", 5, webhook_timeout),
+    # VPA's --max-allowed-cpu-boost (docs/policies.md, "CPU startup boost"); 0: no cap.
+    "RIGHTSIZER_MAX_CPU_BOOST": ("webhook.max_cpu_boost", 0, cpu_millicores),
     "RIGHTSIZER_CERT_DIR": ("certs.directory", "certs", str),
     # Certificates kept and renewed by the server itself (README "Admission webhook").
     "RIGHTSIZER_CERT_ROTATE": ("certs.rotate", False, boolean),
@@ -172,6 +197,10 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_AUTH_CACHE_SECONDS": ("auth.cache_seconds", 10.0, positive(float)),
     # Largest REST request body (README "REST API"); /mutate has its own 3 MiB limit.
     "RIGHTSIZER_API_MAX_BODY_BYTES": ("api.max_body_bytes", 1024 * 1024, positive(int)),
+    # What requests cost, for the dashboard's savings in money (README "Dashboard").
+    "RIGHTSIZER_PRICE_PER_CORE_HOUR": ("dashboard.price_per_core_hour", 0.04, price),
+    "RIGHTSIZER_PRICE_PER_GIB_HOUR": ("dashboard.price_per_gib_hour", 0.005, price),
+    "RIGHTSIZER_CURRENCY": ("dashboard.currency", "$", str),
 }
 
 

@@ -117,6 +117,7 @@ class WebhookSettings:
     url: str
     probe_address: str
     timeout_seconds: int
+    max_cpu_boost: int  # millicores; 0: a startup boost is not capped
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,13 @@ class CertSettings:
     secret: str
     check_seconds: float
     extra_names: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DashboardSettings:
+    price_per_core_hour: float  # of a requested core, in `currency`
+    price_per_gib_hour: float  # of a requested GiB of memory
+    currency: str  # written before amounts: "$", "€", "CHF "
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,7 @@ class Settings:
     api: ApiSettings
     webhook: WebhookSettings
     certs: CertSettings
+    dashboard: DashboardSettings
 
 
 def settings_of(app: Flask) -> Settings:

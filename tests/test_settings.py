@@ -48,6 +48,8 @@ def sample_text(var: str, default: object) -> tuple[str, object]:
         return "kubernetes", "kubernetes"
     if var == "RIGHTSIZER_DATABASE_URL":
         return "postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db"
+    if var == "RIGHTSIZER_MAX_CPU_BOOST":  # a CPU quantity, in millicores
+        return "1500m", 1500
     if default == "auto":
         return "false", False
     if isinstance(default, bool):
@@ -90,6 +92,8 @@ def test_a_bad_value_is_an_error_naming_the_variable() -> None:
         from_environment({"RIGHTSIZER_UPDATER_MIN_REPLICAS": "0"})
     with pytest.raises(ConfigError, match="RIGHTSIZER_TLS_CERT_FILE and RIGHTSIZER_TLS_KEY_FILE"):
         from_environment({"RIGHTSIZER_TLS_CERT_FILE": "tls.crt"})
+    with pytest.raises(ConfigError, match=r"RIGHTSIZER_MAX_CPU_BOOST='lots' .*CPU quantity"):
+        from_environment({"RIGHTSIZER_MAX_CPU_BOOST": "lots"})
 
 
 def test_create_app_builds_the_settings_once_with_the_overrides_on_top() -> None:

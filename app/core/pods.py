@@ -56,6 +56,7 @@ class PodContainer:
     kind: str  # CONTAINER; SIDECAR: an init container with restartPolicy Always; INIT: the others
     resources: ContainerResources
     memory_resize_policy: str | None = None  # resizePolicy's restartPolicy for memory, if set
+    restarts_on_resize: tuple[str, ...] = ()  # resources whose resizePolicy is RestartContainer
 
     @property
     def keeps_running(self) -> bool:
@@ -71,6 +72,7 @@ class Condition:
     type: str
     reason: str | None = None
     message: str = ""
+    since: float | None = None  # lastTransitionTime, unix seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +133,10 @@ class PodView:
             pod_resources=resources_of(pod_level) if pod_level else None,
             conditions=tuple(
                 Condition(
-                    text(c.get("type")), text(c.get("reason")) or None, text(c.get("message"))
+                    text(c.get("type")),
+                    text(c.get("reason")) or None,
+                    text(c.get("message")),
+                    parse_time(c.get("lastTransitionTime")),
                 )
                 for c in entries(status, "conditions")
                 if c.get("status") == "True"
@@ -184,6 +189,12 @@ class PodView:
         )
 
     @property
+    def restarts_on_resize(self) -> bool:
+        """A container restarts when resized (a resizePolicy of RestartContainer): VPA's
+        IsNonDisruptiveResize is false for it."""
+        return any(c.restarts_on_resize for c in self.app_containers())
+
+    @property
     def is_ready(self) -> bool:
         """Running with a true Ready condition: available, as PodDisruptionBudgets count it."""
         return self.is_running and self.condition("Ready") is not None
@@ -217,8 +228,13 @@ def resources_of(resources: Any) -> ContainerResources:
 
 
 def _container(c: Mapping[str, Any], kind: str) -> PodContainer:
+    restarts = tuple(
+        text(p.get("resourceName"))
+        for p in entries(c, "resizePolicy")
+        if p.get("restartPolicy") == "RestartContainer"
+    )
     return PodContainer(
-        text(c.get("name")), kind, resources_of(c.get("resources")), _memory_policy(c)
+        text(c.get("name")), kind, resources_of(c.get("resources")), _memory_policy(c), restarts
     )
 
 

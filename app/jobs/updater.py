@@ -1,9 +1,12 @@
 """The updater job: replace or resize running pods far from their recommendation (VPA updater).
 
 This module gates each run, acts and records; what to do is decided by app.core.sizing.plan (pure,
-unit-tested there). Per workload whose policy is Recreate or InPlaceOrRecreate: pods qualify by
-app.core.sizing.priority, are taken scale-ups first, and at most int(replicas x tolerance) per
-owner per run are disrupted; owners with fewer live pods than minReplicas are left alone. New
+unit-tested there). Per workload whose policy is Recreate, InPlaceOrRecreate or InPlace: pods
+qualify by app.core.sizing.priority (and the policy's evictionRequirements), are taken scale-ups
+first, and at most int(replicas x tolerance) per owner per run are disrupted; owners with fewer
+live pods than minReplicas are left alone (unless in-place resizes skip the budget,
+app.core.sizing.inplace). InPlace never evicts: what cannot be resized is reported and left.
+Under any policy, a pod's CPU startup boost is removed in place once it is due. New
 values come from the same patch builder the webhook uses, so a resized pod gets exactly what a
 recreated one would.
 
@@ -28,9 +31,11 @@ from flask import Flask
 
 from app.core.bodies import EvictionBody
 from app.core.pods import PodView
-from app.core.policy import Policy
+from app.core.policy import IN_PLACE_MODES, Policy
 from app.core.recommend.model import WorkloadKey
+from app.core.sizing.boost import BOOST_ANNOTATION, boosted, expired, remaining, unboost_body
 from app.core.sizing.fit import NodeRoom
+from app.core.sizing.inplace import InfeasibleAttempts, skips_budget
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.plan import (
     Candidate,
@@ -54,7 +59,7 @@ from app.store.policies import InvalidPolicyLog
 from app.store.snapshot import Snapshot, history_seconds, load_snapshot
 
 log = logging.getLogger(__name__)
-ACTIVE_MODES = ("Recreate", "InPlaceOrRecreate")
+ACTIVE_MODES = ("Recreate", *IN_PLACE_MODES)
 
 
 @dataclass
@@ -93,7 +98,10 @@ class UpdaterJob:
             actions.dry_run = True
         self.bucket = TokenBucket(options.evictions_per_second, options.eviction_burst, clock)
         self.resizing = ResizeWatch()
+        self.infeasible = InfeasibleAttempts()  # InPlace: resizes not to try again as they were
         self.tally = Tally()
+        # this run's conditions per workload: type -> (reason, message)
+        self.notes: dict[WorkloadKey, dict[str, tuple[str, str]]] = {}
         self.invalid_policies = InvalidPolicyLog("updater")  # each bad row logged once
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
@@ -135,12 +143,18 @@ class UpdaterJob:
             for w, wpods in by_workload.items()
         }
         self.tally = Tally()
-        self._resize_fallbacks(by_workload, budgets, still_leader)
+        self.notes = {}
+        governed = {w: p for w in by_workload if (p := snapshot.policy_for(w)) is not None}
+        self.infeasible.keep_only(p.uid or p.name for ps in by_workload.values() for p in ps)
+        self._resize_fallbacks(by_workload, budgets, governed, still_leader)
         considered = settling = 0
         now = self.clock()
         for w, wpods in sorted(by_workload.items()):
-            policy = snapshot.policy_for(w)
-            if policy is None or policy.update_mode not in ACTIVE_MODES:
+            policy = governed.get(w)
+            if policy is None:
+                continue
+            self._unboost(w, wpods, policy, budgets[w], now, still_leader)
+            if policy.update_mode not in ACTIVE_MODES:
                 continue
             considered += 1
             age = now - policy.changed
@@ -159,9 +173,10 @@ class UpdaterJob:
             self._workload(w, wpods, policy, snapshot, history, rooms, budgets[w], still_leader)
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
+        unboosted = f", {t.unboosted} startup boosts removed" if t.unboosted else ""
         return (
             f"{considered} workloads in an active mode: {t.updated} pods updated, "
-            f"{t.fallbacks} resize fallbacks, {t.held} held back{waiting}"
+            f"{t.fallbacks} resize fallbacks, {t.held} held back{unboosted}{waiting}"
         )
 
     def _ranges(self, namespace: str) -> Sequence[LimitRangeItem]:
@@ -181,7 +196,15 @@ class UpdaterJob:
         s = self.options.settings
         live = [p for p in pods if p.is_running]
         min_replicas = policy.min_replicas or s.default_min_replicas
-        if len(live) < min_replicas:
+        skip = skips_budget(policy, s)
+        below_min = len(live) < min_replicas
+        if below_min and not skip:
+            self._note(
+                w,
+                "HeldBackByBudget",
+                "MinReplicas",
+                f"{len(live)} running pods, fewer than minReplicas {min_replicas}",
+            )
             return
         containers = snapshot.recommendations.get(w, {})
         if not containers:
@@ -207,8 +230,8 @@ class UpdaterJob:
         )
         t = self.tally
         for c in candidates:
-            if not budget.can_disrupt(c.pending, c.pod.is_ready):
-                t.held += 1
+            free = self._admitted(c, policy, budget, skip, below_min)
+            if free is None:
                 continue
             placed = placement(c, rooms)
             if placed is None:
@@ -224,7 +247,12 @@ class UpdaterJob:
             # No GET first: the eviction carries the pod's uid as a precondition (a pod that took
             # its name since is left alone: 409, `gone`), as VPA's updater relies on it too.
             now_pod = c.pod
-            done = self._apply(c, policy, now_pod)
+            may_evict = not below_min and budget.can_disrupt(c.pending, c.pod.is_ready)
+            if free and now_pod.restarts_on_resize and not may_evict:
+                t.held += 1  # a container restarts on resize: the budget applies after all
+                self._note(w, "HeldBackByBudget", "DisruptionBudget", _held(budget))
+                continue
+            done = self._apply(c, policy, now_pod, may_evict)
             if done is None:
                 t.held += 1
                 continue
@@ -234,32 +262,126 @@ class UpdaterJob:
             if done == "fallback":
                 t.fallbacks += 1
 
+    def _admitted(
+        self,
+        c: Candidate,
+        policy: Policy,
+        budget: DisruptionBudget,
+        skip: bool,
+        below_min: bool,
+    ) -> bool | None:
+        """None when the pod is left this run (counted as held back, but for a Pending pod in
+        InPlace mode, which VPA defers); else whether its resize may skip the budget."""
+        if policy.update_mode == "InPlace" and c.pending:
+            return None
+        evicting = policy.update_mode == "Recreate" or c.pending
+        free = skip and not evicting  # a resize that restarts nothing: no budget
+        if self.infeasible.blocks(c.pod.uid or c.pod.name, _requests(c)) or (
+            evicting and below_min
+        ):
+            self.tally.held += 1
+            return None
+        if not free and not budget.can_disrupt(c.pending, c.pod.is_ready):
+            self.tally.held += 1
+            self._note(c.workload, "HeldBackByBudget", "DisruptionBudget", _held(budget))
+            return None
+        return free
+
+    def _note(self, w: WorkloadKey, type_: str, reason: str, message: str) -> None:
+        """A condition of the workload this run found (app.core.conditions), its first reason."""
+        self.notes.setdefault(w, {}).setdefault(type_, (reason, message))
+
+    def _infeasible(self, w: WorkloadKey, pod: PodView, why: str, details: dict[str, Any]) -> None:
+        """InPlace: the resize cannot be done; reported, remembered, the pod left as it is."""
+        after = details.get("after") or {}
+        self.infeasible.record(
+            pod.uid or pod.name, {n: v.get("requests") or {} for n, v in after.items()}
+        )
+        self._note(w, "ResizeInfeasible", "Infeasible", f"{pod.name}: {why}")
+        message = f"{why}: left as it is (updateMode InPlace never evicts)"
+        log.info("not resizing %s: %s", pod.ref, message)
+        if not self.options.dry_run:
+            self.actions.record_event(pod, "RightsizerResizeInfeasible", message, "Warning")
+
+    def _unboost(
+        self,
+        w: WorkloadKey,
+        pods: list[PodView],
+        policy: Policy,
+        budget: DisruptionBudget,
+        now: float,
+        still_leader: Callable[[], bool],
+    ) -> None:
+        """Removes the CPU startup boost of pods Ready for its duration: resized in place to what
+        the webhook gave them without it, in any mode, within the disruption budget (not
+        minReplicas, as VPA's CanUnboost); then the annotation goes (app.core.sizing.boost)."""
+        for pod in pods:
+            if not boosted(pod):
+                continue
+            names = expired(pod, policy, now)
+            resizing = pod.condition("PodResizePending") or pod.condition("PodResizeInProgress")
+            if not names or resizing:
+                continue
+            if not budget.can_disrupt(False, pod.is_ready) or not self.bucket.take():
+                self.tally.held += 1
+                continue
+            if not still_leader():
+                return
+            body, details = unboost_body(pod, names)
+            outcome = self.actions.resize(pod.namespace, pod.name, body)
+            if outcome != "done":
+                log.info("startup boost of %s not removed (%s)", pod.ref, outcome)
+                continue
+            budget.record(False, pod.is_ready)
+            left = remaining(pod, names)
+            if self.actions.annotate(pod.namespace, pod.name, BOOST_ANNOTATION, left) != "done":
+                log.warning("startup boost of %s removed, its annotation not (next run)", pod.ref)
+            self.tally.unboosted += 1
+            details = {"workload": str(w), **details}
+            message = f"startup boost removed: {describe(details['before'])} -> "
+            self._record(
+                "resize",
+                pod,
+                "RightsizerStartupBoostRemoved",
+                message + describe(details["after"]),
+                details,
+            )
+
     def _configured(self, w: WorkloadKey, pods: list[PodView]) -> int:
         return configured_replicas(self.cluster.lookup(w.namespace, w.kind, w.name), pods)
 
-    def _apply(self, c: Candidate, policy: Policy, live: PodView) -> str | None:
+    def _apply(
+        self, c: Candidate, policy: Policy, live: PodView, may_evict: bool = True
+    ) -> str | None:
         """Resize or evict; "resize", "evict" or "fallback" (evicted instead of resized) when
         done, None when nothing happened (tried again next run). `live`: the pod as the
-        cache holds it (its resizePolicy and pod-level resources too: app.kube.cluster.trim_pod)."""
+        cache holds it (its resizePolicy and pod-level resources too: app.kube.cluster.trim_pod).
+        `may_evict`: the budget and minReplicas allow an eviction (a fallback) too."""
         ns, name = c.pod.namespace, c.pod.name
         details = change_details(c)
-        if policy.update_mode == "InPlaceOrRecreate" and not c.pending:
+        if policy.update_mode in IN_PLACE_MODES and not c.pending:
             why = not_resizable(c, live, self.actions.server_minor())
-            if why is not None:
-                return self._fallback(c.pod, why, details)
-            outcome = self.actions.resize(ns, name, resize_body(c))
-            if outcome == "done":
-                if not self.options.dry_run:
-                    self.resizing.requested(c.pod.uid or name, self.clock(), details)
-                return self._done("resize", "RightsizerResized", c, details)
-            if outcome == "refused":
-                why = f"resize refused by the API server ({self.actions.last_refusal})"
-                return self._fallback(c.pod, why, details)
-            if outcome == "unsupported":
-                why = "resize not supported by this cluster (< 1.33)"
-                return self._fallback(c.pod, why, details)
-            log.info("resize %s/%s not done (%s)", ns, name, outcome)
-            return None
+            if why is None:
+                outcome = self.actions.resize(ns, name, resize_body(c))
+                if outcome == "done":
+                    if not self.options.dry_run:
+                        self.resizing.requested(c.pod.uid or name, self.clock(), details)
+                    return self._done("resize", "RightsizerResized", c, details)
+                if outcome not in ("refused", "unsupported"):
+                    log.info("resize %s/%s not done (%s)", ns, name, outcome)
+                    return None
+                why = (
+                    f"resize refused by the API server ({self.actions.last_refusal})"
+                    if outcome == "refused"
+                    else "resize not supported by this cluster (< 1.33)"
+                )
+            if policy.update_mode == "InPlace":
+                self._infeasible(c.workload, c.pod, why, details)
+                return None
+            if not may_evict:
+                log.info("not evicting %s (%s): disruption budget or minReplicas", c.pod.ref, why)
+                return None
+            return self._fallback(c.pod, why, details)
         outcome = self.actions.evict(EvictionBody(ns, name, c.pod.uid))
         if outcome != "done":
             log.info("evict %s/%s not done (%s)", ns, name, outcome)
@@ -311,10 +433,13 @@ class UpdaterJob:
         self,
         by_workload: dict[WorkloadKey, list[PodView]],
         budgets: dict[WorkloadKey, DisruptionBudget],
+        governed: dict[WorkloadKey, Policy],
         still_leader: Callable[[], bool],
     ) -> None:
         """Evicts pods whose resize is Infeasible, Deferred too long or InProgress too long,
-        within their workload's disruption budget (a pod held back is tried next run)."""
+        within their workload's disruption budget and minReplicas (a pod held back is tried next
+        run). Under an `InPlace` policy nothing is evicted: an Infeasible resize is reported and
+        remembered, Deferred and InProgress are waited for."""
         now, t = self.clock(), self.tally
         live_uids = set()
         for w, pods in by_workload.items():
@@ -326,12 +451,22 @@ class UpdaterJob:
                 details = self.resizing.details.get(uid, {})
                 state, text = stuck_resize(pod, details.get("after") or {})
                 why = self.resizing.observe(uid, state, now)
+                policy = governed.get(w)
+                if policy is not None and policy.update_mode == "InPlace":
+                    if state == "Infeasible":
+                        self._infeasible(w, pod, f"resize Infeasible ({text})", details)
+                        self.resizing.forget(uid)
+                    continue
                 if why is None:
                     continue
                 if not still_leader():
                     return
                 ready = pod.is_ready
-                if not budgets[w].can_disrupt(False, ready):
+                live = sum(p.is_running for p in pods)
+                needed = (policy.min_replicas if policy else None) or (
+                    self.options.settings.default_min_replicas
+                )
+                if live < needed or not budgets[w].can_disrupt(False, ready):
                     t.held += 1
                     log.info("fallback for %s waits: disruption budget of %s", pod.ref, w)
                     continue
@@ -363,3 +498,15 @@ class Tally:
     updated: int = 0  # pods resized or evicted (fallback evictions included)
     fallbacks: int = 0  # evicted instead of resized: refused, not resizable, or stuck
     held: int = 0  # qualified but left for a later run (budget, room, rate, refusals)
+    unboosted: int = 0  # pods whose CPU startup boost was removed
+
+
+def _requests(c: Candidate) -> dict[str, dict[str, int]]:
+    return {u.name: dict(u.requests) for u in c.patch.updates}
+
+
+def _held(budget: DisruptionBudget) -> str:
+    return (
+        f"at most {max(budget.allowed, 1)} of {budget.configured} replicas disrupted at a time; "
+        f"{budget.running} ready"
+    )

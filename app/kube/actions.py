@@ -125,6 +125,16 @@ class PodActions:
         log.info("resize of %s/%s: no resize subresource (Kubernetes < 1.33)", namespace, name)
         return "unsupported"
 
+    def annotate(self, namespace: str, name: str, key: str, value: str | None) -> Outcome:
+        """Sets one annotation of the pod (None removes it), by a strategic merge patch."""
+        return self._call(
+            f"annotation {key} of {namespace}/{name}",
+            self.core.patch_namespaced_pod,
+            name,
+            namespace,
+            {"metadata": {"annotations": {key: value}}},
+        )
+
     def record_event(self, pod: PodView, reason: str, message: str, type_: str = "Normal") -> None:
         """A core/v1 Event on the pod, so `kubectl describe pod` says what rightsizer did: its
         involvedObject carries the pod's uid and resourceVersion, as kube's recorder writes."""

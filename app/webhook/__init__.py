@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 
+from app.core.sizing.boost import BoostOptions
 from app.probes import serve_from_cache
 from app.settings import settings_of
 from app.store import audit as audit_trail
@@ -88,6 +89,7 @@ def init_app(app: Flask) -> None:
         sources=sources,
         mutations=mutations,
         excluded_namespaces=settings.cluster.never_sized,
+        boost=BoostOptions(config.max_cpu_boost or None),
     )
     app.extensions[EXTENSION] = hook
     # /readyz (app.api.health) keeps a pod ready through a database outage while this is fresh.

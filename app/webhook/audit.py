@@ -33,22 +33,28 @@ class MutationCount:
     pods: int
     first: float  # Unix time of the first and last counted mutation
     last: float
+    boosted: int = 0  # of which were given a CPU startup boost (app.core.sizing.boost)
 
     def merged(self, other: MutationCount) -> MutationCount:
         return replace(
             self,
             policy=other.policy or self.policy,
             pods=self.pods + other.pods,
+            boosted=self.boosted + other.boosted,
             first=min(self.first, other.first),
             last=max(self.last, other.last),
         )
 
     def message(self) -> str:
-        return f"set requests on {self.pods} new pod{'s' if self.pods != 1 else ''}"
+        text = f"set requests on {self.pods} new pod{'s' if self.pods != 1 else ''}"
+        if self.boosted:
+            text += f", {self.boosted} with a CPU startup boost"
+        return text
 
     def details(self) -> dict[str, object]:
         return {
             "pods": self.pods,
+            "boosted": self.boosted,
             "policy": self.policy,
             "from": _iso(self.first),
             "to": _iso(self.last),
@@ -82,17 +88,22 @@ class MutationCounter:
         self._last_flush = clock()
         self._failing = False
 
-    def count(self, workload: WorkloadKey, policy: str) -> None:
-        """One patched pod of `workload` (the hot path: no I/O)."""
+    def count(self, workload: WorkloadKey, policy: str, boosted: bool = False) -> None:
+        """One patched pod of `workload`, `boosted` at start or not (the hot path: no I/O)."""
         now = self.clock()
         with self._lock:
             current = self._counts.get(workload)
             if current is not None:
                 self._counts[workload] = MutationCount(
-                    workload, policy, current.pods + 1, current.first, now
+                    workload,
+                    policy,
+                    current.pods + 1,
+                    current.first,
+                    now,
+                    current.boosted + boosted,
                 )
             elif len(self._counts) < self.max_workloads:
-                self._counts[workload] = MutationCount(workload, policy, 1, now, now)
+                self._counts[workload] = MutationCount(workload, policy, 1, now, now, int(boosted))
             else:
                 metrics.AUDIT_DROPPED.inc()
 

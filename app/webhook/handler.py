@@ -23,6 +23,7 @@ from typing import Any
 
 from app.core.owners import Lookup, workload_of_pod
 from app.core.quantity import parse_amount
+from app.core.sizing.boost import BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch, build_patch
 from app.webhook import metrics
@@ -54,8 +55,10 @@ class Webhook:
         sources: ClusterSources | None = None,
         mutations: MutationCounter | None = None,
         excluded_namespaces: Collection[str] = (),
+        boost: BoostOptions | None = None,
     ) -> None:
         self.cache = cache
+        self.boost = boost or BoostOptions()  # the CPU startup boost's cap
         self.autostart = autostart
         self.limit_ranges = limit_ranges
         self.owner_lookup = owner_lookup
@@ -162,9 +165,10 @@ class Webhook:
             self.limit_ranges(namespace) if self.limit_ranges else (),
             parse=parse_amount,
             excluded=snapshot.excluded.get(workload),
+            boost=self.boost,
         )
         if result.changed and not review.dry_run and self.mutations is not None:
-            self.mutations.count(workload, policy.name)
+            self.mutations.count(workload, policy.name, bool(result.boosted))
         return result
 
 

@@ -95,7 +95,10 @@ def policy(
     min_replicas: int | None = None,
     containers: list[dict[str, Any]] | None = None,
     namespace: str = NS,
+    **options: Any,
 ) -> None:
+    """A policy row for Deployment `target`; `options` are the policy's update fields as written
+    (evictionRequirements, inPlaceSkipDisruptionBudget, startupBoost, ...)."""
     with app.app_context():
         db.session.add(
             Policy(
@@ -106,6 +109,7 @@ def policy(
                 update_mode=mode,
                 min_replicas=min_replicas,
                 container_policies=containers or [],
+                update_options=options or None,
             )
         )
         db.session.commit()

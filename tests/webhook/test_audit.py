@@ -13,6 +13,7 @@ from sqlalchemy import select, text
 
 from app.config import override
 from app.core.recommend.model import WorkloadKey
+from app.core.sizing.boost import BoostOptions
 from app.extensions import db
 from app.models import AuditEvent
 from app.store.snapshot import build_snapshot
@@ -24,6 +25,7 @@ from tests.support.reviews import (
     add_recommendation,
     app_pod,
     metric,
+    patch_of,
     post,
     refresh,
     review,
@@ -177,3 +179,21 @@ def test_patched_pods_become_audit_events(app: Flask, client: FlaskClient) -> No
 def auth_headers(app: Flask) -> dict[str, str]:
     override(app, {"PUBLIC_READS": True})
     return {}
+
+
+def test_a_startup_boost_is_applied_by_mutate_and_counted(app: Flask, client: FlaskClient) -> None:
+    boost = {"startupBoost": {"cpu": {"type": "Factor", "factor": 2}}}
+    add_policy("Off", target_kind="Deployment", target_name="web", update_options=boost)
+    add_recommendation()
+    webhook_of(app).boost = BoostOptions(max_cpu=1500)  # RIGHTSIZER_MAX_CPU_BOOST=1500m
+    refresh(app)
+    answer = post(client, review(app_pod())).get_json()["response"]
+    ops = {op["path"]: op.get("value") for op in patch_of(answer)}
+    # updateMode Off sizes nothing but boosts: 1 core x 2, capped at 1500m; limit 2 x 1.5
+    assert ops["/spec/containers/0/resources/requests/cpu"] == "1500m"
+    assert ops["/spec/containers/0/resources/limits/cpu"] == "3"
+    hook = webhook_of(app)
+    assert hook.mutations is not None and hook.mutations.flush() is True
+    [event] = db.session.scalars(select(AuditEvent)).all()
+    assert event.details["boosted"] == 1
+    assert event.message == "set requests on 1 new pod, 1 with a CPU startup boost"

@@ -36,6 +36,11 @@ Semantics follow the VPA admission controller, re-derived; the arithmetic is in
   containers with `restartPolicy: Always`, are sized like containers); resources other than cpu
   and memory.
 
+CPU startup boost (the webhook's `boost` option, app.core.sizing.boost): after sizing, a policy's
+boost raises the CPU of its containers, within the same LimitRange and pod-level bounds (a boost
+that would make the pod unacceptable is dropped, the sizing kept), also in updateMode Off; the
+values without it go into the `rightsizer.io/startup-boost` annotation and the updates record.
+
 Idempotence: kube-apiserver re-invokes the webhook (`reinvocationPolicy: IfNeeded`) after other
 webhooks changed the pod, and the pod then carries our `rightsizer.io/updates` annotation. A
 container whose recorded target equals today's and whose resources still hold what we wrote is
@@ -59,6 +64,15 @@ from app.core.pods import CONTAINER, INIT, SIDECAR, is_sidecar
 from app.core.policy import Policy
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.resources import format_cpu, format_memory
+from app.core.sizing.boost import (
+    BOOST_ANNOTATION,
+    BoostOptions,
+    Unboosted,
+    annotation_value,
+    apply_boost,
+    has_boost,
+    revert_boost,
+)
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, QuantityParser, merged
 from app.core.sizing.podlimits import PodLevel, default_pod_level, violations
 from app.core.sizing.values import Bounds, Slot, entries, fit_pod, resize
@@ -92,6 +106,7 @@ class PodPatch:
     updates: tuple[ContainerUpdate, ...]
     reason: str  # one word on the outcome, for logs and metrics
     detail: str = ""  # why, when the reason alone does not say (e.g. "unfit": what kube refuses)
+    boosted: tuple[str, ...] = ()  # containers given a CPU startup boost (app.core.sizing.boost)
 
     @property
     def changed(self) -> bool:
@@ -235,14 +250,23 @@ def _size_container(
             resize(slot, res, want, bounds[res])
 
 
-def _record(slot: Slot) -> dict[str, Any]:
-    """What the updates annotation says of a container (and what a later pass checks)."""
+def _record(slot: Slot, unboosted: Unboosted) -> dict[str, Any]:
+    """What the updates annotation says of a container (and what a later pass checks): the values
+    sizing gave it, a startup boost left out."""
+    requests, limits = dict(slot.new_requests), dict(slot.new_limits)
+    if slot.name in unboosted:
+        for section, values in (("requests", requests), ("limits", limits)):
+            cpu = unboosted[slot.name][section].get("cpu")
+            if cpu is None or "cpu" not in values:
+                values.pop("cpu", None)
+            else:
+                values["cpu"] = cpu
     record: dict[str, Any] = {
         "target": {r: format_amount(r, v) for r, v in slot.target.items()},
-        "requests": {r: format_amount(r, v) for r, v in sorted(slot.new_requests.items())},
+        "requests": {r: format_amount(r, v) for r, v in sorted(requests.items())},
     }
-    if slot.new_limits:
-        record["limits"] = {r: format_amount(r, v) for r, v in sorted(slot.new_limits.items())}
+    if limits:
+        record["limits"] = {r: format_amount(r, v) for r, v in sorted(limits.items())}
     if slot.notes:
         record["notes"] = list(dict.fromkeys(slot.notes))
     return record
@@ -300,31 +324,8 @@ def _annotation_ops(pod: Mapping[str, Any], wanted: dict[str, str]) -> list[dict
     return ops
 
 
-def build_patch(
-    pod: Mapping[str, Any],
-    recommendations: Mapping[str, Recommendation],
-    policy: Policy | None,
-    limit_ranges: Sequence[LimitRangeItem] = (),
-    *,
-    parse: QuantityParser,
-    excluded: Mapping[str, Collection[str]] | None = None,
-) -> PodPatch:
-    """The patch for `pod` (its JSON) under `policy`, from per-container recommendations.
-
-    `excluded` names, per container, resources another controller owns. Raises PodInvalid when
-    the pod does not have the shape of a pod.
-    """
-    if not isinstance(pod, Mapping):
-        raise PodInvalid("the pod is not an object")
-    if policy is None:
-        return PodPatch([], (), "no-policy")
-    if policy.update_mode == "Off":
-        return PodPatch([], (), "mode-off")
-    items = [item.defaulted() for item in limit_ranges]
-    container_range = merged(items, "Container")
-    slots = _slots(pod, parse, container_range)
-    pod_level = _pod_level(pod, parse, slots)
-    bounds = {
+def _bounds(container_range: LimitRangeItem | None, pod_level: PodLevel) -> dict[str, Bounds]:
+    return {
         res: Bounds(
             container_range.min.get(res) if container_range else None,
             container_range.max.get(res) if container_range else None,
@@ -333,9 +334,19 @@ def build_patch(
         )
         for res in RESOURCES
     }
-    meta = pod.get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-    previous = _previous_records(annotations if isinstance(annotations, Mapping) else {}, policy)
+
+
+def _size_slots(
+    slots: Sequence[Slot],
+    recommendations: Mapping[str, Recommendation],
+    policy: Policy,
+    bounds: Mapping[str, Bounds],
+    previous: Mapping[str, Any],
+    parse: QuantityParser,
+    excluded: Mapping[str, Collection[str]] | None,
+) -> bool:
+    """Sizes each container with a recommendation; True when one was sized in this pass (not
+    kept as an earlier pass left it)."""
     sized = False
     for slot in slots:
         rec = recommendations.get(slot.name)
@@ -348,25 +359,24 @@ def build_patch(
             continue
         sized = True
         _size_container(slot, rec, policy, bounds, (excluded or {}).get(slot.name, ()))
-    pod_range = merged(items, "Pod")
-    for res in RESOURCES:
-        fit_pod(slots, res, pod_range, pod_level, bounds[res])
-    ops: list[dict[str, Any]] = []
-    for slot in slots:
-        ops += _resource_ops(slot)
-    if not ops:
-        return PodPatch([], (), "up-to-date" if sized or previous else "no-recommendation")
-    refused = violations(entries(slots), items, pod_level)
-    if refused:
-        # Sizing cannot make this pod acceptable (often it was not as written): leave it as is.
-        return PodPatch([], (), UNFIT, "; ".join(dict.fromkeys(refused)))
+    return sized
+
+
+def _result(
+    pod: Mapping[str, Any],
+    policy: Policy,
+    slots: Sequence[Slot],
+    ops: list[dict[str, Any]],
+    unboosted: Unboosted,
+) -> PodPatch:
+    """The patch of `ops` with its annotations and the per-container updates it makes."""
     records: dict[str, Any] = {}
     updates = []
     for slot in slots:
         if slot.record is not None:
             records[slot.name] = slot.record
         elif slot.target:  # sized, changed or not: a later pass leaves it as it is now
-            records[slot.name] = _record(slot)
+            records[slot.name] = _record(slot, unboosted)
         if slot.record is None and slot.changes() != ({}, {}):
             updates.append(
                 ContainerUpdate(
@@ -380,12 +390,76 @@ def build_patch(
                     tuple(dict.fromkeys(slot.notes)),
                 )
             )
-    wanted = {
-        UPDATES_ANNOTATION: json.dumps(
+    wanted = {}
+    if records:  # a pod only boosted (updateMode Off) is not said to be sized
+        wanted[UPDATES_ANNOTATION] = json.dumps(
             {"policy": policy_ref(policy), "containers": records},
             sort_keys=True,
             separators=(",", ":"),
-        ),
-        OBSERVED_ANNOTATION: ", ".join(s.name for s in slots if s.kind != INIT),
-    }
-    return PodPatch(ops + _annotation_ops(pod, wanted), tuple(updates), "patched")
+        )
+        wanted[OBSERVED_ANNOTATION] = ", ".join(s.name for s in slots if s.kind != INIT)
+    if unboosted:
+        wanted[BOOST_ANNOTATION] = annotation_value(unboosted)
+    return PodPatch(
+        ops + _annotation_ops(pod, wanted),
+        tuple(updates),
+        "patched",
+        boosted=tuple(sorted(unboosted)),
+    )
+
+
+def build_patch(
+    pod: Mapping[str, Any],
+    recommendations: Mapping[str, Recommendation],
+    policy: Policy | None,
+    limit_ranges: Sequence[LimitRangeItem] = (),
+    *,
+    parse: QuantityParser,
+    excluded: Mapping[str, Collection[str]] | None = None,
+    boost: BoostOptions | None = None,
+) -> PodPatch:
+    """The patch for `pod` (its JSON) under `policy`, from per-container recommendations.
+
+    `excluded` names, per container, resources another controller owns. With `boost` (the
+    webhook's, for new pods) the policy's CPU startup boost is added on top of the sizing, in
+    every mode, Off included (app.core.sizing.boost). Raises PodInvalid when the pod does not have
+    the shape of a pod.
+    """
+    if not isinstance(pod, Mapping):
+        raise PodInvalid("the pod is not an object")
+    if policy is None:
+        return PodPatch([], (), "no-policy")
+    boosting = boost is not None and has_boost(policy)
+    if policy.update_mode == "Off" and not boosting:
+        return PodPatch([], (), "mode-off")
+    items = [item.defaulted() for item in limit_ranges]
+    container_range = merged(items, "Container")
+    slots = _slots(pod, parse, container_range)
+    pod_level = _pod_level(pod, parse, slots)
+    bounds = _bounds(container_range, pod_level)
+    meta = pod.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    annotations = annotations if isinstance(annotations, Mapping) else {}
+    previous = _previous_records(annotations, policy)
+    sized = policy.update_mode != "Off" and _size_slots(
+        slots, recommendations, policy, bounds, previous, parse, excluded
+    )
+    pod_range = merged(items, "Pod")
+    for res in RESOURCES:
+        fit_pod(slots, res, pod_range, pod_level, bounds[res])
+    unboosted: Unboosted = {}
+    if boost is not None and boosting:
+        unboosted = apply_boost(slots, policy, bounds["cpu"], annotations, boost)
+    ops = [op for slot in slots for op in _resource_ops(slot)]
+    refused = violations(entries(slots), items, pod_level) if ops else []
+    if refused and unboosted:  # the boost would make the pod unacceptable: size it without
+        revert_boost(slots, unboosted)
+        unboosted = {}
+        ops = [op for slot in slots for op in _resource_ops(slot)]
+        refused = violations(entries(slots), items, pod_level) if ops else []
+    if not ops:
+        return PodPatch([], (), "up-to-date" if sized or previous else "no-recommendation")
+    if refused:
+        # Sizing cannot make this pod acceptable (often it was not as written): leave it as is.
+        return PodPatch([], (), UNFIT, "; ".join(dict.fromkeys(refused)))
+    return _result(pod, policy, slots, ops, unboosted)

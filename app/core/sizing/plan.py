@@ -18,7 +18,7 @@ decisions are unit-tested directly.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.bodies import ContainerResize, ResizeBody
@@ -28,6 +28,7 @@ from app.core.policy import Policy
 from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
+from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodPatch, build_patch
@@ -41,6 +42,7 @@ from app.core.sizing.priority import (
     resize_state,
     update_reason,
 )
+from app.core.sizing.requirements import admits
 from app.core.sizing.resize_rules import ResizeCheck, known_refusal
 
 Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits -> resource -> amount
@@ -148,10 +150,15 @@ def workload_candidates(
     settings: UpdaterSettings,
 ) -> list[Candidate]:
     """The pods of `w` that qualify for an update, in the order to take them: each has a patch
-    that changes a request (the webhook would give it something else) and an update reason."""
+    that changes a request (the webhook would give it something else), an update reason, and
+    meets the policy's evictionRequirements (app.core.sizing.requirements). A pod still carrying
+    its CPU startup boost is left to the boost (app.core.sizing.boost); the policy's
+    evictAfterOOMSeconds replaces the global quick-OOM time."""
+    if policy.evict_after_oom_seconds is not None:
+        settings = replace(settings, quick_oom_seconds=float(policy.evict_after_oom_seconds))
     candidates = []
     for pod in pods:
-        if pod.deleting:
+        if pod.deleting or boosted(pod):
             continue
         try:
             patch = build_patch(
@@ -162,7 +169,7 @@ def workload_candidates(
         if not any(u.requests != u.previous_requests for u in patch.updates):
             continue  # it already holds what the webhook would give it
         views = pod_views(pod, policy, recs, excluded or {}, patch)
-        if not views:
+        if not views or not admits(policy.eviction_requirements, views, pod.resources()):
             continue
         prio = pod_priority(views)
         reason = update_reason(prio, pod.start_time, now, quick_oom(pod, settings), settings)

@@ -26,6 +26,8 @@ class UpdaterSettings:
     quick_oom_seconds: float = 600.0
     eviction_tolerance: float = 0.5
     default_min_replicas: int = 2
+    # VPA's --in-place-skip-disruption-budget; a policy's inPlaceSkipDisruptionBudget overrides it
+    in_place_skip_disruption_budget: bool = False
 
 
 @dataclass(frozen=True)
