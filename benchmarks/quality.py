@@ -193,13 +193,23 @@ def per_trace(results: dict[str, list[Score]]) -> str:
     )
 
 
+def shown_path(directory: Path) -> str:
+    """The directory relative to the repository, or only its name when it is outside."""
+    try:
+        return str(directory.resolve().relative_to(ROOT))
+    except ValueError:
+        return f"<{directory.name}>"
+
+
 def commit() -> str:
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
         return done.stdout.strip() if done.returncode == 0 else ""
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--", "app/core/recommend", "benchmarks/quality.py")
+    dirty = git(
+        "status", "--porcelain", "--untracked-files=no", "--", "app/core/recommend", "benchmarks"
+    )
     return head + (" (with uncommitted changes to the recommender)" if dirty else "")
 
 
@@ -236,7 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[name] += scores
     if not results["vpa"]:
         ap.error(f"no trace is longer than {args.train_days:g} days + 1")
-    command = " ".join(["benchmarks/quality.py", *(argv if argv is not None else sys.argv[1:])])
+    given = list(argv if argv is not None else sys.argv[1:])
+    shown = [shown_path(args.directory) if a == str(args.directory) else a for a in given]
+    command = " ".join(["benchmarks/quality.py", *shown])
     lines = [
         f"# {command}",
         f"# {dt.date.today()}, at commit {commit()}, on {sc.machine()}",

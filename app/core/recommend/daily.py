@@ -27,13 +27,14 @@ RETAINED_DAYS = 14  # KRR's default history: 336 hours
 
 
 class BucketCounts:
-    """Sample counts of consecutive buckets, from `offset` on (compact: an array of integers)."""
+    """Sample counts of consecutive buckets, from `offset` on (compact: 4-byte unsigned integers,
+    far more than a day of samples)."""
 
     __slots__ = ("counts", "offset")
 
     def __init__(self, offset: int = 0, counts: list[int] | None = None) -> None:
         self.offset = offset
-        self.counts = array("q", counts or [])
+        self.counts = array("I", counts or [])
 
     def add(self, bucket: int, n: int = 1) -> None:
         if not self.counts:
@@ -41,7 +42,7 @@ class BucketCounts:
             self.counts.append(n)
             return
         if bucket < self.offset:
-            self.counts[0:0] = array("q", [0] * (self.offset - bucket))
+            self.counts[0:0] = array("I", [0] * (self.offset - bucket))
             self.offset = bucket
         i = bucket - self.offset
         if i >= len(self.counts):
@@ -62,12 +63,12 @@ class BucketCounts:
             isinstance(v, int) and not isinstance(v, bool) for v in data
         ):
             raise ValueError(f"{where} must be a list of whole numbers")
-        if data and (data[0] < 0 or any(v < 0 for v in data[1:])):
-            raise ValueError(f"{where} has a negative bucket or count")
+        if data and (data[0] < 0 or any(not 0 <= v < 2**32 for v in data[1:])):
+            raise ValueError(f"{where} has a negative bucket or a count out of range")
         return cls(data[0], list(data[1:])) if data else cls()
 
 
-@dataclass
+@dataclass(slots=True)
 class DayUsage:
     """One UTC day of one workload container: CPU in cores, memory in bytes."""
 

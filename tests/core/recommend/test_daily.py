@@ -108,6 +108,7 @@ def test_a_checkpoint_without_days_loads_with_none() -> None:
         ({"day": 1}, "must be a list"),
         ([{"day": "x"}], "whole 'day'"),
         ([{"day": 1, "cpu": [3, -1]}], "negative"),
+        ([{"day": 1, "cpu": [3, 2**32]}], "out of range"),
         ([{"day": 1, "memory": [175, 1, 1]}], "beyond the histogram"),
         ([{"day": 1, "memoryMax": -1}], "memoryMax"),
     ],
