@@ -38,7 +38,8 @@ def test_sample_trace_lists_containers_sorted() -> None:
     body = json.loads(out.stdout)
     assert [c["name"] for c in body["containers"]] == ["app", "envoy"]
     for c in body["containers"]:
-        assert set(c) == {"name", "target", "lowerBound", "upperBound", "uncappedTarget"}
+        assert set(c) == {"name", "target", "lowerBound", "upperBound", "uncappedTarget", "reason"}
+        assert c["reason"].startswith("vpa: ")
         assert c["target"]["cpu"].endswith("m")
         assert c["target"]["memory"].endswith("Mi")  # rounded up to whole MiB
 
@@ -125,3 +126,32 @@ def test_replay_learns_the_trace_into_the_database(tmp_path: Path) -> None:
     assert body["containers"][0]["sampleCount"] == 1728
     assert (tmp_path / "demo.db").exists()
     assert "replayed 3457 rows" in out.stderr
+
+
+def test_another_strategy_and_its_parameters() -> None:
+    trace = str(DATA / "bitbrains-vm20.csv")
+    [vpa] = json.loads(run("--from-csv", trace).stdout)["containers"]
+    out = run("--from-csv", trace, "--recommender", "krr-simple", "--param", "cpuPercentile=99")
+    assert out.returncode == 0, out.stderr
+    [krr] = json.loads(out.stdout)["containers"]
+    assert krr["reason"].startswith("krr-simple over 14 days: CPU p99 of ")
+    assert krr["target"] != vpa["target"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--recommender", "goldilocks"), "'goldilocks' is not one of"),
+        (
+            ("--recommender", "balanced", "--param", "memoryTimeAboveWeight=0"),
+            "memoryTimeAboveWeight: must be greater than 0",
+        ),
+        (("--param", "cpuPercentile=90"), "cpuPercentile: unknown parameter"),
+        (("--recommender", "krr-simple", "--param", "cpuPercentile"), "expected NAME=VALUE"),
+        (("--recommender", "krr-simple", "--param", "cpuPercentile=high"), "is not a number"),
+    ],
+)
+def test_a_bad_strategy_or_parameter_is_a_usage_error(args: tuple[str, ...], message: str) -> None:
+    out = run("--from-csv", str(DATA / "sample-trace.csv"), *args)
+    assert out.returncode == 2 and out.stdout == ""
+    assert message in out.stderr

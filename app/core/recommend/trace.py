@@ -190,6 +190,7 @@ def recommendations_json(recs: dict[str, Recommendation]) -> dict[str, object]:
                 "lowerBound": rec.lower_bound.as_quantities(),
                 "upperBound": rec.upper_bound.as_quantities(),
                 "uncappedTarget": rec.uncapped_target.as_quantities(),
+                **({"reason": rec.reason} if rec.reason else {}),
             }
             for name, rec in sorted(recs.items())
         ]
