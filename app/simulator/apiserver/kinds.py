@@ -11,24 +11,17 @@ from app.simulator.apiserver.resources import ResourceType
 _WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
 
 
-def default_pod(pod: dict[str, Any]) -> None:
-    """Defaults applied at decode time, so admission webhooks already see them."""
-    spec = pod.setdefault("spec", {})
+def default_pod_template(template: dict[str, Any]) -> None:
+    """What kube-apiserver defaults in every PodTemplateSpec (a Deployment's, ReplicaSet's,
+    StatefulSet's, DaemonSet's template, and a pod's own spec): SetDefaults_PodSpec and
+    SetDefaults_Container (pkg/apis/core/v1/defaults.go). Nothing pod-only: that is
+    `default_pod`'s."""
+    spec = template.setdefault("spec", {})
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("serviceAccountName", "default")
     spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    spec.setdefault("priority", 0)
-    tolerations = spec.setdefault("tolerations", [])
-    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
-        if not any(t.get("key") == key for t in tolerations):
-            tolerations.append(
-                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-            )
     for c in spec.get("containers") or []:
         if not isinstance(c, dict):
             continue
@@ -37,7 +30,56 @@ def default_pod(pod: dict[str, Any]) -> None:
         c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
         c.setdefault("terminationMessagePath", "/dev/termination-log")
         c.setdefault("terminationMessagePolicy", "File")
-        c.setdefault("resources", {})
+        c.setdefault("resources", {})  # a struct, never omitted from Go's JSON
+
+
+# The status counts k8s.io/api/apps/v1/types.go tags without omitempty: Go's JSON always has
+# them, 0 in a new object's empty status (the official Python client requires them).
+_STATUS_COUNTS = {
+    "ReplicaSet": ("replicas",),
+    "StatefulSet": ("replicas", "availableReplicas"),
+    "DaemonSet": (
+        "currentNumberScheduled",
+        "numberMisscheduled",
+        "desiredNumberScheduled",
+        "numberReady",
+    ),
+}
+_NO_EXECUTE_DEFAULTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def default_pod(pod: dict[str, Any]) -> None:
+    """A new pod's defaults, applied at decode time so admission webhooks already see them:
+    the template's (`default_pod_template`), SetDefaults_Pod's enableServiceLinks
+    (pkg/apis/core/v1/defaults.go; requests from limits are `podutil.default_resource_requests`)
+    and what kube-apiserver's built-in admission plugins set on pods only, which run before the
+    webhooks: ServiceAccount (plugin/pkg/admission/serviceaccount: serviceAccountName
+    "default"), Priority (plugin/pkg/admission/priority: priority 0 and PreemptLowerPriority
+    without a PriorityClass) and DefaultTolerationSeconds (`_default_toleration_seconds`)."""
+    default_pod_template(pod)
+    spec = pod["spec"]
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", 0)
+    _default_toleration_seconds(spec)
+
+
+def _default_toleration_seconds(spec: dict[str, Any]) -> None:
+    """plugin/pkg/admission/defaulttolerationseconds: a pod that does not already tolerate
+    `<taint>:NoExecute` (a toleration with that key or none, and effect NoExecute or none)
+    tolerates it for 300 s."""
+    tolerations = spec.setdefault("tolerations", [])
+    for key in _NO_EXECUTE_DEFAULTS:
+        if not any(
+            isinstance(t, dict)
+            and t.get("key", "") in (key, "")
+            and t.get("effect", "") in ("NoExecute", "")
+            for t in tolerations
+        ):
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
 
 
 def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
@@ -118,9 +160,12 @@ def _default_workload(kind: str, obj: dict[str, Any]) -> None:
         spec.pop("revisionHistoryLimit")
     template = spec.get("template")
     if isinstance(template, dict):
-        default_pod(template)
+        default_pod_template(template)
         template.setdefault("metadata", {})
-    obj.setdefault("status", {})
+    status = obj.setdefault("status", {})
+    if isinstance(status, dict):
+        for key in _STATUS_COUNTS.get(kind, ()):
+            status.setdefault(key, 0)
 
 
 def prepare_create(rt: ResourceType, obj: dict[str, Any]) -> None:

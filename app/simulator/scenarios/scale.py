@@ -10,7 +10,7 @@ import uuid
 from typing import Any
 
 from app.simulator.apiserver import quantity
-from app.simulator.apiserver.kinds import default_pod
+from app.simulator.apiserver.kinds import default_pod_template
 from app.simulator.apiserver.resources import DEPLOYMENT, NAMESPACE, NODE, POD, REPLICASET
 from app.simulator.control.cluster import ContainerRuntime, PodRuntime, SimCluster
 from app.simulator.control.objects import make_node, running_status, template_hash
@@ -108,7 +108,7 @@ def build_scale(cluster: SimCluster, nodes: int, pods: int) -> None:
                 ]
             },
         }
-        default_pod(template)
+        default_pod_template(template)
         h = template_hash(template)
         dep_uid, rs_uid = str(uuid.uuid4()), str(uuid.uuid4())
         status = {
