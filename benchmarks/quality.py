@@ -18,6 +18,8 @@ the commit and the command.
     .venv/bin/python benchmarks/quality.py DIR [--train-days 7]
         [--strategy NAME[:param=value,...]]... [--per-trace] [--output FILE]
 
+A strategy may be given several times with different parameters (one row each).
+
 e.g. `benchmarks/quality.py tests/data/bitbrains-rnd-2013-07` (20 VMs), or a directory of your own
 traces. The tests run it on a small directory only.
 """
@@ -86,7 +88,7 @@ def split(rows: list[TraceRow], train_days: float) -> tuple[list[TraceRow], list
 def score_trace(
     name: str, rows: list[TraceRow], train_days: float, strategies: Sequence[Strategy]
 ) -> dict[str, list[Score]] | None:
-    """Scores per strategy name for one trace; None when it is too short."""
+    """Scores per strategy (by its label) for one trace; None when it is too short."""
     parts = split(rows, train_days)
     if parts is None:
         return None
@@ -105,7 +107,7 @@ def score_trace(
             c = judge(cpu, rec.target.cpu / 1000.0)
             m = judge(mem, float(rec.target.memory))
             scores.append(Score(name, container, c[0], c[1], c[2], m[0], m[1], m[2]))
-        out[strategy.name] = scores
+        out[label(strategy)] = scores
     return out
 
 
@@ -154,7 +156,7 @@ def summary(results: dict[str, list[Score]], strategies: Sequence[Strategy]) -> 
     rows = []
     extra = []
     for strategy in strategies:
-        scores = results[strategy.name]
+        scores = results[label(strategy)]
         means = {c: statistics.fmean(getattr(s, c) for s in scores) for c in COLUMNS + EXTRA}
         row: list[str] = [label(strategy), str(len(scores))]
         for c in COLUMNS:
@@ -229,11 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not files:
         ap.error(f"{args.directory}: no .csv or .csv.gz files")
     strategies = [parse_strategy(s) for s in args.strategy or DEFAULT_STRATEGIES]
-    if len({s.name for s in strategies}) != len(strategies):
-        ap.error("each strategy may be given once")
+    if len({label(s) for s in strategies}) != len(strategies):
+        ap.error("each strategy (with its parameters) may be given once")
     vpa = [s for s in strategies if s.name == "vpa"] or [configure("vpa")]
     strategies = vpa + [s for s in strategies if s.name != "vpa"]  # the baseline comes first
-    results: dict[str, list[Score]] = {s.name: [] for s in strategies}
+    results: dict[str, list[Score]] = {label(s): [] for s in strategies}
     short = []
     for f in files:
         name = f.name.removesuffix(".gz").removesuffix(".csv")
