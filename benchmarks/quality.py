@@ -210,7 +210,12 @@ def commit() -> str:
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = git(
-        "status", "--porcelain", "--untracked-files=no", "--", "app/core/recommend", "benchmarks"
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "app/core/recommend",
+        "benchmarks/quality.py",
     )
     return head + (" (with uncommitted changes to the recommender)" if dirty else "")
 
