@@ -64,7 +64,47 @@ def placement(spec: Obj) -> Obj:
     return out
 
 
-def trim_pod(pod: Obj) -> Obj:
+# The pod conditions the jobs read (PodView.condition): Ready, and the two of an in-place resize.
+# The others (PodScheduled, Initialized, ContainersReady, PodReadyToStartContainers) are not kept;
+# tests/kube/test_pod_cache.py fails when code asks for a condition missing here.
+POD_CONDITIONS_READ = ("Ready", "PodResizePending", "PodResizeInProgress")
+POD_METADATA_FIELDS = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "ownerReferences",
+    "resourceVersion",
+    "annotations",
+    "deletionTimestamp",
+)
+
+
+class Shared:
+    """Keeps one copy of equal JSON values: the pods of one ReplicaSet have the same labels,
+    ownerReferences and containers, and each keeps a reference to that one copy. Shared values
+    are never changed in place (nothing in rightsizer writes into a cached pod). The table is
+    emptied when it reaches `limit` entries, so that values no pod holds any longer go too."""
+
+    def __init__(self, limit: int = 65536) -> None:
+        self.limit = limit
+        self.table: dict[str, Any] = {}
+
+    def __call__(self, value: Any) -> Any:
+        if not value:
+            return value
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        found = self.table.get(key)
+        if found is None:
+            if len(self.table) >= self.limit:
+                self.table.clear()
+            self.table[key] = found = value
+        return found
+
+
+def trim_pod(pod: Obj, share: Shared | None = None) -> Obj:
+    """The fields rightsizer reads of a pod; with `share`, equal parts kept once (see Shared)."""
+    keep = share or (lambda value: value)
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
@@ -73,35 +113,33 @@ def trim_pod(pod: Obj) -> Obj:
         keep = ("name", "resources", "restartPolicy", "resizePolicy")
         return [{k: c[k] for k in keep if k in c} for c in items or []]
 
+    trimmed_meta = {k: meta[k] for k in POD_METADATA_FIELDS if k in meta}
+    for k in ("namespace", "labels", "ownerReferences", "annotations"):
+        if k in trimmed_meta:
+            trimmed_meta[k] = keep(trimmed_meta[k])
+    trimmed_status = {k: status[k] for k in POD_STATUS_FIELDS if k in status}
+    if "conditions" in trimmed_status:
+        trimmed_status["conditions"] = [
+            c
+            for c in trimmed_status["conditions"] or []
+            if isinstance(c, dict) and c.get("type") in POD_CONDITIONS_READ
+        ]
     return {
-        "metadata": {
-            k: meta[k]
-            for k in (
-                "name",
-                "namespace",
-                "uid",
-                "labels",
-                "ownerReferences",
-                "creationTimestamp",
-                "resourceVersion",
-                "annotations",
-            )
-            if k in meta
-        },
+        "metadata": trimmed_meta,
         "spec": {
-            "nodeName": spec.get("nodeName"),
-            "containers": containers(spec.get("containers")),
-            "initContainers": containers(spec.get("initContainers")),
-            **({"resources": spec["resources"]} if spec.get("resources") else {}),
-            **placement(spec),
+            "nodeName": keep(spec.get("nodeName")),
+            "containers": keep(containers(spec.get("containers"))),
+            "initContainers": keep(containers(spec.get("initContainers"))),
+            **({"resources": keep(spec["resources"])} if spec.get("resources") else {}),
+            **{k: keep(v) for k, v in placement(spec).items()},
         },
-        "status": {k: status[k] for k in POD_STATUS_FIELDS if k in status},
+        "status": trimmed_status,
     }
 
 
-def pod_view(pod: Obj) -> PodView:
+def pod_view(pod: Obj, share: Shared | None = None) -> PodView:
     """What the pod cache holds of a pod: its trimmed JSON, read once."""
-    return PodView.parse(trim_pod(pod))
+    return PodView.parse(trim_pod(pod, share))
 
 
 def trim_node(node: Obj) -> Obj:
@@ -132,7 +170,10 @@ class ClusterView:
         self.api = api
         core, apps, batch = client.CoreV1Api(api), client.AppsV1Api(api), client.BatchV1Api(api)
         hpa = client.AutoscalingV2Api(api)
-        self.pods = Informer("pods", core.list_pod_for_all_namespaces, transform=pod_view)
+        shared = Shared()  # one per cache: the informer's thread is its only user
+        self.pods = Informer(
+            "pods", core.list_pod_for_all_namespaces, transform=lambda p: pod_view(p, shared)
+        )
         self.controllers: dict[str, Informer[Obj]] = {
             "Deployment": Informer(
                 "deployments", apps.list_deployment_for_all_namespaces, transform=trim_controller
