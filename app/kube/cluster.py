@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client
@@ -102,9 +103,13 @@ class Shared:
         return found
 
 
+def _unshared(value: Any) -> Any:
+    return value
+
+
 def trim_pod(pod: Obj, share: Shared | None = None) -> Obj:
     """The fields rightsizer reads of a pod; with `share`, equal parts kept once (see Shared)."""
-    keep = share or (lambda value: value)
+    keep: Callable[[Any], Any] = share if share is not None else _unshared
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
