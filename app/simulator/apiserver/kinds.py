@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.simulator.apiserver import deploymentvalidation, selectors, validation
+from app.simulator.apiserver import crd, deploymentvalidation, selectors, validation
 from app.simulator.apiserver.errors import FieldError, invalid
 from app.simulator.apiserver.resources import ResourceType
 
 _WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+Schema = dict[str, Any]
 
 
 def default_pod_template(template: dict[str, Any]) -> None:
@@ -168,9 +169,13 @@ def _default_workload(kind: str, obj: dict[str, Any]) -> None:
             status.setdefault(key, 0)
 
 
-def prepare_create(rt: ResourceType, obj: dict[str, Any]) -> None:
-    """Defaults, then validation (422) for a new object of kind `rt`."""
+def prepare_create(rt: ResourceType, obj: dict[str, Any], schema: Schema | None = None) -> None:
+    """Defaults, then validation (422) for a new object of kind `rt` (`schema`: a custom
+    resource's, apiserver/crd.py)."""
     meta = obj["metadata"]
+    if rt.custom or rt.kind == "CustomResourceDefinition":
+        _prepare_custom(rt, None, obj, schema or {})
+        return
     if rt.kind == "Namespace":
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name", "")
         obj["spec"] = {"finalizers": ["kubernetes"]}
@@ -216,9 +221,14 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any]) -> None:
         raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
 
 
-def prepare_update(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+def prepare_update(
+    rt: ResourceType, old: dict[str, Any], new: dict[str, Any], schema: Schema | None = None
+) -> None:
     """Carry what an update may not change, bump generation on spec changes, validate."""
     meta = new["metadata"]
+    if rt.custom or rt.kind == "CustomResourceDefinition":
+        _prepare_custom(rt, old, new, schema or {})
+        return
     if rt.kind in _WORKLOADS or rt.kind in ("MutatingWebhookConfiguration", "PodDisruptionBudget"):
         if rt.kind in _WORKLOADS:
             _default_workload(rt.kind, new)
@@ -273,3 +283,27 @@ def _pod_spec_mutable_view(pod: dict[str, Any]) -> dict[str, Any]:
     for field in ("containers", "initContainers"):
         spec[field] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get(field) or []]
     return spec
+
+
+def _prepare_custom(
+    rt: ResourceType, old: dict[str, Any] | None, new: dict[str, Any], schema: Schema
+) -> None:
+    """A CustomResourceDefinition, or a custom resource against its definition's schema
+    (apiserver/crd.py): pruned, checked, its generation kept or bumped."""
+    meta = new["metadata"]
+    if rt.custom:
+        if old is None and rt.has_status:
+            new.pop("status", None)  # the status subresource's: never set by a create
+        pruned = crd.prune(new, schema, root=True)
+        new.clear()
+        new.update(pruned)
+        errs = validation.validate_object_meta(meta) + crd.type_errors(new, schema)
+        changed = old is not None and crd.spec_changed(rt, old, new)
+    else:
+        crd.default(new)
+        errs = validation.validate_object_meta(meta) + crd.validate(new, old)
+        changed = old is not None and new.get("spec") != old.get("spec")
+    if errs:
+        raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
+    previous = 0 if old is None else old["metadata"].get("generation", 1)
+    meta["generation"] = 1 if old is None else previous + (1 if changed else 0)

@@ -250,7 +250,7 @@ class Store:
         self, rt: ResourceType, key: str, old: dict[str, Any] | None, new: dict[str, Any] | None
     ) -> None:
         for (irt, _), (fn, table) in self._indexes.items():
-            if irt is not rt:
+            if irt is not rt and irt != rt:  # a custom resource's type is rebuilt on updates
                 continue
             for value in fn(old) if old is not None else ():
                 table.get(value, set()).discard(key)

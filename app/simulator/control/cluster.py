@@ -14,10 +14,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.simulator.apiserver import admission, kinds, limitranger, podutil, quantity, validation
+from app.simulator.apiserver import (
+    admission,
+    crd,
+    kinds,
+    limitranger,
+    podutil,
+    quantity,
+    validation,
+)
 from app.simulator.apiserver.errors import ApiError, not_found
 from app.simulator.apiserver.eventttl import EventExpiry
 from app.simulator.apiserver.resources import (
+    CRD,
     LIMITRANGE,
     NAMESPACE,
     NODE,
@@ -25,6 +34,7 @@ from app.simulator.apiserver.resources import (
     REPLICASET,
     RESOURCES,
     WEBHOOKS,
+    Registry,
     ResourceType,
 )
 from app.simulator.apiserver.store import Entry, Store, WatchEvent
@@ -119,9 +129,11 @@ class SimCluster:
         self._rand = random.Random(seed)
         self._rand_lock = threading.Lock()
         self._ips = itertools.count(1)
+        self.resources = Registry()  # the built-in kinds and those CRDs add
         for rt in RESOURCES:  # the garbage collector finds dependents of any kind
             if not rt.computed:
                 self.store.add_index(rt, "owner", podutil.owner_uids)
+        self.store.add_listener(self._definitions)
         self.store.add_index(POD, "phase", lambda o: [(o.get("status") or {}).get("phase", "")])
         self.store.add_index(POD, "node", lambda o: [o.get("spec", {}).get("nodeName") or ""])
         self.node_usage = NodeUsage(self.store)
@@ -132,6 +144,23 @@ class SimCluster:
         self.store.add_listener(self._forget_deleted_pods)
         self.store.add_listener(self._node_schedulability)
         self.controllers = Controllers(self)
+
+    def _definitions(self, event: WatchEvent) -> None:
+        """A CustomResourceDefinition written or deleted: the resources it serves follow at once
+        (apiserver/crd.py); the objects of a resource no longer served are deleted."""
+        if event.rt != CRD:
+            return
+        obj = event.entry.obj
+        spec = obj.get("spec") or {}
+        group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
+        served = [] if event.type == "DELETED" else crd.served_types(obj)
+        for rt in served:
+            self.store.add_index(rt, "owner", podutil.owner_uids)
+        schemas = {rt.version: crd.schema_of(obj, rt.version) for rt in served}
+        for rt in self.resources.define(group, plural, served, schemas):
+            self.controllers.enqueue("crd-gone", rt.group, rt.version, rt.plural)
+        if event.type != "DELETED":
+            self.controllers.enqueue("crd", obj["metadata"]["name"])
 
     # --- time -----------------------------------------------------------------------------
 
@@ -499,7 +528,7 @@ def generic_create(
         "deletionGracePeriodSeconds",
     ):
         meta.pop(field_, None)
-    kinds.prepare_create(rt, obj)
+    kinds.prepare_create(rt, obj, cluster.resources.schema(rt))
     if dry_run:
         return obj
     return cluster.store.create(rt, obj, cluster.now_str())

@@ -15,9 +15,10 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from app.simulator.apiserver import admission, deletion, podutil, selectors
+from app.simulator.apiserver import admission, crd, deletion, podutil, selectors
 from app.simulator.apiserver.errors import ApiError
 from app.simulator.apiserver.resources import (
+    CRD,
     DAEMONSET,
     DEPLOYMENT,
     NAMESPACE,
@@ -25,8 +26,8 @@ from app.simulator.apiserver.resources import (
     PDB,
     POD,
     REPLICASET,
-    RESOURCES,
     STATEFULSET,
+    Registry,
     ResourceType,
 )
 from app.simulator.apiserver.store import Entry, Store, WatchEvent
@@ -37,6 +38,7 @@ from app.simulator.control.garbagecollector import GarbageCollector, work_for
 from app.simulator.control.objects import pod_from_template
 from app.simulator.control.recorder import EventRecorder
 from app.simulator.control.replicasets import replicaset_status
+from app.simulator.control.rollouts import RolloutController
 from app.simulator.control.statefulsets import StatefulSetController
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,9 @@ class ClusterOps(Protocol):
     @property
     def store(self) -> Store: ...
 
+    @property
+    def resources(self) -> Registry: ...
+
     def now(self) -> float: ...
 
     def now_str(self) -> str: ...
@@ -92,7 +97,8 @@ class Controllers:
         self._cond = threading.Condition()
         self._stopped = False
         self.deployments = DeploymentController(self.store, cluster.now, self._record_event)
-        self.gc = GarbageCollector(self.store, cluster.now_str)
+        self.gc = GarbageCollector(self.store, cluster.now_str, cluster.resources)
+        self.rollouts = RolloutController(self.store, cluster.resources, cluster.now_str)
         pods = _PodControl(self)
         self.statefulsets = StatefulSetController(self.store, cluster.now, cluster.now_str, pods)
         self.daemonsets = DaemonSetController(self.store, cluster.now, cluster.now_str, pods)
@@ -161,6 +167,8 @@ class Controllers:
         rt = event.rt
         for work in work_for(event):
             self.enqueue(*work)
+        for key in self.rollouts.keys_for(event):
+            self.enqueue(*key)
         if event.type == "DELETED":
             if rt is NAMESPACE:
                 self.enqueue("namespace", meta["name"])
@@ -194,19 +202,22 @@ class Controllers:
 
     def _reconcile(self, key: Key) -> None:
         kind = key[0]
+        # The workload controllers whose sync says when to look again (as time passes).
+        timed = {
+            "Deployment": self.deployments.sync,
+            "StatefulSet": self.statefulsets.sync,
+            "DaemonSet": self.daemonsets.sync,
+            "Rollout": self.rollouts.sync,  # a custom resource's (rollouts.py)
+        }
         if kind == "schedule":
             self.cluster.schedule_pending()
-        elif kind == "Deployment":
-            if self.deployments.sync(key[1], key[2]):
+        elif kind in timed:
+            if timed[kind](key[1], key[2]):
                 self._later(key)
         elif kind == "ReplicaSet":
             self._replicaset(key[1], key[2])
-        elif kind == "StatefulSet":
-            if self.statefulsets.sync(key[1], key[2]):
-                self._later(key)
-        elif kind == "DaemonSet":
-            if self.daemonsets.sync(key[1], key[2]):
-                self._later(key)
+        elif kind in ("crd", "crd-gone"):
+            self._definition(key)
         elif kind == "pdb":
             self._pdbs(key[1])
         elif kind.startswith("gc-"):
@@ -352,8 +363,30 @@ class Controllers:
             status = pdb_status(self.cluster, pdb)
             self._set_status(PDB, ns, pdb["metadata"]["name"], status)
 
+    def _definition(self, key: Key) -> None:
+        """The API server's own controllers for CustomResourceDefinitions: a new one's names
+        accepted and its resource established (apiserver/crd.py); the objects of a resource no
+        longer served deleted (the customresourcecleanup finalizer's work, done at once)."""
+        if key[0] == "crd":
+            now = self.cluster.now_str()
+
+            def mutate(obj: dict[str, Any]) -> bool:
+                status = crd.established(obj, now)
+                if obj.get("status") == status:
+                    return False
+                obj["status"] = status
+                return True
+
+            self.store.update(CRD, "", key[1], mutate)
+            return
+        gone = ResourceType(key[1], key[2], key[3], "", True)  # found by (group, version, plural)
+        for _, entry in self.store.scan(gone)[0]:
+            meta = entry.obj["metadata"]
+            with contextlib.suppress(ApiError):
+                self.store.delete(gone, meta.get("namespace", ""), meta["name"])
+
     def _empty_namespace(self, ns: str) -> None:
-        for rt in RESOURCES:
+        for rt in self.cluster.resources.all():
             if rt.namespaced and not rt.computed:
                 for _, entry in self.store.scan(rt, ns)[0]:
                     self._delete(rt, ns, entry.obj["metadata"]["name"])

@@ -21,11 +21,10 @@ from typing import Any
 
 from app.simulator.apiserver import deletion
 from app.simulator.apiserver.errors import ApiError
-from app.simulator.apiserver.resources import RESOURCES, ResourceType, by_kind
+from app.simulator.apiserver.resources import Registry, ResourceType
 from app.simulator.apiserver.store import Store, WatchEvent
 
 Work = tuple[str, ...]
-STORED = tuple(rt for rt in RESOURCES if not rt.computed)
 
 
 def owner_index(obj: dict[str, Any]) -> list[str]:
@@ -40,37 +39,43 @@ def work_for(event: WatchEvent) -> list[Work]:
     work: list[Work] = []
     if event.type == "DELETED":
         work.append(("gc-dependents", meta["uid"]))
-        work += [("gc-owner", r.get("kind", ""), ns, r.get("name", "")) for r in refs]
+        work += [_owner_work(r, ns) for r in refs]
         return work
     finalizers = meta.get("finalizers") or []
+    api_version = event.rt.api_version
     if meta.get("deletionTimestamp") and (
         deletion.FOREGROUND in finalizers or deletion.ORPHAN in finalizers
     ):
-        work.append(("gc-owner", kind, ns, meta["name"]))
+        work.append(("gc-owner", kind, ns, meta["name"], api_version))
     before = (event.prev.obj["metadata"].get("ownerReferences") or []) if event.prev else []
     if refs and (event.type == "ADDED" or refs != before):
-        work.append(("gc-item", kind, ns, meta["name"]))
+        work.append(("gc-item", kind, ns, meta["name"], api_version))
     if before and refs != before:  # a dependent let go: its owners may be waiting for that
-        work += [("gc-owner", r.get("kind", ""), ns, r.get("name", "")) for r in before]
+        work += [_owner_work(r, ns) for r in before]
     return work
 
 
+def _owner_work(ref: dict[str, Any], ns: str) -> Work:
+    return ("gc-owner", ref.get("kind", ""), ns, ref.get("name", ""), ref.get("apiVersion", ""))
+
+
 class GarbageCollector:
-    def __init__(self, store: Store, now_str: Any) -> None:
+    def __init__(self, store: Store, now_str: Any, resources: Registry) -> None:
         self.store = store
         self.now_str = now_str
+        self.resources = resources  # owners and dependents of any kind served, CRDs' too
 
     def run(self, work: Work) -> None:
         if work[0] == "gc-dependents":
             for rt, dep in self._dependents(work[1]):
                 self._attempt_to_delete(rt, dep)
         elif work[0] == "gc-item":
-            kind = by_kind(work[1])
+            kind = self.resources.by_kind(work[1], work[4] or None)
             entry = None if kind is None else self.store.get(kind, work[2], work[3])
             if kind is not None and entry is not None:
                 self._attempt_to_delete(kind, entry.obj)
         elif work[0] == "gc-owner":
-            self._deleting_owner(work[1], work[2], work[3])
+            self._deleting_owner(work[1], work[2], work[3], work[4] or None)
 
     # --- attemptToDeleteItem -----------------------------------------------------------------
 
@@ -135,8 +140,9 @@ class GarbageCollector:
         self, item: dict[str, Any], ref: dict[str, Any]
     ) -> tuple[bool, dict[str, Any] | None]:
         """(could it be looked up, the owner's object or None if it does not exist)."""
-        rt = by_kind(ref.get("kind", ""))
-        if rt is None or ref.get("apiVersion") != rt.api_version:
+        api_version = ref.get("apiVersion")
+        rt = self.resources.by_kind(ref.get("kind", ""), api_version) if api_version else None
+        if rt is None:
             return False, None
         ns = item["metadata"].get("namespace", "") if rt.namespaced else ""
         entry = self.store.get(rt, ns, ref.get("name", ""))
@@ -151,8 +157,8 @@ class GarbageCollector:
 
     # --- owners being deleted ----------------------------------------------------------------
 
-    def _deleting_owner(self, kind: str, ns: str, name: str) -> None:
-        rt = by_kind(kind)
+    def _deleting_owner(self, kind: str, ns: str, name: str, api_version: str | None) -> None:
+        rt = self.resources.by_kind(kind, api_version)
         if rt is None:
             return
         entry = self.store.get(rt, ns if rt.namespaced else "", name)
@@ -198,7 +204,7 @@ class GarbageCollector:
     def _dependents(self, owner_uid: str) -> list[tuple[ResourceType, dict[str, Any]]]:
         return [
             (rt, entry.obj)
-            for rt in STORED
+            for rt in self.resources.stored()
             for entry in self.store.by_index(rt, "owner", owner_uid)
         ]
 

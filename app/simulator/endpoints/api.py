@@ -19,13 +19,7 @@ from typing import Any
 from app.simulator.apiserver import deletion, errors, kinds, patches, selectors
 from app.simulator.apiserver.errors import ApiError, bad_request
 from app.simulator.apiserver.fieldvalidation import warning_header
-from app.simulator.apiserver.resources import (
-    POD,
-    ResourceType,
-    api_resource_list,
-    groups,
-    lookup,
-)
+from app.simulator.apiserver.resources import POD, Registry, ResourceType
 from app.simulator.apiserver.store import Entry, dumps
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster, generic_create
@@ -126,9 +120,9 @@ class Api:
             group, version, rest = "", parts[1], parts[2:]
         elif parts[0] == "apis":
             if len(parts) == 1:
-                return json_response(200, _group_list())
+                return json_response(200, _group_list(self.cluster.resources))
             if len(parts) == 2:
-                found = groups().get(parts[1])
+                found = self.cluster.resources.groups().get(parts[1])
                 if found is None:
                     raise errors.unknown_resource()
                 return json_response(200, _group(parts[1], found))
@@ -136,17 +130,17 @@ class Api:
         else:
             raise errors.unknown_resource()
         if not rest:
-            listing = api_resource_list(group, version)
+            listing = self.cluster.resources.api_resource_list(group, version)
             if listing is None:
                 raise errors.unknown_resource()
             return json_response(200, listing)
-        _resource_path(group, version, rest)  # an unknown resource is 404 before any 406
+        _resource_path(self.cluster.resources, group, version, rest)  # 404 before any 406
         target = tables.negotiate(req)  # a Table or PartialObjectMetadata (printers/), or 406
         resp = self._resource(req, group, version, rest)
         return tables.respond(resp, target, req, self.cluster.now)
 
     def _resource(self, req: Request, group: str, version: str, rest: list[str]) -> Response:
-        rt, namespace, name, sub = _resource_path(group, version, rest)
+        rt, namespace, name, sub = _resource_path(self.cluster.resources, group, version, rest)
         verb = _verb(req, name)
         # Counted as group/resource (pods.metrics.k8s.io is not a core pod LIST).
         self.stats.count(verb, rt.group_resource if not sub else f"{rt.group_resource}/{sub}")
@@ -285,7 +279,7 @@ class Api:
                 return
             for ev in events:
                 pos = ev.rv
-                if ev.rt is not rt or (
+                if (ev.rt is not rt and ev.rt != rt) or (
                     namespace is not None and ev.entry.obj["metadata"].get("namespace") != namespace
                 ):
                     continue
@@ -374,7 +368,7 @@ class Api:
                 else:
                     new["status"] = old.obj.get("status", {})
             deletion.prepare_update(rt, old.obj, new)
-            kinds.prepare_update(rt, old.obj, new)
+            kinds.prepare_update(rt, old.obj, new, self.cluster.resources.schema(rt))
             apply.record_update(self, rt, req, sub, old.obj, new)  # the writer's managedFields
             if req.query.get("dryRun") == "All":
                 resp = json_response(200, new)
@@ -467,16 +461,16 @@ class Api:
 
 
 def _resource_path(
-    group: str, version: str, rest: list[str]
+    resources: Registry, group: str, version: str, rest: list[str]
 ) -> tuple[ResourceType, str | None, str | None, str | None]:
     """(resource, namespace, name, subresource) of a path below /api/v1 or /apis/G/V; 404 as
     kube-apiserver answers for an unknown resource or subresource."""
     namespace: str | None = None
     if len(rest) >= 3 and rest[0] == "namespaces":
-        rt = lookup(group, version, rest[2])
+        rt = resources.lookup(group, version, rest[2])
         if rt is not None and rt.namespaced:
             namespace, rest = rest[1], rest[2:]
-    found = lookup(group, version, rest[0])
+    found = resources.lookup(group, version, rest[0])
     if found is None or len(rest) > 3:
         raise errors.unknown_resource()
     name = rest[1] if len(rest) > 1 else None
@@ -573,9 +567,9 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     }
 
 
-def _group_list() -> dict[str, Any]:
+def _group_list(resources: Registry) -> dict[str, Any]:
     return {
         "kind": "APIGroupList",
         "apiVersion": "v1",
-        "groups": [_group(g, vs) for g, vs in sorted(groups().items())],
+        "groups": [_group(g, vs) for g, vs in sorted(resources.groups().items())],
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.simulator.apiserver import errors, patches, podutil, selectors
+from app.simulator.apiserver import crd, errors, patches, podutil, selectors
 from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
 from app.simulator.apiserver.resources import PDB, POD, ResourceType
 from app.simulator.apiserver.store import dumps
@@ -35,6 +35,15 @@ def handle(
 
 
 def _scale_of(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    if rt.scale_paths is not None:  # a custom resource's, where its definition says
+        scale, found = crd.scale_of(rt.scale_paths, obj)
+        if not found:
+            raise ApiError(
+                500,
+                f'Internal error occurred: the spec replicas field "{rt.scale_paths.spec_replicas}"'
+                " does not exist",
+            )
+        return scale
     meta = obj["metadata"]
     return {
         "kind": "Scale",
@@ -94,7 +103,15 @@ def _scale(api: ApiContext, rt: ResourceType, ns: str, name: str, req: Request) 
         if expected and expected != str(latest.rv):
             raise errors.conflict(rt, name)
         obj = latest.copy()
-        if obj["spec"].get("replicas") != replicas:
+        if rt.scale_paths is not None:
+            if (
+                crd.scale_of(rt.scale_paths, obj)[0]["spec"]["replicas"] != replicas
+                or not (crd.scale_of(rt.scale_paths, obj)[1])
+            ):
+                crd.set_replicas(rt.scale_paths, obj, replicas)
+                obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
+                latest = api.store.replace(rt, obj)
+        elif obj["spec"].get("replicas") != replicas:
             obj["spec"]["replicas"] = replicas
             obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
             apply.record_update(api, rt, req, "scale", latest.obj, obj)  # its managedFields

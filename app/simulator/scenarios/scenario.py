@@ -188,9 +188,18 @@ def parse(data: Any) -> Scenario:
         _workload(w, f"workloads[{i}]") for i, w in enumerate(_get(data, "workloads", "", list, []))
     ]
     objects = _get(data, "objects", "", list, [])
+    defined: set[tuple[str, str]] = set()  # (apiVersion, kind) of the CRDs listed so far
     for i, obj in enumerate(objects):
-        if not isinstance(obj, Mapping) or not by_kind(str(obj.get("kind"))):
+        if not isinstance(obj, Mapping):
             raise ScenarioError(f"objects[{i}]: not an object of a kind the simulator serves")
+        defined |= _defines(obj)
+        if not by_kind(str(obj.get("kind"))) and (obj.get("apiVersion"), obj.get("kind")) not in (
+            defined
+        ):
+            raise ScenarioError(
+                f"objects[{i}]: not an object of a kind the simulator serves "
+                "(or a CustomResourceDefinition listed before it defines)"
+            )
     return Scenario(
         seed=int(_get(data, "seed", "", int, 0)),
         history_days=float(_get(data, "historyDays", "", (int, float), 0)),
@@ -319,7 +328,7 @@ def build(cluster: SimCluster, scenario: Scenario) -> None:
         generic_create(cluster, by_kind(w.kind), w.namespace, obj)  # type: ignore[arg-type]
     cluster.settle()
     for obj in scenario.objects:
-        rt = by_kind(obj["kind"])
+        rt = by_kind(obj["kind"]) or cluster.resources.by_kind(obj["kind"], obj.get("apiVersion"))
         assert rt is not None
         body = _plain(obj)
         ns = body.get("metadata", {}).get("namespace", "default") if rt.namespaced else ""
@@ -332,6 +341,19 @@ def build(cluster: SimCluster, scenario: Scenario) -> None:
     cluster.settle()
     if scenario.history_days:
         cluster.advance(scenario.history_days * DAY)
+
+
+def _defines(obj: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """The (apiVersion, kind) pairs a CustomResourceDefinition serves (none for other kinds)."""
+    spec = obj.get("spec")
+    if obj.get("kind") != "CustomResourceDefinition" or not isinstance(spec, Mapping):
+        return set()
+    kind = str((spec.get("names") or {}).get("kind"))
+    return {
+        (f"{spec.get('group')}/{v.get('name')}", kind)
+        for v in spec.get("versions") or []
+        if isinstance(v, Mapping) and v.get("served")
+    }
 
 
 def _plain(obj: Mapping[str, Any]) -> dict[str, Any]:
