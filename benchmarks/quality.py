@@ -44,9 +44,13 @@ if str(ROOT) not in sys.path:
 
 import scale_common as sc  # noqa: E402
 
+from app.core.recommend.aggregate import memory_buckets  # noqa: E402
+from app.core.recommend.daily import Distribution  # noqa: E402
+from app.core.recommend.estimator import pod_minimum  # noqa: E402
 from app.core.recommend.model import UsageModel  # noqa: E402
-from app.core.recommend.settings import DAY  # noqa: E402
-from app.core.recommend.strategies import Strategy, StrategyInvalid, configure  # noqa: E402
+from app.core.recommend.settings import DAY, RecommenderSettings  # noqa: E402
+from app.core.recommend.strategies import VPA, Strategy, StrategyInvalid, configure  # noqa: E402
+from app.core.recommend.strategies.balanced import balanced_level  # noqa: E402
 from app.core.recommend.trace import TRACE_WORKLOAD, TraceRow, parse_trace, replay  # noqa: E402
 
 DEFAULT_STRATEGIES = ("vpa", "krr-simple", "balanced")
@@ -85,8 +89,26 @@ def split(rows: list[TraceRow], train_days: float) -> tuple[list[TraceRow], list
     return [r for r in rows if r.time < cut], [r for r in rows if r.time >= cut and r.event is None]
 
 
+def hindsight_memory(values: Sequence[float], weight: float, floor: float) -> float:
+    """The level `balanced` would pick (no margin) if it knew the judged samples in advance: a
+    bound for any strategy trading unused memory against time above it at that weight."""
+    buckets = memory_buckets(RecommenderSettings())
+    counts: dict[int, int] = {}
+    for v in values:
+        b = buckets.find_bucket(v)
+        counts[b] = counts.get(b, 0) + 1
+    dist = Distribution(
+        buckets, tuple(sorted(counts.items())), len(values), sum(values), max(values)
+    )
+    return balanced_level(dist, weight, floor).level
+
+
 def score_trace(
-    name: str, rows: list[TraceRow], train_days: float, strategies: Sequence[Strategy]
+    name: str,
+    rows: list[TraceRow],
+    train_days: float,
+    strategies: Sequence[Strategy],
+    hindsight: Sequence[float] = (),
 ) -> dict[str, list[Score]] | None:
     """Scores per strategy (by its label) for one trace; None when it is too short."""
     parts = split(rows, train_days)
@@ -96,19 +118,46 @@ def score_trace(
     model = UsageModel()
     replay(train, model=model)
     out: dict[str, list[Score]] = {}
+    vpa = model.recommend(TRACE_WORKLOAD, None, VPA)
     for strategy in strategies:
         recs = model.recommend(TRACE_WORKLOAD, None, strategy)
-        scores = []
-        for container, rec in sorted(recs.items()):
-            cpu = [r.cpu for r in judged if r.container == container and r.cpu is not None]
-            mem = [r.memory for r in judged if r.container == container and r.memory is not None]
-            if not cpu or not mem:
-                continue
-            c = judge(cpu, rec.target.cpu / 1000.0)
-            m = judge(mem, float(rec.target.memory))
-            scores.append(Score(name, container, c[0], c[1], c[2], m[0], m[1], m[2]))
-        out[label(strategy)] = scores
+        out[label(strategy)] = [
+            _score(name, c, judged, rec.target.cpu, float(rec.target.memory))
+            for c, rec in sorted(recs.items())
+            if _has_usage(judged, c)
+        ]
+    floor = float(pod_minimum(len(vpa), model.settings).memory)
+    for weight in hindsight:
+        out[hindsight_label(weight)] = [
+            _score(
+                name, c, judged, rec.target.cpu, hindsight_memory(_memory(judged, c), weight, floor)
+            )
+            for c, rec in sorted(vpa.items())
+            if _has_usage(judged, c)
+        ]
     return out
+
+
+def _memory(judged: list[TraceRow], container: str) -> list[float]:
+    return [r.memory for r in judged if r.container == container and r.memory is not None]
+
+
+def _has_usage(judged: list[TraceRow], container: str) -> bool:
+    cpu = any(r.cpu is not None for r in judged if r.container == container)
+    return cpu and bool(_memory(judged, container))
+
+
+def _score(
+    name: str, container: str, judged: list[TraceRow], cpu_millis: int, memory: float
+) -> Score:
+    cpu = [r.cpu for r in judged if r.container == container and r.cpu is not None]
+    c = judge(cpu, cpu_millis / 1000.0)
+    m = judge(_memory(judged, container), memory)
+    return Score(name, container, c[0], c[1], c[2], m[0], m[1], m[2])
+
+
+def hindsight_label(weight: float) -> str:
+    return f"hindsight (weight {weight:g})"
 
 
 def read_trace(path: Path) -> list[TraceRow]:
@@ -151,19 +200,18 @@ def pct(x: float) -> str:
     return f"{x * 100:.2f}%"
 
 
-def summary(results: dict[str, list[Score]], strategies: Sequence[Strategy]) -> str:
+def summary(results: dict[str, list[Score]]) -> str:
     base = {c: statistics.fmean(getattr(s, c) for s in results["vpa"]) for c in COLUMNS + EXTRA}
     rows = []
     extra = []
-    for strategy in strategies:
-        scores = results[label(strategy)]
+    for name, scores in results.items():
         means = {c: statistics.fmean(getattr(s, c) for s in scores) for c in COLUMNS + EXTRA}
-        row: list[str] = [label(strategy), str(len(scores))]
+        row: list[str] = [name, str(len(scores))]
         for c in COLUMNS:
             ratio = means[c] / base[c] if base[c] else float("nan")
             row.append(f"{pct(means[c])} x{ratio:.2f}")
         rows.append(row)
-        extra.append([label(strategy), *(pct(means[c]) for c in EXTRA)])
+        extra.append([name, *(pct(means[c]) for c in EXTRA)])
     headers = ["strategy", "traces", "CPU under", "CPU slack", "memory under", "memory slack"]
     return (
         sc.table(headers, rows, "mean over traces; x: ratio to vpa's")
@@ -229,6 +277,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         help="NAME or NAME:param=value,... (repeatable; default: vpa, krr-simple, balanced)",
     )
+    ap.add_argument(
+        "--hindsight",
+        type=float,
+        action="append",
+        default=[],
+        metavar="WEIGHT",
+        help="also a row for balanced's memory level chosen from the judged samples themselves "
+        "(knowing the future) at this weight: a bound no strategy can beat at that trade-off",
+    )
     ap.add_argument("--per-trace", action="store_true", help="also one line per trace")
     ap.add_argument("--output", type=Path, help="also write the report to this file")
     args = ap.parse_args(argv)
@@ -240,12 +297,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("each strategy (with its parameters) may be given once")
     vpa = [s for s in strategies if s.name == "vpa"] or [configure("vpa")]
     strategies = vpa + [s for s in strategies if s.name != "vpa"]  # the baseline comes first
+    if any(w <= 0 for w in args.hindsight):
+        ap.error("--hindsight: the weight must be greater than 0")
     results: dict[str, list[Score]] = {label(s): [] for s in strategies}
+    results.update({hindsight_label(w): [] for w in args.hindsight})
     short = []
     for f in files:
         name = f.name.removesuffix(".gz").removesuffix(".csv")
         rows = read_trace(f)
-        scored = score_trace(name, rows, args.train_days, strategies)
+        scored = score_trace(name, rows, args.train_days, strategies, args.hindsight)
         if scored is None:
             short.append(name)
             continue
@@ -263,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(trained on the first {args.train_days:g} days, judged on the rest)"
         + (f", {len(short)} too short ({', '.join(short)})" if short else ""),
         "",
-        summary(results, strategies),
+        summary(results),
     ]
     if args.per_trace:
         lines += ["", per_trace(results)]

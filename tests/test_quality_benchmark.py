@@ -25,7 +25,7 @@ def test_it_judges_each_strategy_against_vpa_and_records_where(tmp_path: Path) -
         shutil.copy(HELD_OUT / f"{vm}.csv.gz", tmp_path)
     (tmp_path / "short.csv").write_text("timestamp,container,cpu,memory\n0,app,0.1,1000\n")
     out = tmp_path / "result.txt"
-    done = run(str(tmp_path), "--output", str(out), "--per-trace")
+    done = run(str(tmp_path), "--output", str(out), "--per-trace", "--hindsight", "10")
     assert done.returncode == 0, done.stderr
     assert out.read_text() == done.stdout
     lines = done.stdout.splitlines()
@@ -35,9 +35,10 @@ def test_it_judges_each_strategy_against_vpa_and_records_where(tmp_path: Path) -
     rows: dict[str, str] = {}
     for line in lines:  # the first table: under-provisioning and slack
         name = line.split(" ", 1)[0]
-        if name in ("vpa", "krr-simple", "balanced"):
+        if name in ("vpa", "krr-simple", "balanced", "hindsight"):
             rows.setdefault(name, line)
-    assert set(rows) == {"vpa", "krr-simple", "balanced"}
+    assert set(rows) == {"vpa", "krr-simple", "balanced", "hindsight"}
+    assert rows["hindsight"].startswith("hindsight (weight 10)")
     assert rows["vpa"].count("x1.00") >= 4  # the baseline against itself
     assert "vm1/vm" in done.stdout and "vm20/vm" in done.stdout
 
@@ -55,3 +56,14 @@ def test_strategy_parameters_show_in_the_table(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "krr-simple (cpuPercentile=90)" in done.stdout
     assert "balanced" not in done.stdout.split("x: ratio")[1]  # only the strategies asked for
+
+
+def test_hindsight_knows_the_future_so_it_is_never_above_its_own_limit(tmp_path: Path) -> None:
+    """At weight w, the level chosen from the judged samples leaves at most 1/w of them above."""
+    shutil.copy(HELD_OUT / "vm20.csv.gz", tmp_path)
+    done = run(str(tmp_path), "--hindsight", "4", "--strategy", "vpa")
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith("hindsight (weight 4)"))
+    memory_under = float(line.split()[-4].rstrip("%"))
+    assert memory_under <= 25.0
+    assert run(str(tmp_path), "--hindsight", "0").returncode == 2
