@@ -103,6 +103,7 @@ class RecommenderJob:
             newest = self.model.newest_sample()
             dropped = self.model.expire_idle(newest) if newest is not None else 0
             self._forget_deleted_pods(set(pods))
+            self._forget_restarts(pods.values())
             conflicts = self.cluster.hpa_conflicts()
             for w, c in conflicts.items():
                 info.setdefault(w, WorkloadInfo()).conflicts = c
@@ -190,6 +191,13 @@ class RecommenderJob:
                         k.memory_bytes / 2**20,
                     )
         return count
+
+    def _forget_restarts(self, pods: Iterable[PodView]) -> None:
+        """Restart counts of pods that are gone (keyed by uid: a pod never comes back). Kept,
+        they grew by every pod a rollout ever made (the churn soak benchmark found it)."""
+        live = {(p.namespace, p.uid or p.name) for p in pods}
+        for key in [k for k in self.restarts_seen if k[:2] not in live]:
+            del self.restarts_seen[key]
 
     def _forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
         """Memory windows of pods that are gone; their history stays in the aggregates."""
