@@ -130,6 +130,10 @@ class SimProcess:
     def advance(self, seconds: float) -> None:
         self._call("POST", f"/sim/clock?advance={seconds}")
 
+    def now(self) -> float:
+        """The simulated clock, unix seconds."""
+        return float(self._call("GET", "/sim/clock")["now"])
+
     def memory_mb(self) -> tuple[float, float]:
         return proc_memory_mb(self.proc.pid)
 
