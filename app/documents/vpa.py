@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.recommend.strategies import NAMES as STRATEGIES
+from app.documents.fields import FieldError
 from app.documents.policy import CONTAINER_FIELDS, PolicyInvalid, parse_policy
 
 CONTAINER_KEYS = tuple(sorted(CONTAINER_FIELDS - {"integerCPU"}))  # integerCPU: an annotation
@@ -29,6 +31,37 @@ def integer_cpu_containers(annotations: Any) -> list[str]:
             if name:
                 out.append(name)
     return out
+
+
+def recommender_from_vpa(selectors: Any, warnings: list[str]) -> str | None:
+    """VPA's `spec.recommenders` -> the policy's `recommender` (None: the default, vpa).
+
+    VPA (pkg/admission-controller/resource/vpa/validation.go) allows at most one selector; no
+    selector, or one naming VPA's own recommender ("default", input.DefaultRecommenderName in
+    pkg/recommender/input/cluster_feeder.go), means VPA's recommender: here `vpa`. A selector
+    naming one of rightsizer's strategies picks it; any other name is reported and left out."""
+    if not selectors:
+        return None
+    if not isinstance(selectors, list) or not all(isinstance(s, dict) for s in selectors):
+        raise PolicyInvalid([FieldError("spec.recommenders", "must be a list of {name: ...}")])
+    if len(selectors) > 1:
+        raise PolicyInvalid(
+            [
+                FieldError(
+                    "spec.recommenders", f"Too many: {len(selectors)}: must have at most 1 item"
+                )
+            ]
+        )
+    name = selectors[0].get("name")
+    if name == "default":
+        return None
+    if name in STRATEGIES:
+        return str(name)
+    warnings.append(
+        f"spec.recommenders[0].name {name!r} is not a rightsizer recommender "
+        f"({', '.join(STRATEGIES)}); left out, so the policy uses vpa"
+    )
+    return None
 
 
 def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -61,7 +94,12 @@ def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         entry["integerCPU"] = True
     if policies:
         doc["containerPolicies"] = policies
-    for extra in sorted(set(spec) - {"targetRef", "updatePolicy", "resourcePolicy"}):
+    recommender = recommender_from_vpa(spec.get("recommenders"), warnings)
+    if recommender is not None:
+        doc["recommender"] = recommender
+    for extra in sorted(
+        set(spec) - {"targetRef", "updatePolicy", "resourcePolicy", "recommenders"}
+    ):
         warnings.append(f"spec.{extra} (e.g. a custom recommender) was left out")
     parse_policy(doc)  # the same validation the API applies
     return doc, warnings

@@ -33,6 +33,7 @@ def fill_checkpoint(row: Checkpoint, cp: AggregateCheckpoint, now: datetime) -> 
     row.first_sample_at = to_datetime(cp.first_sample)
     row.last_sample_at = to_datetime(cp.last_sample)
     row.version = cp.version
+    row.daily = cp.daily
     row.updated_at = now
 
 
@@ -52,6 +53,7 @@ def checkpoint_from_row(row: Checkpoint) -> AggregateCheckpoint:
         last_sample=to_unix(row.last_sample_at),
         total_samples=row.sample_count,
         version=row.version,
+        daily=row.daily,
     )
 
 

@@ -155,3 +155,19 @@ def test_a_bad_strategy_or_parameter_is_a_usage_error(args: tuple[str, ...], mes
     out = run("--from-csv", str(DATA / "sample-trace.csv"), *args)
     assert out.returncode == 2 and out.stdout == ""
     assert message in out.stderr
+
+
+def test_the_readmes_reason_examples_are_what_the_command_prints() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text().splitlines()
+    examples = [
+        (line, readme[i + 1].strip())
+        for i, line in enumerate(readme)
+        if line.startswith("$ .venv/bin/rightsizer recommend --from-csv tests/data/bitbrains-vm20")
+    ]
+    assert len(examples) == 3
+    for command, shown in examples:
+        args = command.split("recommend ", 1)[1].split(" | ")[0].split()
+        out = run(*args)
+        assert out.returncode == 0, out.stderr
+        [container] = json.loads(out.stdout)["containers"]
+        assert shown == f'"reason": {json.dumps(container["reason"])}'

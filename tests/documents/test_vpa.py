@@ -40,7 +40,8 @@ def test_fields_map_one_to_one_and_the_rest_is_warned_about() -> None:
     assert warnings == [
         "spec.updatePolicy.evictionRequirements has no equivalent and was left out",
         "spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out",
-        "spec.recommenders (e.g. a custom recommender) was left out",
+        "spec.recommenders[0].name 'custom' is not a rightsizer recommender "
+        "(vpa, krr-simple, balanced); left out, so the policy uses vpa",
     ]
 
 
@@ -79,3 +80,31 @@ def test_integer_cpu_in_a_vpas_container_policy_is_not_a_vpa_field() -> None:
     doc, warnings = policy_from_vpa(vpa)
     assert doc["containerPolicies"] == [{"containerName": "app"}]
     assert warnings == ["spec.resourcePolicy.containerPolicies[0].integerCPU was left out"]
+
+
+@pytest.mark.parametrize(
+    ("recommenders", "expected"),
+    [
+        (None, None),
+        ([], None),
+        ([{"name": "default"}], None),  # VPA's own recommender: vpa, the default
+        ([{"name": "krr-simple"}], "krr-simple"),
+        ([{"name": "balanced"}], "balanced"),
+    ],
+)
+def test_spec_recommenders_picks_the_strategy(recommenders: Any, expected: str | None) -> None:
+    spec: dict[str, Any] = {"targetRef": VPA["spec"]["targetRef"]}
+    if recommenders is not None:
+        spec["recommenders"] = recommenders
+    doc, warnings = policy_from_vpa({"metadata": VPA["metadata"], "spec": spec})
+    assert doc.get("recommender") == expected and warnings == []
+    assert parse_policy(doc).recommender.name == (expected or "vpa")
+
+
+def test_more_than_one_recommender_is_refused_as_vpa_refuses_it() -> None:
+    spec = {**VPA["spec"], "recommenders": [{"name": "a"}, {"name": "b"}]}
+    with pytest.raises(PolicyInvalid) as e:
+        policy_from_vpa({**VPA, "spec": spec})
+    assert [(err.field, err.message) for err in e.value.errors] == [
+        ("spec.recommenders", "Too many: 2: must have at most 1 item")
+    ]

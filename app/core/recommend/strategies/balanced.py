@@ -30,6 +30,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from app.core.quantity import readable
 from app.core.recommend.aggregate import oom_bump
 from app.core.recommend.daily import RETAINED_DAYS, Distribution
 from app.core.recommend.estimator import estimate, pod_minimum
@@ -40,7 +41,7 @@ from app.core.recommend.strategies.base import (
     StrategyInput,
     with_bounds_around,
 )
-from app.core.resources import Resources, amount, format_memory
+from app.core.resources import Resources, amount
 
 PARAMS = (
     Param(
@@ -143,14 +144,14 @@ class BalancedStrategy:
         chosen = balanced_level(dist, weight, floor)
         memory = amount(chosen.level * (1 + margin / 100))
         memory_text = (
-            f"memory {format_memory(amount(chosen.level))} + {margin:g}%: above it "
+            f"memory {readable('memory', chosen.level)} + {margin:g}%: above it "
             f"{chosen.above:.1%} of {dist.count} samples in {window.days} days, mean "
-            f"{format_memory(amount(dist.mean))} (weight {weight:g})"
+            f"{readable('memory', dist.mean)} (weight {weight:g})"
         )
         if window.oom_max > 0:
             bump = amount(oom_bump(window.oom_max, s))
             if bump > memory:
                 memory = bump
-                memory_text = f"memory after an OOM kill at {format_memory(amount(window.oom_max))}"
+                memory_text = f"memory after an OOM kill at {readable('memory', window.oom_max)}"
         target = Resources(vpa.target.cpu, max(memory, floor))
         return Proposal(with_bounds_around(target, vpa), f"balanced: {cpu_text}; {memory_text}")

@@ -30,6 +30,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from app.core.quantity import readable
 from app.core.recommend.daily import RETAINED_DAYS, Distribution
 from app.core.recommend.estimator import estimate
 from app.core.recommend.settings import MIB
@@ -40,7 +41,7 @@ from app.core.recommend.strategies.base import (
     StrategyInput,
     with_bounds_around,
 )
-from app.core.resources import Resources, amount, format_cpu, format_memory
+from app.core.resources import Resources, amount, format_cpu
 
 PARAMS = (
     Param(
@@ -129,7 +130,7 @@ class KrrSimpleStrategy:
         p = round(self._get("cpuPercentile") / 100, 2)  # as KRR's query writes it
         exact = dist.percentile(p) * 1000.0
         value = max(_ceil(exact), int(self._get("cpuMin")))
-        text = f"CPU p{p * 100:g} of {dist.count} samples {format_cpu(value)}, no limit"
+        text = f"CPU p{p * 100:g} of {dist.count} samples = {format_cpu(value)}, no limit"
         if value > _ceil(exact):
             text += " (--cpu-min)"
         return value, text
@@ -137,15 +138,15 @@ class KrrSimpleStrategy:
     def _memory(self, dist: Distribution, oom: float) -> tuple[int, str]:
         buffer = self._get("memoryBufferPercentage")
         proposal = dist.maximum * (1 + buffer / 100)
-        text = f"memory max {format_memory(amount(dist.maximum))} + {buffer:g}%"
+        text = f"memory max {readable('memory', dist.maximum)} + {buffer:g}%"
         if self.params["useOomkillData"] and oom > 0:
             oom_buffer = self._get("oomMemoryBufferPercentage")
             if oom * (1 + oom_buffer / 100) > proposal:
                 proposal = oom * (1 + oom_buffer / 100)
-                text = f"memory at OOM kill {format_memory(amount(oom))} + {oom_buffer:g}%"
+                text = f"memory at OOM kill {readable('memory', oom)} + {oom_buffer:g}%"
         rounded = _ceil(proposal / MIB) * MIB
         value = max(rounded, int(self._get("memMin")) * MIB)
-        text += f" {format_memory(value)}, limit = request"
+        text += f" = {readable('memory', value)}, limit = request"
         if value > rounded:
             text += " (--mem-min)"
         return value, text

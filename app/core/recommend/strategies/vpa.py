@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from app.core.quantity import readable
 from app.core.recommend.estimator import confidence, estimate, pod_minimum
 from app.core.recommend.strategies.base import Param, ParamValue, Proposal, StrategyInput
-from app.core.resources import format_cpu, format_memory
+from app.core.resources import format_cpu
 
 PARAMS: tuple[Param, ...] = ()  # VPA's numbers are the recommender settings (RIGHTSIZER_*)
 
@@ -37,7 +38,7 @@ class VpaStrategy:
             text
             for value, minimum, text in (
                 (est.target.cpu, floor.cpu, f"CPU {format_cpu(floor.cpu)}"),
-                (est.target.memory, floor.memory, f"memory {format_memory(floor.memory)}"),
+                (est.target.memory, floor.memory, f"memory {readable('memory', floor.memory)}"),
             )
             if value == minimum
         ]
