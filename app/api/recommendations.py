@@ -101,6 +101,8 @@ def _container(row: Recommendation) -> dict[str, Any]:
     doc.update(current_and_difference(row))
     if row.conflicts:
         doc["conflicts"] = row.conflicts
+    if row.reason:
+        doc["reason"] = row.reason  # how the policy's strategy reached the target
     return doc
 
 

@@ -24,6 +24,7 @@ from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.strategies import VPA
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.store.checkpoints import load_checkpoints
@@ -222,7 +223,7 @@ class RecommenderJob:
                 return
             p = governing_policy(policies, w)
             cps: list[ContainerPolicy] = list(p.container_policies) if p else []
-            recs = self.model.recommend(w, cps)
+            recs = self.model.recommend(w, cps, p.recommender if p else VPA)  # its strategy
             wi = info.get(w, WorkloadInfo())
             for name, agg in sorted(self.model.aggregates[w].items()):
                 res = wi.requests.get(name)

@@ -87,6 +87,7 @@ def _fill_recommendation(row: RecommendationRow, r: ContainerResult, now: dateti
         if r.current.replicas is not None:
             row.replicas = r.current.replicas
     row.conflicts = dict(r.conflicts)
+    row.reason = rec.reason or None
 
 
 def save_batch(session: DbSession, results: Sequence[ContainerResult], now: datetime) -> None:
