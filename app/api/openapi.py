@@ -11,6 +11,7 @@ from typing import Any
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
+from app.core.conditions import TYPES as CONDITION_TYPES
 from app.core.policy import CONTAINER_MODES, CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
 from app.core.recommend.strategies import NAMES as STRATEGY_NAMES
 from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
@@ -183,20 +184,25 @@ def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, 
 
 def update_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
     """The schemas of startupBoost and of the policy fields of app.documents.update_fields."""
+    # null where a field is optional: absent, as Kubernetes reads it (and stored as written)
     boost = {
-        "type": "object",
+        "type": ["object", "null"],
         "additionalProperties": False,
         "description": "VPA's startupBoost: more CPU while a pod starts (docs/policies.md)",
         "properties": {
             "cpu": {
-                "type": "object",
+                "type": ["object", "null"],
                 "required": ["type"],
                 "additionalProperties": False,
                 "properties": {
                     "type": {"type": "string", "enum": list(BOOST_TYPES)},
-                    "factor": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
-                    "quantity": {"type": ["string", "number"], "example": "500m"},
-                    "durationSeconds": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+                    "factor": {"type": ["integer", "null"], "minimum": 1, "maximum": 2**31 - 1},
+                    "quantity": {"type": ["string", "number", "null"], "example": "500m"},
+                    "durationSeconds": {
+                        "type": ["integer", "null"],
+                        "minimum": 0,
+                        "maximum": 2**31 - 1,
+                    },
                 },
             }
         },
@@ -423,6 +429,21 @@ def schemas() -> dict[str, Any]:
                         "request - target (negative: they need more)"
                     ),
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
+                },
+                "conditions": {
+                    "type": "array",
+                    "description": "VPA's status.conditions and rightsizer's own",
+                    "items": {
+                        "type": "object",
+                        "required": ["type", "status", "reason", "message"],
+                        "properties": {
+                            "type": {"type": "string", "enum": list(CONDITION_TYPES)},
+                            "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                            "reason": {"type": "string"},
+                            "message": {"type": "string"},
+                            "lastTransitionTime": {"type": ["string", "null"]},
+                        },
+                    },
                 },
             },
         ),

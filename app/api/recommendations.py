@@ -1,15 +1,19 @@
 """Read-only recommendations: GET /api/v1/recommendations[/<namespace>/<kind>/<name>].
 
-Where the recommender has seen the workload's pods it stores their current requests and how many
-live pods (replicas) it saw; then each container also shows them, the difference
-(target - current) and the workload the savings per replica and over all its replicas, positive
-when the recommendation asks for less. Without current requests (or replicas) those fields are
-absent rather than guessed.
+Where the recommender has seen the workload's pods it stores a pod's current requests (the most
+common when pods differ), how many live pods run each container and the sum of their requests;
+then each container also shows them (currentRequests, podRequests), the difference
+(target - current), and the workload its savings over those real pods (estimatedSavings: the sum
+over pods of request - target, app.core.savings) and their average per pod
+(estimatedSavingsPerReplica), positive when the recommendation asks for less. Without current
+requests (or pods) those fields are absent rather than guessed. Each workload also carries its
+`conditions` (app.core.conditions: VPA's RecommendationProvided, LowConfidence, NoPodsMatched, ...
+and rightsizer's own), and a workload known only by its conditions (a policy's target without
+pods) is listed with no containers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
@@ -19,10 +23,14 @@ from flask.typing import ResponseReturnValue
 from app.api.auth import requires
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
+from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources, format_cpu, format_memory
+from app.core.savings import Savings
 from app.extensions import db
-from app.models import Recommendation
+from app.models import Recommendation, WorkloadCondition
+from app.store.conditions import workload_conditions
 from app.store.recommendations import find_recommendations
+from app.store.savings import workload_savings
 
 bp = Blueprint("recommendations", __name__)
 FILTERS = ("namespace", "kind", "name")
@@ -51,26 +59,15 @@ def current_and_difference(row: Recommendation) -> dict[str, Any]:
 
 
 def savings_per_replica(rows: list[Recommendation]) -> dict[str, float] | None:
-    """Cores and GiB one replica would free (negative: it needs more); None if nothing known."""
-    return _savings(rows, lambda r: 1)
-
-
-def savings_total(rows: list[Recommendation]) -> dict[str, float] | None:
-    """Cores and GiB all live replicas together would free; None if requests or replicas are
-    unknown. Each container counts with the replicas seen in the run that read its requests."""
-    return _savings([r for r in rows if r.replicas is not None], lambda r: r.replicas or 0)
-
-
-def _savings(
-    rows: list[Recommendation], times: Callable[[Recommendation], int]
-) -> dict[str, float] | None:
-    cpu = [
-        (r.current_cpu_request - r.target_cpu) * times(r)
-        for r in rows
-        if r.current_cpu_request is not None
-    ]
+    """Cores and GiB a pod frees on average (negative: it needs more): the savings over the real
+    pods divided by their number; without them, one pod's current requests minus the targets.
+    None if nothing is known."""
+    seen = workload_savings(rows)
+    if seen is not None:
+        return _cores_and_gib(seen.per_pod)
+    cpu = [r.current_cpu_request - r.target_cpu for r in rows if r.current_cpu_request is not None]
     mem = [
-        (r.current_memory_request - r.target_memory) * times(r)
+        r.current_memory_request - r.target_memory
         for r in rows
         if r.current_memory_request is not None
     ]
@@ -82,6 +79,30 @@ def _savings(
     if mem:
         out["memoryGiB"] = round(sum(mem) / GIB, 3)
     return out
+
+
+def savings_total(rows: list[Recommendation]) -> dict[str, float] | None:
+    """Cores and GiB the live pods together would free: the sum over the pods of each container
+    of request - target (app.core.savings); None if no container's pods were seen."""
+    seen = workload_savings(rows)
+    return _cores_and_gib(seen.all_pods) if seen is not None else None
+
+
+def _cores_and_gib(s: Savings) -> dict[str, float]:
+    return {"cpuCores": round(s.cores, 3), "memoryGiB": round(s.gib, 3)}
+
+
+def pod_requests(row: Recommendation) -> dict[str, Any]:
+    """podRequests: how many live pods run the container, and their requests together."""
+    if row.replicas is None or row.requested_cpu_total is None:
+        return {}
+    return {
+        "podRequests": {
+            "pods": row.replicas,
+            "cpu": format_cpu(row.requested_cpu_total),
+            "memory": format_memory(row.requested_memory_total or 0),
+        }
+    }
 
 
 def _container(row: Recommendation) -> dict[str, Any]:
@@ -99,6 +120,7 @@ def _container(row: Recommendation) -> dict[str, Any]:
         "updateTime": _time(row.updated_at),
     }
     doc.update(current_and_difference(row))
+    doc.update(pod_requests(row))
     if row.conflicts:
         doc["conflicts"] = row.conflicts
     if row.reason:
@@ -129,13 +151,39 @@ def workloads(rows: list[Recommendation]) -> list[dict[str, Any]]:
     return out
 
 
+def condition_document(row: WorkloadCondition) -> dict[str, Any]:
+    """One condition as VPA writes them in status.conditions."""
+    return {
+        "type": row.type,
+        "status": row.status,
+        "reason": row.reason,
+        "message": row.message,
+        "lastTransitionTime": _time(row.last_transition_time),
+    }
+
+
+def with_conditions(
+    docs: list[dict[str, Any]], conditions: dict[WorkloadKey, list[WorkloadCondition]]
+) -> list[dict[str, Any]]:
+    """Each workload with its `conditions` (app.core.conditions); a workload known only by its
+    conditions (a policy's target with no pods, or none at all) is listed without containers."""
+    by_key = {WorkloadKey(d["namespace"], d["kind"], d["name"]): d for d in docs}
+    for w in conditions:
+        if w not in by_key:
+            by_key[w] = {"namespace": w.namespace, "kind": w.kind, "name": w.name, "containers": []}
+    for w, doc in by_key.items():
+        doc["conditions"] = [condition_document(c) for c in conditions.get(w, [])]
+    return [by_key[w] for w in sorted(by_key)]
+
+
 @bp.get("/recommendations")
 @requires("list", "recommendations", namespaced=True)
 def list_recommendations() -> ResponseReturnValue:
     reject_unknown_args(FILTERS)
     filters = {k: request.args[k] for k in FILTERS if k in request.args}
     rows = find_recommendations(db.session, **filters)
-    return jsonify({"items": workloads(rows)})
+    conditions = workload_conditions(db.session, **filters)
+    return jsonify({"items": with_conditions(workloads(rows), conditions)})
 
 
 @bp.get("/recommendations/<namespace>/<kind>/<name>")
@@ -143,6 +191,7 @@ def list_recommendations() -> ResponseReturnValue:
 def get_recommendation(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     rows = find_recommendations(db.session, namespace, kind, name)
-    if not rows:
+    conditions = workload_conditions(db.session, namespace, kind, name)
+    if not rows and not conditions:
         raise ApiError(404, "NotFound", f"no recommendation for {kind} {namespace}/{name}")
-    return jsonify(workloads(rows)[0])
+    return jsonify(with_conditions(workloads(rows), conditions)[0])

@@ -262,6 +262,49 @@ def recommendation_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def condition_summary(workload: dict[str, Any]) -> str:
+    """The workload's conditions in a word each (app.core.conditions): those that hold, and
+    `NoRecommendation` when RecommendationProvided is False; `-` when none says anything."""
+    words = []
+    for c in workload.get("conditions") or []:
+        if c.get("type") == "RecommendationProvided":
+            if c.get("status") == "False":
+                words.append("NoRecommendation")
+        elif c.get("status") == "True":
+            words.append(str(c.get("type")))
+    return ",".join(words) or "-"
+
+
+def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One line per workload container; a workload without any (a policy's target without
+    pods) gets one line saying why, in its conditions."""
+    out: list[tuple[str, ...]] = []
+    for w in items:
+        conditions = condition_summary(w)
+        rows: list[dict[str, Any]] = recommendation_rows([w]) or [{"container": "-"}]
+        for r in rows:
+            out.append(
+                (
+                    w["namespace"],
+                    f"{w['kind']}/{w['name']}",
+                    r["container"],
+                    shown("cpu", r.get("target_cpu")),
+                    shown("memory", r.get("target_memory")),
+                    f"{shown('cpu', r.get('lower_cpu'))}-{shown('cpu', r.get('upper_cpu'))}"
+                    if "lower_cpu" in r
+                    else "-",
+                    f"{shown('memory', r.get('lower_memory'))}-"
+                    f"{shown('memory', r.get('upper_memory'))}"
+                    if "lower_memory" in r
+                    else "-",
+                    shown("cpu", r.get("current_cpu")),
+                    shown("memory", r.get("current_memory")),
+                    conditions,
+                )
+            )
+    return out
+
+
 @recommendations.command("list")
 @click.option("-n", "--namespace", help="Only this namespace.")
 @output_option(("table", "json", "yaml", "csv"), "table")
@@ -281,7 +324,7 @@ def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
         writer.writerows(rows)
         click.echo(buf.getvalue(), nl=False)
         return
-    if not rows:
+    if not items:
         click.echo("no recommendations yet", err=True)
         return
     click.echo(
@@ -296,21 +339,9 @@ def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
                 "MEMORY RANGE",
                 "CURRENT CPU",
                 "CURRENT MEMORY",
+                "CONDITIONS",
             ),
-            [
-                (
-                    r["namespace"],
-                    f"{r['kind']}/{r['name']}",
-                    r["container"],
-                    shown("cpu", r["target_cpu"]),
-                    shown("memory", r["target_memory"]),
-                    f"{shown('cpu', r['lower_cpu'])}-{shown('cpu', r['upper_cpu'])}",
-                    f"{shown('memory', r['lower_memory'])}-{shown('memory', r['upper_memory'])}",
-                    shown("cpu", r["current_cpu"]),
-                    shown("memory", r["current_memory"]),
-                )
-                for r in rows
-            ],
+            table_rows(items),
         )
     )
 

@@ -26,12 +26,15 @@ from flask.typing import ResponseReturnValue
 
 from app.auth import COOKIE, AuthError, authenticate, check
 from app.core.policy import UPDATE_MODES
+from app.core.recommend.model import WorkloadKey
 from app.dashboard import charts, data, format, nodes
+from app.dashboard.snippets import policy_document, resources_block
 from app.extensions import db
 from app.models import RecommendationPoint
 from app.settings import settings
 from app.store import events as audit_events
 from app.store.checkpoints import checkpoint_rows
+from app.store.conditions import workload_conditions
 from app.store.events import EventFilter
 from app.store.histograms import container_histograms
 from app.store.history import recommendation_history
@@ -81,7 +84,14 @@ def authorise() -> ResponseReturnValue | None:
 
 @bp.app_context_processor
 def helpers() -> dict[str, Any]:
-    return {"cpu": format.cpu, "memory": format.memory, "user": g.get("user")}
+    return {
+        "cpu": format.cpu,
+        "memory": format.memory,
+        "bound": format.bound,
+        "cores": format.cores,
+        "gib": format.gib,
+        "user": g.get("user"),
+    }
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -118,27 +128,27 @@ def logout() -> ResponseReturnValue:
 def overview() -> ResponseReturnValue:
     ws = data.workloads()
     t = data.totals(ws)
+    prices = data.prices()
     cpu_chart = charts.comparison_chart(
         [
-            ("requested", t.current_cpu, format.cpu(t.current_cpu)),
-            ("recommended", t.known_target_cpu, format.cpu(t.known_target_cpu)),
+            ("requested", t.requested_cpu, format.cpu(t.requested_cpu)),
+            ("recommended", t.recommended_cpu, format.cpu(t.recommended_cpu)),
         ]
     )
     memory_chart = charts.comparison_chart(
         [
-            ("requested", t.current_memory, format.memory(t.current_memory)),
-            ("recommended", t.known_target_memory, format.memory(t.known_target_memory)),
+            ("requested", t.requested_memory, format.memory(t.requested_memory)),
+            ("recommended", t.recommended_memory, format.memory(t.recommended_memory)),
         ]
     )
-    top = sorted((w for w in ws if w.savings_cpu is not None), key=lambda w: -(w.savings_cpu or 0))[
-        :5
-    ]
     return render_template(
         "dashboard/overview.html",
         totals=t,
+        prices=prices,
         cpu_chart=cpu_chart,
         memory_chart=memory_chart,
-        top=top,
+        waste=data.waste(ws, prices),
+        risk=data.risk(ws, prices),
     )
 
 
@@ -150,10 +160,11 @@ def workloads() -> ResponseReturnValue:
     if sort not in data.SORTS:
         sort = "namespace"
     descending = request.args.get("order") == "desc"
+    prices = data.prices()
     ws = data.workloads(namespace)
     if mode:
         ws = [w for w in ws if w.mode == mode]
-    ws.sort(key=data.SORTS[sort], reverse=descending)
+    ws.sort(key=data.sort_key(sort, prices), reverse=descending)
 
     def sort_link(key: str) -> str:
         args = {k: v for k, v in request.args.items() if k not in ("sort", "order")}
@@ -165,6 +176,7 @@ def workloads() -> ResponseReturnValue:
     return render_template(
         "dashboard/workloads.html",
         workloads=ws,
+        prices=prices,
         namespaces=data.namespaces(),
         modes=MODES,
         namespace=namespace,
@@ -179,7 +191,9 @@ def workloads() -> ResponseReturnValue:
 def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     matches = [w for w in data.workloads(namespace) if (w.kind, w.name) == (kind, name)]
     rows = checkpoint_rows(db.session, namespace, kind, name)
-    if not matches and not rows:
+    key = WorkloadKey(namespace, kind, name)
+    conditions = workload_conditions(db.session, namespace, kind, name).get(key, [])
+    if not matches and not rows and not conditions:
         return error_page(PageError(404, "NotFound", f"no data for {kind} {namespace}/{name}"))
     w = matches[0] if matches else None
     targets = {c.name: c.target for c in w.containers} if w else {}
@@ -196,7 +210,7 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
                 "name": row.container,
                 "cpu": charts.histogram_chart(
                     h.cpu.buckets,
-                    format.cores,
+                    format.cores_value,
                     target[0] / 1000 if target else None,
                     "target",
                 ),
@@ -205,19 +219,32 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
                 ),
             }
         )
+    suggested = w.mode if w and w.mode != "Off" else "Initial"
+    snippets = {
+        c.name: {
+            "resources": resources_block(c.target),
+            "policy": policy_document(namespace, kind, name, c.name, suggested),
+        }
+        for c in (w.containers if w else [])
+    }
     return render_template(
         "dashboard/workload.html",
         namespace=namespace,
         kind=kind,
         name=name,
         workload=w,
+        prices=data.prices(),
         histograms=histograms,
         history=history_charts(recommendation_history(db.session, namespace, kind, name)),
+        snippets=snippets,
+        suggested_mode=suggested,
+        conditions=conditions,
     )
 
 
 def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
-    """Per container: target and requested CPU and memory over time (hourly points, 8 days)."""
+    """Per container, CPU and memory over time (hourly points, 8 days): the usage of each hour
+    (50th and 90th percentile of the samples), the target, and what the pods requested then."""
     out = []
     for container, group in groupby(points, key=lambda p: p.container):
         pts = [(to_unix(p.time) or 0.0, p) for p in group]
@@ -227,20 +254,24 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
                 "points": len(pts),
                 "cpu": charts.time_chart(
                     [
-                        ("target", "target", [(t, p.target_cpu) for t, p in pts]),
+                        ("usage-p90", "usage p90", [(t, p.usage_cpu_p90) for t, p in pts]),
+                        ("usage-p50", "usage p50", [(t, p.usage_cpu_p50) for t, p in pts]),
                         ("requested", "requested", [(t, p.current_cpu_request) for t, p in pts]),
+                        ("target", "target", [(t, p.target_cpu) for t, p in pts]),
                     ],
                     format.cpu,
                     format.when,
                 ),
                 "memory": charts.time_chart(
                     [
-                        ("target", "target", [(t, p.target_memory) for t, p in pts]),
+                        ("usage-p90", "usage p90", [(t, p.usage_memory_p90) for t, p in pts]),
+                        ("usage-p50", "usage p50", [(t, p.usage_memory_p50) for t, p in pts]),
                         (
                             "requested",
                             "requested",
                             [(t, p.current_memory_request) for t, p in pts],
                         ),
+                        ("target", "target", [(t, p.target_memory) for t, p in pts]),
                     ],
                     format.memory,
                     format.when,

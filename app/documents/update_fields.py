@@ -124,7 +124,7 @@ def _cpu_boost(doc: Any, path: str, errors: list[FieldError]) -> StartupBoost | 
         return None
     factor = doc.get("factor")
     quantity = doc.get("quantity")
-    duration = doc.get("durationSeconds", 0)
+    duration = 0 if doc.get("durationSeconds") is None else doc["durationSeconds"]
     n = len(errors)
     if kind == FACTOR:
         if factor is None:

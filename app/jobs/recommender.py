@@ -19,15 +19,21 @@ from flask import Flask
 
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy, governing_policy
-from app.core.recommend.capping import ContainerPolicy
+from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA
+from app.core.recommend.timeline import UsageWindows
+from app.core.savings import pod_requests
 from app.extensions import db
+from app.jobs.conditions import RecommenderConditions
+from app.jobs.history import PrometheusHistory
 from app.kube.cluster import ClusterView
+from app.kube.limitranges import LimitRangeCache
 from app.store.checkpoints import load_checkpoints
+from app.store.history import add_replayed_points
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.recommendations import (
     count_recommendations,
@@ -48,15 +54,25 @@ class RecommenderOptions:
     gc_grace: float = 600.0  # delete rows of a vanished workload after this long
     batch_size: int = 500
     model: RecommenderSettings = field(default_factory=RecommenderSettings)
+    # LowConfidence: less history than the updater needs (RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS)
+    low_confidence_seconds: float = 3600.0
 
 
 @dataclass
 class WorkloadInfo:
     """What the API shows next to a recommendation: current requests, HPA conflicts."""
 
-    requests: dict[str, ContainerResources] = field(default_factory=dict)
+    # per container, the (cpu, memory) requests of each live pod running it (reporting metrics)
+    requests: dict[str, list[tuple[int | None, int | None]]] = field(default_factory=dict)
     conflicts: dict[str, str] = field(default_factory=dict)
     pods: set[str] = field(default_factory=set)  # live pods (reporting metrics): the replicas
+
+    def add_pod(self, name: str, resources: dict[str, ContainerResources]) -> None:
+        if name in self.pods:
+            return
+        self.pods.add(name)
+        for container, r in resources.items():
+            self.requests.setdefault(container, []).append((r.cpu_request, r.memory_request))
 
 
 class RecommenderJob:
@@ -67,12 +83,17 @@ class RecommenderJob:
         app: Flask,
         cluster: ClusterView,
         options: RecommenderOptions,
-        history: Callable[[UsageModel, ClusterView, set[WorkloadKey]], int] | None = None,
+        history: PrometheusHistory | None = None,
         clock: Callable[[], float] = time.time,
+        limit_ranges: LimitRangeCache | None = None,
     ) -> None:
         self.app, self.cluster, self.options = app, cluster, options
         self.interval = options.interval
         self.history, self.clock = history, clock
+        self.conditions = RecommenderConditions(  # app.core.conditions, saved each run
+            cluster, limit_ranges, options.low_confidence_seconds, options.excluded_namespaces
+        )
+        self.recommended: dict[WorkloadKey, dict[str, Recommendation]] = {}
         self.invalid_policies = InvalidPolicyLog("recommender")  # each bad row logged once
         self.forget()
 
@@ -81,6 +102,7 @@ class RecommenderJob:
         leadership term: while another process led, it wrote newer checkpoints than the model
         this process kept in memory, and saving that stale model would overwrite them."""
         self.model = UsageModel(self.options.model, self.options.idle_after)
+        self.windows = UsageWindows(self.options.model)  # usage since each history point
         self.restored = False
         self.restarts_seen: dict[tuple[str, str, str], int] = {}
         self.missing_since: dict[WorkloadKey, float] = {}
@@ -111,12 +133,18 @@ class RecommenderJob:
             if not still_leader():
                 return "lost leadership before writing; nothing saved"
             policies = valid_policies(db.session, self.invalid_policies)
+            self.recommended = {}
+            points: set[tuple[WorkloadKey, str]] = set()
             saved, failed = save_all(
                 db.session,
                 self._results(policies, info, still_leader),
-                datetime.now(UTC),
+                datetime.fromtimestamp(now, UTC),  # the job's clock, as the samples' times
                 self.options.batch_size,
+                points,
             )
+            self.windows.reset(points)
+            stamp = datetime.fromtimestamp(now, UTC)
+            self.conditions.publish(db.session, policies, self.model, self.recommended, stamp)
             deleted = self._collect_garbage(now, still_leader)
             count_recommendations(db.session)  # the gauges, after this run's writes
         return (
@@ -130,8 +158,22 @@ class RecommenderJob:
         log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
         if self.history is not None:
             have = set(self.model.aggregates)
-            n = self.history(self.model, self.cluster, have)
-            log.info("loaded %d history samples from Prometheus", n)
+            policies = valid_policies(db.session, self.invalid_policies)
+
+            def policies_for(w: WorkloadKey) -> list[ContainerPolicy]:
+                p = governing_policy(policies, w)
+                return list(p.container_policies) if p else []
+
+            # FetchingHistory on what is loaded, until this run's conditions replace it
+            loading = self.conditions.live_workloads() - have
+            self.conditions.fetching(db.session, loading, datetime.fromtimestamp(self.clock(), UTC))
+            load = self.history(self.model, self.cluster, have, policies_for)
+            added = add_replayed_points(db.session, load.points, load.requests)
+            log.info(
+                "loaded %d history samples from Prometheus; %d recommendation history points",
+                load.fed,
+                added,
+            )
         self.restored = True
 
     def _excluded(self, namespace: str) -> bool:
@@ -154,20 +196,22 @@ class RecommenderJob:
             if w is None:
                 continue
             resources = pod.resources()
-            info.setdefault(w, WorkloadInfo()).requests.update(resources)
-            info[w].pods.add(str(meta.get("name")))
+            info.setdefault(w, WorkloadInfo()).add_pod(pod.name, resources)
             for u in usage_from_metrics(item):
                 if u.container not in resources:
                     continue
                 request = (resources[u.container].cpu_request or 0) / 1000.0
+                window = self.windows.window((w, u.container))
                 if u.cpu_cores is not None and self.model.add_cpu(
                     w, u.pod, u.container, u.time, u.cpu_cores, request
                 ):
                     fed += 1
+                    window.add_cpu(u.cpu_cores)
                 if u.memory_bytes is not None and self.model.add_memory(
                     w, u.pod, u.container, u.time, u.memory_bytes
                 ):
                     fed += 1
+                    window.add_memory(u.memory_bytes)
         return fed
 
     def _feed_ooms(self, pods: Iterable[PodView]) -> int:
@@ -224,16 +268,19 @@ class RecommenderJob:
             p = governing_policy(policies, w)
             cps: list[ContainerPolicy] = list(p.container_policies) if p else []
             recs = self.model.recommend(w, cps, p.recommender if p else VPA)  # its strategy
+            self.recommended[w] = recs
             wi = info.get(w, WorkloadInfo())
             for name, agg in sorted(self.model.aggregates[w].items()):
-                res = wi.requests.get(name)
-                current = (
-                    CurrentRequests(res.cpu_request, res.memory_request, len(wi.pods))
-                    if res
-                    else None
-                )
+                pods = wi.requests.get(name)
+                current = CurrentRequests.of(pod_requests(pods)) if pods else None
                 yield ContainerResult(
-                    w, name, recs.get(name), save_aggregate(agg), current, wi.conflicts
+                    w,
+                    name,
+                    recs.get(name),
+                    save_aggregate(agg),
+                    current,
+                    wi.conflicts,
+                    self.windows.peek((w, name)),
                 )
 
     def _collect_garbage(self, now: float, still_leader: Callable[[], bool]) -> int:

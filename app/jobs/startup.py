@@ -76,6 +76,7 @@ def recommender_options(settings: Settings) -> RecommenderOptions:
         gc_grace=recommender.gc_grace_seconds,
         batch_size=recommender.checkpoint_batch_size,
         model=recommender.model,
+        low_confidence_seconds=settings.updater.min_history_seconds,
     )
 
 
@@ -94,7 +95,9 @@ def build_jobs(app: Flask) -> Jobs:
     webhook = settings.webhook
     elector_box: list[LeaderElector] = []
     limit_ranges = LimitRangeCache(api)  # the updater sizes pods as the webhook does
-    recommender = RecommenderJob(app, cluster, recommender_options(settings), history)
+    recommender = RecommenderJob(
+        app, cluster, recommender_options(settings), history, limit_ranges=limit_ranges
+    )
     jobs: list[Job] = [
         recommender,
         ScalerJob(app, cluster, ScaleClient(api), settings.scaler.interval),

@@ -25,11 +25,13 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask
 
 from app.core.bodies import EvictionBody
+from app.core.conditions import HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE, UPDATER_TYPES, Condition
 from app.core.pods import PodView
 from app.core.policy import IN_PLACE_MODES, Policy
 from app.core.recommend.model import WorkloadKey
@@ -55,6 +57,7 @@ from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store import audit
+from app.store.conditions import save_conditions
 from app.store.policies import InvalidPolicyLog
 from app.store.snapshot import Snapshot, history_seconds, load_snapshot
 
@@ -171,6 +174,7 @@ class UpdaterJob:
                 )
                 continue
             self._workload(w, wpods, policy, snapshot, history, rooms, budgets[w], still_leader)
+        self._save_conditions(now)
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
         unboosted = f", {t.unboosted} startup boosts removed" if t.unboosted else ""
@@ -201,7 +205,7 @@ class UpdaterJob:
         if below_min and not skip:
             self._note(
                 w,
-                "HeldBackByBudget",
+                HELD_BACK_BY_BUDGET,
                 "MinReplicas",
                 f"{len(live)} running pods, fewer than minReplicas {min_replicas}",
             )
@@ -250,7 +254,7 @@ class UpdaterJob:
             may_evict = not below_min and budget.can_disrupt(c.pending, c.pod.is_ready)
             if free and now_pod.restarts_on_resize and not may_evict:
                 t.held += 1  # a container restarts on resize: the budget applies after all
-                self._note(w, "HeldBackByBudget", "DisruptionBudget", _held(budget))
+                self._note(w, HELD_BACK_BY_BUDGET, "DisruptionBudget", _held(budget))
                 continue
             done = self._apply(c, policy, now_pod, may_evict)
             if done is None:
@@ -276,16 +280,31 @@ class UpdaterJob:
             return None
         evicting = policy.update_mode == "Recreate" or c.pending
         free = skip and not evicting  # a resize that restarts nothing: no budget
-        if self.infeasible.blocks(c.pod.uid or c.pod.name, _requests(c)) or (
-            evicting and below_min
-        ):
+        uid = c.pod.uid or c.pod.name
+        if self.infeasible.blocks(uid, _requests(c)):
+            why = self.infeasible.reasons.get(uid, "")
+            self._note(c.workload, RESIZE_INFEASIBLE, "Infeasible", f"{c.pod.name}: {why}")
+            self.tally.held += 1
+            return None
+        if evicting and below_min:
             self.tally.held += 1
             return None
         if not free and not budget.can_disrupt(c.pending, c.pod.is_ready):
             self.tally.held += 1
-            self._note(c.workload, "HeldBackByBudget", "DisruptionBudget", _held(budget))
+            self._note(c.workload, HELD_BACK_BY_BUDGET, "DisruptionBudget", _held(budget))
             return None
         return free
+
+    def _save_conditions(self, now: float) -> None:
+        """This run's HeldBackByBudget and ResizeInfeasible, in place of the previous run's."""
+        if self.options.dry_run:
+            return
+        conditions = {
+            w: [Condition(t, "True", reason, message) for t, (reason, message) in notes.items()]
+            for w, notes in self.notes.items()
+        }
+        with self.app.app_context():
+            save_conditions(db.session, UPDATER_TYPES, conditions, datetime.fromtimestamp(now, UTC))
 
     def _note(self, w: WorkloadKey, type_: str, reason: str, message: str) -> None:
         """A condition of the workload this run found (app.core.conditions), its first reason."""
@@ -295,9 +314,9 @@ class UpdaterJob:
         """InPlace: the resize cannot be done; reported, remembered, the pod left as it is."""
         after = details.get("after") or {}
         self.infeasible.record(
-            pod.uid or pod.name, {n: v.get("requests") or {} for n, v in after.items()}
+            pod.uid or pod.name, {n: v.get("requests") or {} for n, v in after.items()}, why
         )
-        self._note(w, "ResizeInfeasible", "Infeasible", f"{pod.name}: {why}")
+        self._note(w, RESIZE_INFEASIBLE, "Infeasible", f"{pod.name}: {why}")
         message = f"{why}: left as it is (updateMode InPlace never evicts)"
         log.info("not resizing %s: %s", pod.ref, message)
         if not self.options.dry_run:
@@ -348,7 +367,7 @@ class UpdaterJob:
             )
 
     def _configured(self, w: WorkloadKey, pods: list[PodView]) -> int:
-        return configured_replicas(self.cluster.lookup(w.namespace, w.kind, w.name), pods)
+        return configured_replicas(self.cluster.replicas_source(w), pods)
 
     def _apply(
         self, c: Candidate, policy: Policy, live: PodView, may_evict: bool = True

@@ -17,7 +17,7 @@ from prometheus_client import Gauge
 from sqlalchemy import delete, func, select, tuple_
 
 from app.core.recommend.model import WorkloadKey
-from app.models import Checkpoint, RecommendationPoint
+from app.models import Checkpoint, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import fill_checkpoint
 from app.store.history import append_history
@@ -86,12 +86,20 @@ def _fill_recommendation(row: RecommendationRow, r: ContainerResult, now: dateti
         row.current_cpu_request, row.current_memory_request = r.current.cpu, r.current.memory
         if r.current.replicas is not None:
             row.replicas = r.current.replicas
+            row.requested_cpu_total = r.current.cpu_total
+            row.requested_memory_total = r.current.memory_total
     row.conflicts = dict(r.conflicts)
     row.reason = rec.reason or None
 
 
-def save_batch(session: DbSession, results: Sequence[ContainerResult], now: datetime) -> None:
-    """Upserts the recommendations and checkpoints of `results` in one transaction."""
+def save_batch(
+    session: DbSession,
+    results: Sequence[ContainerResult],
+    now: datetime,
+    points: set[tuple[WorkloadKey, str]] | None = None,
+) -> None:
+    """Upserts the recommendations and checkpoints of `results` in one transaction; adds the
+    (workload, container) of each history point written to `points`."""
     keys = {(r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results}
     try:
         recs = _existing(session, RecommendationRow, keys)
@@ -109,24 +117,33 @@ def save_batch(session: DbSession, results: Sequence[ContainerResult], now: date
             rec_row = recs.get(key) or RecommendationRow(**ident)
             _fill_recommendation(rec_row, r, now)
             session.add(rec_row)
-        append_history(session, [r for r in results if r.recommendation is not None], keys, now)
+        written = append_history(
+            session, [r for r in results if r.recommendation is not None], keys, now
+        )
         session.commit()
+        if points is not None:
+            points.update(written)
     except Exception:
         session.rollback()
         raise
 
 
 def save_all(
-    session: DbSession, results: Iterable[ContainerResult], now: datetime, batch_size: int
+    session: DbSession,
+    results: Iterable[ContainerResult],
+    now: datetime,
+    batch_size: int,
+    points: set[tuple[WorkloadKey, str]] | None = None,
 ) -> tuple[int, int]:
-    """Writes results in batches; a failing batch is logged and skipped. Returns (saved, failed)."""
+    """Writes results in batches; a failing batch is logged and skipped. Returns (saved, failed);
+    `points` collects the (workload, container) of the history points written."""
     saved = failed = 0
     batch: list[ContainerResult] = []
 
     def flush() -> None:
         nonlocal saved, failed
         try:
-            save_batch(session, batch, now)
+            save_batch(session, batch, now, points)
             saved += len(batch)
         except Exception:
             log.exception(
@@ -157,8 +174,9 @@ def stored_workloads(session: DbSession) -> set[WorkloadKey]:
 
 
 def delete_workload(session: DbSession, w: WorkloadKey) -> None:
-    """Forgets a workload that no longer exists: its recommendations, checkpoints and history."""
-    for table in (RecommendationRow, Checkpoint, RecommendationPoint):
+    """Forgets a workload that no longer exists: its recommendations, checkpoints, history and
+    conditions."""
+    for table in (RecommendationRow, Checkpoint, RecommendationPoint, WorkloadCondition):
         session.execute(
             delete(table).where(
                 table.namespace == w.namespace, table.kind == w.kind, table.name == w.name

@@ -253,3 +253,36 @@ def test_scaler_preview_by_name_asks_the_server(app: Flask, run: Invoke) -> None
     missing = run("scaler", "preview", "nope")
     assert (missing.exit_code, missing.stdout) == (1, "")
     assert "no scaler 'nope' (404 NotFound)" in missing.stderr
+
+
+def test_the_table_has_a_conditions_column(app: Flask, run: Invoke) -> None:
+    from datetime import UTC, datetime
+
+    from app.core.conditions import RECOMMENDER_TYPES, Condition
+    from app.core.recommend.model import WorkloadKey
+    from app.store.conditions import save_conditions
+
+    seed()
+    now = datetime.now(UTC)
+    web, ghost = WorkloadKey("ops", "Deployment", "web"), WorkloadKey("ops", "Deployment", "ghost")
+    conditions = {
+        web: [
+            Condition("RecommendationProvided", "True"),
+            Condition("LowConfidence", "True", "ShortHistory", "app (10m)"),
+            Condition("LimitedByPolicy", "True", "ContainerPolicy", "app: cpu ..."),
+        ],
+        ghost: [
+            Condition("ConfigUnsupported", "True", "TargetUnsupported", "it does not exist"),
+            Condition("RecommendationProvided", "False", "ConfigUnsupported", "..."),
+        ],
+    }
+    save_conditions(db.session, RECOMMENDER_TYPES, conditions, now)
+    lines = run("recommendations", "list", "-n", "ops").output.splitlines()
+    assert lines[0].split()[-1] == "CONDITIONS"
+    assert lines[1].split()[:3] == ["ops", "Deployment/ghost", "-"]
+    assert lines[1].split()[-1] == "NoRecommendation,ConfigUnsupported"
+    assert lines[2].split()[1] == "Deployment/web"
+    assert lines[2].split()[-1] == "LowConfidence,LimitedByPolicy"
+    # csv keeps one row per container: the workload without containers is not one
+    rows = list(csv.DictReader(io.StringIO(run("recommendations", "list", "-o", "csv").output)))
+    assert "ghost" not in {r["name"] for r in rows}

@@ -48,9 +48,11 @@ class InfeasibleAttempts:
     known to be refused, or reported Infeasible by the kubelet)."""
 
     attempts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # why each was infeasible
 
-    def record(self, uid: str, requests: Requests) -> None:
+    def record(self, uid: str, requests: Requests, why: str = "") -> None:
         self.attempts[uid] = {n: dict(v) for n, v in requests.items()}
+        self.reasons[uid] = why
 
     def blocks(self, uid: str, wanted: Requests) -> bool:
         """True while the pod's new values ask for nothing less than the infeasible attempt;
@@ -59,12 +61,16 @@ class InfeasibleAttempts:
         if attempt is None:
             return False
         if asks_for_less(attempt, wanted):
-            del self.attempts[uid]
+            self.forget(uid)
             return False
         return True
+
+    def forget(self, uid: str) -> None:
+        self.attempts.pop(uid, None)
+        self.reasons.pop(uid, None)
 
     def keep_only(self, uids: Iterable[str]) -> None:
         """Pods that no longer exist are forgotten."""
         live = set(uids)
         for uid in set(self.attempts) - live:
-            del self.attempts[uid]
+            self.forget(uid)

@@ -1,0 +1,124 @@
+"""The recommender's conditions (app.core.conditions), gathered from the cluster caches each run
+and saved in place of the previous run's (app.store.conditions).
+
+The workloads reported: every workload the model knows, and every workload a policy names as its
+target (a target with no pods, or none at all, is reported too: NoPodsMatched, ConfigUnsupported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import datetime
+
+from app.core.conditions import (
+    FETCHING_HISTORY,
+    RECOMMENDER_TYPES,
+    Condition,
+    WorkloadFacts,
+    limit_range_notes,
+    recommender_conditions,
+    target_problem,
+)
+from app.core.pods import PodView
+from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
+from app.core.recommend.capping import Recommendation
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.sizing.limitrange import LimitRangeItem
+from app.kube.cluster import ClusterView
+from app.kube.limitranges import LimitRangeCache
+from app.store.conditions import save_conditions
+from app.store.session import DbSession
+
+
+class RecommenderConditions:
+    def __init__(
+        self,
+        cluster: ClusterView,
+        limit_ranges: LimitRangeCache | None,
+        low_confidence_seconds: float,
+        excluded_namespaces: Collection[str] = (),
+    ) -> None:
+        self.cluster, self.limit_ranges = cluster, limit_ranges
+        self.low_confidence_seconds = low_confidence_seconds
+        self.excluded = frozenset(excluded_namespaces)
+
+    def _pods(self) -> dict[WorkloadKey, PodView]:
+        """One live pod of each workload (the one a LimitRange check is made on)."""
+        out: dict[WorkloadKey, PodView] = {}
+        for pod in self.cluster.pods.items():
+            if not pod.is_live or pod.namespace in self.excluded:
+                continue
+            w = self.cluster.workload_of(pod)
+            if w is not None and w not in out:
+                out[w] = pod
+        return out
+
+    def live_workloads(self) -> set[WorkloadKey]:
+        """The workloads with a live pod."""
+        return set(self._pods())
+
+    def _targets(self, policies: Iterable[Policy]) -> set[WorkloadKey]:
+        return {
+            WorkloadKey(p.namespace, p.target_kind, p.target_name)
+            for p in policies
+            if p.namespace != CLUSTER_WIDE
+            and p.target_kind
+            and p.target_name
+            and p.namespace not in self.excluded
+        }
+
+    def _ranges(self, namespace: str) -> Sequence[LimitRangeItem]:
+        if self.limit_ranges is None or self.limit_ranges.failing:
+            return ()
+        return self.limit_ranges(namespace)
+
+    def facts(
+        self,
+        w: WorkloadKey,
+        policy: Policy | None,
+        model: UsageModel,
+        recs: Mapping[str, Recommendation],
+        pod: PodView | None,
+    ) -> WorkloadFacts:
+        history = {
+            c: agg.last_sample - agg.first_sample
+            for c, agg in model.aggregates.get(w, {}).items()
+            if agg.first_sample is not None and agg.last_sample is not None
+        }
+        problem = None
+        if policy is not None and (policy.target_kind, policy.target_name) == (w.kind, w.name):
+            found = self.cluster.lookup(w.namespace, w.kind, w.name)
+            problem = target_problem(w.kind, w.name, found)
+        notes: list[str] = []
+        if policy is not None and pod is not None and recs:
+            ranges = self._ranges(w.namespace)
+            notes = limit_range_notes(pod.wire, recs, policy, ranges)
+        return WorkloadFacts(recs, history, pod is not None, problem, False, notes)
+
+    def publish(
+        self,
+        session: DbSession,
+        policies: Sequence[Policy],
+        model: UsageModel,
+        recommended: Mapping[WorkloadKey, Mapping[str, Recommendation]],
+        now: datetime,
+    ) -> int:
+        """Computes and saves the conditions of every workload; returns the rows changed."""
+        pods = self._pods()
+        workloads = set(model.aggregates) | set(recommended) | self._targets(policies)
+        out: dict[WorkloadKey, list[Condition]] = {}
+        for w in sorted(workloads):
+            if w.namespace in self.excluded:
+                continue
+            policy = governing_policy(policies, w)
+            facts = self.facts(w, policy, model, recommended.get(w, {}), pods.get(w))
+            out[w] = recommender_conditions(facts, policy, self.low_confidence_seconds)
+        return save_conditions(session, RECOMMENDER_TYPES, out, now)
+
+    def fetching(self, session: DbSession, workloads: Iterable[WorkloadKey], now: datetime) -> None:
+        """FetchingHistory on these workloads while Prometheus history is loaded for them (the
+        next `publish` takes it off)."""
+        holding = Condition(
+            FETCHING_HISTORY, "True", "LoadingHistory", "loading usage history from Prometheus"
+        )
+        save_conditions(session, (FETCHING_HISTORY,), {w: [holding] for w in workloads}, now)

@@ -1,0 +1,74 @@
+"""Workload conditions through app.store.conditions, on SQLite and PostgreSQL: each writer
+replaces only its own types, unchanged rows are not written, and the lastTransitionTime moves
+only when the status does."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from flask import Flask
+
+from app.core.conditions import (
+    HELD_BACK_BY_BUDGET,
+    LOW_CONFIDENCE,
+    RECOMMENDATION_PROVIDED,
+    RECOMMENDER_TYPES,
+    UPDATER_TYPES,
+    Condition,
+)
+from app.core.recommend.model import WorkloadKey
+from app.extensions import db
+from app.store.conditions import save_conditions, workload_conditions
+from app.store.recommendations import delete_workload
+
+T0 = datetime(2024, 7, 4, tzinfo=UTC)
+WEB = WorkloadKey("shop", "Deployment", "web")
+API = WorkloadKey("shop", "Deployment", "api")
+PROVIDED = Condition(RECOMMENDATION_PROVIDED, "True")
+LOW = Condition(LOW_CONFIDENCE, "True", "ShortHistory", "app (10m)")
+HELD = Condition(HELD_BACK_BY_BUDGET, "True", "MinReplicas", "1 running pod")
+
+
+def stored(w: WorkloadKey) -> list[tuple[str, str, str, datetime]]:
+    rows = workload_conditions(db.session, w.namespace, w.kind, w.name).get(w, [])
+    return [(r.type, r.status, r.message, r.last_transition_time) for r in rows]
+
+
+def same_time(a: datetime, b: datetime) -> bool:
+    return a.replace(tzinfo=a.tzinfo or UTC) == b
+
+
+def test_each_writer_replaces_its_own_types_only(app: Flask) -> None:
+    assert save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [PROVIDED, LOW]}, T0) == 2
+    assert save_conditions(db.session, UPDATER_TYPES, {WEB: [HELD], API: [HELD]}, T0) == 2
+    assert [t for t, *_ in stored(WEB)] == [
+        RECOMMENDATION_PROVIDED,
+        LOW_CONFIDENCE,
+        HELD_BACK_BY_BUDGET,
+    ]
+    # the recommender's next run: LowConfidence no longer holds; the updater's rows stay
+    assert save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [PROVIDED]}, T0) == 1
+    assert [t for t, *_ in stored(WEB)] == [RECOMMENDATION_PROVIDED, HELD_BACK_BY_BUDGET]
+    assert save_conditions(db.session, UPDATER_TYPES, {}, T0) == 2
+    assert stored(API) == []
+
+
+def test_the_transition_time_moves_only_with_the_status(app: Flask) -> None:
+    later, latest = T0 + timedelta(minutes=5), T0 + timedelta(minutes=10)
+    save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [PROVIDED]}, T0)
+    assert save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [PROVIDED]}, later) == 0
+    changed_message = Condition(RECOMMENDATION_PROVIDED, "True", "", "still there")
+    assert save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [changed_message]}, later) == 1
+    [(_, status, message, since)] = stored(WEB)
+    assert (status, message) == ("True", "still there") and same_time(since, T0)
+    gone = Condition(RECOMMENDATION_PROVIDED, "False", "NoPodsMatched", "No pods match it")
+    save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [gone]}, latest)
+    [(_, status, _, since)] = stored(WEB)
+    assert status == "False" and same_time(since, latest)
+
+
+def test_a_deleted_workload_loses_its_conditions(app: Flask) -> None:
+    save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [PROVIDED], API: [PROVIDED]}, T0)
+    delete_workload(db.session, WEB)
+    assert stored(WEB) == [] and len(stored(API)) == 1
+    assert set(workload_conditions(db.session)) == {API}
