@@ -73,8 +73,15 @@ NODELAY_SIM = [
 class SimProcess:
     """`rightsizer sim --nodes N --pods M --speed 0` on a free port, in a child process."""
 
-    def __init__(self, nodes: int, pods: int, workdir: Path, nodelay: bool = True) -> None:
-        self.nodes, self.pods, self.nodelay = nodes, pods, nodelay
+    def __init__(
+        self,
+        nodes: int,
+        pods: int,
+        workdir: Path,
+        nodelay: bool = True,
+        version: str | None = None,
+    ) -> None:
+        self.nodes, self.pods, self.nodelay, self.version = nodes, pods, nodelay, version
         self.kubeconfig_path = str(workdir / "sim.kubeconfig")
         self._stderr = (workdir / "sim.log").open("w+b")
         began = time.monotonic()
@@ -98,6 +105,7 @@ class SimProcess:
                 "0",
                 "--kubeconfig",
                 self.kubeconfig_path,
+                *(["--kubernetes-version", version] if version else []),
             ],
             cwd=ROOT,
             env=env,

@@ -3,10 +3,13 @@
 The client's model deserialisation costs about a millisecond per pod; at 150000 pods that is minutes
 of CPU per re-list. We ask the typed API functions for the raw response (`_preload_content=False`)
 and keep plain dicts, or what `transform` makes of each (the pod cache keeps frozen views,
-app.core.pods.PodView). The first LIST asks for `resourceVersion=0` (served from the API server's
-cache, not etcd, in one response: the watch cache does not page), read item by item as it
-arrives (app.kube.liststream: the whole body is never held), then a WATCH continues from the
-list's resourceVersion; bookmarks keep
+app.core.pods.PodView). The initial state comes from a watch-list stream where the server offers
+it (Kubernetes' WatchList: `sendInitialEvents=true`, one object per event, then a bookmark
+annotated `k8s.io/initial-events-end`, then the changes on the same connection, as client-go's
+reflector does it); else from a LIST at `resourceVersion=0` (served from the API server's cache,
+not etcd, in one response: the watch cache does not page), read item by item as it arrives
+(app.kube.liststream). Either way the whole state is never held as one JSON document. A WATCH
+continues from the state's resourceVersion; bookmarks keep
 that version fresh, and a 410 Gone (history compacted) triggers a new LIST. Errors back off
 exponentially (with jitter) up to 30 s. A watch silent for longer than the server's own timeout
 plus a grace is a dead connection: it times out and is resumed from the last resourceVersion.
@@ -37,6 +40,7 @@ T = TypeVar("T")  # what the cache holds per object: the JSON, or what `transfor
 
 
 NOT_SERVED_RETRY = 300.0  # seconds before asking again for a resource the server lacks
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"  # the annotation ending a watch-list's state
 
 
 class Gone(Exception):
@@ -74,6 +78,7 @@ class Informer(Generic[T]):
         watch_read_grace: float = ...,
         on_event: Callable[[str, Obj], None] | None = ...,
         transform: None = ...,
+        watch_list: bool = ...,
         **list_kwargs: Any,
     ) -> None: ...
 
@@ -88,6 +93,7 @@ class Informer(Generic[T]):
         on_event: Callable[[str, T], None] | None = ...,
         *,
         transform: Callable[[Obj], T],
+        watch_list: bool = ...,
         **list_kwargs: Any,
     ) -> None: ...
 
@@ -100,6 +106,7 @@ class Informer(Generic[T]):
         watch_read_grace: float = 60.0,
         on_event: Callable[[str, Any], None] | None = None,
         transform: Callable[[Obj], Any] | None = None,
+        watch_list: bool = True,
         **list_kwargs: Any,
     ) -> None:
         self.name, self.list_fn, self.page_size = name, list_fn, page_size
@@ -111,7 +118,9 @@ class Informer(Generic[T]):
         self.objects: dict[Key, T] = {}
         self.resource_version = ""
         self.synced = threading.Event()
-        self.lists = 0  # full LISTs done: 1 in a healthy run
+        self.lists = 0  # full syncs done (a LIST or a watch-list stream): 1 in a healthy run
+        self.watch_lists = 0  # of them, by a watch-list stream
+        self.watch_list = watch_list  # ask for a watch-list first (until the server refuses)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -171,6 +180,9 @@ class Informer(Generic[T]):
         while not self._stop.is_set():
             try:
                 if need_list:
+                    if self.watch_list and self._watch_list():
+                        need_list = False
+                        continue  # synced from the stream, which has ended: watch on
                     self._list()
                     need_list = False
                 self._watch()
@@ -209,6 +221,74 @@ class Informer(Generic[T]):
         self.synced.set()
         self._stop.wait(NOT_SERVED_RETRY)
 
+    def _watch_list(self) -> bool:
+        """The initial state from a watch-list stream (client-go's reflector `watchList`): the
+        current objects as ADDED events up to the bookmark annotated k8s.io/initial-events-end,
+        then the changes after it on the same connection, until the server ends the watch.
+        False when the server refuses it (then a LIST does the sync, and a server that answers
+        400, 403 or 422, one without the WatchList feature, is not asked again) or the stream
+        ended before the state was complete."""
+        try:
+            resp = self.list_fn(
+                watch=True,
+                send_initial_events=True,
+                resource_version_match="NotOlderThan",
+                resource_version="",
+                allow_watch_bookmarks=True,
+                timeout_seconds=self.watch_timeout,
+                _preload_content=False,
+                _request_timeout=(DEFAULT_TIMEOUT[0], self.watch_timeout + self.watch_read_grace),
+                **self.list_kwargs,
+            )
+        except ApiException as e:
+            if e.status in (400, 403, 422):
+                self.watch_list = False
+                log.info("%s: no watch-list (%s); listing instead", self.name, _describe(e))
+            return False
+        fresh: dict[Key, T] = {}
+        self._resp = resp
+        done = False
+        try:
+            for line in iter_lines(resp):
+                if self._stop.is_set():
+                    return done
+                event = json.loads(line)
+                if done:
+                    self._apply(event)
+                    continue
+                kind, obj = event.get("type"), event.get("object") or {}
+                meta = obj.get("metadata") or {}
+                if kind == "ADDED":
+                    fresh[key_of(obj)] = self._convert(obj)
+                elif kind == "BOOKMARK":
+                    if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
+                        self._replace(fresh, meta.get("resourceVersion") or "")
+                        self.watch_lists += 1
+                        self._watching = done = True
+                elif kind == "ERROR":
+                    self._apply(event)  # raises Gone or ValueError
+        finally:
+            self._watching = False
+            self._resp = None
+            resp.release_conn()
+        return done
+
+    def _replace(self, fresh: dict[Key, T], rv: str) -> None:
+        """A full state (a LIST's or a watch-list's) takes the place of the cache's."""
+        with self._lock:
+            old = self.objects
+            self.objects = fresh
+        self.resource_version = rv
+        self.lists += 1
+        self._absent = False
+        if self.on_event is not None:
+            for k, obj in fresh.items():
+                self.on_event("MODIFIED" if k in old else "ADDED", obj)
+            for k in old.keys() - fresh.keys():
+                self.on_event("DELETED", old[k])
+        self.synced.set()
+        log.info("%s: synced %d objects at resourceVersion %s", self.name, len(fresh), rv)
+
     def _list(self) -> None:
         fresh: dict[Key, T] = {}
         cont: str | None = None
@@ -234,19 +314,7 @@ class Informer(Generic[T]):
             cont = meta.get("continue")
             if not cont:
                 break
-        with self._lock:
-            old = self.objects
-            self.objects = fresh
-        self.resource_version = rv
-        self.lists += 1
-        self._absent = False
-        if self.on_event is not None:
-            for k, obj in fresh.items():
-                self.on_event("MODIFIED" if k in old else "ADDED", obj)
-            for k in old.keys() - fresh.keys():
-                self.on_event("DELETED", old[k])
-        self.synced.set()
-        log.info("%s: listed %d objects at resourceVersion %s", self.name, len(fresh), rv)
+        self._replace(fresh, rv)
 
     def _watch(self) -> None:
         resp = self.list_fn(

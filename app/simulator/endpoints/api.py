@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.simulator.apiserver import deletion, errors, kinds, patches, selectors
+from app.simulator.apiserver import deletion, errors, kinds, listoptions, patches, selectors
 from app.simulator.apiserver.errors import ApiError, bad_request
 from app.simulator.apiserver.fieldvalidation import warning_header
 from app.simulator.apiserver.resources import POD, Registry, ResourceType
@@ -178,6 +178,7 @@ class Api:
     # --- list and watch -------------------------------------------------------------------
 
     def _list(self, rt: ResourceType, namespace: str | None, q: dict[str, str]) -> Response:
+        listoptions.check_list(q)
         label_sel = selectors.parse_label_selector(q.get("labelSelector"))
         field_sel = selectors.parse_field_selector(q.get("fieldSelector"), rt.plural)
         limit = _int_param(q, "limit")
@@ -229,17 +230,15 @@ class Api:
         field_sel = selectors.parse_field_selector(q.get("fieldSelector"), rt.plural)
         timeout = float(_int_param(q, "timeoutSeconds") or WATCH_DEFAULT_TIMEOUT)
         bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
-        rv_param = q.get("resourceVersion") or ""
-        send_initial = q.get("sendInitialEvents") == "true" or rv_param in ("", "0")
+        start = listoptions.check_watch(q, self.version)  # sendInitialEvents, WatchList
         initial: list[Entry] = []
-        if send_initial:
+        if start.initial:
             entries, start_rv = self.store.scan(rt, namespace)
             initial = [e for _, e in entries if _match(e.obj, label_sel, field_sel)]
+        elif start.from_rv is None:
+            start_rv = self.store.rv  # "" or "0" without initial events: from now on
         else:
-            try:
-                start_rv = int(rv_param)
-            except ValueError:
-                raise bad_request(f'invalid resource version "{rv_param}"') from None
+            start_rv = start.from_rv
         stream = self._watch_stream(
             rt,
             namespace,
@@ -247,7 +246,7 @@ class Api:
             field_sel,
             start_rv,
             initial,
-            bookmarks and q.get("sendInitialEvents") == "true",
+            start.initial_end,
             bookmarks,
             timeout,
         )
