@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 import yaml
 
+from app.cli.export import export_vpas
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
 from app.cli.session import Api, api_options, fail
 from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
@@ -426,6 +427,7 @@ def scaler_preview(name: str | None, api: Api, **offline: Any) -> None:
 
 scaler.add_command(import_configmap)
 policy.add_command(import_vpas)
+policy.add_command(export_vpas)
 
 
 @scaler.command("delete")

@@ -1,18 +1,37 @@
-"""VerticalPodAutoscaler objects -> rightsizer policy documents (for `rightsizer policy import`).
+"""VerticalPodAutoscaler objects <-> rightsizer policy documents (`rightsizer policy import` and
+`rightsizer policy export`).
 
-The fields map one to one (a policy is the database twin of a VPA object, docs/policies.md); what a
-policy cannot express is reported, not silently dropped.
+The fields map one to one (a policy is the database twin of a VPA object, docs/policies.md), as
+vertical-pod-autoscaler 1.7's pkg/apis/autoscaling.k8s.io/v1/types.go lays them out:
+`spec.targetRef`, `spec.updatePolicy` (updateMode, minReplicas, evictionRequirements,
+evictAfterOOMSeconds), `spec.resourcePolicy.containerPolicies` (startupBoost included),
+`spec.startupBoost` and `spec.recommenders`; a container's integerCPU is VPA's
+`vpa-post-processor.kubernetes.io/{container}_integerCPU` annotation. What VPA has no field for
+(inPlaceSkipDisruptionBudget, recommenderParams, integerCPU of the `*` entry) travels in the
+object's `rightsizer.io/policy-fields` annotation, which VPA ignores, so that exporting a policy
+and importing it back gives the same policy. What a policy cannot express is reported, not
+silently dropped; a policy VPA cannot express (no target, or a cluster default) is not exported.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from app.core.policy import CLUSTER_WIDE
 from app.core.recommend.strategies import NAMES as STRATEGIES
 from app.documents.fields import FieldError
 from app.documents.policy import CONTAINER_FIELDS, PolicyInvalid, parse_policy
+from app.documents.stored import without_read_only
 
 CONTAINER_KEYS = tuple(sorted(CONTAINER_FIELDS - {"integerCPU"}))  # integerCPU: an annotation
+UPDATE_POLICY_KEYS = ("updateMode", "minReplicas", "evictionRequirements", "evictAfterOOMSeconds")
+SPEC_KEYS = ("targetRef", "updatePolicy", "resourcePolicy", "recommenders", "startupBoost")
+# What VPA has no field for, as JSON: {"inPlaceSkipDisruptionBudget": ..., "recommenderParams":
+# ..., "integerCPU": ["*"]}.
+EXTRAS_ANNOTATION = "rightsizer.io/policy-fields"
+EXTRA_FIELDS = ("inPlaceSkipDisruptionBudget", "recommenderParams")
+API_VERSIONS = {"Job": "batch/v1", "CronJob": "batch/v1"}  # the others are apps/v1
 # VPA's IntegerCPUPostProcessor opt-in (vertical-pod-autoscaler pkg/recommender/routines/
 # cpu_integer_post_processor.go): vpa-post-processor.kubernetes.io/{containerName}_integerCPU=true
 INTEGER_CPU_PREFIX, INTEGER_CPU_SUFFIX = "vpa-post-processor.kubernetes.io/", "_integerCPU"
@@ -77,10 +96,13 @@ def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         doc["target"] = {"kind": ref.get("kind"), "name": ref.get("name")}
     update = spec.get("updatePolicy") or {}
     doc["updateMode"] = update.get("updateMode", "Recreate")  # VPA's default is Auto (= Recreate)
-    if update.get("minReplicas") is not None:
-        doc["minReplicas"] = update["minReplicas"]
-    for extra in sorted(set(update) - {"updateMode", "minReplicas"}):
+    for key in UPDATE_POLICY_KEYS[1:]:
+        if update.get(key) is not None:
+            doc[key] = update[key]
+    for extra in sorted(set(update) - set(UPDATE_POLICY_KEYS)):
         warnings.append(f"spec.updatePolicy.{extra} has no equivalent and was left out")
+    if spec.get("startupBoost") is not None:
+        doc["startupBoost"] = spec["startupBoost"]
     policies = []
     for i, cp in enumerate((spec.get("resourcePolicy") or {}).get("containerPolicies") or []):
         policies.append({k: cp[k] for k in CONTAINER_KEYS if k in cp})
@@ -92,17 +114,97 @@ def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             entry = {"containerName": name}
             policies.append(entry)
         entry["integerCPU"] = True
+    extras = _extras(meta.get("annotations"), warnings)
+    for name in extras.pop("integerCPU", None) or []:
+        entry = next((p for p in policies if p.get("containerName", "*") == name), None)
+        if entry is None:
+            entry = {"containerName": name}
+            policies.append(entry)
+        entry["integerCPU"] = True
     if policies:
         doc["containerPolicies"] = policies
     recommender = recommender_from_vpa(spec.get("recommenders"), warnings)
     if recommender is not None:
         doc["recommender"] = recommender
-    for extra in sorted(
-        set(spec) - {"targetRef", "updatePolicy", "resourcePolicy", "recommenders"}
-    ):
-        warnings.append(f"spec.{extra} (e.g. a custom recommender) was left out")
+    doc.update(extras)
+    for extra in sorted(set(spec) - set(SPEC_KEYS)):
+        warnings.append(f"spec.{extra} has no equivalent and was left out")
     parse_policy(doc)  # the same validation the API applies
     return doc, warnings
 
 
-__all__ = ["PolicyInvalid", "policy_from_vpa"]
+def _extras(annotations: Any, warnings: list[str]) -> dict[str, Any]:
+    """The fields of EXTRAS_ANNOTATION (written by `policy export`)."""
+    text = annotations.get(EXTRAS_ANNOTATION) if isinstance(annotations, dict) else None
+    if text is None:
+        return {}
+    try:
+        doc = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        doc = None
+    if not isinstance(doc, dict):
+        warnings.append(f"metadata.annotations[{EXTRAS_ANNOTATION}] is not a JSON object; ignored")
+        return {}
+    out = {k: doc[k] for k in (*EXTRA_FIELDS, "integerCPU") if k in doc}
+    for extra in sorted(set(doc) - set(out)):
+        warnings.append(f"metadata.annotations[{EXTRAS_ANNOTATION}].{extra} was left out")
+    return out
+
+
+class NotExportable(ValueError):
+    """The policy has no VerticalPodAutoscaler equivalent (no target, or a cluster default)."""
+
+
+def vpa_from_policy(doc: dict[str, Any]) -> dict[str, Any]:
+    """The VerticalPodAutoscaler (autoscaling.k8s.io/v1) of a policy document (as the API serves
+    it; read-only fields are left out). Raises PolicyInvalid, or NotExportable."""
+    parse_policy(without_read_only(doc))
+    target = doc.get("target")
+    if doc["namespace"] == CLUSTER_WIDE or not target:
+        what = "a cluster default" if doc["namespace"] == CLUSTER_WIDE else "namespace-wide"
+        raise NotExportable(
+            f"policy {doc['namespace']}/{doc['name']} is {what}: a VerticalPodAutoscaler needs "
+            "a targetRef (one workload)"
+        )
+    update = {"updateMode": doc.get("updateMode", "Off")}
+    update.update({k: doc[k] for k in UPDATE_POLICY_KEYS[1:] if doc.get(k) is not None})
+    spec: dict[str, Any] = {
+        "targetRef": {
+            "apiVersion": API_VERSIONS.get(target["kind"], "apps/v1"),
+            "kind": target["kind"],
+            "name": target["name"],
+        },
+        "updatePolicy": update,
+    }
+    annotations: dict[str, str] = {}
+    extras: dict[str, Any] = {k: doc[k] for k in EXTRA_FIELDS if doc.get(k) is not None}
+    containers = []
+    for cp in doc.get("containerPolicies") or []:
+        name = cp.get("containerName", "*")
+        entry = {"containerName": name, **{k: v for k, v in cp.items() if k in CONTAINER_KEYS}}
+        containers.append(entry)
+        if cp.get("integerCPU") is True:
+            if name == "*":  # not an annotation key VPA's post-processor reads
+                extras.setdefault("integerCPU", []).append(name)
+            else:
+                annotations[f"{INTEGER_CPU_PREFIX}{name}{INTEGER_CPU_SUFFIX}"] = "true"
+    if containers:
+        spec["resourcePolicy"] = {"containerPolicies": containers}
+    if doc.get("startupBoost") is not None:
+        spec["startupBoost"] = doc["startupBoost"]
+    if doc.get("recommender") is not None:
+        spec["recommenders"] = [{"name": doc["recommender"]}]
+    if extras:
+        annotations[EXTRAS_ANNOTATION] = json.dumps(extras, sort_keys=True, separators=(",", ":"))
+    metadata: dict[str, Any] = {"name": doc["name"], "namespace": doc["namespace"]}
+    if annotations:
+        metadata["annotations"] = dict(sorted(annotations.items()))
+    return {
+        "apiVersion": "autoscaling.k8s.io/v1",
+        "kind": "VerticalPodAutoscaler",
+        "metadata": metadata,
+        "spec": spec,
+    }
+
+
+__all__ = ["NotExportable", "PolicyInvalid", "policy_from_vpa", "vpa_from_policy"]

@@ -286,3 +286,53 @@ def test_the_table_has_a_conditions_column(app: Flask, run: Invoke) -> None:
     # csv keeps one row per container: the workload without containers is not one
     rows = list(csv.DictReader(io.StringIO(run("recommendations", "list", "-o", "csv").output)))
     assert "ghost" not in {r["name"] for r in rows}
+
+
+EXPORTED = """\
+name: checkout
+namespace: shop
+target: {kind: Deployment, name: checkout}
+updateMode: InPlace
+inPlaceSkipDisruptionBudget: true
+evictionRequirements:
+  - resources: [cpu]
+    changeRequirement: TargetHigherThanRequests
+evictAfterOOMSeconds: 90
+startupBoost:
+  cpu: {type: Factor, factor: 2, durationSeconds: 15}
+containerPolicies:
+  - containerName: app
+    integerCPU: true
+    startupBoost:
+      cpu: {type: Quantity, quantity: 250m}
+---
+name: shop-wide
+namespace: shop
+updateMode: Initial
+"""
+
+
+def test_policy_export_then_import_gives_the_same_policies(run: Invoke, tmp_path: Path) -> None:
+    from app.documents.policy import parse_policy
+
+    path = tmp_path / "policies.yaml"
+    path.write_text(EXPORTED)
+    run("policy", "apply", "-f", str(path))
+    before = json.loads(run("policy", "get", "shop", "checkout", "-o", "json").output)
+    exported = run("policy", "export", "-n", "shop")
+    assert "shop/shop-wide is namespace-wide" in exported.stderr  # VPA needs a targetRef
+    [vpa] = list(yaml.safe_load_all(exported.stdout))
+    assert vpa["kind"] == "VerticalPodAutoscaler"
+    assert vpa["spec"]["updatePolicy"]["evictAfterOOMSeconds"] == 90
+    assert run("policy", "export", "shop", "checkout").stdout == exported.stdout
+    run("policy", "delete", "shop", "checkout")
+    imported = run("policy", "import", "-f", "-", stdin=exported.stdout)
+    assert imported.stderr == ""  # nothing left out
+    run("policy", "apply", "-f", "-", stdin=imported.stdout)
+    after = json.loads(run("policy", "get", "shop", "checkout", "-o", "json").output)
+    strip = ("version", "createdAt", "updatedAt")
+    assert parse_policy({k: v for k, v in after.items() if k not in strip}) == parse_policy(
+        {k: v for k, v in before.items() if k not in strip}
+    )
+    missing = run("policy", "export", "shop", "shop-wide")
+    assert missing.exit_code == 1 and "needs a targetRef" in missing.stderr

@@ -34,11 +34,11 @@ def test_fields_map_one_to_one_and_the_rest_is_warned_about() -> None:
         "target": {"kind": "Deployment", "name": "web"},
         "updateMode": "Auto",
         "minReplicas": 3,
+        "evictionRequirements": [],  # VPA 1.7's, kept (issue 18)
         "containerPolicies": [{"containerName": "app", "minAllowed": {"cpu": "100m"}}],
     }
     assert parse_policy(doc).update_mode == "Recreate"  # VPA's Auto
     assert warnings == [
-        "spec.updatePolicy.evictionRequirements has no equivalent and was left out",
         "spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out",
         "spec.recommenders[0].name 'custom' is not a rightsizer recommender "
         "(vpa, krr-simple, balanced); left out, so the policy uses vpa",
