@@ -1,12 +1,13 @@
 """Benchmark: what the pod cache keeps per pod, and what reading a pod into it costs.
 
 Lists the pods of the simulator's scale mode once (`rightsizer sim --nodes N --pods M`, in this
-process), then builds the cache twice from the same LIST body, each time from a fresh json.loads,
-as app.kube.informer does: the trimmed JSON alone (app.kube.cluster.trim_pod, what the cache held
-before the typed views) and the trimmed JSON read into an app.core.pods.PodView
-(app.kube.cluster.pod_view, what it holds now). For each: the bytes still allocated per pod once
-the LIST body is dropped (tracemalloc, the JSON parsed under tracing), and the time per pod of
-json.loads plus the transform (the mean of three rounds).
+process), then builds the cache three times from the same LIST body, each time from a fresh
+json.loads: the trimmed JSON alone (app.kube.cluster.trim_pod, what the cache held before the
+typed views), the trimmed JSON read into an app.core.pods.PodView (app.kube.cluster.pod_view),
+and that view with the equal parts of pods kept once (app.kube.cluster.Shared: labels,
+ownerReferences, containers; what the cache holds now). For each: the bytes still allocated per
+pod once the LIST body is dropped (tracemalloc, the JSON parsed under tracing), and the time per
+pod of json.loads plus the transform (the mean of three rounds).
 
     .venv/bin/python benchmarks/pod_cache.py [--nodes 100 --pods 5000]
 
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kubernetes import client
 
-from app.kube.cluster import pod_view, trim_pod
+from app.kube.cluster import Shared, pod_view, trim_pod
 from app.simulator.simulator import Simulator
 
 
@@ -72,6 +73,8 @@ def main() -> None:
     body = list_body(args.nodes, args.pods)
     measure("trimmed JSON (trim_pod)", body, trim_pod)
     measure("PodView (pod_view)", body, pod_view)
+    shared = Shared()
+    measure("PodView, equal parts shared", body, lambda p: pod_view(p, shared))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ before acting. Amounts are millicores and bytes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -154,24 +155,25 @@ def place(
     space twice.
     """
     placement = placement or Placement()
-    order = sorted(range(len(nodes)), key=lambda i: nodes[i].name != own_node)
-    for i in order:
+    # Its own node first, then the others in order: one pass to find it, none to sort (the
+    # updater calls this for every pod it updates; at 5000 nodes a sort per call was most of
+    # a run's time).
+    own = next((i for i, n in enumerate(nodes) if n.name == own_node), None)
+    others = (i for i in range(len(nodes)) if i != own)
+    for i in itertools.chain(() if own is None else (own,), others):
         n = nodes[i]
-        if n.name != own_node and not admits(n, placement):
+        if i != own and not admits(n, placement):
             continue
         cpu, mem = n.cpu_free, n.memory_free
-        if n.name == own_node:
+        if i == own:
             cpu, mem = cpu + current[0], mem + current[1]
         if new[0] <= cpu and new[1] <= mem:
             out = list(nodes)
             out[i] = replace(n, cpu_free=cpu - new[0], memory_free=mem - new[1])
-            if n.name != own_node:
-                for j, m in enumerate(out):
-                    if m.name == own_node:
-                        out[j] = replace(
-                            m,
-                            cpu_free=m.cpu_free + current[0],
-                            memory_free=m.memory_free + current[1],
-                        )
+            if own is not None and i != own:
+                m = out[own]
+                out[own] = replace(
+                    m, cpu_free=m.cpu_free + current[0], memory_free=m.memory_free + current[1]
+                )
             return out
     return None
