@@ -16,8 +16,10 @@ from app.api.auth import requires
 from app.api.common import rfc3339
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
+from app.core.quantity import format_quantity
 from app.core.resources import Resources, format_cpu, format_memory
 from app.extensions import db
+from app.models import RecommendationPoint
 from app.settings import settings
 from app.store.checkpoints import checkpoint_rows
 from app.store.histograms import ContainerHistograms, UsageHistogram, container_histograms
@@ -61,11 +63,27 @@ def histogram(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     return jsonify({"namespace": namespace, "kind": kind, "name": name, "containers": containers})
 
 
+def usage_percentiles(p: RecommendationPoint) -> dict[str, dict[str, str]]:
+    """{"cpu": {"p50": "120m", "p90": "180m"}, "memory": {...}} for what the point knows."""
+    out: dict[str, dict[str, str]] = {}
+    for resource, p50, p90 in (
+        ("cpu", p.usage_cpu_p50, p.usage_cpu_p90),
+        ("memory", p.usage_memory_p50, p.usage_memory_p90),
+    ):
+        if p50 is not None and p90 is not None:
+            out[resource] = {
+                "p50": format_quantity(resource, p50),
+                "p90": format_quantity(resource, p90),
+            }
+    return out
+
+
 @bp.get("/workloads/<namespace>/<kind>/<name>/history")
 @requires("get", "recommendations", namespaced=True)
 def history(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     """Per container, the recommender's points (at most one an hour, kept 8 days), oldest first:
-    the target then, and the container's requests then where the recommender had seen them."""
+    the target then, the container's requests then where the recommender had seen them, and
+    the 50th and 90th percentile of its usage samples since the point before."""
     reject_unknown_args(())
     points = recommendation_history(db.session, namespace, kind, name)
     if not points:
@@ -83,6 +101,9 @@ def history(namespace: str, kind: str, name: str) -> ResponseReturnValue:
             requests["memory"] = format_memory(p.current_memory_request)
         if requests:
             point["requests"] = requests
+        usage = usage_percentiles(p)
+        if usage:
+            point["usage"] = usage
         containers.setdefault(p.container, []).append(point)
     return jsonify(
         {

@@ -80,9 +80,9 @@ def comparison_chart(pairs: list[tuple[str, float, str]]) -> Chart:
     row = 34
     bars = [
         Bar(
-            x=140,
+            x=200,
             y=i * row + 6,
-            width=max(1.0, (WIDTH - 150) * v / top),
+            width=max(1.0, (WIDTH - 210) * v / top),
             height=row - 12,
             title=f"{label}: {text}",
         )
@@ -101,9 +101,10 @@ class Point:
 
 @dataclass(frozen=True)
 class Line:
-    cls: str  # "target" or "requested"
+    cls: str  # "target", "requested", "usage-p50", "usage-p90"
     label: str
     points: list[Point]
+    dots: bool = True  # a circle per point (with its exact value), else the line only
 
     @property
     def path(self) -> str:
@@ -130,9 +131,11 @@ def time_chart(
     series: list[tuple[str, str, list[tuple[float, int | None]]]],
     fmt: Any,
     fmt_time: Any,
+    dotted: frozenset[str] = frozenset({"target", "requested"}),
 ) -> TimeChart | None:
     """Lines of (class, label, [(unix time, amount or None)]) on one linear scale from 0: the
-    recommendation over time next to the requests. None when there is no point at all."""
+    recommendation over time next to the requests and the usage. The classes in `dotted` get a
+    circle per point. None when there is no point at all."""
     known = [(t, v) for _, _, pts in series for t, v in pts if v is not None]
     if not known:
         return None
@@ -151,5 +154,5 @@ def time_chart(
             if v is not None
         ]
         if points:
-            lines.append(Line(cls, label, points))
+            lines.append(Line(cls, label, points, cls in dotted))
     return TimeChart(lines, top_label=fmt(top), start_label=fmt_time(t0), end_label=fmt_time(t1))

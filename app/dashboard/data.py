@@ -1,5 +1,10 @@
 """What the dashboard pages show, computed from the same rows and functions as the REST API, so a
-number on a page always equals the one the API returns."""
+number on a page always equals the one the API returns.
+
+Savings are over the real pods of each workload (app.store.savings, app.core.savings): per
+container the sum over its live pods of request - recommendation, added up per workload and over
+everything; a shortfall (negative) is a risk, listed apart from the waste.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,15 @@ from typing import Any
 
 from app.core.policy import Policy, governing_policy
 from app.core.recommend.model import WorkloadKey
+from app.core.savings import Prices, Savings, total
 from app.extensions import db
 from app.models import Recommendation
+from app.settings import settings
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.recommendations import find_recommendations, recommended_namespaces
+from app.store.savings import over_pods
+
+RESOURCES = ("cpu", "memory")
 
 
 @dataclass
@@ -20,10 +30,39 @@ class ContainerView:
     target: tuple[int, int]
     lower: tuple[int, int]
     upper: tuple[int, int]
-    current: tuple[int | None, int | None]
+    current: tuple[int | None, int | None]  # a pod's request (the most common)
     sample_count: int
     conflicts: dict[str, str]
-    replicas: int | None = None  # live pods the recommender saw
+    replicas: int | None = None  # live pods running it, when seen
+    requested: tuple[int, int] | None = None  # the sum of those pods' requests
+    savings: Savings | None = None  # over those pods
+
+    @property
+    def recommended(self) -> tuple[int, int] | None:
+        """The recommendation for all its pods."""
+        if self.replicas is None:
+            return None
+        return (self.target[0] * self.replicas, self.target[1] * self.replicas)
+
+    @property
+    def pods_differ(self) -> bool:
+        """Its pods do not all ask for the same (one resized, a rollout half done)."""
+        if self.requested is None or self.replicas is None:
+            return False
+        return any(
+            (cur or 0) * self.replicas != req
+            for cur, req in zip(self.current, self.requested, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A container asking for less than its recommendation: what its pods lack together."""
+
+    workload: WorkloadView
+    container: ContainerView
+    resource: str
+    lacking: int  # millicores or bytes, over its pods (positive)
 
 
 @dataclass
@@ -44,30 +83,55 @@ class WorkloadView:
         return sum(c.target[1] for c in self.containers)
 
     @property
-    def current_cpu(self) -> int | None:
-        known = [c.current[0] for c in self.containers if c.current[0] is not None]
-        return sum(known) if known else None
+    def pods(self) -> int | None:
+        known = [c.replicas for c in self.containers if c.replicas is not None]
+        return max(known) if known else None
+
+    def _seen(self) -> list[ContainerView]:
+        return [c for c in self.containers if c.savings is not None]
 
     @property
-    def current_memory(self) -> int | None:
-        known = [c.current[1] for c in self.containers if c.current[1] is not None]
-        return sum(known) if known else None
+    def requested(self) -> tuple[int, int] | None:
+        """All its pods' requests, over the containers whose pods were seen."""
+        seen = self._seen()
+        if not seen:
+            return None
+        return (
+            sum(c.requested[0] for c in seen if c.requested),
+            sum(c.requested[1] for c in seen if c.requested),
+        )
+
+    @property
+    def recommended(self) -> tuple[int, int] | None:
+        seen = self._seen()
+        if not seen:
+            return None
+        return (
+            sum(c.recommended[0] for c in seen if c.recommended),
+            sum(c.recommended[1] for c in seen if c.recommended),
+        )
+
+    @property
+    def savings(self) -> Savings | None:
+        seen = self._seen()
+        return total(c.savings for c in seen if c.savings) if seen else None
 
     @property
     def savings_cpu(self) -> int | None:
-        """Millicores one replica would free, over the containers whose request is known."""
-        pairs = [(c.current[0], c.target[0]) for c in self.containers if c.current[0] is not None]
-        return sum(cur - t for cur, t in pairs) if pairs else None
+        return self.savings.cpu if self.savings else None
 
     @property
     def savings_memory(self) -> int | None:
-        pairs = [(c.current[1], c.target[1]) for c in self.containers if c.current[1] is not None]
-        return sum(cur - t for cur, t in pairs) if pairs else None
+        return self.savings.memory if self.savings else None
 
-    @property
-    def replicas(self) -> int | None:
-        known = [c.replicas for c in self.containers if c.replicas is not None]
-        return max(known) if known else None
+    def shortfalls(self) -> list[Shortfall]:
+        out = []
+        for c in self._seen():
+            assert c.savings is not None
+            for resource, saved in zip(RESOURCES, (c.savings.cpu, c.savings.memory), strict=True):
+                if saved < 0:
+                    out.append(Shortfall(self, c, resource, -saved))
+        return out
 
 
 # A row edited by hand into nonsense governs nothing here either: logged once per version.
@@ -78,7 +142,17 @@ def policies() -> list[Policy]:
     return valid_policies(db.session, _INVALID_POLICIES)
 
 
+def prices() -> Prices:
+    s = settings().dashboard
+    return Prices(s.price_per_core_hour, s.price_per_gib_hour, s.currency)
+
+
 def _container(r: Recommendation) -> ContainerView:
+    requested = (
+        (r.requested_cpu_total, r.requested_memory_total)
+        if r.requested_cpu_total is not None and r.requested_memory_total is not None
+        else None
+    )
     return ContainerView(
         r.container,
         (r.target_cpu, r.target_memory),
@@ -88,6 +162,8 @@ def _container(r: Recommendation) -> ContainerView:
         r.sample_count,
         dict(r.conflicts or {}),
         r.replicas,
+        requested,
+        over_pods(r),
     )
 
 
@@ -115,65 +191,76 @@ def namespaces() -> list[str]:
 class Totals:
     workloads: int
     containers: int
-    target_cpu: int
+    target_cpu: int  # one pod of each workload: what a pod of each is recommended
     target_memory: int
-    # Over the containers whose current requests are known (the only fair comparison):
-    known_containers: int
-    current_cpu: int
-    current_memory: int
-    known_target_cpu: int
-    known_target_memory: int
-    # Over all live replicas, of the containers whose requests and replicas are known (as the
-    # API's estimatedSavings):
-    replica_containers: int = 0
-    all_current_cpu: int = 0
-    all_current_memory: int = 0
-    all_target_cpu: int = 0
-    all_target_memory: int = 0
-
-    @property
-    def all_savings_cpu(self) -> int:
-        return self.all_current_cpu - self.all_target_cpu
-
-    @property
-    def all_savings_memory(self) -> int:
-        return self.all_current_memory - self.all_target_memory
+    # Over the workloads whose pods were seen, all their pods:
+    seen_workloads: int = 0
+    pods: int = 0
+    requested_cpu: int = 0
+    requested_memory: int = 0
+    recommended_cpu: int = 0
+    recommended_memory: int = 0
+    savings: Savings = field(default_factory=Savings)
 
     @property
     def savings_cpu(self) -> int:
-        return self.current_cpu - self.known_target_cpu
+        return self.savings.cpu
 
     @property
     def savings_memory(self) -> int:
-        return self.current_memory - self.known_target_memory
+        return self.savings.memory
 
 
 def totals(ws: list[WorkloadView]) -> Totals:
-    cs = [c for w in ws for c in w.containers]
-    known = [c for c in cs if c.current[0] is not None and c.current[1] is not None]
-    scaled = [c for c in known if c.replicas is not None]
-    return Totals(
-        replica_containers=len(scaled),
-        all_current_cpu=sum((c.current[0] or 0) * (c.replicas or 0) for c in scaled),
-        all_current_memory=sum((c.current[1] or 0) * (c.replicas or 0) for c in scaled),
-        all_target_cpu=sum(c.target[0] * (c.replicas or 0) for c in scaled),
-        all_target_memory=sum(c.target[1] * (c.replicas or 0) for c in scaled),
+    seen = [w for w in ws if w.savings is not None]
+    t = Totals(
         workloads=len(ws),
-        containers=len(cs),
-        target_cpu=sum(c.target[0] for c in cs),
-        target_memory=sum(c.target[1] for c in cs),
-        known_containers=len(known),
-        current_cpu=sum(c.current[0] or 0 for c in known),
-        current_memory=sum(c.current[1] or 0 for c in known),
-        known_target_cpu=sum(c.target[0] for c in known),
-        known_target_memory=sum(c.target[1] for c in known),
+        containers=sum(len(w.containers) for w in ws),
+        target_cpu=sum(w.target_cpu for w in ws),
+        target_memory=sum(w.target_memory for w in ws),
+        seen_workloads=len(seen),
+        pods=sum(w.pods or 0 for w in seen),
     )
+    for w in seen:
+        req, rec = w.requested, w.recommended
+        assert req is not None and rec is not None and w.savings is not None
+        t.requested_cpu += req[0]
+        t.requested_memory += req[1]
+        t.recommended_cpu += rec[0]
+        t.recommended_memory += rec[1]
+        t.savings += w.savings
+    return t
+
+
+def waste(ws: list[WorkloadView], p: Prices, limit: int = 10) -> list[WorkloadView]:
+    """Over-provisioned workloads: the recommendation would free money, most first."""
+    over = [w for w in ws if w.savings is not None and p.per_hour(w.savings) > 0]
+    return sorted(over, key=lambda w: -p.per_hour(w.savings or Savings()))[:limit]
+
+
+def risk(ws: list[WorkloadView], p: Prices, limit: int = 10) -> list[Shortfall]:
+    """Under-provisioned containers: their pods ask for less than recommended (they may be
+    throttled, OOM-killed or evicted first), the largest shortfall in money first."""
+    found = [s for w in ws for s in w.shortfalls()]
+
+    def cost(s: Shortfall) -> float:
+        lack = Savings(s.lacking, 0) if s.resource == "cpu" else Savings(0, s.lacking)
+        return p.per_hour(lack)
+
+    return sorted(found, key=lambda s: (-cost(s), s.resource))[:limit]
 
 
 SORTS: dict[str, Any] = {
-    "namespace": lambda w: (w.namespace, w.kind, w.name),
-    "name": lambda w: (w.name, w.namespace),
-    "cpu": lambda w: w.target_cpu,
-    "memory": lambda w: w.target_memory,
-    "savings": lambda w: (w.savings_cpu is None, -(w.savings_cpu or 0)),
+    "namespace": lambda w, p: (w.namespace, w.kind, w.name),
+    "name": lambda w, p: (w.name, w.namespace),
+    "cpu": lambda w, p: w.target_cpu,
+    "memory": lambda w, p: w.target_memory,
+    "pods": lambda w, p: (w.pods is None, -(w.pods or 0)),
+    # the most money freed first; workloads whose pods were not seen last
+    "savings": lambda w, p: (w.savings is None, -p.per_hour(w.savings) if w.savings else 0.0),
 }
+
+
+def sort_key(name: str, p: Prices) -> Any:
+    by = SORTS[name]
+    return lambda w: by(w, p)

@@ -6,11 +6,14 @@ transaction, and read back for the history views (REST and dashboard).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, func, select, tuple_
 
+from app.core.recommend.model import WorkloadKey
+from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
+from app.core.resources import Resources
 from app.models import RecommendationPoint
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_unix
@@ -24,11 +27,13 @@ def append_history(
     results: Sequence[ContainerResult],
     keys: set[tuple[str, str, str, str]],
     now: datetime,
-) -> None:
-    """A point per container whose newest point is an hour old or more; trims the batch's points
-    older than 8 days. Part of the batch's transaction."""
+) -> list[tuple[WorkloadKey, str]]:
+    """A point per container whose newest point is an hour old or more, with the usage
+    percentiles of its result; trims the batch's points older than 8 days. Part of the batch's
+    transaction. Returns the (workload, container) of the points written."""
+    written: list[tuple[WorkloadKey, str]] = []
     if not keys:
-        return
+        return written
     H = RecommendationPoint
     cols = (H.namespace, H.kind, H.name, H.container)
     newest = {
@@ -46,20 +51,75 @@ def append_history(
         rec, cur = r.recommendation, r.current
         assert rec is not None
         session.add(
-            H(
-                **dict(zip(("namespace", "kind", "name", "container"), key, strict=True)),
-                time=now,
-                target_cpu=rec.target.cpu,
-                target_memory=rec.target.memory,
-                current_cpu_request=cur.cpu if cur else None,
-                current_memory_request=cur.memory if cur else None,
+            _point(
+                key, now, rec.target, cur.cpu if cur else None, cur.memory if cur else None, r.usage
             )
         )
+        written.append((r.workload, r.container))
     session.execute(
         delete(H)
         .where(tuple_(*cols).in_(list(keys)), H.time < now - HISTORY_KEEP)
         .execution_options(synchronize_session=False)
     )
+    return written
+
+
+def _point(
+    key: tuple[str, str, str, str],
+    time: datetime,
+    target: Resources,
+    cpu_request: int | None,
+    memory_request: int | None,
+    usage: UsagePercentiles | None,
+) -> RecommendationPoint:
+    u = usage or UsagePercentiles()
+    return RecommendationPoint(
+        **dict(zip(("namespace", "kind", "name", "container"), key, strict=True)),
+        time=time,
+        target_cpu=target.cpu,
+        target_memory=target.memory,
+        current_cpu_request=cpu_request,
+        current_memory_request=memory_request,
+        usage_cpu_p50=u.cpu_p50,
+        usage_cpu_p90=u.cpu_p90,
+        usage_memory_p50=u.memory_p50,
+        usage_memory_p90=u.memory_p90,
+    )
+
+
+def add_replayed_points(
+    session: DbSession,
+    points: Sequence[HistoryPoint],
+    requests: Mapping[tuple[WorkloadKey, str], tuple[int | None, int | None]],
+) -> int:
+    """History points of a replay of the past (app.core.recommend.timeline.replay), for the
+    containers without a point yet, each with the requests its pods have now (`requests`), in one
+    transaction. Returns the points added."""
+    if not points:
+        return 0
+    H = RecommendationPoint
+    cols = (H.namespace, H.kind, H.name, H.container)
+    keys = {(p.workload.namespace, p.workload.kind, p.workload.name, p.container) for p in points}
+    have = {
+        tuple(k)
+        for k in session.execute(select(*cols).where(tuple_(*cols).in_(list(keys))).distinct())
+    }
+    added = 0
+    try:
+        for p in points:
+            key = (p.workload.namespace, p.workload.kind, p.workload.name, p.container)
+            if key in have:
+                continue
+            cpu, memory = requests.get((p.workload, p.container), (None, None))
+            session.add(
+                _point(key, datetime.fromtimestamp(p.time, UTC), p.target, cpu, memory, p.usage)
+            )
+            added += 1
+        session.commit()
+    except Exception:
+        session.rollback()
+        raise
+    return added
 
 
 def recommendation_history(

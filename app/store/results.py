@@ -8,13 +8,21 @@ from dataclasses import dataclass, field
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import AggregateCheckpoint, save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.timeline import UsagePercentiles
+from app.core.savings import PodRequests
 
 
 @dataclass(frozen=True)
 class CurrentRequests:
-    cpu: int | None = None  # millicores
+    cpu: int | None = None  # millicores: a pod's (the most common when pods differ)
     memory: int | None = None  # bytes
-    replicas: int | None = None  # live pods of the workload seen in the run
+    replicas: int | None = None  # live pods running the container seen in the run
+    cpu_total: int | None = None  # the sum over those pods (app.core.savings.pod_requests)
+    memory_total: int | None = None
+
+    @classmethod
+    def of(cls, r: PodRequests) -> CurrentRequests:
+        return cls(r.typical_cpu, r.typical_memory, r.pods, r.cpu, r.memory)
 
 
 @dataclass(frozen=True)
@@ -25,6 +33,7 @@ class ContainerResult:
     checkpoint: AggregateCheckpoint
     current: CurrentRequests | None = None  # None: no pod seen in this run; keep what is stored
     conflicts: dict[str, str] = field(default_factory=dict)
+    usage: UsagePercentiles | None = None  # of the samples since the last history point
 
 
 def results_from_model(

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from kubernetes import client as k8s
 
+from app.core.quantity import amount, format_quantity
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
@@ -130,35 +132,42 @@ def test_reads_need_a_token_by_default(app: Flask, anon: FlaskClient) -> None:
     assert anon.get("/api/v1/recommendations").status_code == 401
 
 
-def test_savings_over_all_replicas(app: Flask, client: FlaskClient) -> None:
+def test_savings_over_the_real_pods(app: Flask, client: FlaskClient) -> None:
+    """Three pods asking for 1 core/1Gi, 250m/250Mi and 250m/250Mi (one was resized): the savings
+    are the sum over those pods of request - target, not one pod's request times 3."""
     from sqlalchemy import update
 
     from app.models import Recommendation
 
-    seed()
+    seed()  # target 587m, 1115Mi
     db.session.execute(
         update(Recommendation)
         .where(Recommendation.namespace == "shop", Recommendation.name == "web")
-        .values(current_cpu_request=1000, current_memory_request=2 * 2**30)
+        .values(current_cpu_request=250, current_memory_request=250 * 2**20)
     )
     db.session.commit()
     body = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
-    assert "replicas" not in body and "estimatedSavings" not in body  # replicas unknown
+    assert "replicas" not in body and "estimatedSavings" not in body  # pods not seen
+    assert "podRequests" not in body["containers"][0]
 
     db.session.execute(
         update(Recommendation)
         .where(Recommendation.namespace == "shop", Recommendation.name == "web")
-        .values(replicas=4)
+        .values(replicas=3, requested_cpu_total=1500, requested_memory_total=1524 * 2**20)
     )
     db.session.commit()
     body = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
-    assert body["replicas"] == 4
-    per = body["estimatedSavingsPerReplica"]
+    assert body["replicas"] == 3
+    [c] = body["containers"]
+    assert c["currentRequests"] == {"cpu": "250m", "memory": "250Mi"}  # the most common
+    assert c["podRequests"] == {"pods": 3, "cpu": "1500m", "memory": "1524Mi"}
     assert body["estimatedSavings"] == {
-        "cpuCores": round(4 * 0.413, 3),
-        "memoryGiB": round(4 * 933 / 1024, 3),
+        "cpuCores": round((1500 - 3 * 587) / 1000, 3),  # -0.261: they need more CPU
+        "memoryGiB": round((1524 - 3 * 1115) / 1024, 3),
     }
-    assert body["estimatedSavings"]["cpuCores"] == pytest.approx(4 * per["cpuCores"])
+    per = body["estimatedSavingsPerReplica"]  # the average pod
+    assert per["cpuCores"] == pytest.approx(body["estimatedSavings"]["cpuCores"] / 3, abs=0.001)
+    assert abs(per["memoryGiB"]) <= abs(body["estimatedSavings"]["memoryGiB"])
     listed = client.get("/api/v1/recommendations?namespace=shop").get_json()["items"]
     assert [w.get("estimatedSavings") for w in listed] == [body["estimatedSavings"], None]
 
@@ -190,6 +199,11 @@ def test_the_recommender_stores_the_live_pods_as_replicas(
         assert w["replicas"] == scenario_replicas[name]
         [c] = w["containers"]
         assert c["currentRequests"] == {"cpu": "500m", "memory": "512Mi"}
+        assert c["podRequests"] == {
+            "pods": w["replicas"],
+            "cpu": format_quantity("cpu", 500 * w["replicas"]),
+            "memory": format_quantity("memory", 512 * 2**20 * w["replicas"]),
+        }
         per, total = w["estimatedSavingsPerReplica"], w["estimatedSavings"]
         assert total["cpuCores"] == pytest.approx(per["cpuCores"] * w["replicas"], abs=0.002)
         assert total["memoryGiB"] == pytest.approx(per["memoryGiB"] * w["replicas"], abs=0.002)
@@ -197,3 +211,36 @@ def test_the_recommender_stores_the_live_pods_as_replicas(
     from app.store.recommendations import RECOMMENDATIONS
 
     assert RECOMMENDATIONS._value.get() == len(items)
+
+
+def test_savings_add_up_what_each_real_pod_asks_for(
+    app: Flask, client: FlaskClient, cluster: ClusterView, sim: Simulator
+) -> None:
+    """One of api's 3 pods resized in place to 1 core and 1Gi (the others keep 500m, 512Mi): the
+    recommender sums the pods' requests, and the savings are over those pods."""
+    core = k8s.CoreV1Api(sim.api_client())
+    pods = sorted(
+        p.metadata.name for p in core.list_namespaced_pod("shop").items if "api" in p.metadata.name
+    )
+    assert len(pods) == 3
+    resized = {
+        "spec": {
+            "containers": [
+                {"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+            ]
+        }
+    }
+    core.patch_namespaced_pod_resize(pods[0], "shop", resized)
+    job = make_job(app, cluster, sim)
+    for _ in range(3):
+        step(sim, job)
+    body = client.get("/api/v1/recommendations/shop/Deployment/api").get_json()
+    [c] = body["containers"]
+    assert c["currentRequests"] == {"cpu": "500m", "memory": "512Mi"}  # two pods of three
+    assert c["podRequests"] == {"pods": 3, "cpu": "2", "memory": "2Gi"}
+    target_cpu = amount("cpu", c["target"]["cpu"])
+    target_memory = amount("memory", c["target"]["memory"])
+    assert body["estimatedSavings"] == {
+        "cpuCores": round((2000 - 3 * target_cpu) / 1000, 3),
+        "memoryGiB": round((2 * 2**30 - 3 * target_memory) / 2**30, 3),
+    }

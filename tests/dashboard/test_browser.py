@@ -9,6 +9,7 @@ import requests
 from flask import Flask
 from sqlalchemy import update
 
+from app.core.quantity import amount
 from app.extensions import db
 from app.models import Recommendation
 from tests.support.screenshots import shot
@@ -24,7 +25,13 @@ def seeded(app: Flask) -> None:
     db.session.execute(
         update(Recommendation)
         .where(Recommendation.namespace == "shop")
-        .values(current_cpu_request=1000, current_memory_request=2**31)
+        .values(
+            current_cpu_request=1000,
+            current_memory_request=2**31,
+            replicas=2,
+            requested_cpu_total=2000,
+            requested_memory_total=2**32,
+        )
     )
     db.session.commit()
 
@@ -35,8 +42,8 @@ def test_pages_numbers_and_filter(
     api = requests.Session()
     api.headers["Authorization"] = f"Bearer {TOKENS['reader']}"
     items = api.get(f"{live_url}/api/v1/recommendations", timeout=10).json()["items"]
-    api_cpu = sum(int(c["target"]["cpu"][:-1]) for w in items for c in w["containers"])
-    api_mem = sum(int(c["target"]["memory"]) for w in items for c in w["containers"])
+    api_cpu = sum(amount("cpu", c["target"]["cpu"]) for w in items for c in w["containers"])
+    api_mem = sum(amount("memory", c["target"]["memory"]) for w in items for c in w["containers"])
 
     context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
     page = context.new_page()
@@ -68,20 +75,21 @@ def test_pages_numbers_and_filter(
             "cells => cells.map(c => c.dataset.value)"
         )
     )
-    assert shown == sorted(int(w["containers"][0]["target"]["cpu"][:-1]) for w in shop)
+    assert shown == sorted(amount("cpu", w["containers"][0]["target"]["cpu"]) for w in shop)
     shot(page, "workloads-filtered", database_url)
 
     page.click("text=Deployment/web")
     page.wait_for_url("**/dashboard/workloads/shop/Deployment/web")
     web = next(w for w in shop if w["name"] == "web")
     cell = page.locator("tr.container td.target-cpu")
-    assert cell.get_attribute("data-value") == web["containers"][0]["target"]["cpu"][:-1]
+    want = str(amount("cpu", web["containers"][0]["target"]["cpu"]))
+    assert cell.get_attribute("data-value") == want
     assert page.locator(".histogram-cpu svg rect").count() >= 1
     assert page.locator(".histogram-memory svg line.marker").count() == 1
     # the recommendation over time: seeding saved one point, the API's target
     point = page.locator(".history-cpu svg circle.point.target")
     assert point.count() == 1
-    assert point.get_attribute("data-value") == web["containers"][0]["target"]["cpu"][:-1]
+    assert point.get_attribute("data-value") == want
     shot(page, "workload", database_url)
 
     for path, name in (("scalers", "scalers"), ("nodes", "nodes"), ("events", "events")):

@@ -10,6 +10,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import delete, update
 
+from app.core.quantity import amount
 from app.extensions import db
 from app.models import Recommendation, RecommendationPoint
 from app.store.history import recommendation_history
@@ -34,11 +35,18 @@ def values(html: str, cls: str) -> list[int]:
 
 @pytest.fixture
 def seeded(app: Flask) -> None:
+    """The seeded workloads; shop's two seen with 2 pods at 1 core and 2Gi each."""
     seed()
     db.session.execute(
         update(Recommendation)
         .where(Recommendation.namespace == "shop")
-        .values(current_cpu_request=1000, current_memory_request=2**31)
+        .values(
+            current_cpu_request=1000,
+            current_memory_request=2**31,
+            replicas=2,
+            requested_cpu_total=2000,
+            requested_memory_total=2**32,
+        )
     )
     db.session.commit()
 
@@ -52,12 +60,12 @@ def test_every_page_renders(seeded: None, client: FlaskClient) -> None:
 
 def test_numbers_match_the_api(seeded: None, client: FlaskClient) -> None:
     items = client.get("/api/v1/recommendations").get_json()["items"]
-    cpu = sum(int(c["target"]["cpu"][:-1]) for w in items for c in w["containers"])
-    mem = sum(int(c["target"]["memory"]) for w in items for c in w["containers"])
+    cpu = sum(amount("cpu", c["target"]["cpu"]) for w in items for c in w["containers"])
+    mem = sum(amount("memory", c["target"]["memory"]) for w in items for c in w["containers"])
     html = client.get("/dashboard/").get_data(as_text=True)
     assert f'id="total-target-cpu" data-value="{cpu}"' in html
     assert f'id="total-target-memory" data-value="{mem}"' in html
-    savings = sum(w.get("estimatedSavingsPerReplica", {}).get("cpuCores", 0) for w in items)
+    savings = sum(w.get("estimatedSavings", {}).get("cpuCores", 0) for w in items)
     assert re.search(rf'id="savings-cpu" data-value="{round(savings * 1000)}"', html)
     table = client.get("/dashboard/workloads?sort=cpu").get_data(as_text=True)
     assert sorted(values(table, "target-cpu")) == values(table, "target-cpu")
@@ -72,7 +80,7 @@ def test_namespace_and_mode_filters(seeded: None, client: FlaskClient) -> None:
     )
     html = client.get("/dashboard/workloads?mode=Initial").get_data(as_text=True)
     assert html.count('class="workload"') == 2
-    assert "(shop/p)" in html
+    assert '<span class="sub">shop/p</span>' in html
     assert (
         client.get("/dashboard/workloads?mode=Off").get_data(as_text=True).count('class="workload"')
         == 1
@@ -138,30 +146,70 @@ def test_a_continue_token_not_from_a_page_is_a_400_error_page(
     assert "<nav>" in html and "not a token from a previous page of this list" in html
 
 
-def test_overview_savings_over_all_replicas_match_the_api(
+def test_overview_savings_over_the_real_pods_match_the_api(
     seeded: None, client: FlaskClient
 ) -> None:
-    assert 'id="savings-cpu-all"' not in client.get("/dashboard/").get_data(as_text=True)
-    for name, replicas in (("web", 3), ("db", 2)):
+    """shop/web's three pods ask for 1 core/1Gi, 250m/250Mi and 250m/250Mi; shop/db's two for
+    1 core/2Gi each: the overview, the workloads page and the API say the same savings, over
+    those pods, in cores, GiB and money."""
+    for name, pods, cpu, memory, typical in (
+        ("web", 3, 1500, 1524 * 2**20, (250, 250 * 2**20)),
+        ("db", 2, 2000, 2**32, (1000, 2**31)),
+    ):
         db.session.execute(
             update(Recommendation)
             .where(Recommendation.namespace == "shop", Recommendation.name == name)
-            .values(replicas=replicas)
+            .values(
+                replicas=pods,
+                requested_cpu_total=cpu,
+                requested_memory_total=memory,
+                current_cpu_request=typical[0],
+                current_memory_request=typical[1],
+            )
         )
     db.session.commit()
     items = client.get("/api/v1/recommendations").get_json()["items"]
     totals = [w["estimatedSavings"] for w in items if "estimatedSavings" in w]
     assert len(totals) == 2
     html = client.get("/dashboard/").get_data(as_text=True)
-    cpu = re.search(r'id="savings-cpu-all" data-value="(-?\d+)"', html)
-    memory = re.search(r'id="savings-memory-all" data-value="(-?\d+)"', html)
-    assert cpu and memory
+    cpu = re.search(r'id="savings-cpu" data-value="(-?\d+)"', html)
+    memory = re.search(r'id="savings-memory" data-value="(-?\d+)"', html)
+    money = re.search(r'id="savings-money" data-value="(-?[\d.]+)"', html)
+    assert cpu and memory and money
     assert int(cpu.group(1)) == round(sum(t["cpuCores"] for t in totals) * 1000)
     gib = sum(t["memoryGiB"] for t in totals)
     assert int(memory.group(1)) / 2**30 == pytest.approx(gib, abs=0.002)
-    # three web replicas and two db replicas: more than one replica's worth
-    per = sum(w["estimatedSavingsPerReplica"]["cpuCores"] for w in items if "estimatedSavings" in w)
-    assert abs(int(cpu.group(1))) > abs(per * 1000)
+    # the default prices: 0.04 a core-hour, 0.005 a GiB-hour, 730 hours a month
+    cores = int(cpu.group(1)) / 1000
+    assert float(money.group(1)) == pytest.approx(
+        (cores * 0.04 + int(memory.group(1)) / 2**30 * 0.005) * 730, abs=0.01
+    )
+    # web's pods ask for less than the 587m recommended (3 x 587m > 1500m): a risk, listed
+    assert 'class="risk" data-namespace="shop" data-name="web" data-container="main" ' in html
+    table = client.get("/dashboard/workloads").get_data(as_text=True)
+    web = table.split('data-name="web"')[2]  # ops/web first, then shop/web
+    assert f'class="num savings-cpu bad" data-value="{1500 - 3 * 587}"' in web
+
+
+@pytest.mark.parametrize(
+    "app_config",
+    [
+        {
+            "PUBLIC_READS": True,
+            "PRICE_PER_CORE_HOUR": "1",
+            "PRICE_PER_GIB_HOUR": "0",
+            "CURRENCY": "EUR ",
+        }
+    ],
+)
+def test_prices_and_currency_are_settings(seeded: None, anon: FlaskClient) -> None:
+    items = anon.get("/api/v1/recommendations").get_json()["items"]
+    cores = sum(w.get("estimatedSavings", {}).get("cpuCores", 0) for w in items)
+    html = anon.get("/dashboard/").get_data(as_text=True)
+    money = re.search(r'id="savings-money" data-value="(-?[\d.]+)">([^<]+)<', html)
+    assert money
+    assert float(money.group(1)) == pytest.approx(cores * 730, abs=0.01)
+    assert money.group(2).startswith(("EUR ", "-EUR "))
 
 
 def test_recommendation_over_time_is_drawn_from_the_history(

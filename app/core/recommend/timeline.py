@@ -1,0 +1,206 @@
+"""The recommendation over time: usage percentiles between history points, and the points a
+replay of past samples would have written.
+
+The recommender keeps one history point per workload container an hour (app.store.history): the
+target then, the requests then and, from here, the 50th and 90th percentile of the usage samples
+since the previous point. Percentiles come from counts in the recommender's own exponential
+buckets, so a window of any number of samples takes a few dozen numbers: a percentile is the
+largest sample of the bucket where the count reaches it (never below the exact percentile, and
+less than a bucket above it).
+
+`replay` feeds samples of the past (the usage history loaded from Prometheus at start) into the
+model in time order and records a point at every hour boundary, as the running recommender would
+have, so a new installation's charts start with days of points instead of one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from app.core.recommend.capping import ContainerPolicy
+from app.core.recommend.histogram import ExponentialBuckets
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.settings import RecommenderSettings
+from app.core.resources import Resources, amount
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class UsagePercentiles:
+    """Of the samples in a window: millicores and bytes; None without a sample of it."""
+
+    cpu_p50: int | None = None
+    cpu_p90: int | None = None
+    memory_p50: int | None = None
+    memory_p90: int | None = None
+
+
+class _Counts:
+    """How many samples fell in each bucket, and the largest of them."""
+
+    def __init__(self, buckets: ExponentialBuckets) -> None:
+        self.buckets = buckets
+        self.counts: dict[int, tuple[int, float]] = {}  # bucket -> (samples, largest)
+        self.total = 0
+
+    def add(self, value: float) -> None:
+        if not math.isfinite(value) or value < 0:
+            return
+        b = self.buckets.find_bucket(value)
+        n, top = self.counts.get(b, (0, value))
+        self.counts[b] = (n + 1, max(top, value))
+        self.total += 1
+
+    def percentile(self, p: float) -> float | None:
+        """The largest sample of the bucket where the running count reaches p of the total."""
+        if not self.total:
+            return None
+        running, threshold, top = 0, p * self.total, 0.0
+        for b in sorted(self.counts):
+            n, top = self.counts[b]
+            running += n
+            if running >= threshold:
+                break
+        return top
+
+
+class UsageWindow:
+    """The usage samples of one workload container since its last history point."""
+
+    def __init__(self, settings: RecommenderSettings) -> None:
+        s = settings
+        self.cpu = _Counts(
+            ExponentialBuckets(
+                s.cpu_histogram_max, s.cpu_histogram_first_bucket, s.histogram_bucket_ratio
+            )
+        )
+        self.memory = _Counts(
+            ExponentialBuckets(
+                s.memory_histogram_max, s.memory_histogram_first_bucket, s.histogram_bucket_ratio
+            )
+        )
+
+    def add_cpu(self, cores: float) -> None:
+        self.cpu.add(cores)
+
+    def add_memory(self, bytes_: float) -> None:
+        self.memory.add(bytes_)
+
+    def percentiles(self) -> UsagePercentiles:
+        def milli(v: float | None) -> int | None:
+            return None if v is None else amount(v * 1000)
+
+        def whole(v: float | None) -> int | None:
+            return None if v is None else amount(v)
+
+        return UsagePercentiles(
+            milli(self.cpu.percentile(0.5)),
+            milli(self.cpu.percentile(0.9)),
+            whole(self.memory.percentile(0.5)),
+            whole(self.memory.percentile(0.9)),
+        )
+
+
+Key = tuple[WorkloadKey, str]  # workload, container
+
+
+@dataclass
+class UsageWindows:
+    """A window per workload container; `take` hands one over and starts it afresh."""
+
+    settings: RecommenderSettings
+    windows: dict[Key, UsageWindow] = field(default_factory=dict)
+
+    def window(self, key: Key) -> UsageWindow:
+        w = self.windows.get(key)
+        if w is None:
+            w = self.windows[key] = UsageWindow(self.settings)
+        return w
+
+    def peek(self, key: Key) -> UsagePercentiles | None:
+        w = self.windows.get(key)
+        return w.percentiles() if w is not None else None
+
+    def reset(self, keys: Iterable[Key]) -> None:
+        for key in keys:
+            self.windows.pop(key, None)
+
+
+# Replay ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sample:
+    """One sample of the past: CPU (cores, with the container's CPU request in cores, which
+    weighs it) or memory (bytes)."""
+
+    time: float
+    workload: WorkloadKey
+    pod: str
+    container: str
+    cpu_cores: float | None = None
+    request_cores: float = 0.0
+    memory_bytes: float | None = None
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    time: float  # an hour boundary, unix seconds
+    workload: WorkloadKey
+    container: str
+    target: Resources
+    usage: UsagePercentiles
+
+
+def replay(
+    model: UsageModel,
+    samples: Iterable[Sample],
+    policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
+    step: float = HOUR,
+) -> tuple[int, list[HistoryPoint]]:
+    """Feeds `samples` (oldest first) into `model`; at each multiple of `step` the samples
+    cross, a point per workload container that had samples since the previous one: its
+    recommendation then and the percentiles of those samples. Returns (samples fed, points)."""
+    windows = UsageWindows(model.settings)
+    points: list[HistoryPoint] = []
+    boundary: float | None = None
+    fed = 0
+    for s in samples:
+        if boundary is None:
+            boundary = (math.floor(s.time / step) + 1) * step
+        while s.time >= boundary:
+            points += _points_at(model, windows, boundary, policies_for)
+            boundary += step
+        key = (s.workload, s.container)
+        if s.cpu_cores is not None and model.add_cpu(
+            s.workload, s.pod, s.container, s.time, s.cpu_cores, s.request_cores
+        ):
+            fed += 1
+            windows.window(key).add_cpu(s.cpu_cores)
+        if s.memory_bytes is not None and model.add_memory(
+            s.workload, s.pod, s.container, s.time, s.memory_bytes
+        ):
+            fed += 1
+            windows.window(key).add_memory(s.memory_bytes)
+    return fed, points
+
+
+def _points_at(
+    model: UsageModel,
+    windows: UsageWindows,
+    t: float,
+    policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None,
+) -> list[HistoryPoint]:
+    by_workload: dict[WorkloadKey, list[tuple[str, UsageWindow]]] = {}
+    for (w, container), window in windows.windows.items():
+        by_workload.setdefault(w, []).append((container, window))
+    out = []
+    for w in sorted(by_workload):
+        recs = model.recommend(w, policies_for(w) if policies_for else None)
+        for container, window in sorted(by_workload[w], key=lambda cw: cw[0]):
+            rec = recs.get(container)
+            if rec is not None:
+                out.append(HistoryPoint(t, w, container, rec.target, window.percentiles()))
+    windows.windows.clear()
+    return out

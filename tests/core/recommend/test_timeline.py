@@ -1,0 +1,109 @@
+"""The recommendation over time: usage percentiles of a window, and the hourly points a replay of
+past samples writes (app.core.recommend.timeline)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core.recommend.capping import ContainerPolicy
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.timeline import HOUR, Sample, UsageWindow, UsageWindows, replay
+
+W = WorkloadKey("shop", "Deployment", "frontend")
+T0 = 1_700_000_000.0 - 1_700_000_000.0 % HOUR  # an hour boundary
+
+
+def exact(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p * len(ordered)) - 1)]
+
+
+@given(st.lists(st.floats(0.01, 50.0), min_size=1, max_size=200))
+def test_percentiles_are_within_a_bucket_of_the_exact_ones(values: list[float]) -> None:
+    w = UsageWindow(RecommenderSettings())
+    for v in values:
+        w.add_cpu(v)
+    p = w.percentiles()
+    for got, q in ((p.cpu_p50, 0.5), (p.cpu_p90, 0.9)):
+        assert got is not None
+        want = exact(values, q) * 1000
+        assert want - 1 <= got <= max(want * 1.06, 10.0) + 1  # buckets are 5% wide up there
+        assert got <= max(values) * 1000 + 1
+    assert p.memory_p50 is None and p.memory_p90 is None
+
+
+def test_memory_percentiles_in_bytes_and_bad_samples_ignored() -> None:
+    w = UsageWindow(RecommenderSettings())
+    for v in [100e6] * 5 + [400e6] * 5 + [float("nan"), -1.0]:
+        w.add_memory(v)
+    p = w.percentiles()
+    assert p.memory_p50 == 100_000_000
+    assert p.memory_p90 == 400_000_000  # never above the largest sample
+
+
+def test_windows_hand_over_and_restart() -> None:
+    ws = UsageWindows(RecommenderSettings())
+    ws.window((W, "web")).add_cpu(0.2)
+    assert ws.peek((W, "web")) is not None and ws.peek((W, "api")) is None
+    ws.reset([(W, "web")])
+    assert ws.peek((W, "web")) is None
+
+
+def samples(hours: int, step: float = 300.0, growth: float = 0.0) -> list[Sample]:
+    """Two pods, a sample each every `step`: CPU about 0.2 cores (plus `growth` cores a day),
+    memory about 150 MB."""
+    out = []
+    for i in range(int(hours * HOUR / step)):
+        t = T0 + 60 + i * step
+        cpu = 0.2 + (i % 12) / 100 + growth * (t - T0) / (24 * HOUR)
+        for pod in ("frontend-a", "frontend-b"):
+            out.append(Sample(t, W, pod, "web", cpu_cores=cpu, request_cores=1.0))
+            out.append(Sample(t, W, pod, "web", memory_bytes=150e6 + (i % 6) * 1e6))
+    return out
+
+
+def test_a_replay_writes_a_point_at_every_hour_boundary_it_crosses() -> None:
+    replayed = UsageModel()
+    fed, points = replay(replayed, samples(8 * 24, growth=0.05))
+    assert fed == 4 * 12 * 8 * 24  # every sample: 2 pods x cpu and memory, 12 an hour
+    assert [p.time for p in points] == [T0 + h * HOUR for h in range(1, 8 * 24)]
+    assert {(p.workload, p.container) for p in points} == {(W, "web")}
+    # each point holds the recommendation at its time, and this hour's usage
+    assert points[0].target.cpu < points[-1].target.cpu  # it followed the growth
+    first, last = points[0].usage, points[-1].usage
+    assert first.cpu_p50 is not None and 200 <= first.cpu_p50 <= 320
+    assert last.cpu_p50 is not None and 590 <= last.cpu_p50 <= 720  # 8 days x 50m later
+    assert last.cpu_p90 is not None and last.cpu_p50 <= last.cpu_p90 <= 720
+    assert last.memory_p90 is not None and 150e6 <= last.memory_p90 <= 155e6
+    # the model ends as if the samples had been fed directly
+    direct = UsageModel()
+    for s in samples(8 * 24, growth=0.05):
+        if s.cpu_cores is not None:
+            direct.add_cpu(s.workload, s.pod, s.container, s.time, s.cpu_cores, s.request_cores)
+        else:
+            assert s.memory_bytes is not None
+            direct.add_memory(s.workload, s.pod, s.container, s.time, s.memory_bytes)
+    assert replayed.recommend(W) == direct.recommend(W)
+
+
+def test_a_replay_applies_the_policies_and_skips_quiet_hours() -> None:
+    quiet = [s for s in samples(5) if not T0 + 2 * HOUR <= s.time < T0 + 3 * HOUR]
+    capped = [ContainerPolicy("web", max_allowed={"cpu": 150})]
+    _, points = replay(UsageModel(), quiet, lambda w: capped)
+    assert [p.time for p in points] == [T0 + HOUR, T0 + 2 * HOUR, T0 + 4 * HOUR]
+    assert {p.target.cpu for p in points} == {150}
+
+
+def test_no_samples_no_points() -> None:
+    assert replay(UsageModel(), []) == (0, [])
+
+
+@pytest.mark.parametrize("step", [HOUR, 2 * HOUR])
+def test_the_step_sets_the_spacing(step: float) -> None:
+    _, points = replay(UsageModel(), samples(6), step=step)
+    assert [p.time for p in points] == [T0 + step * k for k in range(1, int(6 * HOUR / step))]
