@@ -6,6 +6,7 @@ written). The simulator serves the Prometheus query_range the loader reads."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -60,7 +61,7 @@ def test_loaded_history_fills_the_recommendation_history_hour_by_hour(
     # one point an hour over the 2 days, at each hour boundary the samples crossed (and no
     # point of the run itself yet: the newest replayed one is less than an hour old)
     assert DAYS * 24 - 2 <= len(got) <= DAYS * 24 + 1
-    times = [p.time.timestamp() if p.time.tzinfo else p.time.timestamp() for p in got]
+    times = [p.time.replace(tzinfo=p.time.tzinfo or UTC).timestamp() for p in got]
     assert all(t % hours == 0 for t in times[:-1])
     assert sim.now() - DAYS * 86400 <= times[0] <= sim.now() - DAYS * 86400 + 2 * hours
     assert {p.container for p in got} == {"app"}
