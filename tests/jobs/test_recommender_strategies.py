@@ -1,0 +1,92 @@
+"""The recommender job recommends with each workload's policy's strategy, says how, and keeps the
+daily usage the window strategies read across a restart (checkpoints)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from app.extensions import db
+from app.kube.cluster import ClusterView
+from app.models import Checkpoint, Recommendation
+from app.models import Policy as PolicyRow
+from app.simulator.simulator import Simulator
+from tests.support.recommender_runs import deployment, make_job, step
+
+MIB = 2**20
+
+
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return {
+        "nodes": [{"namePrefix": "node", "count": 2, "cpu": "8", "memory": "32Gi"}],
+        "namespaces": [{"name": "shop"}],
+        "workloads": [deployment("shop", "web"), deployment("shop", "api")],
+    }
+
+
+@pytest.fixture
+def cluster(sim: Simulator) -> Iterator[ClusterView]:
+    view = ClusterView(sim.api_client()).start()
+    assert view.wait_synced(30)
+    yield view
+    view.stop()
+
+
+def rows(app: Flask) -> dict[str, Recommendation]:
+    with app.app_context():
+        return {r.name: r for r in db.session.scalars(select(Recommendation))}
+
+
+def test_each_workload_gets_its_policys_strategy_and_the_reason(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    with app.app_context():
+        db.session.add(
+            PolicyRow(
+                name="web",
+                namespace="shop",
+                target_kind="Deployment",
+                target_name="web",
+                update_mode="Off",
+                container_policies=[],
+                recommender="krr-simple",
+                recommender_params={"pointsRequired": 4, "cpuMin": 0, "memMin": 0},
+            )
+        )
+        db.session.commit()
+    job = make_job(app, cluster, sim)
+    step(sim, job)
+    assert "web" not in rows(app)  # krr-simple: not enough data yet (2 pods, 1 sample each)
+    step(sim, job)
+    got = rows(app)
+    web, api = got["web"], got["api"]
+    assert web.reason is not None and web.reason.startswith("krr-simple over 1 days: CPU p95 of 4")
+    assert "limit = request" in web.reason
+    assert api.reason is not None and api.reason.startswith("vpa: CPU p90 of usage")
+    # KRR's memory: the largest sample + 15%, in whole MiB; VPA's is the p90 of peaks + 15%
+    agg = job.model.aggregates[next(w for w in job.model.aggregates if w.name == "web")]["app"]
+    peak = agg.daily.window(14).memory.maximum
+    assert web.target_memory == math.ceil(peak * 1.15 / MIB) * MIB
+
+
+def test_daily_usage_survives_a_restart_through_the_checkpoints(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    job = make_job(app, cluster, sim)
+    for _ in range(3):
+        step(sim, job)
+    with app.app_context():
+        saved = {c.name: c.daily for c in db.session.scalars(select(Checkpoint))}
+    assert saved["web"] and saved["web"][0]["cpu"]  # counts per bucket, per day
+    before = {w.name: a["app"].daily.window(14) for w, a in job.model.aggregates.items()}
+    job.forget()  # a new leadership term: the model starts over from the checkpoints
+    step(sim, job)
+    after = {w.name: a["app"].daily.window(14) for w, a in job.model.aggregates.items()}
+    for name in ("web", "api"):
+        assert after[name].cpu.count == before[name].cpu.count + 2  # 2 pods, one more sample
