@@ -27,6 +27,7 @@ from app.simulator.endpoints import apply, bodies, prometheus, subresources, tab
 from app.simulator.endpoints.messages import Request, Response, json_response, status_response
 from app.simulator.endpoints.metrics import MetricsServer
 from app.simulator.endpoints.openapi import OpenApiV3
+from app.simulator.endpoints.openapiv2 import OpenApiV2
 
 WATCH_DEFAULT_TIMEOUT = 1800.0  # kube-apiserver's --min-request-timeout
 
@@ -88,6 +89,7 @@ class Api:
         self.stats = Stats()
         self.bookmark_interval = bookmark_interval
         self.openapi = OpenApiV3(self.version)
+        self.openapi_v2 = OpenApiV2(self.version)
 
     # --- routing --------------------------------------------------------------------------
 
@@ -110,6 +112,8 @@ class Api:
             return json_response(200, self.version.document())
         if path == "/openapi/v3" or path.startswith("/openapi/v3/"):
             return self.openapi.handle(req, path)
+        if req.path == "/openapi/v2":  # exactly: kube's mux has no "/openapi/v2/"
+            return self.openapi_v2.handle(req)
         parts = path.strip("/").split("/")
         if parts[0] == "api":
             if len(parts) == 1:

@@ -7,8 +7,8 @@ SHA-512 of its JSON bytes. A request with the right hash gets `Cache-Control: pu
 none the document uncached. Documents are JSON only: an `Accept` that admits no JSON gets 406,
 so no client is told the simulator speaks protobuf.
 
-`/openapi/v2` is not served (404, as on a server without it): kubectl 1.27+ reads v3 and only
-falls back to v2 when v3 is missing.
+`/openapi/v2` is endpoints/openapiv2.py's: kubectl 1.27+ reads v3 and goes to v2 only where v3
+cannot answer (a `kind: List`, `explain --output=plaintext-openapiv2`).
 """
 
 from __future__ import annotations

@@ -55,8 +55,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_body(self, resp: Response) -> None:
         self.send_response(resp.status)
-        self.send_header("Content-Type", resp.content_type)
-        self.send_header("Content-Length", str(len(resp.body)))
+        if resp.content_type:  # none on a 304, 406 or 412 of the OpenAPI handlers
+            self.send_header("Content-Type", resp.content_type)
+        if resp.status != 304:  # a 304 describes the cached body: no length of its own
+            self.send_header("Content-Length", str(len(resp.body)))
         self._send_headers(resp)
         self.end_headers()
         if self.command != "HEAD":
