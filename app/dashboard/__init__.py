@@ -223,7 +223,14 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     snippets = {
         c.name: {
             "resources": resources_block(c.target),
-            "policy": policy_document(namespace, kind, name, c.name, suggested),
+            "policy": policy_document(
+                namespace,
+                kind,
+                name,
+                c.name,
+                suggested,
+                tuple(r for r in ("cpu", "memory") if r not in c.conflicts),
+            ),
         }
         for c in (w.containers if w else [])
     }

@@ -31,16 +31,29 @@ def resources_block(target: tuple[int, int]) -> str:
     )
 
 
-def policy_document(namespace: str, kind: str, name: str, container: str, mode: str) -> str:
+def policy_document(
+    namespace: str,
+    kind: str,
+    name: str,
+    container: str,
+    mode: str,
+    controlled: tuple[str, ...] = ("cpu", "memory"),
+) -> str:
     """A policy for this workload that sizes `container` in `mode` (quoted: an unquoted Off is a
-    YAML boolean). `rightsizer policy apply -f FILE` takes it as it is."""
-    return (
+    YAML boolean), only its `controlled` resources (not one a HorizontalPodAutoscaler scales
+    on); without any, the container is left alone. `rightsizer policy apply -f FILE` takes it."""
+    head = (
         f"name: {scalar(name)}\n"
         f"namespace: {scalar(namespace)}\n"
         f"target: {{kind: {kind}, name: {scalar(name)}}}\n"
         f"updateMode: {json.dumps(mode)}\n"
         "containerPolicies:\n"
         f"  - containerName: {scalar(container)}\n"
-        "    controlledResources: [cpu, memory]\n"
-        "    controlledValues: RequestsAndLimits\n"
+    )
+    if not controlled:
+        return head + '    mode: "Off"\n'
+    return (
+        head
+        + f"    controlledResources: [{', '.join(controlled)}]\n"
+        + "    controlledValues: RequestsAndLimits\n"
     )

@@ -171,3 +171,19 @@ def test_the_readmes_reason_examples_are_what_the_command_prints() -> None:
         assert out.returncode == 0, out.stderr
         [container] = json.loads(out.stdout)["containers"]
         assert shown == f'"reason": {json.dumps(container["reason"])}'
+
+
+def test_the_readmes_sample_output_is_what_the_command_prints() -> None:
+    """The quantities the README shows for tests/data/sample-trace.csv (kube's own form, memory
+    rounded up to whole MiB) are the command's."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = readme.split("$ .venv/bin/rightsizer recommend --from-csv tests/data/sample-trace.csv")[
+        1
+    ]
+    block = block.split("```", 1)[0]
+    out = run("--from-csv", str(DATA / "sample-trace.csv"))
+    assert out.returncode == 0, out.stderr
+    app, envoy = json.loads(out.stdout)["containers"]
+    for key in ("target", "lowerBound", "upperBound", "uncappedTarget"):
+        assert f'"{key}": {json.dumps(app[key])}' in block, key
+    assert f'"target": {json.dumps(envoy["target"])}' in block
