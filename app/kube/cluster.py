@@ -19,13 +19,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import urllib3
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from app.core.nodes import NodeView
 from app.core.owners import workload_of_pod
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
+from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.kube.informer import Informer, Obj
+from app.kube.scalable import ScalableKinds
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +203,8 @@ class ClusterView:
         self.hpas = Informer("hpas", hpa.list_horizontal_pod_autoscaler_for_all_namespaces)
         self.nodes = Informer("nodes", core.list_node, transform=trim_node)
         self.custom = client.CustomObjectsApi(api)
+        # Kinds beyond the six above are workloads when they have a /scale subresource.
+        self.scalable = ScalableKinds(api)
 
     @property
     def informers(self) -> list[Informer[Any]]:
@@ -217,7 +222,10 @@ class ClusterView:
             inf.join(timeout=2)
 
     def wait_synced(self, timeout: float) -> bool:
-        return all(inf.wait_synced(timeout) for inf in self.informers)
+        synced = all(inf.wait_synced(timeout) for inf in self.informers)
+        if synced:
+            self.scalable.refresh_if_due()  # at the start of a run: discovery at most every 5 min
+        return synced
 
     def stale(self) -> list[str]:
         """The caches not following the server right now (see Informer.live)."""
@@ -236,7 +244,7 @@ class ClusterView:
         return inf.get(namespace, name) if inf else None
 
     def workload_of(self, pod: PodView) -> WorkloadKey | None:
-        return workload_of_pod(pod.wire, lookup=self.lookup)
+        return workload_of_pod(pod.wire, lookup=self.lookup, scalable=self.scalable)
 
     def node_views(self) -> list[NodeView]:
         """The cached nodes, read for the updater's fit check (a few thousand at most: read at
@@ -244,8 +252,34 @@ class ClusterView:
         return [NodeView.parse(n) for n in self.nodes.items()]
 
     def workload_exists(self, w: WorkloadKey) -> bool:
-        inf = self.controllers.get(w.kind)
-        return inf is not None and inf.get(w.namespace, w.name) is not None
+        """From the caches for the six kinds; any other through its Scale (one GET). A Scale the
+        API server cannot give now counts as existing: nothing is deleted on an error."""
+        if w.kind in WELL_KNOWN_GROUPS:
+            inf = self.controllers.get(w.kind)
+            return inf is not None and inf.get(w.namespace, w.name) is not None
+        try:
+            return self.scale_of(w) is not None
+        except (ApiException, urllib3.exceptions.HTTPError) as e:
+            log.warning("cannot read the scale of %s (%s): kept", w, e)
+            return True
+
+    def replicas_source(self, w: WorkloadKey) -> Obj | None:
+        """What holds a workload's configured `spec.replicas`: its cached object, or for another
+        scalable kind its Scale (None when it cannot be read now)."""
+        if w.kind in WELL_KNOWN_GROUPS:
+            return self.lookup(w.namespace, w.kind, w.name)
+        try:
+            return self.scale_of(w)
+        except (ApiException, urllib3.exceptions.HTTPError) as e:
+            log.warning("cannot read the scale of %s (%s)", w, e)
+            return None
+
+    def scale_of(self, w: WorkloadKey) -> Obj | None:
+        """The autoscaling/v1 Scale of a workload of a scalable kind (its replicas); None for the
+        six cached kinds, an unknown kind, or an object that does not exist."""
+        if w.kind in WELL_KNOWN_GROUPS:
+            return None
+        return self.scalable.scale(w.namespace, w.group, w.resource_kind, w.name)
 
     def pod_metrics(self) -> list[Obj]:
         """PodMetrics of every namespace, as metrics-server serves them (raw JSON)."""
@@ -262,7 +296,8 @@ class ClusterView:
             ref = spec.get("scaleTargetRef") or {}
             if not ref.get("kind") or not ref.get("name"):
                 continue
-            w = WorkloadKey(meta.get("namespace") or "", ref["kind"], ref["name"])
+            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+            w = WorkloadKey(meta.get("namespace") or "", kind_key(group, ref["kind"]), ref["name"])
             for metric in spec.get("metrics") or []:
                 src: dict[str, Any] = (
                     metric.get("resource") or metric.get("containerResource") or {}

@@ -1,11 +1,13 @@
-"""Who owns a pod's ReplicaSet or Job, from in-memory caches: the webhook's owner lookup.
+"""Who owns a pod's controller, from in-memory caches: the webhook's owner lookup.
 
 A pod names only its direct controller. A ReplicaSet named `<deployment>-<pod-template-hash>`
-resolves without any cache (app.core.owners), but a ReplicaSet without that label, or a Job (whose
-CronJob is named nowhere in the pod), needs the controller's own ownerReferences. The webhook must
-not call the API server per admission, so each process watches ReplicaSets, Jobs and CronJobs and
-keeps only their names and controller reference: about 200 bytes per object, a few MB even at
-150000 pods.
+resolves without any cache (app.core.owners), but a ReplicaSet without that label, one an Argo
+Rollout owns, a Job (whose CronJob is named nowhere in the pod) or a Deployment an operator's
+custom resource owns needs the controllers' own ownerReferences, followed up the chain as the
+recommender follows them. The webhook must not call the API server per admission, so each process
+watches the six well-known kinds (ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs,
+CronJobs) and keeps only their names and controller reference: about 200 bytes per object, a few
+MB even at 150000 pods.
 
 A Job created a moment ago may reach the pod's admission before its watch event reaches us. The
 CronJob controller names its Jobs `<cronjob>-<scheduled time in minutes>`, so a Job missing from
@@ -31,7 +33,12 @@ def trim_owned(obj: Obj) -> Obj:
     refs = meta.get("ownerReferences")
     if isinstance(refs, list):
         ctl = [
-            {"kind": r.get("kind"), "name": r.get("name"), "controller": True}
+            {
+                "apiVersion": r.get("apiVersion"),
+                "kind": r.get("kind"),
+                "name": r.get("name"),
+                "controller": True,
+            }
             for r in refs
             if isinstance(r, dict) and r.get("controller")
         ]
@@ -50,6 +57,24 @@ class OwnerCache:
             "ReplicaSet": Informer(
                 "webhook-replicasets",
                 apps.list_replica_set_for_all_namespaces,
+                watch_timeout=watch_timeout,
+                transform=trim_owned,
+            ),
+            "Deployment": Informer(
+                "webhook-deployments",
+                apps.list_deployment_for_all_namespaces,
+                watch_timeout=watch_timeout,
+                transform=trim_owned,
+            ),
+            "StatefulSet": Informer(
+                "webhook-statefulsets",
+                apps.list_stateful_set_for_all_namespaces,
+                watch_timeout=watch_timeout,
+                transform=trim_owned,
+            ),
+            "DaemonSet": Informer(
+                "webhook-daemonsets",
+                apps.list_daemon_set_for_all_namespaces,
                 watch_timeout=watch_timeout,
                 transform=trim_owned,
             ),

@@ -11,7 +11,10 @@ such a method (called, or passed along as informers and the scale client do), an
   (`/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale` -> apps, deployments/scale);
 - watch, when a list function is called with `watch=True` or handed to an `Informer` or to
   `Watch().stream` (both list, then watch);
-- for `CustomObjectsApi`, the literal `group` and `plural` arguments of the call.
+- for `CustomObjectsApi`, the literal `group` and `plural` arguments of the call; a call whose
+  line (or the line above) carries `# rbac: any-custom-resource` reads objects of any kind
+  discovery finds, and needs its verb on `*` of group `*` (`*/scale` for a scale subresource,
+  as VPA's ClusterRole grants it).
 
 A reference on a line (or in a function whose `def` line) carrying the comment `# rbac: cli-only`
 is skipped: code that only runs on an operator's machine with their own credentials must not widen
@@ -43,6 +46,7 @@ Permission = tuple[str, str, str]  # (apiGroup, resource[/subresource], verb)
 APP_DIR = Path(__file__).resolve().parents[1]
 CHART_RBAC_FILE = APP_DIR.parent / "helm" / "rightsizer" / "files" / "rbac.yaml"
 SKIP_MARKER = "rbac: cli-only"
+ANY_MARKER = "rbac: any-custom-resource"
 # Modules of operator commands (`rightsizer webhook uninstall`, `rightsizer demo`, ...): the only
 # ones, besides cli-only code itself, that may use a cli-only function. The `cli` package of the
 # root (app/cli/) and a module named cli.py (app/simulator/cli.py).
@@ -177,6 +181,7 @@ class Reference:
     method: str
     watch: bool
     call: ast.Call | None  # the call, when the method is called right there
+    any_resource: bool = False  # marked ANY_MARKER: group and plural are whatever discovery says
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
@@ -247,6 +252,7 @@ def references(root: Path = APP_DIR, skip_cli_only: bool = True) -> Iterator[Ref
         tree = ast.parse(source, filename=str(path))
         bound = _bindings(tree, classes)
         skipped = _skipped_lines(source, tree) if skip_cli_only else set()
+        lines = source.splitlines()
         calls: dict[int, ast.Call] = {}
         watched: set[int] = set()
         for node in ast.walk(tree):
@@ -282,6 +288,9 @@ def references(root: Path = APP_DIR, skip_cli_only: bool = True) -> Iterator[Ref
                     f"{path}:{node.lineno}: {node.attr} exists in {', '.join(owners)}; bind the "
                     "API object to a name assigned from the class (e.g. `core = CoreV1Api(api)`)"
                 )
+            marked = any(
+                ANY_MARKER in lines[i] for i in (node.lineno - 2, node.lineno - 1) if i >= 0
+            )
             yield Reference(
                 path,
                 node.lineno,
@@ -289,6 +298,7 @@ def references(root: Path = APP_DIR, skip_cli_only: bool = True) -> Iterator[Ref
                 node.attr,
                 id(node) in watched,
                 calls.get(id(node)),
+                marked,
             )
 
 
@@ -367,6 +377,8 @@ def custom_object_permissions(ref: Reference) -> set[Permission]:
     group, resource = e.group, e.resource
     for placeholder in set(re.findall(r"\{(\w+)\}", f"{group}/{resource}")):
         value = _literal_argument(ref.call, placeholder, params.index(placeholder))
+        if value is None and ref.any_resource:
+            value = "*"
         if not isinstance(value, str):
             raise RbacError(
                 f"{ref.where()}: CustomObjectsApi.{ref.method} needs a literal {placeholder} "

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from app.core.owners import Lookup, workload_of_pod
+from app.core.owners import Lookup, Scalable, workload_of_pod
 from app.core.quantity import parse_amount
 from app.core.sizing.boost import BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem
@@ -52,6 +52,7 @@ class Webhook:
         autostart: bool = True,
         limit_ranges: LimitRanges | None = None,
         owner_lookup: Lookup | None = None,
+        scalable: Scalable | None = None,
         sources: ClusterSources | None = None,
         mutations: MutationCounter | None = None,
         excluded_namespaces: Collection[str] = (),
@@ -62,6 +63,7 @@ class Webhook:
         self.autostart = autostart
         self.limit_ranges = limit_ranges
         self.owner_lookup = owner_lookup
+        self.scalable = scalable  # which kinds have /scale (None: every controller counts)
         self.sources = sources
         self.mutations = mutations  # pods patched, counted per workload for the audit trail
         self.excluded_namespaces = frozenset(excluded_namespaces)  # never sized, whatever is sent
@@ -113,6 +115,9 @@ class Webhook:
             if self.sources.limit_ranges is not None and self.sources.owners is not None:
                 self.limit_ranges = self.sources.limit_ranges
                 self.owner_lookup = self.sources.owners
+            kinds = self.sources.scalable
+            if kinds is not None and kinds.listed:  # before its first listing: every kind counts
+                self.scalable = kinds
 
     def stop(self) -> None:
         self.cache.stop()
@@ -152,7 +157,7 @@ class Webhook:
             raise PodInvalid("metadata.namespace is not a string")
         if namespace in self.excluded_namespaces:
             return PodPatch([], (), "excluded-namespace")
-        workload = workload_of_pod(pod, namespace, self.owner_lookup)
+        workload = workload_of_pod(pod, namespace, self.owner_lookup, self.scalable)
         if workload is None:
             return PodPatch([], (), "no-workload")
         policy = snapshot.policy_for(workload)

@@ -16,6 +16,7 @@ from typing import Any
 from app.kube.client import api_client
 from app.kube.limitranges import LimitRangeCache
 from app.kube.owners import OwnerCache
+from app.kube.scalable import ScalableKinds
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ class ClusterSources:
         self.api_client = api_client  # tests pass one; a server builds its own per process
         self.limit_ranges: LimitRangeCache | None = None
         self.owners: OwnerCache | None = None
+        self.scalable: ScalableKinds | None = None  # listed in the background, never per review
         self._pid = 0
         self._lock = threading.Lock()
 
@@ -51,6 +53,7 @@ class ClusterSources:
                 api = self.api_client or api_client(self.kubeconfig or None)
                 self.limit_ranges = LimitRangeCache(api).start()
                 self.owners = OwnerCache(api).start()
+                self.scalable = ScalableKinds(api).start()
             except Exception as e:
                 log.warning(
                     "webhook cannot watch the cluster (%s): no LimitRange capping, and pods are "
@@ -63,7 +66,7 @@ class ClusterSources:
         return True
 
     def stop(self) -> None:
-        for cache in (self.limit_ranges, self.owners):
+        for cache in (self.limit_ranges, self.owners, self.scalable):
             if cache is not None:
                 cache.stop()
         self._pid = 0

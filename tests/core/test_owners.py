@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.core.owners import workload_of_pod
 from app.core.recommend.model import WorkloadKey
 
@@ -77,3 +80,129 @@ def test_namespace_from_the_request_wins() -> None:
     p = pod("StatefulSet", "db")
     del p["metadata"]["namespace"]
     assert workload_of_pod(p, namespace="prod") == WorkloadKey("prod", "StatefulSet", "db")
+
+
+# --- the topmost well-known or scalable controller (VPA's controller fetcher) -----------------
+
+SCALABLE = {("argoproj.io", "Rollout"), ("kafka.example.io", "Cluster")}
+
+
+def scalable(group: str, kind: str) -> bool:
+    return (group, kind) in SCALABLE
+
+
+def ref(api_version: str, kind: str, name: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "name": name, "controller": True, "uid": name}
+
+
+def owned_pod(owner: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta = {"namespace": "shop", "labels": labels or {}, "ownerReferences": [owner]}
+    return {"metadata": meta}
+
+
+def lookup_of(objects: dict[tuple[str, str], dict[str, Any] | None]) -> Any:
+    """A cache of controllers: (kind, name) -> the controller reference it carries."""
+
+    def lookup(ns: str, kind: str, name: str) -> dict[str, Any] | None:
+        if (kind, name) not in objects:
+            return None
+        owner = objects[(kind, name)]
+        return {"metadata": {"ownerReferences": [owner] if owner else []}}
+
+    return lookup
+
+
+def test_a_replicaset_of_a_scalable_custom_controller_is_that_controllers() -> None:
+    lookup = lookup_of({("ReplicaSet", "web-5f"): ref("argoproj.io/v1alpha1", "Rollout", "web")})
+    p = owned_pod(ref("apps/v1", "ReplicaSet", "web-5f"), {"rollouts-pod-template-hash": "5f"})
+    w = workload_of_pod(p, lookup=lookup, scalable=scalable)
+    assert w == WorkloadKey("shop", "Rollout.argoproj.io", "web")
+    assert (w.group, w.resource_kind) == ("argoproj.io", "Rollout")
+
+
+def test_the_topmost_scalable_controller_wins_over_the_well_known_ones() -> None:
+    lookup = lookup_of(
+        {
+            ("ReplicaSet", "broker-7c"): ref("apps/v1", "Deployment", "broker"),
+            ("Deployment", "broker"): ref("kafka.example.io/v1", "Cluster", "events"),
+        }
+    )
+    p = owned_pod(ref("apps/v1", "ReplicaSet", "broker-7c"))
+    assert workload_of_pod(p, lookup=lookup, scalable=scalable) == WorkloadKey(
+        "shop", "Cluster.kafka.example.io", "events"
+    )
+
+
+def test_an_owner_without_scale_stops_at_the_last_well_known_controller() -> None:
+    lookup = lookup_of({("ReplicaSet", "job-1"): ref("workflows.example.io/v1", "Flow", "f")})
+    p = owned_pod(ref("apps/v1", "ReplicaSet", "job-1"))
+    assert workload_of_pod(p, lookup=lookup, scalable=scalable) == WorkloadKey(
+        "shop", "ReplicaSet", "job-1"
+    )
+
+
+def test_pods_of_controllers_neither_well_known_nor_scalable_have_no_workload() -> None:
+    flow = owned_pod(ref("workflows.example.io/v1", "Flow", "f"))
+    assert workload_of_pod(flow, scalable=scalable) is None
+    # Static pods' mirror pods are owned by their Node: never a workload, discovery or not.
+    assert workload_of_pod(owned_pod(ref("v1", "Node", "node-1"))) is None
+    # Without discovery every other controller counts (the webhook before its first listing).
+    assert workload_of_pod(flow) == WorkloadKey("shop", "Flow.workflows.example.io", "f")
+
+
+def test_an_ownership_cycle_gives_no_workload() -> None:
+    lookup = lookup_of(
+        {
+            ("ReplicaSet", "a"): ref("apps/v1", "Deployment", "b"),
+            ("Deployment", "b"): ref("apps/v1", "ReplicaSet", "a"),
+        }
+    )
+    assert workload_of_pod(owned_pod(ref("apps/v1", "ReplicaSet", "a")), lookup=lookup) is None
+
+
+KINDS = st.sampled_from(
+    [
+        ("apps/v1", "ReplicaSet"),
+        ("apps/v1", "Deployment"),
+        ("batch/v1", "Job"),
+        ("argoproj.io/v1alpha1", "Rollout"),
+        ("kafka.example.io/v1", "Cluster"),
+        ("workflows.example.io/v1", "Flow"),
+    ]
+)
+
+
+@given(st.lists(KINDS, min_size=1, max_size=6))
+def test_the_answer_is_the_last_well_known_or_scalable_controller_of_the_chain(
+    chain: list[tuple[str, str]],
+) -> None:
+    """For any chain of controllers (pod -> first -> ... -> last), as a cache shows it. Only
+    well-known controllers have their parent looked up: the chain the walk sees ends at the
+    first other one (a Scale carries no ownerReferences)."""
+    names = [f"c{i}" for i in range(len(chain))]
+    objects: dict[tuple[str, str], dict[str, Any] | None] = {}
+    for i, (_, kind) in enumerate(chain):
+        nxt = chain[i + 1] if i + 1 < len(chain) else None
+        objects[(kind, names[i])] = ref(nxt[0], nxt[1], names[i + 1]) if nxt else None
+    p = owned_pod(ref(chain[0][0], chain[0][1], names[0]))
+    seen = next(
+        (
+            i + 1
+            for i, (_, kind) in enumerate(chain)
+            if kind not in ("ReplicaSet", "Deployment", "Job")
+        ),
+        len(chain),
+    )
+    chain, names = chain[:seen], names[:seen]
+    counting = [
+        (api_version.split("/")[0], kind, name)
+        for (api_version, kind), name in zip(chain, names, strict=True)
+        if kind in ("ReplicaSet", "Deployment", "Job") or scalable(api_version.split("/")[0], kind)
+    ]
+    found = workload_of_pod(p, lookup=lookup_of(objects), scalable=scalable)
+    if not counting:
+        assert found is None
+    else:
+        group, kind, name = counting[-1]
+        assert found is not None and (found.resource_kind, found.name) == (kind, name)
+        assert found.group == group

@@ -28,15 +28,49 @@ from app.core.recommend.rounding import integer_cpu, rounded
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, StrategyInput
 
+# The API group of the kinds rightsizer knows by name (a WorkloadKey's kind is written bare).
+WELL_KNOWN_GROUPS = {
+    "Deployment": "apps",
+    "ReplicaSet": "apps",
+    "StatefulSet": "apps",
+    "DaemonSet": "apps",
+    "Job": "batch",
+    "CronJob": "batch",
+}
+
 
 @dataclass(frozen=True, order=True)
 class WorkloadKey:
+    """A workload: one of the well-known kinds by its bare name (`Deployment`), any other
+    controller with a /scale subresource as its GroupKind, `Kind.group` (`Rollout.argoproj.io`,
+    as apimachinery's GroupKind.String() writes it; a core-group kind stays bare)."""
+
     namespace: str
     kind: str
     name: str
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.kind}/{self.name}"
+
+    @property
+    def group(self) -> str:
+        """The kind's API group (`apps`, `argoproj.io`, "" for core)."""
+        if "." in self.kind:
+            return self.kind.split(".", 1)[1]
+        return WELL_KNOWN_GROUPS.get(self.kind, "")
+
+    @property
+    def resource_kind(self) -> str:
+        """The kind alone (`Rollout` of `Rollout.argoproj.io`)."""
+        return self.kind.split(".", 1)[0]
+
+
+def kind_key(group: str, kind: str) -> str:
+    """What a WorkloadKey's kind is for a controller of `kind` in API group `group`: the
+    well-known kinds go by their name whatever the group, as VPA's controller fetcher knows them."""
+    if not group or kind in WELL_KNOWN_GROUPS:
+        return kind
+    return f"{kind}.{group}"
 
 
 IDLE_AFTER_SECONDS = 8 * 86400.0
