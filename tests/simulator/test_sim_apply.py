@@ -182,6 +182,27 @@ def test_kubectl_scale_label_annotate_set_image_patch_and_edit(
     assert "f:replicas" not in owned_by(dep, "kubectl", "Apply")["f:spec"]
 
 
+def test_kubectl_scale_with_a_precondition_updates_the_scale_as_kubectl(
+    sim: Simulator, apps: client.AppsV1Api, tmp_path: Path
+) -> None:
+    """With --current-replicas kubectl GETs the scale and PUTs it back (kubectl
+    `pkg/scale/scale.go` ScaleSimple) with UpdateOptions that name no field manager, as its
+    PATCH without a precondition does: kube-apiserver records the User-Agent's "kubectl" for
+    both, on the scale subresource. (No "kubectl-scale": `kubectl scale` has no
+    --field-manager.)"""
+    run_kubectl(sim, "apply", "-f", write(tmp_path, manifest()))
+    refused = run_kubectl(
+        sim, "scale", "-n", NS, "deploy/web", "--current-replicas=5", "--replicas=4", check=False
+    )
+    assert refused.returncode == 1
+    assert "Expected replicas to be 5, was 2" in refused.stderr
+    run_kubectl(sim, "scale", "-n", NS, "deploy/web", "--current-replicas=2", "--replicas=4")
+    scaled = apps.read_namespaced_deployment("web", NS)
+    assert scaled.spec.replicas == 4
+    assert ("kubectl", "Update", "scale") in managers(scaled)
+    assert owned_by(scaled, "kubectl", "Update") == {"f:spec": {"f:replicas": {}}}
+
+
 def test_server_side_apply_through_the_python_client(
     sim: Simulator, apps: client.AppsV1Api
 ) -> None:
