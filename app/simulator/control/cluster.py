@@ -53,6 +53,7 @@ from app.simulator.workload.usage import (
     UsageProfile,
     advance_life,
     container_key,
+    on_node,
 )
 
 log = logging.getLogger(__name__)
@@ -425,13 +426,14 @@ class SimCluster:
             if node_entry
             else ""
         )
+        node_labels = (node_entry.obj["metadata"].get("labels") or {}) if node_entry else {}
         containers = []
         for c in pod["spec"]["containers"]:
             cpu_lim, mem_lim = _limits(c)
             containers.append(
                 ContainerRuntime(
                     c["name"],
-                    self.profile_for(pod, c),
+                    on_node(self.profile_for(pod, c), node_labels),
                     container_key(self.seed, namespace, name, c["name"]),
                     ContainerLife(started_at=started, checked_until=started),
                     cpu_lim,

@@ -5,7 +5,11 @@ Re-derived from kubernetes/kubernetes `pkg/controller/daemon/daemon_controller.g
 podsShouldBeOnNode, updateDaemonSetStatus, NodeShouldRunDaemonPod as far as node selectors and
 taints go) and `update.go` (constructHistory, rollingUpdate, findUpdatedPodsOnNode,
 updatedDesiredNodeCounts). Daemon pods get the `unschedulable` toleration the controller adds,
-so they also run on cordoned nodes, and are bound to their node directly.
+so they also run on cordoned nodes. As since Kubernetes 1.12 (ScheduleDaemonSetPods), a daemon
+pod is not bound by the controller: it is created with a required node affinity naming its node
+(`matchFields: metadata.name In [node]`, `ReplaceDaemonSetPodNodeNameNodeAffinity`) and the
+scheduler binds it there; the controller finds each pod's node with `GetTargetNodeName` (its
+`spec.nodeName`, else that affinity; a pod with neither is skipped, as getNodesToDaemonPods does).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from app.simulator.apiserver.resources import DAEMONSET, NODE, POD
 from app.simulator.apiserver.store import Store
 from app.simulator.control import history
 from app.simulator.control.deployment_util import scaled_value
+from app.simulator.control.nodeaffinity import matches_node, target_node_name, with_node_affinity
 from app.simulator.control.objects import pod_from_template, template_hash
 from app.simulator.control.replicasets import is_available, ready_since
 from app.simulator.control.revisions import Revisions
@@ -44,10 +49,12 @@ def daemon_tolerations(template: Obj) -> list[Obj]:
 
 
 def should_run(node: Obj, template: Obj) -> bool:
-    """NodeShouldRunDaemonPod, for node selectors and NoSchedule/NoExecute taints."""
-    selector = (template.get("spec") or {}).get("nodeSelector") or {}
-    labels = node["metadata"].get("labels") or {}
-    if any(labels.get(k) != v for k, v in selector.items()):
+    """NodeShouldRunDaemonPod, for the template's nodeName, nodeSelector and required node
+    affinity (`predicates`: GetRequiredNodeAffinity(pod).Match) and NoSchedule/NoExecute taints."""
+    node_name = (template.get("spec") or {}).get("nodeName")
+    if node_name and node_name != node["metadata"]["name"]:
+        return False
+    if not matches_node(template, node):
         return False
     tolerations = daemon_tolerations(template)
     return not any(
@@ -145,12 +152,15 @@ class DaemonSetController:
         ]
 
     def _by_node(self, ds: Obj) -> dict[str, list[Obj]]:
-        """getNodesToDaemonPods: the daemon's live pods per node, oldest first."""
+        """getNodesToDaemonPods: the daemon's live pods per node (GetTargetNodeName: bound or
+        not yet), oldest first; a pod naming no node is left out."""
         out: dict[str, list[Obj]] = {}
         for pod in self._pods(ds):
             if podutil.is_terminal(pod) and pod["metadata"].get("deletionTimestamp"):
                 continue
-            out.setdefault(pod["spec"].get("nodeName", ""), []).append(pod)
+            node = target_node_name(pod)
+            if node is not None:
+                out.setdefault(node, []).append(pod)
         for pods in out.values():
             pods.sort(
                 key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"])
@@ -180,7 +190,7 @@ class DaemonSetController:
             for pod in pods:
                 if pod not in keep:
                     self.pods.delete(pod, ds)
-        for pods in by_node.values():  # nodes that are gone, or pods bound to none
+        for pods in by_node.values():  # nodes that are gone
             for pod in pods:
                 if not pod["metadata"].get("deletionTimestamp"):
                     self.pods.delete(pod, ds)
@@ -200,12 +210,12 @@ class DaemonSetController:
             template,
             ds["metadata"]["namespace"],
             ds,
-            node_name=node,
             extra_labels={
                 history.POD_REVISION_LABEL: digest,
                 TEMPLATE_GENERATION: str(ds["metadata"].get("generation", 1)),
             },
         )
+        pod["spec"] = with_node_affinity(pod["spec"], node)  # the scheduler binds it there
         pod["spec"]["tolerations"] = daemon_tolerations(template)
         self.pods.create(ds, pod, "daemonset-controller")
 

@@ -1,5 +1,7 @@
 """Places pending pods on nodes by requests against allocatable, as kube-scheduler's
-NodeResourcesFit filter and LeastAllocated score do; pods that fit nowhere stay Pending."""
+NodeResourcesFit filter and LeastAllocated score do; pods that fit nowhere stay Pending. The
+NodeAffinity filter takes the pod's nodeSelector and required node affinity (nodeaffinity.py);
+daemon pods reach their node through it."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 from app.simulator.apiserver import podutil, quantity
 from app.simulator.apiserver.resources import NODE, POD
 from app.simulator.apiserver.store import Store, WatchEvent
+from app.simulator.control.nodeaffinity import matches_node
 
 
 @dataclass(slots=True)
@@ -107,8 +110,7 @@ def _filter(node: dict[str, Any], pod: dict[str, Any], use: NodeUse) -> tuple[li
             return [
                 f"node(s) had untolerated taint {{{t.get('key', '')}: {t.get('value', '')}}}"
             ], False
-    labels = node["metadata"].get("labels") or {}
-    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+    if not matches_node(pod, node):  # plugins/nodeaffinity: nodeSelector and required affinity
         return [_SELECTOR], False
     # plugins/noderesources/fit.go: every insufficient resource is a reason
     cpu, mem = podutil.requests(pod)

@@ -15,7 +15,14 @@ from app.simulator.apiserver import quantity
 from app.simulator.apiserver.resources import NAMESPACE, POD, by_kind
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster, generic_create
-from app.simulator.workload.usage import DAY, CpuProfile, MemoryProfile, UsageProfile
+from app.simulator.workload.usage import (
+    DAY,
+    CpuProfile,
+    MemoryProfile,
+    NodeFactor,
+    NodeFactors,
+    UsageProfile,
+)
 
 DEFAULT_SCENARIO = Path(__file__).with_name("default.yaml")
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -140,7 +147,34 @@ def _profile(d: Mapping[str, Any], path: str, requests: dict[str, str]) -> Usage
                 mem.get("growthPerDay", 0), f"{path}.memory.growthPerDay", quantity.bytes_
             ),
         ),
+        _node_factors(d.get("nodeFactors"), f"{path}.nodeFactors"),
     )
+
+
+def _node_factors(d: Any, path: str) -> NodeFactors | None:
+    """`usage.nodeFactors: {label: <node label>, values: {<value>: {cpu: 4, memory: 2}}}`."""
+    if d is None:
+        return None
+    if not isinstance(d, Mapping):
+        raise ScenarioError(f"{path}: expected a mapping with label and values")
+    unknown = sorted(set(d) - {"label", "values"})
+    if unknown:
+        raise ScenarioError(f"{path}.{unknown[0]}: unknown field")
+    label = _get(d, "label", path, str)
+    factors = []
+    for value, f in _get(d, "values", path, dict).items():
+        p = f"{path}.values.{value}"
+        if not isinstance(f, Mapping):
+            raise ScenarioError(f"{p}: expected a mapping such as {{cpu: 4, memory: 2}}")
+        unknown = sorted(set(f) - {"cpu", "memory"})
+        if unknown:
+            raise ScenarioError(f"{p}.{unknown[0]}: unknown field")
+        cpu, memory = (float(_get(f, k, p, (int, float), 1.0)) for k in ("cpu", "memory"))
+        for k, v in (("cpu", cpu), ("memory", memory)):
+            if v < 0:
+                raise ScenarioError(f"{p}.{k}: must not be negative, got {v:g}")
+        factors.append(NodeFactor(str(value), cpu, memory))
+    return NodeFactors(label, tuple(factors))
 
 
 def parse(data: Any) -> Scenario:

@@ -10,6 +10,8 @@ Prometheus history and OOM kills all agree with each other and with any replay o
 d(t) = -cos(2pi*t/1 day) peaks at 12:00 UTC; u in [-1, 1) is hashed noise, constant over each
 15 s sample; spikes last 5 min. CPU is capped at the limit; memory above the limit is an OOM kill,
 restarted after the kubelet's crash back-off (10 s doubling to 5 min, reset after 10 min up).
+A profile may scale with the node a pod runs on (`NodeFactors`: the value of one node label
+picks CPU and memory factors), so a DaemonSet's pods use more on larger nodes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 DAY = 86_400.0
@@ -43,9 +46,49 @@ class MemoryProfile:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeFactor:
+    """Usage on nodes whose label has `value`: CPU and memory multiplied by these."""
+
+    value: str
+    cpu: float = 1.0
+    memory: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFactors:
+    """Per node group usage: the value of `label` on the pod's node picks a factor (none: 1)."""
+
+    label: str
+    factors: tuple[NodeFactor, ...] = ()
+
+    def factor(self, labels: Mapping[str, str]) -> NodeFactor | None:
+        value = labels.get(self.label)
+        return next((f for f in self.factors if f.value == value), None)
+
+
+@dataclass(frozen=True, slots=True)
 class UsageProfile:
     cpu: CpuProfile
     memory: MemoryProfile
+    node_factors: NodeFactors | None = None  # scenario `usage.nodeFactors`
+
+
+def on_node(profile: UsageProfile, labels: Mapping[str, str]) -> UsageProfile:
+    """The profile of a container on a node with `labels`: CPU base, memory base and memory
+    growth scaled by the factor of the node's group (unchanged when none applies). Fixed when
+    the pod starts: a pod never moves."""
+    f = profile.node_factors.factor(labels) if profile.node_factors is not None else None
+    if f is None:
+        return profile
+    return replace(
+        profile,
+        cpu=replace(profile.cpu, base=profile.cpu.base * f.cpu),
+        memory=replace(
+            profile.memory,
+            base=profile.memory.base * f.memory,
+            growth_per_day=profile.memory.growth_per_day * f.memory,
+        ),
+    )
 
 
 def container_key(seed: int, *parts: str) -> int:
