@@ -12,14 +12,18 @@ http.client over TLS, one keep-alive connection per thread):
 
 1. closed loop: every connection sends its next request as soon as the previous answer arrives,
    for --seconds: the most the server answers per second at that concurrency;
-2. fixed rate: --rate requests per second spread over the connections, each request's latency
-   measured from the moment it was due (so a stalled server is not hidden by requests never sent).
+2. fixed rate: --rate requests per second (default: half the capacity /mutate showed in step 1)
+   spread over the connections, each request's latency measured from the moment it was due (so a
+   stalled server is not hidden by requests never sent).
 
 Both for POST /mutate and GET /healthz on the same server; the ratio shows what the webhook's own
 work costs over gunicorn + TLS + Flask. The client runs on the same machine and takes its share of
 the CPU: the figures are a floor for a server with the machine to itself.
 
-    .venv/bin/python benchmarks/webhook.py [--seconds 60] [--rate 1000] [--workers 2] ...
+    .venv/bin/python benchmarks/webhook.py [--seconds 60] [--rate N] [--workers 2] ...
+
+Targets (issue 22): /mutate at least 0.8x the /healthz throughput, p99 at most 10 ms at half
+the measured capacity.
 
 The run fails (exit 1) when any request errs or the fixed-rate p99 misses the goal.
 
@@ -383,7 +387,12 @@ def main() -> None:
     global PROCS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="per measurement")
-    ap.add_argument("--rate", type=float, default=1000.0, help="fixed-rate phase, requests/s")
+    ap.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="fixed-rate phase, requests/s (0: half the /mutate capacity measured in this run)",
+    )
     ap.add_argument("--connections", type=int, default=8, help="keep-alive connections")
     ap.add_argument("--client-procs", type=int, default=4)
     ap.add_argument("--workers", type=int, help="RIGHTSIZER_WORKERS (default: serve's)")
@@ -430,7 +439,7 @@ def main() -> None:
     from app.config import from_environment
 
     served = from_environment(env)
-    workers, threads = served["WORKERS"], served["THREADS"]
+    workers, threads = served.serving.workers, served.serving.threads
     # Exactly `rightsizer serve`, which execs gunicorn -c python:app.serving.gunicorn_conf.
     server = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--no-migrate"], cwd=ROOT, env=env
@@ -456,9 +465,12 @@ def main() -> None:
             f"{args.recommender_every:g}s" + (" (off)" if args.recommender_every <= 0 else "")
         )
         results = {}
-        for path in ("/mutate", "/healthz"):
-            if not args.max_only:
+        if not args.max_only:
+            for path in ("/mutate", "/healthz"):
                 results[(path, "max")] = measure(port, ca, path, args, 0.0)
+            if args.rate <= 0:  # half of the capacity /mutate showed in this run
+                args.rate = round(results[("/mutate", "max")]["per_second"] / 2)
+        for path in ("/mutate", "/healthz"):
             results[(path, "rate")] = measure(port, ca, path, args, args.rate)
         if not args.max_only:
             print("closed loop (as fast as answers come):")
@@ -487,6 +499,13 @@ def main() -> None:
             f"goal (>= {args.rate:.0f} reviews/s at p99 <= 10 ms, no error): "
             f"{'met' if ok else 'NOT met'}"
         )
+        if not args.max_only:
+            m, h = results[("/mutate", "max")], results[("/healthz", "max")]
+            ratio = m["per_second"] / h["per_second"]
+            print(
+                f"target: /mutate >= 0.8x /healthz throughput on the same server -> {ratio:.2f}x: "
+                f"{'met' if ratio >= 0.8 else 'NOT met'}"
+            )
         failed |= not ok
     finally:
         if writer is not None:

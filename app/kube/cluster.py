@@ -1,14 +1,12 @@
 """The cluster as the jobs see it: informer caches plus the few direct reads (PodMetrics).
 
 Pods are trimmed to the fields rightsizer reads and parsed once into frozen views
-(app.core.pods.PodView: the jobs never read pod JSON) before they are cached; nodes are cached
-trimmed and read as app.core.nodes.NodeView when the updater asks. Measured at 150000 pods
-(benchmarks/recommender_scale.py, with the trimmed JSON cached): about 1.8 GB resident after sync,
-2.45 GB at the peak of the initial LIST, against 4.7 GB for the client's typed models. The peak
-comes from parsing the whole resourceVersion=0 LIST at once; parsing page by page would lower it.
-The views keep less than the trimmed JSON did (no status JSON: conditions and container statuses
-are read into the view): 4.3 KB per pod against 7.3 KB, for about 60 us more per pod read
-(benchmarks/pod_cache.py, 10000 pods of the simulator's scale mode; results/pod-cache.txt).
+(app.core.pods.PodView: the jobs never read pod JSON) before they are cached; equal parts of pods
+(labels, ownerReferences, containers) are kept once (`Shared`). Nodes are cached trimmed and read
+as app.core.nodes.NodeView when the updater asks. Measured at 150000 pods
+(benchmarks/recommender_scale.py, README "Performance at 150,000 pods"): 386 MB kept by the
+caches, no higher peak (the state arrives one object at a time); 1.8 KB per pod against 4.4 KB
+unshared (benchmarks/pod_cache.py, results/pod-cache.txt).
 """
 
 from __future__ import annotations
