@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from app.store.snapshot import build_snapshot
 from app.webhook import webhook_of
 from app.webhook.audit import MutationCount, MutationCounter
 from app.webhook.cache import WebhookCache
+from app.webhook.handler import Webhook
 from tests.support.reviews import (
     add_policy,
     add_recommendation,
@@ -185,14 +187,18 @@ def test_a_startup_boost_is_applied_by_mutate_and_counted(app: Flask, client: Fl
     boost = {"startupBoost": {"cpu": {"type": "Factor", "factor": 2}}}
     add_policy("Off", target_kind="Deployment", target_name="web", update_options=boost)
     add_recommendation()
-    webhook_of(app).boost = BoostOptions(max_cpu=1500)  # RIGHTSIZER_MAX_CPU_BOOST=1500m
     refresh(app)
-    answer = post(client, review(app_pod())).get_json()["response"]
-    ops = {op["path"]: op.get("value") for op in patch_of(answer)}
+    hook = webhook_of(app)
+    # the webhook as init_app builds it with RIGHTSIZER_MAX_CPU_BOOST=1500m
+    boosting = Webhook(
+        hook.cache, autostart=False, mutations=hook.mutations, boost=BoostOptions(max_cpu=1500)
+    )
+    status, doc = boosting.admit(json.dumps(review(app_pod())).encode())
+    assert status == 200
+    ops = {op["path"]: op.get("value") for op in patch_of(doc["response"])}
     # updateMode Off sizes nothing but boosts: 1 core x 2, capped at 1500m; limit 2 x 1.5
     assert ops["/spec/containers/0/resources/requests/cpu"] == "1500m"
     assert ops["/spec/containers/0/resources/limits/cpu"] == "3"
-    hook = webhook_of(app)
     assert hook.mutations is not None and hook.mutations.flush() is True
     [event] = db.session.scalars(select(AuditEvent)).all()
     assert event.details["boosted"] == 1
