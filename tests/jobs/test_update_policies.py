@@ -255,3 +255,73 @@ def test_a_startup_boost_is_removed_in_place_once_ready_for_its_duration(
     assert [e.reason for e in events(api)] == ["RightsizerStartupBoostRemoved"]
     job.run_once(LEADER)  # nothing left to do
     assert len(audit(app)) == 1
+
+
+# --- evictAfterOOMSeconds ------------------------------------------------------------------------
+
+LEAK = {
+    "nodes": [{"namePrefix": "node", "count": 2, "cpu": "8", "memory": "32Gi"}],
+    "namespaces": [{"name": NS}],
+    "workloads": [
+        {
+            "kind": "Deployment",
+            "namespace": NS,
+            "name": "leak",
+            "replicas": 2,
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "example.com/app:1",
+                    "requests": {"cpu": "1", "memory": "1Gi"},
+                    "limits": {"memory": "1Gi"},
+                    # 900Mi, then 60Gi a day more: over the 1Gi limit after about 3 minutes
+                    "usage": {
+                        "cpu": {"base": 0.1},
+                        "memory": {"base": "900Mi", "growthPerDay": "60Gi"},
+                    },
+                }
+            ],
+        }
+    ],
+}
+
+
+def oom_killed_after(api: Any) -> list[float]:
+    """How long each leak pod's last run lasted before its OOM kill, in seconds."""
+    from app.core.pods import PodView
+
+    out = []
+    for p in pods_of(api, "leak"):
+        for s in PodView.parse(p).statuses:
+            t = s.last_termination
+            if t is not None and t.reason == "OOMKilled" and t.started and t.finished:
+                out.append(t.finished - t.started)
+    return out
+
+
+@pytest.mark.parametrize(("oom_seconds", "evicted"), [(None, 1), (60, 0)])
+def test_evict_after_oom_seconds_decides_what_a_quick_oom_is(
+    app: Flask, oom_seconds: int | None, evicted: int
+) -> None:
+    from app.simulator.testing import running_simulator
+
+    with running_simulator(LEAK) as sim:
+        a = sim.api_client()
+        view = ClusterView(sim.api_client()).start()
+        try:
+            assert view.wait_synced(30)
+            sim.advance(400)
+            settled(sim, a, view)
+            runs = oom_killed_after(a)
+            assert runs and all(60 < r < 600 for r in runs)  # quick for the global 600 s
+            options = {} if oom_seconds is None else {"evictAfterOOMSeconds": oom_seconds}
+            policy(app, "leak", "Recreate", **options)
+            # within its range and young: only a quick OOM makes the pod qualify
+            recommend(app, "leak", cpu=1100, memory=1024**3, spread=0.5)
+            before = uids(a, "leak")
+            make_job(app, view, a, Clock(sim.now())).run_once(LEADER)
+            assert len(before - uids(a, "leak")) == evicted
+            assert [r.action for r in audit(app)] == ["evict"] * evicted
+        finally:
+            view.stop()
+            a.close()
