@@ -97,19 +97,8 @@ def test_bookmarks_when_allowed(core):
     events = [json.loads(x) for x in resp.read().decode().splitlines() if x]
     assert events and events[-1]["type"] == "BOOKMARK"
     assert int(events[-1]["object"]["metadata"]["resourceVersion"]) >= int(rv)
-    # sendInitialEvents: the initial ADDED events end with an annotated bookmark.
-    resp = core.list_namespaced_pod(
-        "shop",
-        watch=True,
-        send_initial_events=True,
-        resource_version_match="NotOlderThan",
-        allow_watch_bookmarks=True,
-        timeout_seconds=1,
-        _preload_content=False,
-    )
-    events = [json.loads(x) for x in resp.read().decode().splitlines() if x]
-    assert [e["type"] for e in events[:4]] == ["ADDED"] * 3 + ["BOOKMARK"]
-    assert events[3]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    # sendInitialEvents' end bookmark (k8s.io/initial-events-end) needs the WatchList gate, off
+    # by default in 1.33 (this cluster's release): tests/simulator/test_watch_list.py on 1.34.
     # Without allowWatchBookmarks there are none.
     resp = core.list_namespaced_pod(
         "other", watch=True, resource_version=rv, timeout_seconds=1, _preload_content=False
