@@ -21,6 +21,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
 
+# A workload's kind: one of the six known by name, or `Kind.group` of any scalable kind
+# (`Rollout.argoproj.io`): a kind (at most 63 characters), a dot and its API group (253).
+KIND_LENGTH = 317
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -42,8 +46,10 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(253))
     namespace: Mapped[str] = mapped_column(String(63), index=True)  # "*" = cluster default
-    target_kind: Mapped[str | None] = mapped_column(String(32))
+    target_kind: Mapped[str | None] = mapped_column(String(KIND_LENGTH))
     target_name: Mapped[str | None] = mapped_column(String(253))
+    # target.apiVersion and target.selector as written (app.documents.target); None: neither.
+    target_options: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     update_mode: Mapped[str] = mapped_column(String(32), default="Off")
     min_replicas: Mapped[int | None] = mapped_column(Integer)
     container_policies: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
@@ -62,7 +68,7 @@ class Recommendation(db.Model):  # type: ignore[name-defined]
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     namespace: Mapped[str] = mapped_column(String(63))
-    kind: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
     container: Mapped[str] = mapped_column(String(253))
     target_cpu: Mapped[int] = mapped_column(BigInteger)
@@ -101,7 +107,7 @@ class RecommendationPoint(db.Model):  # type: ignore[name-defined]
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     namespace: Mapped[str] = mapped_column(String(63))
-    kind: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
     container: Mapped[str] = mapped_column(String(253))
     time: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -127,7 +133,7 @@ class WorkloadCondition(db.Model):  # type: ignore[name-defined]
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     namespace: Mapped[str] = mapped_column(String(63))
-    kind: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
     type: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16))  # True, False or Unknown
@@ -145,7 +151,7 @@ class Checkpoint(db.Model):  # type: ignore[name-defined]
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     namespace: Mapped[str] = mapped_column(String(63))
-    kind: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
     container: Mapped[str] = mapped_column(String(253))
     cpu_buckets: Mapped[dict[str, int]] = mapped_column(JSON)

@@ -20,6 +20,34 @@ bp = Blueprint("openapi", __name__)
 
 NAME = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", "maxLength": 253}
 NAMESPACE = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63}
+KIND_PATTERN = "^[A-Za-z]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?$"
+API_VERSION_PATTERN = (
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"  # group/
+    "[a-z]([-a-z0-9]*[a-z0-9])?$"  # version
+)
+LABEL_SELECTOR = {  # metav1.LabelSelector (app.documents.selector validates the keys and values)
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "matchLabels": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+        "matchExpressions": {
+            "type": ["array", "null"],
+            "items": {
+                "type": "object",
+                "required": ["key", "operator"],
+                "additionalProperties": False,
+                "properties": {
+                    "key": {"type": "string"},
+                    "operator": {
+                        "type": "string",
+                        "enum": ["In", "NotIn", "Exists", "DoesNotExist"],
+                    },
+                    "values": {"type": ["array", "null"], "items": {"type": "string"}},
+                },
+            },
+        },
+    },
+}
 QUANTITY = {"type": ["string", "number"], "description": "a Kubernetes quantity", "example": "250m"}
 RESOURCES = {
     "type": "object",
@@ -258,13 +286,30 @@ def schemas() -> dict[str, Any]:
             "name": NAME,
             "namespace": {"anyOf": [NAMESPACE, {"type": "string", "enum": ["*"]}]},
             "target": {
-                "type": "object",
-                "required": ["kind", "name"],
-                "additionalProperties": False,
-                "properties": {
-                    "kind": {"type": "string", "enum": list(TARGET_KINDS)},
-                    "name": NAME,
-                },
+                "description": "one workload (kind and name; apiVersion for a kind other than "
+                f"{', '.join(TARGET_KINDS)}: any controller with a /scale subresource), or "
+                "every workload of the namespace whose pod template matches a label selector",
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "required": ["kind", "name"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "kind": {"type": "string", "pattern": KIND_PATTERN},
+                            "name": NAME,
+                            "apiVersion": {
+                                "type": ["string", "null"],
+                                "pattern": API_VERSION_PATTERN,
+                            },
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "required": ["selector"],
+                        "additionalProperties": False,
+                        "properties": {"selector": LABEL_SELECTOR},
+                    },
+                ],
             },
             "updateMode": {"type": "string", "enum": [*UPDATE_MODES, "Auto"]},
             "minReplicas": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},

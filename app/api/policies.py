@@ -33,6 +33,7 @@ from app.api.query import reject_unknown_args
 from app.documents.policy import PolicyInvalid, parse_policy, row_document
 from app.documents.recommender_fields import stored_recommender
 from app.documents.stored import without_read_only
+from app.documents.target import target_columns
 from app.documents.update_fields import stored_options
 from app.extensions import db
 from app.models import Policy as PolicyRow
@@ -68,12 +69,10 @@ def _validated(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _columns(doc: dict[str, Any]) -> dict[str, Any]:
-    target = doc.get("target") or {}
     return {
         "name": doc["name"],
         "namespace": doc["namespace"],
-        "target_kind": target.get("kind"),
-        "target_name": target.get("name"),
+        **target_columns(doc),  # kind, name and the apiVersion and selector as written
         "update_mode": doc.get("updateMode", "Off"),
         "min_replicas": doc.get("minReplicas"),
         "container_policies": doc.get("containerPolicies") or [],

@@ -149,6 +149,12 @@ class PodView:
         )
 
     @property
+    def labels(self) -> Mapping[str, str]:
+        """metadata.labels as sent (what selector policies match, app.core.policy)."""
+        labels = section(self.wire, "metadata").get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    @property
     def ref(self) -> str:
         """namespace/name, for logs and the audit trail."""
         return f"{self.namespace}/{self.name}"

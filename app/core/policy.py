@@ -1,8 +1,12 @@
 """Policies (the VerticalPodAutoscaler objects of rightsizer) and which one governs a workload.
 
-Precedence, most specific first: a policy naming the workload as its target, then a policy for
-its namespace (no target), then a cluster default (namespace `*`). Among equals the oldest wins,
-so creating a second, conflicting policy never silently changes what the first one decided.
+Precedence, most specific first: a policy naming the workload as its target (`kind`, `name`),
+then a policy of its namespace whose `target.selector` matches the labels of the workload's pod
+template, then a policy for its namespace (no target), then a cluster default (namespace `*`)
+with a matching selector, then a cluster default without one. Among equals the oldest wins (its
+creation time, then the first stored, then the first name), as VPA chooses among the VPAs matching
+a pod (`stronger` in vpa_api_util: creation time, then name), so creating a second, conflicting
+policy never silently changes what the first one decided.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass, field
 from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.strategies import VPA, Strategy
+from app.core.selectors import LabelSelector, template_labels
 from app.core.update_policy import EvictionRequirement, StartupBoost
 
 UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace")
@@ -28,8 +33,9 @@ CLUSTER_WIDE = "*"
 class Policy:
     name: str
     namespace: str  # or "*" for a cluster default
-    target_kind: str | None = None
+    target_kind: str | None = None  # a WorkloadKey's kind (`Deployment`, `Rollout.argoproj.io`)
     target_name: str | None = None
+    target_selector: LabelSelector | None = None  # instead of kind and name
     update_mode: str = "Off"
     min_replicas: int | None = None
     container_policies: tuple[ContainerPolicy, ...] = field(default_factory=tuple)
@@ -45,29 +51,38 @@ class Policy:
     changed: float = 0.0  # unix seconds of its last change (creation or update)
     id: int = 0
 
-    def specificity(self, w: WorkloadKey) -> int | None:
-        """2: the workload's own policy, 1: its namespace's, 0: the cluster's; None: not its."""
-        if self.namespace == CLUSTER_WIDE:
-            return 0 if self.target_kind is None else None
-        if self.namespace != w.namespace:
+    def specificity(self, w: WorkloadKey, labels: Mapping[str, str] | None = None) -> int | None:
+        """4: the workload's own policy, 3: its namespace's selecting it, 2: its namespace's,
+        1: a cluster default selecting it, 0: the cluster's; None: not its. `labels`: the
+        workload's pods' labels (None: unknown, so no selector matches)."""
+        if self.namespace not in (CLUSTER_WIDE, w.namespace):
             return None
+        rank = 0 if self.namespace == CLUSTER_WIDE else 2
+        if self.target_selector is not None:
+            selected = labels is not None and self.target_selector.matches(template_labels(labels))
+            return rank + 1 if selected else None
         if self.target_kind is None:
-            return 1
-        return 2 if (self.target_kind, self.target_name) == (w.kind, w.name) else None
+            return rank
+        if self.namespace == CLUSTER_WIDE:
+            return None  # refused by the document's validation: a cluster default names nothing
+        return 4 if (self.target_kind, self.target_name) == (w.kind, w.name) else None
 
 
 def normalize_update_mode(mode: str) -> str:
     return UPDATE_MODE_ALIASES.get(mode, mode)
 
 
-def governing_policy(policies: Iterable[Policy], w: WorkloadKey) -> Policy | None:
-    best: tuple[int, float, int] | None = None
+def governing_policy(
+    policies: Iterable[Policy], w: WorkloadKey, labels: Mapping[str, str] | None = None
+) -> Policy | None:
+    """The policy of workload `w`, whose pods carry `labels` (for selector policies)."""
+    best: tuple[int, float, int, str] | None = None
     chosen = None
     for p in policies:
-        s = p.specificity(w)
+        s = p.specificity(w, labels)
         if s is None:
             continue
-        rank = (-s, p.created, p.id)
+        rank = (-s, p.created, p.id, p.name)
         if best is None or rank < best:
             best, chosen = rank, p
     return chosen

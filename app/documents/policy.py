@@ -15,7 +15,6 @@ from app.core.policy import (
     CLUSTER_WIDE,
     CONTAINER_MODES,
     CONTROLLED_VALUES,
-    TARGET_KINDS,
     UPDATE_MODE_ALIASES,
     UPDATE_MODES,
     Policy,
@@ -29,6 +28,7 @@ from app.documents.recommender_fields import (
     parse_recommender,
     recommender_document,
 )
+from app.documents.target import parse_target, target_document
 from app.documents.update_fields import (
     UPDATE_FIELDS,
     container_boosts,
@@ -82,6 +82,8 @@ class PolicyRow(Protocol):
     def target_kind(self) -> str | None: ...
     @property
     def target_name(self) -> str | None: ...
+    @property
+    def target_options(self) -> dict[str, Any] | None: ...
     @property
     def update_mode(self) -> str: ...
     @property
@@ -234,25 +236,7 @@ def parse_policy(
         errors.append(
             FieldError("namespace", "required: a namespace name, or '*' for a cluster default")
         )
-    target = doc.get("target")
-    kind = target_name = None
-    if target is not None:
-        if not isinstance(target, dict):
-            errors.append(FieldError("target", "must be an object with kind and name"))
-        else:
-            for extra in sorted(set(target) - {"kind", "name"}):
-                errors.append(FieldError(f"target.{extra}", "unknown field"))
-            kind, target_name = target.get("kind"), target.get("name")
-            if kind not in TARGET_KINDS:
-                errors.append(
-                    FieldError("target.kind", f"must be one of {', '.join(TARGET_KINDS)}")
-                )
-            if not isinstance(target_name, str) or not DNS_SUBDOMAIN.fullmatch(target_name):
-                errors.append(FieldError("target.name", "required: the workload's name"))
-            if namespace == CLUSTER_WIDE:
-                errors.append(
-                    FieldError("target", "a cluster default (namespace '*') cannot have a target")
-                )
+    target = parse_target(doc.get("target"), namespace, errors)  # app.documents.target
     mode = doc.get("updateMode", "Off")
     if isinstance(mode, bool):
         errors.append(FieldError("updateMode", yaml_boolean(mode, "updateMode", UPDATE_MODES)))
@@ -284,8 +268,9 @@ def parse_policy(
     return Policy(
         name=name,  # type: ignore[arg-type]
         namespace=namespace,  # type: ignore[arg-type]
-        target_kind=kind,
-        target_name=target_name,
+        target_kind=target.kind,
+        target_name=target.name,
+        target_selector=target.selector,
         update_mode=normalize_update_mode(str(mode)),
         min_replicas=min_replicas,
         container_policies=containers,
@@ -310,8 +295,9 @@ def _unix(t: datetime) -> float:
 def row_document(row: PolicyRow) -> dict[str, Any]:
     """The policy as users wrote it (quantities as given), from its database row."""
     doc: dict[str, Any] = {"name": row.name, "namespace": row.namespace}
-    if row.target_kind:
-        doc["target"] = {"kind": row.target_kind, "name": row.target_name}
+    target = target_document(row.target_kind, row.target_name, row.target_options)
+    if target is not None:
+        doc["target"] = target
     doc["updateMode"] = row.update_mode
     if row.min_replicas is not None:
         doc["minReplicas"] = row.min_replicas

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.core.policy import CLUSTER_WIDE
+from app.core.policy import CLUSTER_WIDE, TARGET_KINDS
 from app.core.recommend.strategies import NAMES as STRATEGIES
 from app.documents.fields import FieldError
 from app.documents.policy import CONTAINER_FIELDS, PolicyInvalid, parse_policy
@@ -83,6 +83,15 @@ def recommender_from_vpa(selectors: Any, warnings: list[str]) -> str | None:
     return None
 
 
+def _target(ref: dict[str, Any]) -> dict[str, Any]:
+    """A targetRef as a policy's target: apiVersion kept for a kind beyond the six (any kind with
+    a /scale subresource, an Argo Rollout)."""
+    target = {"kind": ref.get("kind"), "name": ref.get("name")}
+    if ref.get("kind") not in TARGET_KINDS and ref.get("apiVersion") is not None:
+        target["apiVersion"] = ref["apiVersion"]
+    return target
+
+
 def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The policy document and warnings for what was left out. Raises PolicyInvalid."""
     meta, spec = vpa.get("metadata") or {}, vpa.get("spec") or {}
@@ -93,7 +102,7 @@ def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         "namespace": meta.get("namespace") or "default",
     }
     if ref:
-        doc["target"] = {"kind": ref.get("kind"), "name": ref.get("name")}
+        doc["target"] = _target(ref)
     update = spec.get("updatePolicy") or {}
     doc["updateMode"] = update.get("updateMode", "Recreate")  # VPA's default is Auto (= Recreate)
     for key in UPDATE_POLICY_KEYS[1:]:
@@ -160,8 +169,14 @@ def vpa_from_policy(doc: dict[str, Any]) -> dict[str, Any]:
     it; read-only fields are left out). Raises PolicyInvalid, or NotExportable."""
     parse_policy(without_read_only(doc))
     target = doc.get("target")
-    if doc["namespace"] == CLUSTER_WIDE or not target:
-        what = "a cluster default" if doc["namespace"] == CLUSTER_WIDE else "namespace-wide"
+    if doc["namespace"] == CLUSTER_WIDE or not target or "selector" in target:
+        what = (
+            "a cluster default"
+            if doc["namespace"] == CLUSTER_WIDE
+            else "a selector policy"
+            if target
+            else "namespace-wide"
+        )
         raise NotExportable(
             f"policy {doc['namespace']}/{doc['name']} is {what}: a VerticalPodAutoscaler needs "
             "a targetRef (one workload)"
@@ -170,7 +185,7 @@ def vpa_from_policy(doc: dict[str, Any]) -> dict[str, Any]:
     update.update({k: doc[k] for k in UPDATE_POLICY_KEYS[1:] if doc.get(k) is not None})
     spec: dict[str, Any] = {
         "targetRef": {
-            "apiVersion": API_VERSIONS.get(target["kind"], "apps/v1"),
+            "apiVersion": target.get("apiVersion") or API_VERSIONS.get(target["kind"], "apps/v1"),
             "kind": target["kind"],
             "name": target["name"],
         },

@@ -87,7 +87,7 @@ class RecommenderConditions:
         }
         problem = None
         if policy is not None and (policy.target_kind, policy.target_name) == (w.kind, w.name):
-            found = self.cluster.lookup(w.namespace, w.kind, w.name)
+            found = self.cluster.replicas_source(w)  # the cached object, or the Scale
             problem = target_problem(w.kind, w.name, found)
         notes: list[str] = []
         if policy is not None and pod is not None and recs:
@@ -110,8 +110,9 @@ class RecommenderConditions:
         for w in sorted(workloads):
             if w.namespace in self.excluded:
                 continue
-            policy = governing_policy(policies, w)
-            facts = self.facts(w, policy, model, recommended.get(w, {}), pods.get(w))
+            pod = pods.get(w)
+            policy = governing_policy(policies, w, pod.labels if pod is not None else None)
+            facts = self.facts(w, policy, model, recommended.get(w, {}), pod)
             out[w] = recommender_conditions(facts, policy, self.low_confidence_seconds)
         return save_conditions(session, RECOMMENDER_TYPES, out, now)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -106,6 +106,8 @@ class RecommenderJob:
         self.restored = False
         self.restarts_seen: dict[tuple[str, str, str], int] = {}
         self.missing_since: dict[WorkloadKey, float] = {}
+        # the labels of a pod of each workload, last seen: what selector policies match
+        self.labels: dict[WorkloadKey, Mapping[str, str]] = {}
 
     # One run -----------------------------------------------------------------------------------
     def run_once(self, still_leader: Callable[[], bool]) -> str:
@@ -160,8 +162,12 @@ class RecommenderJob:
             have = set(self.model.aggregates)
             policies = valid_policies(db.session, self.invalid_policies)
 
+            for pod in self.cluster.pods.items():  # the labels selector policies match
+                if (owner := self.cluster.workload_of(pod)) is not None:
+                    self.labels[owner] = pod.labels
+
             def policies_for(w: WorkloadKey) -> list[ContainerPolicy]:
-                p = governing_policy(policies, w)
+                p = governing_policy(policies, w, self.labels.get(w))
                 return list(p.container_policies) if p else []
 
             # FetchingHistory on what is loaded, until this run's conditions replace it
@@ -197,6 +203,7 @@ class RecommenderJob:
                 continue
             resources = pod.resources()
             info.setdefault(w, WorkloadInfo()).add_pod(pod.name, resources)
+            self.labels[w] = pod.labels  # what selector policies match (last pod seen)
             for u in usage_from_metrics(item):
                 if u.container not in resources:
                     continue
@@ -265,7 +272,7 @@ class RecommenderJob:
             if not still_leader():
                 log.warning("lost leadership while saving: the remaining workloads are not saved")
                 return
-            p = governing_policy(policies, w)
+            p = governing_policy(policies, w, self.labels.get(w))
             cps: list[ContainerPolicy] = list(p.container_policies) if p else []
             recs = self.model.recommend(w, cps, p.recommender if p else VPA)  # its strategy
             self.recommended[w] = recs
@@ -295,6 +302,7 @@ class RecommenderJob:
                 delete_workload(db.session, w)
                 self.model.aggregates.pop(w, None)
                 self.missing_since.pop(w, None)
+                self.labels.pop(w, None)
                 deleted += 1
                 log.info(
                     "deleted recommendations and checkpoints of %s: gone for %.0fs", w, now - since

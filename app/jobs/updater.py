@@ -147,7 +147,11 @@ class UpdaterJob:
         }
         self.tally = Tally()
         self.notes = {}
-        governed = {w: p for w in by_workload if (p := snapshot.policy_for(w)) is not None}
+        governed = {
+            w: p
+            for w, wpods in by_workload.items()
+            if (p := snapshot.policy_for(w, wpods[0].labels)) is not None  # selectors: its labels
+        }
         self.infeasible.keep_only(p.uid or p.name for ps in by_workload.values() for p in ps)
         self._resize_fallbacks(by_workload, budgets, governed, still_leader)
         considered = settling = 0

@@ -84,9 +84,10 @@ class Snapshot:
     loaded_at: float
     counts: Mapping[str, int] = field(default_factory=dict)
 
-    def policy_for(self, w: WorkloadKey) -> Policy | None:
+    def policy_for(self, w: WorkloadKey, labels: Mapping[str, str] | None = None) -> Policy | None:
+        """The policy of `w`, whose pods carry `labels` (selector policies need them)."""
         candidates = chain(self.policies.get(w.namespace, ()), self.policies.get(CLUSTER_WIDE, ()))
-        return governing_policy(candidates, w)
+        return governing_policy(candidates, w, labels)
 
 
 def build_snapshot(

@@ -160,7 +160,8 @@ class Webhook:
         workload = workload_of_pod(pod, namespace, self.owner_lookup, self.scalable)
         if workload is None:
             return PodPatch([], (), "no-workload")
-        policy = snapshot.policy_for(workload)
+        labels = (meta or {}).get("labels")
+        policy = snapshot.policy_for(workload, labels if isinstance(labels, dict) else {})
         if policy is None:
             return PodPatch([], (), "no-policy")
         result = build_patch(

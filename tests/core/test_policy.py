@@ -1,9 +1,14 @@
-"""Which policy governs a workload: workload > namespace > cluster; the oldest among equals."""
+"""Which policy governs a workload: workload > namespace selector > namespace > cluster selector >
+cluster; the oldest among equals."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.core.policy import Policy, governing_policy, normalize_update_mode
 from app.core.recommend.model import WorkloadKey
+from app.core.selectors import CONTROLLER_LABELS, LabelSelector, Requirement, template_labels
 
 WEB = WorkloadKey("shop", "Deployment", "web")
 CLUSTER = Policy("default", "*", created=1.0, id=1)
@@ -39,3 +44,71 @@ def test_a_cluster_policy_with_a_target_never_applies() -> None:
 def test_auto_means_recreate() -> None:
     assert normalize_update_mode("Auto") == "Recreate"
     assert normalize_update_mode("InPlaceOrRecreate") == "InPlaceOrRecreate"
+
+
+# --- selector policies -------------------------------------------------------------------------
+
+TIER_WEB = LabelSelector((Requirement("tier", "In", frozenset({"web"})),))
+SELECTING = Policy("tier-web", "shop", target_selector=TIER_WEB, created=5.0, id=6)
+CLUSTER_SELECTING = Policy("all-web", "*", target_selector=TIER_WEB, created=0.1, id=7)
+WEB_PODS = {"app": "web", "tier": "web", "pod-template-hash": "5d9c7b8f4"}
+
+
+def test_a_named_target_beats_a_selector_which_beats_the_namespace() -> None:
+    everything = [CLUSTER, CLUSTER_SELECTING, NAMESPACE, SELECTING, OWN]
+    assert governing_policy(everything, WEB, WEB_PODS) is OWN
+    assert governing_policy([CLUSTER, NAMESPACE, SELECTING], WEB, WEB_PODS) is SELECTING
+    # A cluster default's selector only beats the cluster default without one.
+    assert governing_policy([CLUSTER, NAMESPACE, CLUSTER_SELECTING], WEB, WEB_PODS) is NAMESPACE
+    assert governing_policy([CLUSTER, CLUSTER_SELECTING], WEB, WEB_PODS) is CLUSTER_SELECTING
+
+
+def test_a_selector_needs_the_pods_labels_and_matching_ones() -> None:
+    assert governing_policy([NAMESPACE, SELECTING], WEB) is NAMESPACE  # labels unknown
+    assert governing_policy([NAMESPACE, SELECTING], WEB, {"tier": "db"}) is NAMESPACE
+    other_ns = WorkloadKey("ops", "Deployment", "web")
+    assert governing_policy([SELECTING], other_ns, WEB_PODS) is None
+
+
+def test_among_matching_selectors_the_oldest_wins_then_the_first_stored() -> None:
+    app_web = LabelSelector((Requirement("app", "In", frozenset({"web"})),))
+    older = Policy("zzz-old", "shop", target_selector=app_web, created=4.0, id=8)
+    assert governing_policy([SELECTING, older], WEB, WEB_PODS) is older
+    twin = Policy("aaa", "shop", target_selector=app_web, created=5.0, id=9)
+    assert governing_policy([twin, SELECTING], WEB, WEB_PODS) is SELECTING  # same time: id 6
+
+
+def test_labels_controllers_add_are_not_the_templates() -> None:
+    hashed = LabelSelector((Requirement("pod-template-hash", "Exists"),))
+    policy = Policy("by-hash", "shop", target_selector=hashed, created=1.0, id=10)
+    assert governing_policy([policy], WEB, WEB_PODS) is None
+
+
+LABEL = st.text(alphabet="abcxyz", min_size=1, max_size=3)
+
+
+@given(
+    st.dictionaries(LABEL, LABEL, max_size=5),
+    st.dictionaries(st.sampled_from(sorted(CONTROLLER_LABELS)), LABEL, max_size=3),
+    st.data(),
+)
+def test_a_selector_of_template_labels_selects_whatever_labels_controllers_add(
+    template: dict[str, str], added: dict[str, str], data: st.DataObject
+) -> None:
+    """matchLabels taken from the template always match its pods; a key the template lacks
+    (DoesNotExist) too; NotIn its own value never does; and controllers' labels change nothing."""
+    chosen = data.draw(
+        st.lists(st.sampled_from(sorted(template)), unique=True) if template else st.just([])
+    )
+    requirements = [Requirement(k, "In", frozenset({template[k]})) for k in chosen]
+    requirements.append(Requirement("absent-key", "DoesNotExist"))
+    selector = LabelSelector(tuple(requirements))
+    pod_labels = {**template, **added}
+    policy = Policy("p", "shop", target_selector=selector, created=1.0, id=1)
+    assert governing_policy([policy], WEB, pod_labels) is policy
+    if chosen:
+        k = chosen[0]
+        negated = LabelSelector((Requirement(k, "NotIn", frozenset({template[k]})),))
+        other = Policy("n", "shop", target_selector=negated, created=1.0, id=2)
+        assert governing_policy([other], WEB, pod_labels) is None
+    assert selector.matches(template_labels(pod_labels)) == selector.matches(template)

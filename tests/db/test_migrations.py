@@ -65,3 +65,42 @@ def test_pod_request_totals_are_filled_from_the_single_request_of_older_rows(app
         )
     ).all()
     assert [tuple(r) for r in rows] == [("api", None, None), ("web", 750, 3 * 1048576)]
+
+
+def test_a_scalable_kind_and_a_target_selector_are_stored_and_dropped_by_a_downgrade(
+    app: Flask,
+) -> None:
+    """0008: kinds of any scalable controller (`Kind.group`) fit, policies keep their target's
+    apiVersion and selector; a downgrade drops the rows the old columns cannot hold."""
+    long_kind = "DeploymentConfig.apps.openshift.io"  # 34 characters: did not fit in 32
+    db.session.execute(
+        sa.text(
+            "INSERT INTO checkpoints (namespace, kind, name, container, cpu_buckets, "
+            "cpu_total_weight, memory_buckets, memory_total_weight, sample_count, version, "
+            "updated_at) VALUES ('shop', :kind, 'web', 'app', '{}', 0, '{}', 0, 0, 'v3', "
+            "'2026-01-01 00:00:00'), ('shop', 'Deployment', 'web', 'app', '{}', 0, '{}', 0, 0, "
+            "'v3', '2026-01-01 00:00:00')"
+        ),
+        {"kind": long_kind},
+    )
+    db.session.execute(
+        sa.text(
+            "INSERT INTO policies (name, namespace, target_kind, target_name, target_options, "
+            "update_mode, container_policies, version, created_at, updated_at) VALUES "
+            "('dc', 'shop', :kind, 'web', :options, 'Off', '[]', 1, '2026-01-01 00:00:00', "
+            "'2026-01-01 00:00:00')"
+        ),
+        {"kind": long_kind, "options": '{"apiVersion": "apps.openshift.io/v1"}'},
+    )
+    db.session.commit()
+    kinds = db.session.execute(sa.text("SELECT kind FROM checkpoints ORDER BY kind")).scalars()
+    assert sorted(kinds) == sorted([long_kind, "Deployment"])
+    options = db.session.execute(sa.text("SELECT target_options FROM policies")).scalar_one()
+    assert "apps.openshift.io/v1" in str(options)
+    db.session.remove()
+    downgrade(revision="0007")
+    kinds = db.session.execute(sa.text("SELECT kind FROM checkpoints")).scalars()
+    assert list(kinds) == ["Deployment"]
+    assert db.session.execute(sa.text("SELECT count(*) FROM policies")).scalar_one() == 0
+    db.session.remove()
+    upgrade()

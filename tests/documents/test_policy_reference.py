@@ -11,14 +11,16 @@ import yaml
 
 from app.core.policy import CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
 from app.core.recommend.capping import RESOURCES
+from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
 from app.documents.policy import (
     CONTAINER_FIELDS,
     POLICY_FIELDS,
     PolicyInvalid,
     parse_policy,
 )
-from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
+from app.documents.selector import SELECTOR_FIELDS
 from app.documents.stored import READ_ONLY
+from app.documents.target import TARGET_FIELDS
 from app.documents.update_fields import CPU_BOOST_FIELDS, REQUIREMENT_FIELDS
 
 ROOT = Path(__file__).parents[2]
@@ -35,7 +37,8 @@ def test_every_field_of_the_document_model_has_a_row() -> None:
     documented = table_fields(FIELDS_TABLE)
     expected = (
         POLICY_FIELDS
-        | {"target.kind", "target.name"}
+        | {f"target.{f}" for f in TARGET_FIELDS}
+        | {f"target.selector.{f}" for f in SELECTOR_FIELDS}
         | {f"containerPolicies[].{f}" for f in CONTAINER_FIELDS}
         | {f"evictionRequirements[].{f}" for f in REQUIREMENT_FIELDS}
         | {"startupBoost.cpu"}
