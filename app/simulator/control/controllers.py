@@ -305,17 +305,6 @@ class Controllers:
             if not podutil.is_terminal(e.obj) and not e.obj["metadata"].get("deletionTimestamp")
         ]
 
-    @staticmethod
-    def _owner_ref(obj: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "apiVersion": obj["apiVersion"],
-            "kind": obj["kind"],
-            "name": obj["metadata"]["name"],
-            "uid": obj["metadata"]["uid"],
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
-
     # --- workloads ------------------------------------------------------------------------
 
     def _replicaset(self, ns: str, name: str) -> None:

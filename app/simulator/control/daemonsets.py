@@ -25,6 +25,7 @@ from app.simulator.control import history
 from app.simulator.control.deployment_util import scaled_value
 from app.simulator.control.nodeaffinity import matches_node, target_node_name, with_node_affinity
 from app.simulator.control.objects import pod_from_template, template_hash
+from app.simulator.control.ownership import controlled
 from app.simulator.control.replicasets import is_available, ready_since
 from app.simulator.control.revisions import Revisions
 from app.simulator.control.statefulsets import PodControl
@@ -141,15 +142,7 @@ class DaemonSetController:
     # --- manage ------------------------------------------------------------------------------
 
     def _pods(self, ds: Obj) -> list[Obj]:
-        uid = ds["metadata"]["uid"]
-        return [
-            e.obj
-            for e in self.store.by_index(POD, "owner", uid)
-            if any(
-                r.get("uid") == uid and r.get("controller")
-                for r in e.obj["metadata"].get("ownerReferences") or []
-            )
-        ]
+        return [e.obj for e in controlled(self.store, POD, ds)]
 
     def _by_node(self, ds: Obj) -> dict[str, list[Obj]]:
         """getNodesToDaemonPods: the daemon's live pods per node (GetTargetNodeName: bound or

@@ -21,6 +21,7 @@ from app.simulator.apiserver.resources import DEPLOYMENT, POD, REPLICASET
 from app.simulator.apiserver.store import Store
 from app.simulator.control import deployment_util as du
 from app.simulator.control.objects import template_hash
+from app.simulator.control.ownership import controlled, controller_ref
 from app.simulator.workload.clock import rfc3339
 
 COMPONENT = "deployment-controller"
@@ -75,15 +76,7 @@ class DeploymentController:
         return cond is not None and cond.get("reason") not in (du.NEW_RS_AVAILABLE, du.TIMED_OUT)
 
     def _replica_sets(self, d: dict[str, Any]) -> list[RS]:
-        uid = d["metadata"]["uid"]
-        return [
-            e.copy()
-            for e in self.store.by_index(REPLICASET, "owner", uid)
-            if any(
-                r.get("uid") == uid and r.get("controller")
-                for r in e.obj["metadata"].get("ownerReferences") or []
-            )
-        ]
+        return [e.copy() for e in controlled(self.store, REPLICASET, d)]
 
     # --- getAllReplicaSetsAndSyncRevision / getNewReplicaSet ---------------------------------
 
@@ -150,7 +143,7 @@ class DeploymentController:
                 "name": f"{meta['name']}-{pod_hash}",
                 "namespace": meta["namespace"],
                 "labels": dict(template["metadata"]["labels"]),
-                "ownerReferences": [_controller_ref(d)],
+                "ownerReferences": [controller_ref(d)],
             },
             "spec": {
                 "replicas": 0,
@@ -528,14 +521,3 @@ def _set_revision(d: dict[str, Any], rev: str | None) -> bool:
         return False
     ann[du.REVISION] = rev
     return True
-
-
-def _controller_ref(obj: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": obj["apiVersion"],
-        "kind": obj["kind"],
-        "name": obj["metadata"]["name"],
-        "uid": obj["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from app.simulator.apiserver import podutil, quantity
+from app.simulator.control.ownership import controller_ref
 from app.simulator.workload.clock import rfc3339
 from app.simulator.workload.usage import ContainerLife, backoff_delay
 
@@ -145,16 +146,7 @@ def pod_from_template(
     meta: dict[str, Any] = {
         "namespace": namespace,
         "labels": {**(tmeta.get("labels") or {}), **(extra_labels or {})},
-        "ownerReferences": [
-            {
-                "apiVersion": owner["apiVersion"],
-                "kind": owner["kind"],
-                "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
+        "ownerReferences": [controller_ref(owner)],
     }
     if tmeta.get("annotations"):
         meta["annotations"] = dict(tmeta["annotations"])

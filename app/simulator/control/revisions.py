@@ -12,6 +12,7 @@ from app.simulator.apiserver.errors import ApiError
 from app.simulator.apiserver.resources import CONTROLLERREVISION
 from app.simulator.apiserver.store import Store
 from app.simulator.control import history
+from app.simulator.control.ownership import controlled
 
 
 class Revisions:
@@ -21,16 +22,8 @@ class Revisions:
 
     def of(self, owner: dict[str, Any]) -> list[dict[str, Any]]:
         """The owner's revisions, oldest revision first."""
-        uid = owner["metadata"]["uid"]
-        owned = [
-            e.copy()
-            for e in self.store.by_index(CONTROLLERREVISION, "owner", uid)
-            if any(
-                r.get("uid") == uid and r.get("controller")
-                for r in e.obj["metadata"].get("ownerReferences") or []
-            )
-        ]
-        return history.sort_revisions(owned)
+        owned = controlled(self.store, CONTROLLERREVISION, owner)
+        return history.sort_revisions([e.copy() for e in owned])
 
     def create(self, revision: dict[str, Any]) -> dict[str, Any] | None:
         """CreateControllerRevision: the stored revision, or an equal one already stored under

@@ -27,6 +27,7 @@ from app.simulator.apiserver.errors import ApiError
 from app.simulator.apiserver.resources import REPLICASET, Registry, ResourceType
 from app.simulator.apiserver.store import Store, WatchEvent
 from app.simulator.control.objects import template_hash
+from app.simulator.control.ownership import controlled
 
 GROUP, KIND = "argoproj.io", "Rollout"
 HASH_LABEL = "rollouts-pod-template-hash"
@@ -145,15 +146,7 @@ class RolloutController:
         return bool(status["phase"] != "Healthy")
 
     def _owned(self, ro: Obj) -> list[Obj]:
-        uid = ro["metadata"]["uid"]
-        return [
-            e.obj
-            for e in self.store.by_index(REPLICASET, "owner", uid)
-            if any(
-                r.get("uid") == uid and r.get("controller")
-                for r in e.obj["metadata"].get("ownerReferences") or []
-            )
-        ]
+        return [e.obj for e in controlled(self.store, REPLICASET, ro)]
 
     @staticmethod
     def _replica_set(ro: Obj, pod_hash: str, replicas: int, owned: list[Obj]) -> Obj:

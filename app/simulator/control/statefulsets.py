@@ -21,6 +21,7 @@ from app.simulator.apiserver.resources import POD, STATEFULSET
 from app.simulator.apiserver.store import Store
 from app.simulator.control import history
 from app.simulator.control.objects import pod_from_template
+from app.simulator.control.ownership import controlled
 from app.simulator.control.replicasets import is_available, ready_since
 from app.simulator.control.revisions import Revisions
 
@@ -97,15 +98,7 @@ class StatefulSetController:
         return bool(status["readyReplicas"] != status["availableReplicas"])
 
     def _pods(self, sts: Obj) -> list[Obj]:
-        uid = sts["metadata"]["uid"]
-        return [
-            e.obj
-            for e in self.store.by_index(POD, "owner", uid)
-            if any(
-                r.get("uid") == uid and r.get("controller")
-                for r in e.obj["metadata"].get("ownerReferences") or []
-            )
-        ]
+        return [e.obj for e in controlled(self.store, POD, sts)]
 
     # --- getStatefulSetRevisions -------------------------------------------------------------
 
