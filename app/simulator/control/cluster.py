@@ -319,20 +319,10 @@ class SimCluster:
                 )
         pod.setdefault("apiVersion", "v1")
         pod.setdefault("kind", "Pod")
-        meta = pod["metadata"]
-        if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = self.generate_name(meta["generateName"])
+        before_create(self, pod["metadata"])
         validation.validate_pod(pod)
         if admit:
             limitranger.validate(pod, limit_ranges)
-        for field_ in (
-            "uid",
-            "resourceVersion",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-        ):
-            meta.pop(field_, None)
         if not pod["spec"].get("nodeName"):
             pod["spec"].pop("nodeName", None)
         pod["status"] = {"phase": "Pending", "qosClass": podutil.qos_class(pod)}
@@ -503,6 +493,29 @@ class SimCluster:
         self.store.close()
 
 
+# What a client may not set on create: the store fills uid, resourceVersion and
+# creationTimestamp; BeforeCreate clears the deletion fields.
+_SYSTEM_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+def before_create(cluster: SimCluster, meta: dict[str, Any]) -> None:
+    """The metadata of every CREATE, re-derived from kubernetes/kubernetes
+    `staging/src/k8s.io/apiserver/pkg/registry/rest/create.go` (BeforeCreate: a name generated
+    from generateName, no deletion timestamp or grace period) and `rest/meta.go`
+    (FillObjectMetaSystemFields: the server's uid and creationTimestamp, never the client's;
+    the store sets resourceVersion)."""
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = cluster.generate_name(meta["generateName"])
+    for field_ in _SYSTEM_FIELDS:
+        meta.pop(field_, None)
+
+
 def generic_create(
     cluster: SimCluster,
     rt: ResourceType,
@@ -519,17 +532,8 @@ def generic_create(
         meta["namespace"] = namespace
     else:
         meta.pop("namespace", None)
-    if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = cluster.generate_name(meta["generateName"])
+    before_create(cluster, meta)
     obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
-    for field_ in (
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-    ):
-        meta.pop(field_, None)
     kinds.prepare_create(rt, obj, cluster.resources.schema(rt))
     if dry_run:
         return obj
