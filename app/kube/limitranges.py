@@ -59,11 +59,15 @@ class LimitRangeCache:
         return self.informer.wait_synced(timeout)
 
     def _list(self, **kwargs: Any) -> Any:
-        """The client's list function, noting (once per outage) that capping is off."""
+        """The client's list function, noting (once per outage) that capping is off. A sync is a
+        LIST or a watch-list (`sendInitialEvents`, the informer's first try); a watch-list the
+        server refuses (400/403/422: no WatchList there) is no outage, the LIST after it decides."""
+        sync = not kwargs.get("watch") or bool(kwargs.get("send_initial_events"))
         try:
             resp = self._list_fn(**kwargs)
         except Exception as e:
-            if not kwargs.get("watch") and not self.failing:
+            refused = kwargs.get("watch") and getattr(e, "status", None) in (400, 403, 422)
+            if sync and not refused and not self.failing:
                 self.failing = True
                 log.warning(
                     "cannot list LimitRanges (%s): until it can, the webhook sizes pods without "
@@ -71,7 +75,7 @@ class LimitRangeCache:
                     _short(e),
                 )
             raise
-        if not kwargs.get("watch") and self.failing:
+        if sync and self.failing:
             self.failing = False
             log.info("LimitRanges listed again: requests are capped at them")
         return resp

@@ -143,6 +143,23 @@ def test_limit_ranges_that_cannot_be_listed_leave_the_webhook_working(
         unreachable.close()
 
 
+def test_a_refused_watch_list_is_no_outage(
+    api: k8s.ApiClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """This 1.33 cluster refuses sendInitialEvents (422: WatchList gate off); the LIST after it
+    syncs the cache, and capping is not reported off."""
+    cache = LimitRangeCache(api)
+    try:
+        with caplog.at_level(logging.WARNING, logger="app.kube.limitranges"):
+            cache.start()
+            assert cache.wait_synced(10)
+        assert cache.informer.lists == 1 and cache.informer.watch_lists == 0
+        assert not cache.failing
+        assert not [r for r in caplog.records if "cannot list LimitRanges" in r.getMessage()]
+    finally:
+        cache.stop()
+
+
 def client_for(host: str) -> k8s.ApiClient:
     cfg = k8s.Configuration()
     cfg.host = host
