@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from app.core.node_groups import target_node_name
 from app.core.owners import Lookup, Scalable, workload_of_pod
 from app.core.quantity import parse_amount
 from app.core.sizing.boost import BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem
-from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch, build_patch
+from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch
+from app.core.sizing.patch_cache import NO_RECOMMENDATIONS, PatchCache
 from app.webhook import metrics
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
@@ -38,6 +40,7 @@ FIRST_LOAD_WAIT = 1.0  # seconds a process's first review waits for the cache's 
 WARN_EVERY = 10.0  # seconds between two log lines about failing open for the same reason
 
 LimitRanges = Callable[[str], Sequence[LimitRangeItem]]  # namespace -> its LimitRange items
+NodeLabels = Callable[[str], Mapping[str, str] | None]  # node name -> its labels (None: unknown)
 
 
 class Webhook:
@@ -60,10 +63,12 @@ class Webhook:
     ) -> None:
         self.cache = cache
         self.boost = boost or BoostOptions()  # the CPU startup boost's cap
+        self.patches = PatchCache(parse=parse_amount, boost=self.boost)
         self.autostart = autostart
         self.limit_ranges = limit_ranges
         self.owner_lookup = owner_lookup
         self.scalable = scalable  # which kinds have /scale (None: every controller counts)
+        self.node_labels: NodeLabels | None = None  # a node's labels (DaemonSets per node group)
         self.sources = sources
         self.mutations = mutations  # pods patched, counted per workload for the audit trail
         self.excluded_namespaces = frozenset(excluded_namespaces)  # never sized, whatever is sent
@@ -115,6 +120,8 @@ class Webhook:
             if self.sources.limit_ranges is not None and self.sources.owners is not None:
                 self.limit_ranges = self.sources.limit_ranges
                 self.owner_lookup = self.sources.owners
+            if self.sources.nodes is not None:
+                self.node_labels = self.sources.nodes
             kinds = self.sources.scalable
             if kinds is not None and kinds.listed:  # before its first listing: every kind counts
                 self.scalable = kinds
@@ -164,18 +171,26 @@ class Webhook:
         policy = snapshot.policy_for(workload, labels if isinstance(labels, dict) else {})
         if policy is None:
             return PodPatch([], (), "no-policy")
-        result = build_patch(
+        result = self.patches.build_patch(  # pods of one template: computed once
             pod,
-            snapshot.recommendations.get(workload, {}),
+            snapshot.recommendations_on_node(
+                workload, policy, self._node_of(pod), NO_RECOMMENDATIONS
+            ),
             policy,
             self.limit_ranges(namespace) if self.limit_ranges else (),
-            parse=parse_amount,
             excluded=snapshot.excluded.get(workload),
-            boost=self.boost,
         )
         if result.changed and not review.dry_run and self.mutations is not None:
             self.mutations.count(workload, policy.name, bool(result.boosted))
         return result
+
+    def _node_of(self, pod: dict[str, Any]) -> Mapping[str, str] | None:
+        """The labels of the node the pod is for (the DaemonSet controller names it in the pod's
+        node affinity: app.core.node_groups.target_node_name); None when unknown."""
+        if self.node_labels is None:
+            return None
+        node = target_node_name(pod)
+        return None if node is None else self.node_labels(node)
 
 
 def too_large() -> dict[str, Any]:

@@ -210,7 +210,7 @@ def test_internal_error_allows_without_patch_and_counts_it(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("app.webhook.handler.build_patch", broken)
+    monkeypatch.setattr("app.core.sizing.patch_cache.build_patch", broken)
     before = metric("rightsizer_webhook_failed_open_total", reason="internal_error")
     resp = post(client, review(app_pod()))
     assert resp.status_code == 200

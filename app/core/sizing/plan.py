@@ -31,7 +31,8 @@ from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
 from app.core.sizing.limitrange import LimitRangeItem
-from app.core.sizing.patch import PodInvalid, PodPatch, build_patch
+from app.core.sizing.patch import PodInvalid, PodPatch
+from app.core.sizing.patch_cache import PatchCache
 from app.core.sizing.priority import (
     ContainerView,
     PodPriority,
@@ -157,13 +158,12 @@ def workload_candidates(
     if policy.evict_after_oom_seconds is not None:
         settings = replace(settings, quick_oom_seconds=float(policy.evict_after_oom_seconds))
     candidates = []
+    patches = PatchCache(parse=parse_amount)  # the pods of one template share their patch
     for pod in pods:
         if pod.deleting or boosted(pod):
             continue
         try:
-            patch = build_patch(
-                pod.wire, recs, policy, ranges, parse=parse_amount, excluded=excluded
-            )
+            patch = patches.build_patch(pod.wire, recs, policy, ranges, excluded=excluded)
         except PodInvalid:
             continue
         if not any(u.requests != u.previous_requests for u in patch.updates):

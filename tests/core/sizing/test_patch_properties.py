@@ -9,7 +9,7 @@ import copy
 from fractions import Fraction
 from typing import Any
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.policy import Policy
@@ -17,66 +17,17 @@ from app.core.quantity import amount as quantity_amount
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import build_patch
 from app.simulator.apiserver import limitranger as sim_limitranger
-from tests.support.generators import CPU, MEMORY, NAMES, lr_objects, lr_pods, place, policies, q
-from tests.support.pods import amounts, apply_strictly, assert_valid_pod, pod, rec, sized_containers
-
-
-def quantity(res: str, amount: int, style: int) -> str:
-    """An amount written the ways people write it (the parser must read all of them)."""
-    if res == "cpu":
-        return f"{amount}m" if style or amount % 1000 else str(amount // 1000)
-    if style == 0 and amount % (1024 * 1024) == 0:
-        return f"{amount // (1024 * 1024)}Mi"
-    return str(amount)
-
-
-@st.composite
-def resources(draw: st.DrawFn) -> dict[str, Any] | None:
-    if draw(st.booleans()):
-        return None
-    out: dict[str, dict[str, str]] = {}
-    for res, amounts_ in (("cpu", CPU), ("memory", MEMORY)):
-        req = draw(st.none() | amounts_)
-        lim = draw(st.none() | st.integers(0, 4).map(lambda k: k))
-        style = draw(st.integers(0, 1))
-        if req is not None:
-            out.setdefault("requests", {})[res] = quantity(res, req, style)
-        if lim is not None:  # a multiple of the request (or of 1 without one), ratio >= 1
-            base = req or draw(amounts_)
-            out.setdefault("limits", {})[res] = quantity(res, base * (lim + 1), style)
-    if draw(st.booleans()):
-        out.setdefault("requests", {})["ephemeral-storage"] = "1Gi"
-    return out
-
-
-@st.composite
-def pods(draw: st.DrawFn) -> dict[str, Any]:
-    names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
-    containers, init = [], []
-    for name in names:
-        c: dict[str, Any] = {"name": name, "image": "registry.example/x:1"}
-        r = draw(resources())
-        if r is not None:
-            c["resources"] = r
-        place(draw, c, containers, init)
-    assume(containers)
-    annotations = draw(st.none() | st.just({"example.com/team": "a", "x~y/z": "b"}))
-    return pod(*containers, init=init or None, annotations=annotations)
-
-
-@st.composite
-def limit_ranges(draw: st.DrawFn) -> list[LimitRangeItem]:
-    items = []
-    if draw(st.booleans()):
-        mx = draw(st.fixed_dictionaries({}, optional={"cpu": CPU, "memory": MEMORY}))
-        mn = draw(st.fixed_dictionaries({}, optional={"cpu": st.integers(1, 100)}))
-        mn = {r: v for r, v in mn.items() if v <= mx.get(r, v)}
-        default = draw(st.fixed_dictionaries({}, optional={"cpu": CPU}))
-        items.append(LimitRangeItem("Container", mn, mx, default))
-    if draw(st.booleans()):
-        cap = draw(st.fixed_dictionaries({}, optional={"cpu": CPU, "memory": MEMORY}))
-        items.append(LimitRangeItem("Pod", max=cap))
-    return items
+from tests.support.generators import (
+    CPU,
+    MEMORY,
+    limit_ranges,
+    lr_objects,
+    lr_pods,
+    pods,
+    policies,
+    q,
+)
+from tests.support.pods import amounts, apply_strictly, assert_valid_pod, rec, sized_containers
 
 
 def respects(p: dict[str, Any], ranges: list[LimitRangeItem]) -> dict[str, bool]:
