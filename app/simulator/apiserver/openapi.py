@@ -18,7 +18,7 @@ Responses advertise `application/json` only: the simulator answers in no other f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from app.simulator.apiserver.resources import RESOURCES, ResourceType
@@ -95,41 +95,59 @@ def document(defs: Definitions, group: str, version: str, git_version: str) -> d
 
 def to_openapi(defs: Definitions, name: str) -> dict[str, Any]:
     """Definition `name` as an OpenAPI v3 component schema."""
-    schema = defs.get(name)
-    out: dict[str, Any] = _convert(schema)
-    if schema.get("x-kubernetes-group-version-kind"):
-        for field in ("apiVersion", "kind"):
-            prop = out.get("properties", {}).get(field)
-            if isinstance(prop, dict):
-                prop.pop("enum", None)
+    out = convert_definition(defs.get(name), _wrapped_ref, ordered=False)
     if name == "io.k8s.apimachinery.pkg.util.intstr.IntOrString":
         out["format"] = "int-or-string"
     return out
 
 
-def _convert(node: Any) -> Any:
+def _wrapped_ref(rest: dict[str, Any], name: str) -> dict[str, Any]:
+    """A reference as v3 writes it: alone, or in `allOf` beside its description."""
+    target = {"$ref": _COMPONENTS + name}
+    if not rest:
+        return target
+    rest["allOf"] = [target]
+    return rest
+
+
+PlaceRef = Callable[[dict[str, Any], str], dict[str, Any]]
+
+
+def convert_definition(
+    schema: Mapping[str, Any], place_ref: PlaceRef, *, ordered: bool
+) -> dict[str, Any]:
+    """A JSON Schema definition turned back into OpenAPI (v3 here, v2 in openapiv2.py): each
+    `$ref` written by `place_ref` (the node's other keys, the definition's name), `[T, "null"]`
+    -> `T`, keys sorted when `ordered`, and the `enum` the JSON Schema conversion put on a
+    kind's `apiVersion`/`kind` dropped."""
+    out: dict[str, Any] = _convert(schema, place_ref, ordered)
+    if schema.get("x-kubernetes-group-version-kind"):
+        for field in ("apiVersion", "kind"):
+            prop = out.get("properties", {}).get(field)
+            if isinstance(prop, dict):
+                prop.pop("enum", None)
+    return out
+
+
+def _convert(node: Any, place_ref: PlaceRef, ordered: bool) -> Any:
     if isinstance(node, list):
-        return [_convert(v) for v in node]
+        return [_convert(v, place_ref, ordered) for v in node]
     if not isinstance(node, Mapping):
         return node
     out: dict[str, Any] = {}
     ref = node.get("$ref")
-    for key, value in node.items():
+    for key, value in sorted(node.items()) if ordered else node.items():
         if key == "$ref" and isinstance(value, str):
             continue
         if key == "type" and isinstance(value, list):
             kept = [t for t in value if t != "null"]
             out[key] = kept[0] if len(kept) == 1 else kept
         elif key == "properties" and isinstance(value, Mapping):
-            out[key] = {k: _convert(v) for k, v in value.items()}
+            props = sorted(value.items()) if ordered else value.items()
+            out[key] = {k: _convert(v, place_ref, ordered) for k, v in props}
         else:
-            out[key] = _convert(value)
-    if isinstance(ref, str):
-        target = {"$ref": _COMPONENTS + ref_name(ref)}
-        if not out:
-            return target
-        out["allOf"] = [target]
-    return out
+            out[key] = _convert(value, place_ref, ordered)
+    return place_ref(out, ref_name(ref)) if isinstance(ref, str) else out
 
 
 def _reachable(defs: Definitions, roots: Iterable[str]) -> set[str]:

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.simulator.apiserver import openapi
-from app.simulator.apiserver.schema import Definitions, ref_name
+from app.simulator.apiserver.schema import Definitions
 
 _V3_REF = "#/components/schemas/"
 _DEFINITIONS = "#/definitions/"
@@ -69,32 +69,13 @@ def to_swagger(defs: Definitions, name: str) -> dict[str, Any]:
         if name == _INT_OR_STRING:
             out["format"] = "int-or-string"
         return dict(sorted(out.items()))
-    converted: dict[str, Any] = _convert(schema)
-    if schema.get("x-kubernetes-group-version-kind"):
-        for field in ("apiVersion", "kind"):
-            prop = converted.get("properties", {}).get(field)
-            if isinstance(prop, dict):
-                prop.pop("enum", None)
-    return converted
+    return openapi.convert_definition(schema, _inline_ref, ordered=True)
 
 
-def _convert(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_convert(v) for v in node]
-    if not isinstance(node, Mapping):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in sorted(node.items()):
-        if key == "$ref" and isinstance(value, str):
-            out[key] = _DEFINITIONS + ref_name(value)
-        elif key == "type" and isinstance(value, list):
-            kept = [t for t in value if t != "null"]
-            out[key] = kept[0] if len(kept) == 1 else kept
-        elif key == "properties" and isinstance(value, Mapping):
-            out[key] = {k: _convert(v) for k, v in sorted(value.items())}
-        else:
-            out[key] = _convert(value)
-    return out
+def _inline_ref(rest: dict[str, Any], name: str) -> dict[str, Any]:
+    """A reference as v2 writes it: `$ref` beside the node's other keys (its description);
+    `$` sorts before every other key, so the sorted order holds."""
+    return {"$ref": _DEFINITIONS + name, **rest}
 
 
 # --- operations: the v3 documents' paths, written as Swagger 2.0 ------------------------------
