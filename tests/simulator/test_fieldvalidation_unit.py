@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from app.simulator.apiserver import fieldvalidation as fv
 from app.simulator.apiserver import schema
 from app.simulator.apiserver.errors import ApiError
+from app.simulator.apiserver.gofmt import go_format
 
 DEFS = schema.definitions(33)
 POD = "io.k8s.api.core.v1.Pod"
@@ -82,7 +83,7 @@ def test_errors_read_as_kube_apiserver_writes_them() -> None:
     patch = fv.refuse_patch("map[spec:map[foo:1]]", ['unknown field "spec.foo"'])
     assert patch.code == 422
     assert patch.message.startswith(' "" is invalid: patch: Invalid value: "map[spec:map[foo:1]]"')
-    assert fv.go_repr({"b": [1, None, True], "a": "x"}) == "map[a:x b:[1 <nil> true]]"
+    assert go_format({"b": [1, None, True], "a": "x"}) == "map[a:x b:[1 <nil> true]]"
 
 
 def test_the_warning_header_quotes_each_violation() -> None:

@@ -155,20 +155,6 @@ def _members(value: dict[str, Any]) -> list[tuple[str, Any]]:
     return value.pairs if isinstance(value, Pairs) else list(value.items())
 
 
-def go_repr(value: Any) -> str:
-    """How Go's fmt prints a decoded JSON value (`%+v` of a map[string]interface{}): maps with
-    sorted keys as map[k:v ...], lists as [a b], null as <nil>."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_repr(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_repr(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def plain(value: Any) -> Any:
     """A decoded value with duplicates resolved (last wins) and plain dicts."""
     if isinstance(value, list):

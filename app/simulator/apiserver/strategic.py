@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.simulator.apiserver.errors import ApiError, bad_request
+from app.simulator.apiserver.gofmt import go_format
 from app.simulator.apiserver.schema import PatchMeta
 
 Lookup = Callable[[tuple[str, ...]], PatchMeta]
@@ -73,20 +74,6 @@ def _bad_arg_type(expected: str, actual: Any) -> ApiError:
 
 def _unknown_patch_type(directive: Any, patch: dict[str, Any]) -> ApiError:
     return _server_error(f"unknown patch type: {go_format(directive)} in map: {go_format(patch)}")
-
-
-def go_format(value: Any) -> str:
-    """A value as Go's %v prints a decoded JSON value (maps sorted by key)."""
-    if isinstance(value, dict):
-        inner = " ".join(f"{k}:{go_format(v)}" for k, v in sorted(value.items()))
-        return f"map[{inner}]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_format(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _go_type(value: Any) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from app.simulator.apiserver import fieldvalidation as fv
 from app.simulator.apiserver import protobuf, schema
 from app.simulator.apiserver.errors import ApiError, bad_request
+from app.simulator.apiserver.gofmt import go_format
 from app.simulator.apiserver.resources import ResourceType
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.endpoints.messages import Request
@@ -117,7 +118,7 @@ def patched_object(
         # handlers/patch.go shows the patched object for JSON and merge patches, the patch
         # map (Go's %+v) for a strategic merge patch.
         shown = (
-            fv.go_repr(fv.plain(patch))
+            go_format(fv.plain(patch))
             if media == "application/strategic-merge-patch+json"
             else json.dumps(new, separators=(",", ":"))
         )
