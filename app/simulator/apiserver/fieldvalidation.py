@@ -16,7 +16,7 @@ A type's fields are those of its OpenAPI definition (apiserver/schema.py). Pure.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
@@ -119,12 +119,7 @@ def _walk(defs: Definitions, schema: Schema, value: Any, path: str, errors: list
     if not isinstance(props, Mapping) and not isinstance(extra, Mapping):
         return plain(value)  # an object of any shape (RawExtension, FieldsV1): kept as sent
     out: dict[str, Any] = {}
-    seen: set[str] = set()
-    for key, member in _members(value):
-        where = f"{path}.{key}" if path else key
-        if key in seen:
-            _add(errors, f'duplicate field "{where}"')
-        seen.add(key)
+    for key, member, where in _members(value, path, errors):
         if isinstance(props, Mapping) and key in props:
             child = props[key]
         elif isinstance(extra, Mapping):
@@ -142,17 +137,19 @@ def _dups(value: Any, path: str, errors: list[str]) -> None:
         for i, v in enumerate(value):
             _dups(v, f"{path}[{i}]", errors)
     elif isinstance(value, dict):
-        seen: set[str] = set()
-        for key, member in _members(value):
-            where = f"{path}.{key}" if path else key
-            if key in seen:
-                _add(errors, f'duplicate field "{where}"')
-            seen.add(key)
+        for _, member, where in _members(value, path, errors):
             _dups(member, where, errors)
 
 
-def _members(value: dict[str, Any]) -> list[tuple[str, Any]]:
-    return value.pairs if isinstance(value, Pairs) else list(value.items())
+def _members(value: dict[str, Any], path: str, errors: list[str]) -> Iterator[tuple[str, Any, str]]:
+    """An object's members as sent (key, value, path), each repeated key reported."""
+    seen: set[str] = set()
+    for key, member in value.pairs if isinstance(value, Pairs) else value.items():
+        where = f"{path}.{key}" if path else key
+        if key in seen:
+            _add(errors, f'duplicate field "{where}"')
+        seen.add(key)
+        yield key, member, where
 
 
 def plain(value: Any) -> Any:
