@@ -26,13 +26,9 @@ from app.simulator.printers.common import (
 )
 
 
-def _containers(obj: Obj) -> tuple[str, str]:
-    return layout_containers(section(obj, "spec", "template", "spec").get("containers"))
-
-
 def deployment_cells(d: Obj, now: float) -> Cells:
     spec, status = section(d, "spec"), section(d, "status")
-    names, images = _containers(d)
+    names, images = layout_containers(spec)
     selector = selector_string(spec.get("selector"))
     return [
         name(d),
@@ -63,7 +59,7 @@ DEPLOYMENTS = Printer(
 
 def replicaset_cells(rs: Obj, now: float) -> Cells:
     spec, status = section(rs, "spec"), section(rs, "status")
-    names, images = _containers(rs)
+    names, images = layout_containers(spec)
     return [
         name(rs),
         integer(spec.get("replicas")),
@@ -93,7 +89,7 @@ REPLICASETS = Printer(
 
 def statefulset_cells(sts: Obj, now: float) -> Cells:
     spec, status = section(sts, "spec"), section(sts, "status")
-    names, images = _containers(sts)
+    names, images = layout_containers(spec)
     ready = f"{integer(status.get('readyReplicas'))}/{integer(spec.get('replicas'))}"
     return [name(sts), ready, age(sts, now), names, images]
 
@@ -112,7 +108,7 @@ STATEFULSETS = Printer(
 
 def daemonset_cells(ds: Obj, now: float) -> Cells:
     spec, status = section(ds, "spec"), section(ds, "status")
-    names, images = _containers(ds)
+    names, images = layout_containers(spec)
     return [
         name(ds),
         integer(status.get("desiredNumberScheduled")),

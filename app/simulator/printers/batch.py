@@ -68,7 +68,7 @@ def _duration(job: Obj, now: float) -> str:
 
 
 def job_cells(job: Obj, now: float) -> Cells:
-    names, images = layout_containers(section(job, "spec", "template", "spec").get("containers"))
+    names, images = layout_containers(section(job, "spec"))
     return [
         name(job),
         _job_status(job),
@@ -99,7 +99,7 @@ JOBS = Printer(
 def cronjob_cells(cj: Obj, now: float) -> Cells:
     spec, status = section(cj, "spec"), section(cj, "status")
     job_spec = section(spec, "jobTemplate", "spec")
-    names, images = layout_containers(section(job_spec, "template", "spec").get("containers"))
+    names, images = layout_containers(job_spec)
     last = status.get("lastScheduleTime")
     return [
         name(cj),

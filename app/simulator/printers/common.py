@@ -158,8 +158,10 @@ def format_label_selector(selector: Any) -> str:
     return text or "<none>"
 
 
-def layout_containers(containers: Any) -> tuple[str, str]:
-    """`layoutContainerCells`: the containers' names and images, each comma-joined."""
+def layout_containers(spec: Mapping[str, Any]) -> tuple[str, str]:
+    """`layoutContainerCells` of a workload's `spec.template.spec.containers`: the containers'
+    names and images, each comma-joined."""
+    containers = section(spec, "template", "spec").get("containers")
     cs = [c for c in items(containers) if isinstance(c, Mapping)]
     return ",".join(str(c.get("name", "")) for c in cs), ",".join(
         str(c.get("image", "")) for c in cs
