@@ -37,6 +37,8 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from app.simulator.apiserver.protobuf import read_varint
+
 # Field kinds: s string, b bool, i int64, d double, S repeated string, A Any, *A repeated Any,
 # T TypeItem, @Msg a message, *@Msg repeated messages, {Msg a wrapper of Named{name, Msg}
 # entries at field 1, ={Msg the same wrapper of Named{name, repeated string} (security).
@@ -324,7 +326,7 @@ def _in_field_order(parts: list[bytes]) -> bytes:
 
 
 def _field_number(part: bytes) -> int:
-    return _read_varint(part)[0] >> 3
+    return read_varint(part)[0] >> 3
 
 
 # --- YAML text, as gnostic's compiler.Marshal (yaml.v3, block style) writes a JSON value ----
@@ -418,17 +420,6 @@ def _varint(n: int) -> bytes:
         else:
             out.append(byte)
             return bytes(out)
-
-
-def _read_varint(data: bytes) -> tuple[int, int]:
-    result = shift = pos = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
 
 
 def _bytes(number: int, data: bytes) -> bytes:

@@ -138,7 +138,7 @@ def _values(kind: str, wire: int, value: int | bytes) -> list[Any]:
         out: list[Any] = []
         pos = 0
         while pos < len(value):
-            n, pos = _varint(value, pos)
+            n, pos = read_varint(value, pos)
             out.append(bool(n) if kind == "b" else _signed(n))
         return out
     return [_value(kind, wire, value)]
@@ -193,13 +193,13 @@ def _scan(raw: bytes) -> list[tuple[int, int, int | bytes]]:
     out: list[tuple[int, int, int | bytes]] = []
     pos = 0
     while pos < len(raw):
-        key, pos = _varint(raw, pos)
+        key, pos = read_varint(raw, pos)
         number, wire = key >> 3, key & 7
         value: int | bytes
         if wire == _VARINT:
-            value, pos = _varint(raw, pos)
+            value, pos = read_varint(raw, pos)
         elif wire == _BYTES:
-            length, pos = _varint(raw, pos)
+            length, pos = read_varint(raw, pos)
             if pos + length > len(raw):
                 raise DecodeError("a length-delimited field runs past the end")
             value, pos = raw[pos : pos + length], pos + length
@@ -232,7 +232,8 @@ def _str(fields: dict[int, list[int | bytes]], number: int) -> str:
     return _bytes(_BYTES, _last(fields, number, b"")).decode()
 
 
-def _varint(raw: bytes, pos: int) -> tuple[int, int]:
+def read_varint(raw: bytes, pos: int = 0) -> tuple[int, int]:
+    """The base-128 varint at `pos` (protobuf's wire format) and the position after it."""
     result = shift = 0
     while True:
         if pos >= len(raw):
