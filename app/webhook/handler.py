@@ -31,7 +31,14 @@ from app.core.sizing.patch_cache import NO_RECOMMENDATIONS, PatchCache
 from app.webhook import metrics
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
-from app.webhook.review import MAX_BODY_BYTES, PodReview, ReviewInvalid, answer, parse_review
+from app.webhook.review import (
+    MAX_BODY_BYTES,
+    PodReview,
+    ReviewInvalid,
+    answer,
+    encode_patch,
+    parse_review,
+)
 from app.webhook.sources import ClusterSources
 
 log = logging.getLogger(__name__)
@@ -64,6 +71,7 @@ class Webhook:
         self.cache = cache
         self.boost = boost or BoostOptions()  # the CPU startup boost's cap
         self.patches = PatchCache(parse=parse_amount, boost=self.boost)
+        self._encodings: dict[int, tuple[PodPatch, str]] = {}  # id -> (PodPatch, its encoding)
         self.autostart = autostart
         self.limit_ranges = limit_ranges
         self.owner_lookup = owner_lookup
@@ -110,7 +118,22 @@ class Webhook:
         # A pod left unsized because no sizing would pass the API server's checks says so in the
         # audit log of its creation (the webhook's answer), not only in a debug line here.
         audit = {"left-unchanged": f"{result.reason}: {result.detail}"[:1024]} if unfit else None
-        return 200, dict(answer(review.api_version, review.uid, result.operations, audit))
+        encoded = self._encoded(result) if result.changed else None
+        return 200, dict(
+            answer(review.api_version, review.uid, result.operations, audit, encoded=encoded)
+        )
+
+    def _encoded(self, result: PodPatch) -> str:
+        """The patch as the response carries it, encoded once per cached PodPatch (each entry
+        keeps its PodPatch alive, so its id names no other)."""
+        found = self._encodings.get(id(result))
+        if found is not None and found[0] is result:
+            return found[1]
+        text = encode_patch(result.operations)
+        if len(self._encodings) >= self.patches.size:
+            self._encodings = {}
+        self._encodings[id(result)] = (result, text)
+        return text
 
     def start(self, wait: float = 0.0) -> None:
         """Starts this process's background threads unless they run (cheap when they do)."""

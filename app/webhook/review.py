@@ -98,16 +98,23 @@ def answer(
     uid: str,
     patch: list[dict[str, Any]] | None = None,
     audit: dict[str, str] | None = None,
+    *,
+    encoded: str | None = None,
 ) -> AdmissionReviewAnswer:
     """Always allowed: rightsizer never refuses a pod. A patch only when it is not empty.
 
     `audit` becomes the response's `auditAnnotations`: kube-apiserver writes them, prefixed with
-    the webhook's name, into the audit event of the pod's creation."""
+    the webhook's name, into the audit event of the pod's creation. `encoded`: `patch` as
+    `encode_patch` gives it, when the caller has it already."""
     response: ReviewResponse = {"uid": uid, "allowed": True}
     if audit:
         response["auditAnnotations"] = audit
     if patch:
         response["patchType"] = "JSONPatch"
-        encoded = json.dumps(patch, separators=(",", ":")).encode()
-        response["patch"] = base64.b64encode(encoded).decode("ascii")
+        response["patch"] = encoded if encoded is not None else encode_patch(patch)
     return {"apiVersion": api_version, "kind": "AdmissionReview", "response": response}
+
+
+def encode_patch(patch: list[dict[str, Any]]) -> str:
+    """The response's `patch`: the JSON Patch, base64-encoded."""
+    return base64.b64encode(json.dumps(patch, separators=(",", ":")).encode()).decode("ascii")
