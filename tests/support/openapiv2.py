@@ -250,6 +250,11 @@ def _payloads(data: bytes, number: int) -> list[bytes]:
     return [v for _, _, v in fields]
 
 
+# Maps gnostic keeps as NamedSchema lists (OpenAPIv2.proto Definitions and Properties), with no
+# vendor extensions: a key there is a name.
+_NAMED_SCHEMAS = ("definitions", "properties")
+
+
 def proto3_view(node: Any, *, inside_yaml: bool = False) -> Any:
     """A Swagger JSON value as it reads after a proto3 round trip."""
     if inside_yaml:
@@ -260,6 +265,10 @@ def proto3_view(node: Any, *, inside_yaml: bool = False) -> Any:
         return node
     out = {}
     for key, value in node.items():
+        if key in _NAMED_SCHEMAS and isinstance(value, dict):
+            # NamedSchema entries: their keys are names ("x-" included), never extensions
+            out[key] = {name: proto3_view(schema) for name, schema in value.items()}
+            continue
         keep_as_is = key.startswith("x-") or key in ("default", "example")
         keep_as_is = keep_as_is or (key == "enum" and value != [])  # a repeated Any
         zero = value is False or value in ("", []) or (type(value) in (int, float) and value == 0)
