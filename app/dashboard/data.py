@@ -94,22 +94,12 @@ class WorkloadView:
     def requested(self) -> tuple[int, int] | None:
         """All its pods' requests, over the containers whose pods were seen."""
         seen = self._seen()
-        if not seen:
-            return None
-        return (
-            sum(c.requested[0] for c in seen if c.requested),
-            sum(c.requested[1] for c in seen if c.requested),
-        )
+        return _summed([c.requested for c in seen]) if seen else None
 
     @property
     def recommended(self) -> tuple[int, int] | None:
         seen = self._seen()
-        if not seen:
-            return None
-        return (
-            sum(c.recommended[0] for c in seen if c.recommended),
-            sum(c.recommended[1] for c in seen if c.recommended),
-        )
+        return _summed([c.recommended for c in seen]) if seen else None
 
     @property
     def savings(self) -> Savings | None:
@@ -185,6 +175,12 @@ def workloads(namespace: str | None = None) -> list[WorkloadView]:
 
 def namespaces() -> list[str]:
     return recommended_namespaces(db.session)
+
+
+def _summed(pairs: list[tuple[int, int] | None]) -> tuple[int, int]:
+    """(CPU, memory) added up over the containers that have them."""
+    present = [p for p in pairs if p]
+    return sum(p[0] for p in present), sum(p[1] for p in present)
 
 
 @dataclass
