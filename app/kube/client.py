@@ -7,12 +7,20 @@ their own `_request_timeout` (watches: longer than their server-side timeout) ke
 
 Every request also waits for a token of the client's rate limiter (app.kube.throttle: QPS and
 burst as client-go's, defaults 5 and 10), each client its own, as each client-go client has.
+
+A kubeconfig with a token gives the client a hook that re-applies the whole kubeconfig before
+every request (the host, whose setter reads the proxy settings of the environment, and the token,
+reloaded when it expires within 5 minutes): about a third of an eviction's client-side cost. It
+runs at most once a second (`RefreshAtMost`): a token is still reloaded minutes before it expires.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import time
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client, config
@@ -29,6 +37,30 @@ DEFAULT_TIMEOUT = (10.0, 120.0)
 
 class ClusterUnreachable(RuntimeError):
     pass
+
+
+class RefreshAtMost:
+    """The client's `refresh_api_key_hook`, called at most once every `every` seconds."""
+
+    def __init__(
+        self,
+        hook: Callable[[Any], object],
+        every: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.hook, self.every, self.clock = hook, every, clock
+        self._next = -math.inf
+
+    def __call__(self, configuration: Any) -> None:
+        now = self.clock()
+        if now >= self._next:
+            self._next = now + self.every
+            self.hook(configuration)
+            # The loader's hook installs a new hook of its own each time: keep it, behind this.
+            fresh = configuration.refresh_api_key_hook
+            if fresh is not self:
+                self.hook = fresh
+                configuration.refresh_api_key_hook = self
 
 
 class _TimedREST(rest.RESTClientObject):
@@ -75,6 +107,9 @@ def api_client(
     except (config.ConfigException, OSError) as e:
         where = kubeconfig or "in-cluster config or ~/.kube/config"
         raise ClusterUnreachable(f"no usable Kubernetes configuration ({where}): {e}") from None
+    hook = api.configuration.refresh_api_key_hook
+    if hook is not None:
+        api.configuration.refresh_api_key_hook = RefreshAtMost(hook)
     api.rest_client.pool_manager.clear()
     api.rest_client = _TimedREST(api.configuration, timeout, RateLimiter(qps, burst))
     built: client.ApiClient = api
