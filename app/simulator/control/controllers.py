@@ -40,6 +40,7 @@ from app.simulator.control.recorder import EventRecorder
 from app.simulator.control.replicasets import replicaset_status
 from app.simulator.control.rollouts import RolloutController
 from app.simulator.control.statefulsets import StatefulSetController
+from app.simulator.control.statuswrite import write_status
 
 log = logging.getLogger(__name__)
 
@@ -288,15 +289,6 @@ class Controllers:
         """The controller's event recorder (source: the controller's name)."""
         self.cluster.recorder.event(obj, type_, reason, message, Source(component))
 
-    def _set_status(self, rt: ResourceType, ns: str, name: str, status: dict[str, Any]) -> None:
-        def mutate(obj: dict[str, Any]) -> bool:
-            if obj.get("status") == status:
-                return False
-            obj["status"] = status
-            return True
-
-        self.store.update(rt, ns, name, mutate)
-
     def _owned_pods(self, uid: str) -> list[dict[str, Any]]:
         """controller.FilterActivePods: neither terminal nor being deleted."""
         return [
@@ -320,7 +312,7 @@ class Controllers:
             error = self._manage_replicas(rs)
         pods = self._owned_pods(rs["metadata"]["uid"])
         status = replicaset_status(rs, pods, self.cluster.now(), error)
-        self._set_status(REPLICASET, ns, name, status)
+        write_status(self.store, REPLICASET, ns, name, status)
         want = rs["spec"].get("replicas", 1)
         if rs["spec"].get("minReadySeconds") and status.get("readyReplicas", 0) == want != (
             status.get("availableReplicas", 0)
@@ -350,7 +342,7 @@ class Controllers:
         for _, entry in self.store.scan(PDB, ns)[0]:
             pdb = entry.obj
             status = pdb_status(self.cluster, pdb)
-            self._set_status(PDB, ns, pdb["metadata"]["name"], status)
+            write_status(self.store, PDB, ns, pdb["metadata"]["name"], status)
 
     def _definition(self, key: Key) -> None:
         """The API server's own controllers for CustomResourceDefinitions: a new one's names

@@ -29,6 +29,7 @@ from app.simulator.control.ownership import controlled
 from app.simulator.control.replicasets import is_available, ready_since
 from app.simulator.control.revisions import Revisions
 from app.simulator.control.statefulsets import PodControl
+from app.simulator.control.statuswrite import write_status
 
 Obj = dict[str, Any]
 TEMPLATE_GENERATION = "pod-template-generation"  # extensions.DaemonSetTemplateGenerationKey
@@ -329,14 +330,7 @@ class DaemonSetController:
         )
         shown = {k: copy.deepcopy(v) for k, v in status.items() if v or k in required}
         meta = ds["metadata"]
-
-        def mutate(obj: Obj) -> bool:
-            if obj["metadata"]["uid"] != meta["uid"] or obj.get("status") == shown:
-                return False
-            obj["status"] = shown
-            return True
-
-        self.store.update(DAEMONSET, meta["namespace"], meta["name"], mutate)
+        write_status(self.store, DAEMONSET, meta["namespace"], meta["name"], shown, uid=meta["uid"])
 
 
 def _updated_on_node(pods: list[Obj], digest: str) -> tuple[Obj | None, Obj | None, bool]:

@@ -28,6 +28,7 @@ from app.simulator.apiserver.resources import REPLICASET, Registry, ResourceType
 from app.simulator.apiserver.store import Store, WatchEvent
 from app.simulator.control.objects import template_hash
 from app.simulator.control.ownership import controlled
+from app.simulator.control.statuswrite import write_status
 
 GROUP, KIND = "argoproj.io", "Rollout"
 HASH_LABEL = "rollouts-pod-template-hash"
@@ -142,7 +143,7 @@ class RolloutController:
             if old is not new and available >= want and old["spec"].get("replicas"):
                 self._scale(ns, old["metadata"]["name"], 0)
         status = self._status(ro, pod_hash, self._owned(ro), want)
-        self._write_status(rt, ns, name, status)
+        write_status(self.store, rt, ns, name, status)
         return bool(status["phase"] != "Healthy")
 
     def _owned(self, ro: Obj) -> list[Obj]:
@@ -213,12 +214,3 @@ class RolloutController:
         )
         status["phase"] = "Healthy" if healthy else "Progressing"
         return status
-
-    def _write_status(self, rt: ResourceType, ns: str, name: str, status: Obj) -> None:
-        def mutate(obj: Obj) -> bool:
-            if obj.get("status") == status:
-                return False
-            obj["status"] = status
-            return True
-
-        self.store.update(rt, ns, name, mutate)

@@ -24,6 +24,7 @@ from app.simulator.control.objects import pod_from_template
 from app.simulator.control.ownership import controlled
 from app.simulator.control.replicasets import is_available, ready_since
 from app.simulator.control.revisions import Revisions
+from app.simulator.control.statuswrite import write_status
 
 Obj = dict[str, Any]
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
@@ -274,11 +275,6 @@ class StatefulSetController:
         keep = ("replicas", "availableReplicas", "collisionCount")
         shown = {k: copy.deepcopy(v) for k, v in status.items() if v or k in keep}
         meta = sts["metadata"]
-
-        def mutate(obj: Obj) -> bool:
-            if obj["metadata"]["uid"] != meta["uid"] or obj.get("status") == shown:
-                return False
-            obj["status"] = shown
-            return True
-
-        self.store.update(STATEFULSET, meta["namespace"], meta["name"], mutate)
+        write_status(
+            self.store, STATEFULSET, meta["namespace"], meta["name"], shown, uid=meta["uid"]
+        )
