@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from app.simulator.control.objects import semantic
+from app.simulator.control.ownership import controller_ref
 
 HASH_LABEL = "controller.kubernetes.io/hash"  # ControllerRevisionHashLabel
 POD_REVISION_LABEL = "controller-revision-hash"  # apps.ControllerRevisionHashLabelKey
@@ -76,16 +77,7 @@ def new_revision(
             "name": f"{meta['name'][:223]}-{digest}",
             "namespace": meta["namespace"],
             "labels": labels,
-            "ownerReferences": [
-                {
-                    "apiVersion": parent["apiVersion"],
-                    "kind": parent["kind"],
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [controller_ref(parent)],
         },
         "data": data,
         "revision": revision,

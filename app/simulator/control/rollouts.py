@@ -27,7 +27,7 @@ from app.simulator.apiserver.errors import ApiError
 from app.simulator.apiserver.resources import REPLICASET, Registry, ResourceType
 from app.simulator.apiserver.store import Store, WatchEvent
 from app.simulator.control.objects import template_hash
-from app.simulator.control.ownership import controlled
+from app.simulator.control.ownership import controlled, controller_ref
 from app.simulator.control.statuswrite import write_status
 
 GROUP, KIND = "argoproj.io", "Rollout"
@@ -170,16 +170,7 @@ class RolloutController:
                 "namespace": meta["namespace"],
                 "labels": dict(tmeta["labels"]),
                 "annotations": {REVISION: str(revision)},
-                "ownerReferences": [
-                    {
-                        "apiVersion": ro["apiVersion"],
-                        "kind": KIND,
-                        "name": meta["name"],
-                        "uid": meta["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [controller_ref(ro)],
             },
             "spec": {"replicas": replicas, "selector": selector, "template": template},
         }
