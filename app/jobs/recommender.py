@@ -24,7 +24,7 @@ from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.strategies import VPA
+from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import UsageWindows
 from app.core.savings import pod_requests
 from app.extensions import db
@@ -115,6 +115,8 @@ class RecommenderJob:
             return "caches not synced yet; nothing done"
         now = self.clock()
         with self.app.app_context():
+            policies = valid_policies(db.session, self.invalid_policies)
+            self._tune(policies)
             if not self.restored:
                 self._restore()
             metrics = self.cluster.pod_metrics()
@@ -134,7 +136,6 @@ class RecommenderJob:
                 info.setdefault(w, WorkloadInfo()).conflicts = c
             if not still_leader():
                 return "lost leadership before writing; nothing saved"
-            policies = valid_policies(db.session, self.invalid_policies)
             self.recommended = {}
             points: set[tuple[WorkloadKey, str]] = set()
             saved, failed = save_all(
@@ -154,6 +155,19 @@ class RecommenderJob:
             f"{len(self.model.aggregates)} workloads; saved {saved}, failed {failed}, "
             f"dropped {dropped} idle, deleted {deleted} gone"
         )
+
+    def _tune(self, policies: list[Policy]) -> None:
+        """Each workload's history is taken as its policy's strategy says (UsageModel.tune: a
+        policy's `vpa` parameters replace settings): the workloads the model has now, and those
+        it first sees in this run's checkpoints, history and samples."""
+
+        def strategy_of(w: WorkloadKey) -> Strategy:
+            p = governing_policy(policies, w, self.labels.get(w))
+            return p.recommender if p else VPA
+
+        self.model.strategy_of = strategy_of
+        for w in list(self.model.aggregates):
+            self.model.tune(w, strategy_of(w))
 
     def _restore(self) -> None:
         loaded, skipped = load_checkpoints(db.session, self.model, self.model.settings)

@@ -5,11 +5,15 @@ them."""
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from app.core.recommend.strategies import NAMES, REGISTRY
+from app.config import ENVIRONMENT, recommender_env_var
+from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.strategies import NAMES, REGISTRY, Param
+from app.core.recommend.strategies.base import ROUNDING_PARAMS
 from app.documents.policy import PolicyInvalid, parse_policy
 
 DOC = (Path(__file__).parents[2] / "docs" / "policies.md").read_text()
@@ -17,23 +21,40 @@ SECTION = DOC.split("## Recommender", 1)[1].split("\n## ", 1)[0]
 BASE = {"name": "web", "namespace": "shop"}
 
 
-def default_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    assert isinstance(value, int | float)
-    return f"{value:g}"
+def default_text(p: Param) -> str:
+    """A parameter's default as documented: its value, or the setting it falls back to."""
+    if p.default is None:
+        assert p.inherits is not None
+        return p.inherits
+    if isinstance(p.default, bool):
+        return "true" if p.default else "false"
+    return f"{p.default:g}"
 
 
 def test_every_parameter_of_every_strategy_is_documented_as_the_code_has_it() -> None:
     rows = set(re.findall(r"^\| `([^`]+)` \| `([^`]+)` \| `([^`]+)` \| ([^|]+) \|", SECTION, re.M))
     expected = {
-        (name, p.name, default_text(p.default), p.allowed())
+        ("every" if p in ROUNDING_PARAMS else name, p.name, default_text(p), p.allowed())
         for name in NAMES
         for p in REGISTRY[name].params
     }
     assert {(a, b, c, d.strip()) for a, b, c, d in rows} == expected
     for name in NAMES:
         assert f"| `{name}`" in SECTION  # and each strategy in the table of what it does
+    for name in NAMES:
+        assert set(ROUNDING_PARAMS) <= set(REGISTRY[name].params)  # "every" means every
+
+
+def test_a_parameter_falling_back_to_a_setting_names_its_variable() -> None:
+    documented = set(ENVIRONMENT) | {
+        recommender_env_var(f.name) for f in fields(RecommenderSettings)
+    }
+    for name in NAMES:
+        for p in REGISTRY[name].params:
+            if p.setting is not None:
+                assert p.inherits == recommender_env_var(p.setting)
+            if p.default is None:
+                assert p.inherits in documented
 
 
 def test_the_strategy_and_its_parameters_are_parsed() -> None:

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.policy import TARGET_KINDS, UPDATE_MODES
-from app.core.recommend.strategies import REGISTRY
+from app.core.recommend.strategies import REGISTRY, Param
+from app.core.recommend.strategies.base import ParamValue
 from app.documents.policy import parse_policy
 from app.documents.vpa import EXTRAS_ANNOTATION, NotExportable, policy_from_vpa, vpa_from_policy
 
@@ -196,8 +197,17 @@ def recommenders(draw: st.DrawFn) -> dict[str, Any]:
     params = REGISTRY[name].params
     chosen = draw(st.lists(st.sampled_from(params), unique=True)) if params else []
     if chosen:
-        out["recommenderParams"] = {p.name: p.default for p in chosen}
+        out["recommenderParams"] = {p.name: example_value(p) for p in chosen}
     return out
+
+
+def example_value(p: Param) -> ParamValue:
+    """The default, or for a parameter that falls back to a setting, a value it accepts (the
+    maximum, else one above the minimum: percentiles given together stay in order)."""
+    if p.default is not None:
+        return p.default
+    value = p.maximum if p.maximum is not None else (p.minimum or 0) + 1
+    return p.kind(value)
 
 
 @st.composite

@@ -90,3 +90,55 @@ def test_daily_usage_survives_a_restart_through_the_checkpoints(
     after = {w.name: a["app"].daily.window(14) for w, a in job.model.aggregates.items()}
     for name in ("web", "api"):
         assert after[name].cpu.count == before[name].cpu.count + 2  # 2 pods, one more sample
+
+
+def test_a_policys_vpa_parameters_apply_to_its_workload_only(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    """VPA's flags as one policy's recommenderParams (issue 19): web's pod minimum, rounding,
+    memory interval and half-life are the policy's, api keeps the global settings; a later change
+    of the interval is said in the reason while the history from before weighs."""
+    params = {
+        "podMinCpuMillicores": 2000,
+        "roundMemoryBytes": 100 * MIB,
+        "memoryAggregationIntervalSeconds": 120,
+        "cpuHistogramDecayHalfLifeSeconds": 3600,
+    }
+    with app.app_context():
+        db.session.add(
+            PolicyRow(
+                name="web",
+                namespace="shop",
+                target_kind="Deployment",
+                target_name="web",
+                update_mode="Off",
+                container_policies=[],
+                recommender="vpa",
+                recommender_params=params,
+            )
+        )
+        db.session.commit()
+    job = make_job(app, cluster, sim)
+    for _ in range(3):
+        step(sim, job)
+    got = rows(app)
+    web, api = got["web"], got["api"]
+    assert web.target_cpu == 2000  # the policy's pod minimum (one container per pod)
+    assert web.target_memory % (100 * MIB) == 0
+    assert api.target_cpu < 2000 and api.target_memory % (100 * MIB) != 0
+    keys = {w.name: w for w in job.model.aggregates}
+    assert job.model.aggregates[keys["web"]]["app"].cpu.half_life == 3600
+    assert job.model.aggregates[keys["api"]]["app"].cpu.half_life == 86400
+    assert job.model.tuning(keys["web"]).settings.memory_aggregation_interval_seconds == 120
+    assert job.model.tuning(keys["api"]) == job.model.default_tuning
+    # memoryAggregationIntervalCount unset: the idle time is the interval x 691200 / 86400
+    assert job.model.tuning(keys["web"]).idle_after == 120 * 8
+
+    with app.app_context():
+        row = db.session.scalars(select(PolicyRow).where(PolicyRow.name == "web")).one()
+        row.recommender_params = {**params, "memoryAggregationIntervalSeconds": 60}
+        db.session.commit()
+    step(sim, job)
+    reason = rows(app)["web"].reason
+    assert reason is not None and "was gathered with memory peaks per 120s (now 60s)" in reason
+    assert "gathered with" not in (rows(app)["api"].reason or "")

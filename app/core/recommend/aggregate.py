@@ -9,12 +9,18 @@ An OOM kill adds a peak of max(used + min bump, used * bump ratio).
 Beside VPA's histograms, every sample the aggregate takes is also counted, undecayed, per UTC day
 (app/core/recommend/daily.py), for the strategies that read a window of history; VPA's estimate
 never reads those counts.
+A policy may change the settings the history is made with (UsageModel.tune): `retune` makes the
+histograms decay at the new half-lives from their reference time on (the weights they hold stay, as
+when VPA's recommender restarts from checkpoints with new flags) and notes, while the history from
+before weighs, what it was gathered with (`Retuned`: the memory interval of its peaks, the
+half-lives it decayed at).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from app.core.recommend.daily import DailyUsage
 from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets
@@ -39,6 +45,42 @@ def memory_buckets(s: RecommenderSettings) -> ExponentialBuckets:
     )
 
 
+@dataclass(frozen=True)
+class Retuned:
+    """The history of an aggregate was gathered with other settings until `at` (its last sample
+    then): `before` says which, and the note stands until `until` (VPA's memory aggregation
+    window later)."""
+
+    before: str
+    at: float
+    until: float
+
+    def note(self, now: float | None) -> str | None:
+        if now is None or now >= self.until:
+            return None
+        when = datetime.fromtimestamp(self.at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return f"history before {when} was gathered with {self.before}"
+
+
+def _duration(seconds: float) -> str:
+    hours = seconds / 3600
+    return f"{hours:g}h" if hours >= 1 else f"{seconds:g}s"
+
+
+def history_changes(old: RecommenderSettings, new: RecommenderSettings) -> list[str]:
+    """What of the settings a history is made with differs (for Retuned), old values."""
+    out = []
+    for what, field_name in (
+        ("memory peaks per", "memory_aggregation_interval_seconds"),
+        ("a CPU half-life of", "cpu_half_life_seconds"),
+        ("a memory half-life of", "memory_half_life_seconds"),
+    ):
+        before, after = getattr(old, field_name), getattr(new, field_name)
+        if before != after:
+            out.append(f"{what} {_duration(before)} (now {_duration(after)})")
+    return out
+
+
 @dataclass
 class AggregateState:
     """Usage history of one container name across all pods of one workload."""
@@ -57,6 +99,7 @@ class AggregateState:
             cpu_buckets(RecommenderSettings()), memory_buckets(RecommenderSettings())
         )
     )
+    retuned: Retuned | None = None  # the history was gathered with other settings (see above)
 
     @classmethod
     def empty(cls, s: RecommenderSettings) -> AggregateState:
@@ -77,6 +120,22 @@ class AggregateState:
 
     def is_empty(self) -> bool:
         return self.cpu.is_empty() and self.memory.is_empty()
+
+    def decay_as(self, s: RecommenderSettings) -> None:
+        """The histograms decay at `s`'s half-lives from now on."""
+        self.cpu.half_life = s.cpu_half_life_seconds
+        self.memory.half_life = s.memory_half_life_seconds
+
+    def retune(self, old: RecommenderSettings, new: RecommenderSettings, window: float) -> None:
+        """The settings changed from `old` to `new`: the histograms decay at the new half-lives,
+        and what the history holds is noted for `window` seconds after its last sample (unless
+        it holds nothing but a checkpoint, whose settings are not known)."""
+        self.decay_as(new)
+        changes = history_changes(old, new)
+        fresh = self.restored_until is None or (self.last_sample or 0) > self.restored_until
+        if changes and self.last_sample is not None and fresh:
+            at = self.last_sample
+            self.retuned = Retuned(", ".join(changes), at, at + window)
 
 
 @dataclass

@@ -9,11 +9,17 @@ pod containers that fed it (VPA `AggregateContainerState.isExpired`, garbage-col
 `clusterState.garbageCollectAggregateCollectionStates`). "Now" is the time of the sample being
 added (so a container back after a longer gap starts afresh, whether or not anything else moved
 the clock meanwhile) and, in `expire_idle`, the newest sample the model holds.
+
+A workload's policy may replace some of the settings for it (`vpa`'s recommenderParams, VPA's
+per-VPA settings; app/core/recommend/strategies/vpa.py): `tune` gives the workload that tuning,
+which its aggregates and pod windows use from then on, and `recommend` estimates and rounds with
+the strategy's own. `strategy_of`, when set, is asked for a workload the model has not seen yet,
+so its first samples are already taken as its policy says.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from app.core.recommend.aggregate import AggregateState, PodContainerState
@@ -26,7 +32,7 @@ from app.core.recommend.capping import (
 from app.core.recommend.estimator import Estimate
 from app.core.recommend.rounding import integer_cpu, rounded
 from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.strategies import VPA, Strategy, StrategyInput
+from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
 
 # The API group of the kinds rightsizer knows by name (a WorkloadKey's kind is written bare).
 WELL_KNOWN_GROUPS = {
@@ -84,22 +90,58 @@ class UsageModel:
         self.idle_after = idle_after
         self.aggregates: dict[WorkloadKey, dict[str, AggregateState]] = {}
         self.pods: dict[tuple[WorkloadKey, str, str], PodContainerState] = {}
+        self.default_tuning = Tuning(self.settings, idle_after)
+        self.tunings: dict[WorkloadKey, Tuning] = {}  # the workloads whose policy tunes them
+        self.strategy_of: Callable[[WorkloadKey], Strategy] | None = None
+
+    # Per-workload settings ---------------------------------------------------------------------
+    def tuning(self, workload: WorkloadKey) -> Tuning:
+        return self.tunings.get(workload, self.default_tuning)
+
+    def tune(self, workload: WorkloadKey, strategy: Strategy) -> bool:
+        """Gives the workload the settings of its policy's strategy; True when they changed.
+        Its aggregates decay at the new half-lives from their reference time on, its pod windows
+        take the new memory interval and OOM bump for what follows (what the history holds
+        already stays, and the estimate says so while it weighs: AggregateState.retune)."""
+        new = tuning(strategy, self.settings, self.idle_after)
+        old = self.tuning(workload)
+        if new == old:
+            return False
+        if new == self.default_tuning:
+            self.tunings.pop(workload, None)
+        else:
+            self.tunings[workload] = new
+        for agg in self.aggregates.get(workload, {}).values():
+            agg.retune(old.settings, new.settings, new.idle_after)
+        for key, state in self.pods.items():
+            if key[0] == workload:
+                state.settings = new.settings
+        return True
+
+    def _first_seen(self, workload: WorkloadKey) -> None:
+        if workload not in self.aggregates and self.strategy_of is not None:
+            self.tune(workload, self.strategy_of(workload))
 
     def aggregate(self, workload: WorkloadKey, container: str) -> AggregateState:
+        self._first_seen(workload)
         containers = self.aggregates.setdefault(workload, {})
         if container not in containers:
-            containers[container] = AggregateState.empty(self.settings)
+            containers[container] = AggregateState.empty(self.tuning(workload).settings)
         return containers[container]
 
     def restore(self, workload: WorkloadKey, container: str, agg: AggregateState) -> None:
-        """Puts back an aggregate loaded from a checkpoint (before any pod of it is seen)."""
+        """Puts back an aggregate loaded from a checkpoint (before any pod of it is seen), to
+        decay at the workload's half-lives."""
+        self._first_seen(workload)
+        agg.decay_as(self.tuning(workload).settings)
         self.aggregates.setdefault(workload, {})[container] = agg
 
     def pod_container(self, workload: WorkloadKey, pod: str, container: str) -> PodContainerState:
         key = (workload, pod, container)
         state = self.pods.get(key)
         if state is None:
-            state = PodContainerState(self.aggregate(workload, container), self.settings)
+            agg = self.aggregate(workload, container)
+            state = PodContainerState(agg, self.tuning(workload).settings)
             self.pods[key] = state
         return state
 
@@ -118,10 +160,12 @@ class UsageModel:
         return self.pod_container(w, pod, container).record_oom(t, bytes_)
 
     # Expiry ------------------------------------------------------------------------------------
-    def is_expired(self, agg: AggregateState, now: float) -> bool:
-        """No CPU sample for `idle_after` or more (VPA: `now - LastSampleStart >= window`). An
-        aggregate without any CPU sample (memory only) never expires, as it has no last sample."""
-        return agg.last_sample is not None and now - agg.last_sample >= self.idle_after
+    def is_expired(self, w: WorkloadKey, agg: AggregateState, now: float) -> bool:
+        """No CPU sample for the workload's idle time or more (VPA: `now - LastSampleStart >=
+        window`, the memory aggregation window). An aggregate without any CPU sample (memory
+        only) never expires, as it has no last sample."""
+        idle = self.tuning(w).idle_after
+        return agg.last_sample is not None and now - agg.last_sample >= idle
 
     def newest_sample(self) -> float | None:
         """The latest sample time over all aggregates: the model's own clock."""
@@ -134,7 +178,7 @@ class UsageModel:
             (w, name)
             for w, containers in self.aggregates.items()
             for name, agg in containers.items()
-            if self.is_expired(agg, now)
+            if self.is_expired(w, agg, now)
         ]
         for w, name in expired:
             self._drop(w, name)
@@ -142,7 +186,7 @@ class UsageModel:
 
     def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
         agg = self.aggregates.get(w, {}).get(container)
-        if agg is not None and self.is_expired(agg, t):
+        if agg is not None and self.is_expired(w, agg, t):
             self._drop(w, container)
 
     def _drop(self, w: WorkloadKey, container: str) -> None:
@@ -150,6 +194,7 @@ class UsageModel:
         del containers[container]
         if not containers:
             del self.aggregates[w]
+            self.tunings.pop(w, None)
         for key in [k for k in self.pods if k[0] == w and k[2] == container]:
             del self.pods[key]
 
@@ -163,26 +208,25 @@ class UsageModel:
         strategy: Strategy = VPA,
     ) -> dict[str, Recommendation]:
         """Recommendations per container, sorted; containers a policy turns off are absent.
-        VPA's order: estimate, round (settings; the container policy's integerCPU), then cap."""
+        VPA's order: estimate, round (the settings, or the strategy's rounding parameters; the
+        container policy's integerCPU), then cap. The strategy's parameters replace settings
+        (app/core/recommend/strategies: `tuning`)."""
         containers = self.aggregates.get(workload, {})
         out: dict[str, Recommendation] = {}
+        settings = tuning(strategy, self.settings, self.idle_after).settings
         for name in sorted(containers):
             agg = containers[name]
             if agg.is_empty():
                 continue
             policy = policy_for_container(policies or [], name)
-            proposal = strategy.propose(StrategyInput(agg, len(containers), self.settings))
+            proposal = strategy.propose(StrategyInput(agg, len(containers), settings))
             if proposal.estimate is None:
                 continue  # the strategy needs more data
-            rec = apply_policy(self._rounded(proposal.estimate, policy), policy, proposal.reason)
+            est = _rounded(proposal.estimate, policy, settings)
+            rec = apply_policy(est, policy, proposal.reason)
             if rec is not None:
                 out[name] = rec
         return out
-
-    def _rounded(self, est: Estimate, policy: ContainerPolicy) -> Estimate:
-        s = self.settings
-        est = rounded(est, int(s.round_cpu_millicores), int(s.round_memory_bytes))
-        return integer_cpu(est) if policy.integer_cpu else est
 
     def forget_pods(self, workload: WorkloadKey, live_pods: set[str]) -> int:
         """Drops the windows of pods that no longer exist; their history stays in the aggregate."""
@@ -190,3 +234,8 @@ class UsageModel:
         for k in gone:
             del self.pods[k]
         return len(gone)
+
+
+def _rounded(est: Estimate, policy: ContainerPolicy, s: RecommenderSettings) -> Estimate:
+    est = rounded(est, int(s.round_cpu_millicores), int(s.round_memory_bytes))
+    return integer_cpu(est) if policy.integer_cpu else est

@@ -163,9 +163,11 @@ def replay(
 ) -> dict[str, Recommendation]:
     """Feeds the rows through the recommender's model, as the recommender job would: a
     container idle for `idle_after` starts afresh when it comes back, and one idle that long
-    at the end of the trace is dropped, as the job's run after the last sample drops it."""
+    at the end of the trace is dropped, as the job's run after the last sample drops it. The
+    strategy's parameters tune the history from the first sample (UsageModel.tune)."""
     model = model or UsageModel(settings, idle_after)
     w = workload
+    model.tune(w, strategy)
     for r in rows:
         if r.event == "oom":
             assert r.memory is not None

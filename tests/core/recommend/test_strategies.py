@@ -20,7 +20,9 @@ def test_the_registry_has_vpa_krr_simple_and_balanced() -> None:
     for name in NAMES:
         s = configure(name)
         assert s.name == name
-        assert dict(s.params) == {p.name: p.default for p in REGISTRY[name].params}
+        assert dict(s.params) == {
+            p.name: p.default for p in REGISTRY[name].params if p.default is not None
+        }
 
 
 def test_an_unknown_strategy_is_named() -> None:
@@ -32,7 +34,44 @@ def test_an_unknown_strategy_is_named() -> None:
 @pytest.mark.parametrize(
     ("name", "params", "field", "message"),
     [
-        ("vpa", {"cpuPercentile": 90}, "cpuPercentile", "takes no parameters"),
+        ("vpa", {"cpuPercentile": 90}, "cpuPercentile", "unknown parameter"),
+        ("vpa", {"targetCpuPercentile": 90}, "targetCpuPercentile", "at most 1"),
+        ("vpa", {"targetMemoryPercentile": 0}, "targetMemoryPercentile", "greater than 0"),
+        ("vpa", {"oomBumpUpRatio": 0.9}, "oomBumpUpRatio", "at least 1"),
+        (
+            "vpa",
+            {"memoryAggregationIntervalSeconds": 0},
+            "memoryAggregationIntervalSeconds",
+            "at least 1",
+        ),
+        ("vpa", {"memoryAggregationIntervalCount": 2.5}, "memoryAggregationIntervalCount", "whole"),
+        (
+            "vpa",
+            {"cpuHistogramDecayHalfLifeSeconds": 0},
+            "cpuHistogramDecayHalfLifeSeconds",
+            "greater than 0",
+        ),
+        ("vpa", {"safetyMarginFraction": -0.1}, "safetyMarginFraction", "at least 0"),
+        (
+            "vpa",
+            {"targetCpuPercentile": 0.4, "lowerBoundCpuPercentile": 0.5},
+            "targetCpuPercentile",
+            "at least lowerBoundCpuPercentile",
+        ),
+        (
+            "vpa",
+            {"targetMemoryPercentile": 0.99, "upperBoundMemoryPercentile": 0.95},
+            "targetMemoryPercentile",
+            "at most upperBoundMemoryPercentile",
+        ),
+        (
+            "vpa",
+            {"lowerBoundCpuPercentile": 0.9, "upperBoundCpuPercentile": 0.8},
+            "lowerBoundCpuPercentile",
+            "at most upperBoundCpuPercentile",
+        ),
+        ("krr-simple", {"roundCpuMillicores": 0}, "roundCpuMillicores", "at least 1"),
+        ("balanced", {"roundMemoryBytes": 1.5}, "roundMemoryBytes", "whole number"),
         ("krr-simple", {"cpuPercentile": 0}, "cpuPercentile", "greater than 0"),
         ("krr-simple", {"cpuPercentile": 100.5}, "cpuPercentile", "at most 100"),
         ("krr-simple", {"cpuPercentile": "95"}, "cpuPercentile", "must be a number"),

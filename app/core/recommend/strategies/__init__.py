@@ -7,7 +7,9 @@
   the request (balanced.py).
 
 Each is a pure function of a workload container's aggregate (app/core/recommend/aggregate.py);
-`configure` checks the parameters and names every bad one.
+`configure` checks the parameters and names every bad one. `tuning` gives the settings a
+configured strategy runs with: the global recommender settings with what its parameters replace
+(`vpa`'s VPA flags, every strategy's rounding).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import balanced, krr, vpa
 from app.core.recommend.strategies.base import (
     Param,
@@ -24,6 +27,7 @@ from app.core.recommend.strategies.base import (
     Strategy,
     StrategyInput,
     parse_params,
+    tuned_settings,
 )
 
 DEFAULT = "vpa"
@@ -35,6 +39,7 @@ class StrategyType:
     summary: str  # one line, for the documentation
     params: tuple[Param, ...]
     build: Callable[[Mapping[str, ParamValue]], Strategy]
+    check: Callable[[Mapping[str, ParamValue]], list[ParamError]] = lambda _values: []
 
 
 REGISTRY: dict[str, StrategyType] = {
@@ -44,7 +49,8 @@ REGISTRY: dict[str, StrategyType] = {
             "vpa",
             "the VPA recommender's estimator (the recommender settings, RIGHTSIZER_*)",
             vpa.PARAMS,
-            lambda _values: vpa.VpaStrategy(),
+            lambda values: vpa.VpaStrategy(values),
+            vpa.check,
         ),
         StrategyType(
             "krr-simple",
@@ -82,9 +88,36 @@ def configure(name: str | None, params: Mapping[str, object] | None = None) -> S
             [(None, f"unknown recommender {name!r}; expected one of {', '.join(NAMES)}")]
         )
     values, errors = parse_params(kind.params, params)
+    if not errors:
+        errors = kind.check({k: v for k, v in values.items() if k in (params or {})})
     if errors:
         raise StrategyInvalid([(e.field, e.message) for e in errors])
     return kind.build(values)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What a workload's history and estimate are made with: the recommender settings and how
+    long its containers may go without a sample before their history is dropped."""
+
+    settings: RecommenderSettings
+    idle_after: float
+
+
+def tuning(strategy: Strategy, base: RecommenderSettings, idle_after: float) -> Tuning:
+    """The global `base` settings and `idle_after`, with what the strategy's parameters replace.
+    The idle time is VPA's memory aggregation window, interval x count, when the parameters set
+    either (the count not given: `idle_after` / the global interval, 8 by default)."""
+    kind = REGISTRY.get(strategy.name)
+    values = strategy.params
+    settings = tuned_settings(base, kind.params if kind else (), values)
+    count = values.get(vpa.INTERVAL_COUNT)
+    interval = settings.memory_aggregation_interval_seconds
+    if count is not None or interval != base.memory_aggregation_interval_seconds:
+        if count is None:
+            count = idle_after / base.memory_aggregation_interval_seconds
+        idle_after = interval * float(count)
+    return Tuning(settings, idle_after)
 
 
 __all__ = [
@@ -99,5 +132,7 @@ __all__ = [
     "StrategyInput",
     "StrategyInvalid",
     "StrategyType",
+    "Tuning",
     "configure",
+    "tuning",
 ]

@@ -35,10 +35,12 @@ from app.core.recommend.aggregate import oom_bump
 from app.core.recommend.daily import RETAINED_DAYS, Distribution
 from app.core.recommend.estimator import estimate, pod_minimum
 from app.core.recommend.strategies.base import (
+    ROUNDING_PARAMS,
     Param,
     ParamValue,
     Proposal,
     StrategyInput,
+    filled,
     with_bounds_around,
 )
 from app.core.resources import Resources, amount
@@ -75,6 +77,7 @@ PARAMS = (
         "Memory samples needed in the window; with fewer, memory is VPA's",
         1,
     ),
+    *ROUNDING_PARAMS,
 )
 
 
@@ -117,7 +120,7 @@ class BalancedStrategy:
 
     @property
     def params(self) -> Mapping[str, ParamValue]:
-        return {p.name: self.values.get(p.name, p.default) for p in PARAMS}
+        return filled(PARAMS, self.values)
 
     def _get(self, key: str) -> float:
         return float(self.params[key])

@@ -1,13 +1,20 @@
 """What every recommendation strategy is: a pure function from a workload container's aggregated
 usage to an estimate (target, lower and upper bound) and the reason it gives, with parameters
 declared and checked here, so a bad one is rejected naming the field.
+
+A parameter may stand for one of the recommender settings (`Param.setting`, a field of
+RecommenderSettings): given in a policy's `recommenderParams`, it replaces the global value
+(RIGHTSIZER_*) for that policy's workloads only, as VPA's per-VPA settings replace its flags;
+not given, the global value applies (its `default` is None). `tuned_settings` makes the settings
+a strategy runs with. Every strategy takes the rounding parameters (`ROUNDING_PARAMS`, VPA's
+--round-cpu-millicores and --round-memory-bytes), which apply after any of them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from app.core.recommend.aggregate import AggregateState
@@ -59,11 +66,13 @@ class Param:
 
     name: str
     kind: type[float] | type[int] | type[bool]
-    default: ParamValue
+    default: ParamValue | None  # None: the global value (`inherits`) applies when not given
     description: str
     minimum: float | None = None
     maximum: float | None = None
     exclusive_minimum: bool = False
+    setting: str | None = None  # the RecommenderSettings field it replaces for the policy
+    inherits: str | None = None  # where the value comes from when not given (documentation)
 
     def parse(self, value: object) -> ParamValue:
         """The value, checked; raises ValueError with the message for the field."""
@@ -120,15 +129,81 @@ def parse_params(
     ]
     values: dict[str, ParamValue] = {}
     for p in spec:
-        if p.name not in given:
-            values[p.name] = p.default
-            continue
-        try:
-            values[p.name] = p.parse(given[p.name])
-        except ValueError as e:
-            errors.append(ParamError(p.name, str(e)))
+        if p.name in given:
+            try:
+                values[p.name] = p.parse(given[p.name])
+                continue
+            except ValueError as e:
+                errors.append(ParamError(p.name, str(e)))
+        if p.default is not None:
             values[p.name] = p.default
     return values, errors
+
+
+def filled(spec: tuple[Param, ...], given: Mapping[str, ParamValue]) -> dict[str, ParamValue]:
+    """The parameters of `spec` that have a value: given, else the default (a parameter whose
+    default is the global setting is absent when not given)."""
+    out: dict[str, ParamValue] = {}
+    for p in spec:
+        value = given.get(p.name, p.default)
+        if value is not None:
+            out[p.name] = value
+    return out
+
+
+def tuned_settings(
+    base: RecommenderSettings, spec: tuple[Param, ...], values: Mapping[str, ParamValue]
+) -> RecommenderSettings:
+    """`base` with every setting a parameter of `spec` gives in `values` replaced."""
+    changes = {
+        p.setting: float(values[p.name]) for p in spec if p.setting is not None and p.name in values
+    }
+    return replace(base, **changes) if changes else base
+
+
+def setting_param(
+    name: str,
+    kind: type[float] | type[int],
+    setting: str,
+    description: str,
+    minimum: float,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+) -> Param:
+    """A parameter standing for the recommender setting `setting` (RIGHTSIZER_<SETTING>)."""
+    return Param(
+        name,
+        kind,
+        None,
+        description,
+        minimum,
+        maximum,
+        exclusive_minimum,
+        setting=setting,
+        inherits="RIGHTSIZER_" + setting.upper(),
+    )
+
+
+# Every strategy's: VPA rounds every recommendation (ResourcesAsResourceList in
+# pkg/recommender/model/types.go), before its post-processors (integerCPU, then capping).
+ROUNDING_PARAMS = (
+    setting_param(
+        "roundCpuMillicores",
+        int,
+        "round_cpu_millicores",
+        "Every CPU amount is rounded up to a multiple of this many millicores "
+        "(VPA's --round-cpu-millicores)",
+        1,
+    ),
+    setting_param(
+        "roundMemoryBytes",
+        int,
+        "round_memory_bytes",
+        "Every memory amount is rounded up to a multiple of this many bytes "
+        "(VPA's --round-memory-bytes)",
+        1,
+    ),
+)
 
 
 def with_bounds_around(target: Resources, vpa: Estimate) -> Estimate:

@@ -35,10 +35,12 @@ from app.core.recommend.daily import RETAINED_DAYS, Distribution
 from app.core.recommend.estimator import estimate
 from app.core.recommend.settings import MIB
 from app.core.recommend.strategies.base import (
+    ROUNDING_PARAMS,
     Param,
     ParamValue,
     Proposal,
     StrategyInput,
+    filled,
     with_bounds_around,
 )
 from app.core.resources import Resources, amount, format_cpu
@@ -91,6 +93,7 @@ PARAMS = (
     ),
     Param("cpuMin", int, 10, "Smallest CPU request in millicores (KRR's --cpu-min)", 0),
     Param("memMin", int, 100, "Smallest memory request in MiB (KRR's --mem-min)", 0),
+    *ROUNDING_PARAMS,
 )
 
 
@@ -101,7 +104,7 @@ class KrrSimpleStrategy:
 
     @property
     def params(self) -> Mapping[str, ParamValue]:
-        return {p.name: self.values.get(p.name, p.default) for p in PARAMS}
+        return filled(PARAMS, self.values)
 
     def _get(self, key: str) -> float:
         return float(self.params[key])

@@ -1,28 +1,188 @@
 """`vpa`, the default: the VPA recommender's estimator (app/core/recommend/estimator.py) as it is.
 
-Its estimate is exactly estimator.estimate's; this module only says how it was reached.
+Its estimate is exactly estimator.estimate's; this module only says how it was reached, and which
+of VPA's recommender flags a policy may set for its own workloads (`PARAMS`). Each one replaces
+the global setting (RIGHTSIZER_*) for that policy, as VPA's per-VPA settings (containerPolicies'
+oomBumpUpRatio, oomMinBumpUp, memoryAggregationIntervalSeconds and memoryAggregationIntervalCount
+in VPA 1.7, behind its PerVPAConfig gate) replace the flags; not given, the global value applies.
+
+- Percentiles, the safety margin and the pod minimums only change how the histograms are read:
+  the next run recomputes from the same history (estimator.estimate).
+- The decay half-lives change the histograms' decay from the reference time on: the samples in
+  them keep the weight they have there, as when VPA's recommender restarts from its checkpoints
+  with a new --cpu-histogram-decay-half-life (app/core/recommend/model.py `UsageModel.tune`).
+- The OOM bump and the memory aggregation interval apply to the samples that follow: history
+  gathered before keeps its bumps and its peaks of the old interval, which decay away (the reason
+  says so while they weigh).
+- memoryAggregationIntervalCount (with the interval) sets how long a container may go without a
+  sample before its history is dropped: interval x count, VPA's memory aggregation window
+  (RIGHTSIZER_IDLE_AFTER_SECONDS when the policy sets neither).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.core.quantity import readable
 from app.core.recommend.estimator import confidence, estimate, pod_minimum
-from app.core.recommend.strategies.base import Param, ParamValue, Proposal, StrategyInput
+from app.core.recommend.strategies.base import (
+    ROUNDING_PARAMS,
+    Param,
+    ParamError,
+    ParamValue,
+    Proposal,
+    StrategyInput,
+    filled,
+    setting_param,
+)
 from app.core.resources import format_cpu
 
-PARAMS: tuple[Param, ...] = ()  # VPA's numbers are the recommender settings (RIGHTSIZER_*)
+INTERVAL_COUNT = "memoryAggregationIntervalCount"
+
+
+def _percentile(name: str, setting: str, flag: str) -> Param:
+    return setting_param(
+        name, float, setting, f"VPA's --{flag}: a fraction (0.9 is the 90th)", 0, 1, True
+    )
+
+
+PARAMS: tuple[Param, ...] = (
+    _percentile("targetCpuPercentile", "target_cpu_percentile", "target-cpu-percentile"),
+    _percentile("targetMemoryPercentile", "target_memory_percentile", "target-memory-percentile"),
+    _percentile(
+        "lowerBoundCpuPercentile",
+        "lower_bound_cpu_percentile",
+        "recommendation-lower-bound-cpu-percentile",
+    ),
+    _percentile(
+        "lowerBoundMemoryPercentile",
+        "lower_bound_memory_percentile",
+        "recommendation-lower-bound-memory-percentile",
+    ),
+    _percentile(
+        "upperBoundCpuPercentile",
+        "upper_bound_cpu_percentile",
+        "recommendation-upper-bound-cpu-percentile",
+    ),
+    _percentile(
+        "upperBoundMemoryPercentile",
+        "upper_bound_memory_percentile",
+        "recommendation-upper-bound-memory-percentile",
+    ),
+    setting_param(
+        "safetyMarginFraction",
+        float,
+        "safety_margin_fraction",
+        "VPA's --recommendation-margin-fraction: added to the target and both bounds",
+        0,
+    ),
+    setting_param(
+        "podMinCpuMillicores",
+        float,
+        "pod_min_cpu_millicores",
+        "VPA's --pod-recommendation-min-cpu-millicores: the pod's floor, split among containers",
+        0,
+    ),
+    setting_param(
+        "podMinMemoryMb",
+        float,
+        "pod_min_memory_mb",
+        "VPA's --pod-recommendation-min-memory-mb: the pod's floor in MiB, split likewise",
+        0,
+    ),
+    setting_param(
+        "oomBumpUpRatio",
+        float,
+        "oom_bump_ratio",
+        "VPA's --oom-bump-up-ratio (containerPolicies' oomBumpUpRatio): after an OOM kill, "
+        "memory needed is at least memory used x this",
+        1,
+    ),
+    setting_param(
+        "oomMinBumpUpBytes",
+        float,
+        "oom_min_bump_bytes",
+        "VPA's --oom-min-bump-up-bytes (oomMinBumpUp): ... and at least memory used + this",
+        0,
+    ),
+    setting_param(
+        "memoryAggregationIntervalSeconds",
+        int,
+        "memory_aggregation_interval_seconds",
+        "VPA's --memory-aggregation-interval (memoryAggregationIntervalSeconds): one memory "
+        "peak per pod container per interval",
+        1,
+    ),
+    Param(
+        INTERVAL_COUNT,
+        int,
+        None,
+        "VPA's --memory-aggregation-interval-count (memoryAggregationIntervalCount): history "
+        "is dropped after interval x count without a sample",
+        1,
+        inherits="RIGHTSIZER_IDLE_AFTER_SECONDS",
+    ),
+    setting_param(
+        "cpuHistogramDecayHalfLifeSeconds",
+        float,
+        "cpu_half_life_seconds",
+        "VPA's --cpu-histogram-decay-half-life: a CPU sample loses half its weight in this time",
+        0,
+        exclusive_minimum=True,
+    ),
+    setting_param(
+        "memoryHistogramDecayHalfLifeSeconds",
+        float,
+        "memory_half_life_seconds",
+        "VPA's --memory-histogram-decay-half-life: likewise for a memory peak",
+        0,
+        exclusive_minimum=True,
+    ),
+    *ROUNDING_PARAMS,
+)
+
+
+def check(values: Mapping[str, ParamValue]) -> list[ParamError]:
+    """Percentiles given together must be in order, lower <= target <= upper: a target outside
+    its bounds would have the updater act on every pod at every run."""
+    errors = []
+    for res in ("Cpu", "Memory"):
+        lower = values.get(f"lowerBound{res}Percentile")
+        target = values.get(f"target{res}Percentile")
+        upper = values.get(f"upperBound{res}Percentile")
+        if target is not None and lower is not None and float(target) < float(lower):
+            errors.append(
+                ParamError(
+                    f"target{res}Percentile",
+                    f"must be at least lowerBound{res}Percentile ({lower}), got {target}",
+                )
+            )
+        if target is not None and upper is not None and float(target) > float(upper):
+            errors.append(
+                ParamError(
+                    f"target{res}Percentile",
+                    f"must be at most upperBound{res}Percentile ({upper}), got {target}",
+                )
+            )
+        if target is None and lower is not None and upper is not None and lower > upper:
+            errors.append(
+                ParamError(
+                    f"lowerBound{res}Percentile",
+                    f"must be at most upperBound{res}Percentile ({upper}), got {lower}",
+                )
+            )
+    return errors
 
 
 @dataclass(frozen=True)
 class VpaStrategy:
+    values: Mapping[str, ParamValue] = field(default_factory=dict)
     name: str = "vpa"
 
     @property
     def params(self) -> Mapping[str, ParamValue]:
-        return {}
+        return filled(PARAMS, self.values)
 
     def propose(self, given: StrategyInput) -> Proposal:
         s = given.settings
@@ -30,7 +190,8 @@ class VpaStrategy:
         reason = (
             f"vpa: CPU p{_pct(s.target_cpu_percentile)} of usage (half-life "
             f"{_hours(s.cpu_half_life_seconds)}), memory p{_pct(s.target_memory_percentile)} of "
-            f"daily peaks, each +{_pct(s.safety_margin_fraction)}%; confidence "
+            f"{_peaks(s.memory_aggregation_interval_seconds)}, each "
+            f"+{_pct(s.safety_margin_fraction)}%; confidence "
             f"{confidence(given.aggregate, s):.1f} days"
         )
         floor = pod_minimum(given.containers, s)
@@ -44,6 +205,10 @@ class VpaStrategy:
         ]
         if at_floor:
             reason += "; pod minimum " + ", ".join(at_floor)
+        retuned = given.aggregate.retuned
+        note = retuned.note(given.aggregate.last_sample) if retuned else None
+        if note:
+            reason += "; " + note
         return Proposal(est, reason)
 
 
@@ -53,3 +218,8 @@ def _pct(fraction: float) -> str:
 
 def _hours(seconds: float) -> str:
     return f"{seconds / 3600:g}h"
+
+
+def _peaks(interval: float) -> str:
+    """What a memory sample of the histogram is: the peak of one aggregation interval."""
+    return "daily peaks" if interval == 86400 else f"peaks per {_hours(interval)}"
