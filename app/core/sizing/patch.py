@@ -21,12 +21,12 @@ Semantics follow the VPA admission controller, re-derived; the arithmetic is in
 - A LimitRange of type Pod bounds the pod's effective requests and limits (containers and
   sidecars, or a plain init container with the sidecars before it when larger): above its `max`
   the sized containers are scaled down in proportion, below its `min` (or its ratio) scaled up.
-- Pod-level resources (`spec.resources`): containers are sized within them. The aggregate of the
-  container requests stays within the pod-level request (the sized ones are scaled down in
-  proportion, as for a Pod `max`) and no limit exceeds the pod-level limit; the pod-level values
-  themselves are left as they are (sizing them is issue #19). kube-apiserver refuses a pod whose
-  containers ask for more than its pod-level values, and those are the user's statement of the
-  pod's budget.
+- Pod-level resources (`spec.resources`, app.core.sizing.podlevel): the pod-level request is
+  sized to the sum of what its containers need (a container without a request of its own shares
+  that budget and is not given one), its limit keeps its ratio, within a Pod LimitRange; the
+  containers are then sized within the new values: the aggregate of their requests stays within
+  the pod-level request (the sized ones are scaled down in proportion, as for a Pod `max`) and no
+  limit exceeds the pod-level limit, as kube-apiserver requires.
 - A pod whose final values kube-apiserver would still refuse (a container the patch leaves alone
   below a `min`, an init container above a Pod `max`, ...) gets no patch at all: reason `unfit`,
   the refusal in `PodPatch.detail`. The pod as the user wrote it is then the user's to fix.
@@ -74,6 +74,7 @@ from app.core.sizing.boost import (
     revert_boost,
 )
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, QuantityParser, merged
+from app.core.sizing.podlevel import PodLevelPlan, controlled_values, plan_pod_level, settle
 from app.core.sizing.podlimits import PodLevel, default_pod_level, violations
 from app.core.sizing.values import Bounds, Slot, entries, fit_pod, resize
 
@@ -101,12 +102,24 @@ class ContainerUpdate:
 
 
 @dataclass(frozen=True)
+class PodLevelUpdate:
+    """What the patch does to the pod-level `spec.resources` (only the values it changes)."""
+
+    requests: dict[str, int]
+    limits: dict[str, int]
+    previous_requests: dict[str, int]
+    previous_limits: dict[str, int]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class PodPatch:
     operations: list[dict[str, Any]]  # RFC 6902; empty when nothing changes
     updates: tuple[ContainerUpdate, ...]
     reason: str  # one word on the outcome, for logs and metrics
     detail: str = ""  # why, when the reason alone does not say (e.g. "unfit": what kube refuses)
     boosted: tuple[str, ...] = ()  # containers given a CPU startup boost (app.core.sizing.boost)
+    pod_level: PodLevelUpdate | None = None  # the pod-level values it changes
 
     @property
     def changed(self) -> bool:
@@ -231,12 +244,15 @@ def _size_container(
     policy: Policy,
     bounds: Mapping[str, Bounds],
     excluded: Collection[str],
+    shared: Collection[str] = (),
 ) -> None:
+    """Sizes the container's controlled resources; those it `shared` from the pod-level budget
+    keep having no value of their own (their need is in the pod-level value)."""
     cp = policy_for_container(list(policy.container_policies), slot.name)
     slot.target = {"cpu": rec.target.cpu, "memory": rec.target.memory}
     slot.scale_limit = cp.controlled_values == "RequestsAndLimits"
     for res in RESOURCES:
-        if res not in cp.controlled_resources or res in excluded:
+        if res not in cp.controlled_resources or res in excluded or res in shared:
             continue
         want = slot.target[res]
         lo_allowed, hi_allowed = cp.min_allowed.get(res), cp.max_allowed.get(res)
@@ -344,6 +360,7 @@ def _size_slots(
     previous: Mapping[str, Any],
     parse: QuantityParser,
     excluded: Mapping[str, Collection[str]] | None,
+    shared: Mapping[str, Collection[str]],
 ) -> bool:
     """Sizes each container with a recommendation; True when one was sized in this pass (not
     kept as an earlier pass left it)."""
@@ -358,8 +375,70 @@ def _size_slots(
             slot.record = previous[slot.name]
             continue
         sized = True
-        _size_container(slot, rec, policy, bounds, (excluded or {}).get(slot.name, ()))
+        _size_container(
+            slot,
+            rec,
+            policy,
+            bounds,
+            (excluded or {}).get(slot.name, ()),
+            shared.get(slot.name, ()),
+        )
     return sized
+
+
+def _pod_level_ops(pod: Mapping[str, Any], plan: PodLevelPlan | None) -> list[dict[str, Any]]:
+    """The JSON Patch of the pod-level values the plan changes (`spec.resources` exists: the
+    pod sets pod-level values, or there is no plan)."""
+    if plan is None:
+        return []
+    ops: list[dict[str, Any]] = []
+    written = pod["spec"]["resources"]
+    for section, values in zip(("requests", "limits"), plan.changes(), strict=True):
+        if not values:
+            continue
+        current = written.get(section)
+        if not isinstance(current, Mapping):
+            ops.append({"op": "add", "path": f"/spec/resources/{section}", "value": {}})
+            current = {}
+        for res in RESOURCES:
+            if res in values:
+                ops.append(
+                    {
+                        "op": "replace" if res in current else "add",
+                        "path": f"/spec/resources/{section}/{res}",
+                        "value": format_amount(res, values[res]),
+                    }
+                )
+    return ops
+
+
+def _pod_level_update(plan: PodLevelPlan | None) -> PodLevelUpdate | None:
+    if plan is None:
+        return None
+    requests, limits = plan.changes()
+    if not requests and not limits:
+        return None
+    return PodLevelUpdate(
+        requests,
+        limits,
+        {r: v for r, v in plan.before.requests.items() if r in requests},
+        {r: v for r, v in plan.before.limits.items() if r in limits},
+        tuple(dict.fromkeys(plan.notes)),
+    )
+
+
+def _pod_record(plan: PodLevelPlan | None) -> dict[str, Any]:
+    """The pod-level values sizing gave the pod, for the updates annotation."""
+    if plan is None or not plan.requests:
+        return {}
+    record: dict[str, Any] = {
+        "requests": {r: format_amount(r, v) for r, v in sorted(plan.requests.items())}
+    }
+    if plan.limits:
+        record["limits"] = {r: format_amount(r, v) for r, v in sorted(plan.limits.items())}
+    if plan.notes:
+        record["notes"] = list(dict.fromkeys(plan.notes))
+    return {"pod": record}
 
 
 def _result(
@@ -368,6 +447,7 @@ def _result(
     slots: Sequence[Slot],
     ops: list[dict[str, Any]],
     unboosted: Unboosted,
+    plan: PodLevelPlan | None = None,
 ) -> PodPatch:
     """The patch of `ops` with its annotations and the per-container updates it makes."""
     records: dict[str, Any] = {}
@@ -393,7 +473,7 @@ def _result(
     wanted = {}
     if records:  # a pod only boosted (updateMode Off) is not said to be sized
         wanted[UPDATES_ANNOTATION] = json.dumps(
-            {"policy": policy_ref(policy), "containers": records},
+            {"policy": policy_ref(policy), "containers": records, **_pod_record(plan)},
             sort_keys=True,
             separators=(",", ":"),
         )
@@ -405,6 +485,7 @@ def _result(
         tuple(updates),
         "patched",
         boosted=tuple(sorted(unboosted)),
+        pod_level=_pod_level_update(plan),
     )
 
 
@@ -434,32 +515,47 @@ def build_patch(
         return PodPatch([], (), "mode-off")
     items = [item.defaulted() for item in limit_ranges]
     container_range = merged(items, "Container")
+    pod_range = merged(items, "Pod")
     slots = _slots(pod, parse, container_range)
     pod_level = _pod_level(pod, parse, slots)
+    sizing = policy.update_mode != "Off"
+    plan = None
+    if sizing and (pod_level.requests or pod_level.limits):
+        plan = plan_pod_level(slots, recommendations, policy, pod_level, pod_range, excluded or {})
+        pod_level = plan.planned()  # the containers are sized within the new values
     bounds = _bounds(container_range, pod_level)
     meta = pod.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
     annotations = annotations if isinstance(annotations, Mapping) else {}
     previous = _previous_records(annotations, policy)
-    sized = policy.update_mode != "Off" and _size_slots(
-        slots, recommendations, policy, bounds, previous, parse, excluded
+    sized = sizing and _size_slots(
+        slots,
+        recommendations,
+        policy,
+        bounds,
+        previous,
+        parse,
+        excluded,
+        plan.shared if plan else {},
     )
-    pod_range = merged(items, "Pod")
     for res in RESOURCES:
         fit_pod(slots, res, pod_range, pod_level, bounds[res])
+    if plan is not None:
+        settle(plan, slots, pod_range, controlled_values(policy))
+        pod_level = plan.planned()
     unboosted: Unboosted = {}
     if boost is not None and boosting:
         unboosted = apply_boost(slots, policy, bounds["cpu"], annotations, boost)
-    ops = [op for slot in slots for op in _resource_ops(slot)]
+    ops = [op for slot in slots for op in _resource_ops(slot)] + _pod_level_ops(pod, plan)
     refused = violations(entries(slots), items, pod_level) if ops else []
     if refused and unboosted:  # the boost would make the pod unacceptable: size it without
         revert_boost(slots, unboosted)
         unboosted = {}
-        ops = [op for slot in slots for op in _resource_ops(slot)]
+        ops = [op for slot in slots for op in _resource_ops(slot)] + _pod_level_ops(pod, plan)
         refused = violations(entries(slots), items, pod_level) if ops else []
     if not ops:
         return PodPatch([], (), "up-to-date" if sized or previous else "no-recommendation")
     if refused:
         # Sizing cannot make this pod acceptable (often it was not as written): leave it as is.
         return PodPatch([], (), UNFIT, "; ".join(dict.fromkeys(refused)))
-    return _result(pod, policy, slots, ops, unboosted)
+    return _result(pod, policy, slots, ops, unboosted, plan)

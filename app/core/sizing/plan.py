@@ -13,6 +13,13 @@ decisions are unit-tested directly.
 - `not_resizable`: why kube-apiserver or the kubelet would refuse the resize, known beforehand.
 - `resize_body` (an app.core.bodies.ResizeBody), `change_details`, `describe`, `holds`,
   `stuck_resize`: what is sent, recorded and watched afterwards.
+
+Pods with pod-level resources (app.core.sizing.podlevel): a container sharing the pod's budget
+(no request of its own) is judged through the pod-level values, one more view named
+`spec.resources` (its request against the sum of the containers' bounds); the pod counts on its
+node by its pod-level requests, as the scheduler counts it; and it is evicted, never resized,
+since Kubernetes refuses to resize a pod with pod-level resources in place (ValidatePodResize;
+the InPlacePodLevelResourcesVerticalScaling gate is alpha, off, in 1.35).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from app.core.sizing.requirements import admits
 from app.core.sizing.resize_rules import ResizeCheck, known_refusal
 
 Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits -> resource -> amount
+POD_VIEW = "spec.resources"  # the pod-level values, beside the containers in views and records
 
 
 @dataclass
@@ -61,6 +69,25 @@ class Candidate:
     pending: bool  # not Running yet: it counts against the budget only as unavailable
 
 
+def pod_requests(
+    pod: PodView, new: Mapping[str, Mapping[str, int]] | None = None
+) -> tuple[int, int]:
+    """The pod's CPU and memory requests as the scheduler counts them: a pod-level request where
+    the pod sets one, else the sum of its containers'. `new`: requests that replace the pod's
+    (by container name, and POD_VIEW for the pod-level ones)."""
+    new = new or {}
+    totals = [0, 0]
+    for i, res in enumerate(("cpu", "memory")):
+        level = pod.pod_resources.requests() if pod.pod_resources is not None else {}
+        if res in level:
+            totals[i] = new.get(POD_VIEW, {}).get(res, level[res])
+            continue
+        for name, r in pod.resources().items():
+            current = r.requests().get(res)
+            totals[i] += new.get(name, {}).get(res, current or 0)
+    return totals[0], totals[1]
+
+
 def node_rooms(nodes: Iterable[NodeView], pods: Iterable[PodView]) -> list[NodeRoom]:
     """Schedulable Ready nodes with what their non-terminal pods leave of their allocatable."""
     used: dict[str, list[int]] = {}
@@ -68,9 +95,9 @@ def node_rooms(nodes: Iterable[NodeView], pods: Iterable[PodView]) -> list[NodeR
         if not pod.node_name or pod.phase in ("Succeeded", "Failed"):
             continue
         u = used.setdefault(pod.node_name, [0, 0])
-        for r in pod.resources().values():
-            u[0] += r.cpu_request or 0
-            u[1] += r.memory_request or 0
+        cpu, memory = pod_requests(pod)
+        u[0] += cpu
+        u[1] += memory
     rooms = []
     for n in nodes:
         if not n.takes_pods or n.cpu_allocatable is None or n.memory_allocatable is None:
@@ -104,13 +131,22 @@ def pod_views(
     resources = pod.resources()
     sized = {u.name: u.requests for u in patch.updates}
     views = []
+    level = pod.pod_resources
+    at_pod_level = set(level.requests()) | set(level.limits()) if level is not None else set()
     for c in pod.app_containers():
         name = c.name
         rec, cp = recs.get(name), policy_for_container(list(policy.container_policies), name)
         if rec is None or cp.mode == "Off":
             continue
-        controlled = [r for r in cp.controlled_resources if r not in excluded.get(name, ())]
         cur = resources.get(name)
+        own = set(cur.requests()) | set(cur.limits()) if cur is not None else set()
+        controlled = [
+            r
+            for r in cp.controlled_resources
+            if r not in excluded.get(name, ()) and (r in own or r not in at_pod_level)
+        ]  # a resource it shares from the pod-level budget is judged in the pod's view
+        if not controlled:
+            continue
         requests = cur.requests() if cur is not None else {}
         # What the patch leaves alone stays as it is: that is its target here.
         new = {**requests, **sized.get(name, {})}
@@ -124,7 +160,46 @@ def pod_views(
                 {r: max(getattr(rec.upper_bound, r), target[r]) for r in controlled},
             )
         )
-    return views
+    pod_view = _pod_level_view(pod, recs, patch)
+    return views + ([pod_view] if pod_view is not None else [])
+
+
+def _pod_level_view(
+    pod: PodView, recs: Mapping[str, Recommendation], patch: PodPatch
+) -> ContainerView | None:
+    """The pod-level values the patch changes, as one more view: the pod-level request against
+    the new one, within the sum of the containers' bounds (each container's own request where
+    it has no recommendation), widened to take the new value in."""
+    update = patch.pod_level
+    if update is None or not update.requests:
+        return None
+    resources = pod.resources()
+    lower: dict[str, int] = {}
+    upper: dict[str, int] = {}
+    for res, target in update.requests.items():
+        lo = hi = 0
+        for c in pod.app_containers():
+            rec = recs.get(c.name)
+            cur = resources.get(c.name)
+            own = (cur.requests().get(res) if cur is not None else None) or 0
+            lo += getattr(rec.lower_bound, res) if rec is not None else own
+            hi += getattr(rec.upper_bound, res) if rec is not None else own
+        lower[res], upper[res] = min(lo, target), max(hi, target)
+    return ContainerView(
+        POD_VIEW,
+        {r: v for r, v in update.previous_requests.items() if r in update.requests},
+        dict(update.requests),
+        lower,
+        upper,
+    )
+
+
+def changes_requests(patch: PodPatch) -> bool:
+    """The patch changes a request: a container's, or the pod-level one."""
+    level = patch.pod_level
+    return any(u.requests != u.previous_requests for u in patch.updates) or (
+        level is not None and bool(level.requests)
+    )
 
 
 def quick_oom(pod: PodView, settings: UpdaterSettings) -> bool:
@@ -166,10 +241,13 @@ def workload_candidates(
             patch = patches.build_patch(pod.wire, recs, policy, ranges, excluded=excluded)
         except PodInvalid:
             continue
-        if not any(u.requests != u.previous_requests for u in patch.updates):
+        if not changes_requests(patch):
             continue  # it already holds what the webhook would give it
         views = pod_views(pod, policy, recs, excluded or {}, patch)
-        if not views or not admits(policy.eviction_requirements, views, pod.resources()):
+        current = dict(pod.resources())
+        if pod.pod_resources is not None:
+            current[POD_VIEW] = pod.pod_resources
+        if not views or not admits(policy.eviction_requirements, views, current):
             continue
         prio = pod_priority(views)
         reason = update_reason(prio, pod.start_time, now, quick_oom(pod, settings), settings)
@@ -182,19 +260,11 @@ def workload_candidates(
 def placement(c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
     """The rooms once the pod holds its new requests (on its node, or as a recreated pod
     elsewhere); None when they fit on no node."""
-    new_cpu = new_mem = cur_cpu = cur_mem = 0
-    changed = {u.name: u for u in c.patch.updates}
-    for name, res in c.pod.resources().items():
-        u = changed.get(name)
-        cur_cpu += res.cpu_request or 0
-        cur_mem += res.memory_request or 0
-        new_cpu += (u.requests.get("cpu") if u and "cpu" in u.requests else res.cpu_request) or 0
-        new_mem += (
-            u.requests.get("memory") if u and "memory" in u.requests else res.memory_request
-        ) or 0
-    return place(
-        rooms, c.pod.node_name, (cur_cpu, cur_mem), (new_cpu, new_mem), Placement.of(c.pod.spec)
-    )
+    new: dict[str, Mapping[str, int]] = {u.name: u.requests for u in c.patch.updates}
+    if c.patch.pod_level is not None:
+        new[POD_VIEW] = c.patch.pod_level.requests
+    current, wanted = pod_requests(c.pod), pod_requests(c.pod, new)
+    return place(rooms, c.pod.node_name, current, wanted, Placement.of(c.pod.spec))
 
 
 def _amounts(res: ContainerResources) -> dict[str, dict[str, int]]:
@@ -215,6 +285,9 @@ def qos_change(c: Candidate, live: PodView) -> tuple[str, str] | None:
 def not_resizable(c: Candidate, live: PodView, server_minor: int | None) -> str | None:
     """Why Kubernetes would refuse this resize, known before sending it: a QoS class change
     (every release), or what the cluster's release refuses (app.core.sizing.resize_rules)."""
+    level = live.pod_resources
+    if level is not None and (level.requests() or level.limits()):
+        return "pods with pod-level resources cannot be resized in place"
     qos = qos_change(c, live)
     if qos is not None:
         return f"resize would change the QoS class {qos[0]} -> {qos[1]}"
@@ -251,6 +324,10 @@ def change_details(c: Candidate) -> dict[str, Any]:
         for u in c.patch.updates
     }
     after = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
+    level = c.patch.pod_level
+    if level is not None:
+        before[POD_VIEW] = {"requests": level.previous_requests, "limits": level.previous_limits}
+        after[POD_VIEW] = {"requests": level.requests, "limits": level.limits}
     return {"workload": str(c.workload), "before": before, "after": after}
 
 
@@ -258,6 +335,8 @@ def holds(pod: PodView, after: Values) -> bool:
     """The pod's spec already has the requests rightsizer asked for."""
     have = pod.resources()
     for name, values in after.items():
+        if name == POD_VIEW:
+            continue  # never resized in place (see the module's docstring)
         res = have.get(name)
         if res is None:
             return False

@@ -467,27 +467,51 @@ def test_a_pod_sizing_cannot_make_valid_is_left_unchanged_with_the_reason() -> N
     assert "b: minimum cpu usage per Container is 100m, but request is 50m" in result.detail
 
 
-def test_pod_level_requests_bound_the_sum_of_the_containers() -> None:
+def test_pod_level_request_is_sized_to_the_sum_of_the_containers() -> None:
     p = pod(container("app", {"cpu": "500m"}), container("b", {"cpu": "500m"}))
     p["spec"]["resources"] = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
     result, patched = run(p, {"app": rec(900, MI), "b": rec(2700, MI)})
+    assert [resources(patched, i)["requests"]["cpu"] for i in range(2)] == [900, 2700]
+    # issue 19: the pod-level request is what the containers need, its limit keeps its ratio
+    assert patched["spec"]["resources"] == {
+        "requests": {"cpu": "3600m"},
+        "limits": {"cpu": "7200m"},
+    }
+    assert result.pod_level is not None
+    assert (result.pod_level.previous_requests, result.pod_level.requests) == (
+        {"cpu": 1000},
+        {"cpu": 3600},
+    )
+
+
+def test_pod_level_requests_bound_the_sum_of_the_containers_under_a_pod_max() -> None:
+    p = pod(container("app", {"cpu": "500m"}), container("b", {"cpu": "500m"}))
+    p["spec"]["resources"] = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
+    lr = limit_range({"type": "Pod", "max": {"cpu": "2"}})
+    result, patched = run(p, {"app": rec(900, MI), "b": rec(2700, MI)}, limit_ranges=lr)
     cpu = [resources(patched, i)["requests"]["cpu"] for i in range(2)]
-    assert cpu == [250, 750]  # the 1000m budget, shared 900:2700
-    assert patched["spec"]["resources"] == p["spec"]["resources"]  # left alone (issue #19)
+    assert cpu == [500, 1500]  # the 2000m the Pod max allows, shared 900:2700
+    assert patched["spec"]["resources"] == {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}}
     assert "cpu scaled to fit pod-level requests" in result.updates[0].notes
+    assert result.pod_level is not None
+    assert "pod-level cpu capped to fit max in pod LimitRange" in result.pod_level.notes
 
 
 def test_pod_level_limit_caps_each_container_limit() -> None:
     p = pod(container("app", {"cpu": "500m"}, {"cpu": "1"}))
-    p["spec"]["resources"] = {"requests": {"cpu": "4"}, "limits": {"cpu": "2"}}
-    _, patched = run(p, {"app": rec(3000, MI)})
-    assert resources(patched)["limits"]["cpu"] == 2000
-    assert resources(patched)["requests"]["cpu"] == 1000
+    p["spec"]["resources"] = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
+    lr = limit_range({"type": "Pod", "max": {"cpu": "4"}})
+    _, patched = run(p, {"app": rec(3000, MI)}, limit_ranges=lr)
+    assert patched["spec"]["resources"] == {"requests": {"cpu": "3"}, "limits": {"cpu": "4"}}
+    assert resources(patched)["limits"]["cpu"] == 4000  # not 6000: the pod-level limit
+    assert resources(patched)["requests"]["cpu"] == 2000  # where its limit reaches it
 
 
 def test_pod_level_request_defaults_from_the_containers_when_only_a_limit_is_set() -> None:
     p = pod(container("app", {"cpu": "500m"}), container("b", {"cpu": "500m"}))
     p["spec"]["resources"] = {"limits": {"cpu": "4"}}
     _, patched = run(p, {"app": rec(2000, MI), "b": rec(2000, MI)})
-    # kube-apiserver defaults the pod-level request to the containers' 1000m before webhooks.
-    assert sum(resources(patched, i)["requests"]["cpu"] for i in range(2)) == 1000
+    # kube-apiserver defaults the pod-level request to the containers' 1000m before webhooks:
+    # the limit keeps that 4:1 ratio to the new request.
+    assert patched["spec"]["resources"] == {"requests": {"cpu": "4"}, "limits": {"cpu": "16"}}
+    assert sum(resources(patched, i)["requests"]["cpu"] for i in range(2)) == 4000
