@@ -23,6 +23,7 @@ from app.core.recommend.strategies import NAMES as STRATEGIES
 from app.documents.fields import FieldError
 from app.documents.policy import CONTAINER_FIELDS, PolicyInvalid, parse_policy
 from app.documents.stored import without_read_only
+from app.documents.vpa_params import PER_VPA_FIELDS, per_vpa_params
 
 CONTAINER_KEYS = tuple(sorted(CONTAINER_FIELDS - {"integerCPU"}))  # integerCPU: an annotation
 UPDATE_POLICY_KEYS = ("updateMode", "minReplicas", "evictionRequirements", "evictAfterOOMSeconds")
@@ -112,34 +113,40 @@ def policy_from_vpa(vpa: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         warnings.append(f"spec.updatePolicy.{extra} has no equivalent and was left out")
     if spec.get("startupBoost") is not None:
         doc["startupBoost"] = spec["startupBoost"]
-    policies = []
+    chosen: list[str] = []  # the recommender's warnings, reported after the containers'
+    recommender = recommender_from_vpa(spec.get("recommenders"), chosen)
+    policies, params = [], {}
     for i, cp in enumerate((spec.get("resourcePolicy") or {}).get("containerPolicies") or []):
         policies.append({k: cp[k] for k in CONTAINER_KEYS if k in cp})
-        for extra in sorted(set(cp) - set(CONTAINER_KEYS)):
-            warnings.append(f"spec.resourcePolicy.containerPolicies[{i}].{extra} was left out")
-    for name in integer_cpu_containers(meta.get("annotations")):
-        entry = next((p for p in policies if p.get("containerName", "*") == name), None)
-        if entry is None:
-            entry = {"containerName": name}
-            policies.append(entry)
-        entry["integerCPU"] = True
+        where = f"spec.resourcePolicy.containerPolicies[{i}]"
+        params.update(per_vpa_params(cp, where, recommender, warnings))  # app.documents.vpa_params
+        for extra in sorted(set(cp) - set(CONTAINER_KEYS) - set(PER_VPA_FIELDS)):
+            warnings.append(f"{where}.{extra} was left out")
+    _integer_cpu(policies, integer_cpu_containers(meta.get("annotations")))
     extras = _extras(meta.get("annotations"), warnings)
-    for name in extras.pop("integerCPU", None) or []:
-        entry = next((p for p in policies if p.get("containerName", "*") == name), None)
-        if entry is None:
-            entry = {"containerName": name}
-            policies.append(entry)
-        entry["integerCPU"] = True
+    _integer_cpu(policies, extras.pop("integerCPU", None) or [])
     if policies:
         doc["containerPolicies"] = policies
-    recommender = recommender_from_vpa(spec.get("recommenders"), warnings)
+    warnings += chosen
     if recommender is not None:
         doc["recommender"] = recommender
+    if params:  # what the extras annotation (policy export) says wins
+        doc["recommenderParams"] = {**params, **(extras.pop("recommenderParams", None) or {})}
     doc.update(extras)
     for extra in sorted(set(spec) - set(SPEC_KEYS)):
         warnings.append(f"spec.{extra} has no equivalent and was left out")
     parse_policy(doc)  # the same validation the API applies
     return doc, warnings
+
+
+def _integer_cpu(policies: list[dict[str, Any]], names: list[str]) -> None:
+    """Marks each named container's entry integerCPU (adding the entry when there is none)."""
+    for name in names:
+        entry = next((p for p in policies if p.get("containerName", "*") == name), None)
+        if entry is None:
+            entry = {"containerName": name}
+            policies.append(entry)
+        entry["integerCPU"] = True
 
 
 def _extras(annotations: Any, warnings: list[str]) -> dict[str, Any]:

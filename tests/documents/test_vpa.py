@@ -39,7 +39,8 @@ def test_fields_map_one_to_one_and_the_rest_is_warned_about() -> None:
     }
     assert parse_policy(doc).update_mode == "Recreate"  # VPA's Auto
     assert warnings == [
-        "spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out",
+        "spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out (rightsizer sets "
+        "it for the whole policy, from the `*` entry only)",
         "spec.recommenders[0].name 'custom' is not a rightsizer recommender "
         "(vpa, krr-simple, balanced); left out, so the policy uses vpa",
     ]
@@ -107,4 +108,58 @@ def test_more_than_one_recommender_is_refused_as_vpa_refuses_it() -> None:
         policy_from_vpa({**VPA, "spec": spec})
     assert [(err.field, err.message) for err in e.value.errors] == [
         ("spec.recommenders", "Too many: 2: must have at most 1 item")
+    ]
+
+
+def per_vpa(policy: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "resourcePolicy": {"containerPolicies": [policy]},
+            **spec,
+        },
+    }
+
+
+def test_vpas_per_vpa_settings_of_the_wildcard_entry_become_vpa_parameters() -> None:
+    """VPA 1.7's containerPolicies oomBumpUpRatio, oomMinBumpUp (Quantities, read as VPA's
+    recommender reads them: MilliValue() / 1000), memoryAggregationIntervalSeconds and -Count."""
+    doc, warnings = policy_from_vpa(
+        per_vpa(
+            {
+                "containerName": "*",
+                "oomBumpUpRatio": "1.5",
+                "oomMinBumpUp": "200Mi",
+                "memoryAggregationIntervalSeconds": 43200,
+                "memoryAggregationIntervalCount": 4,
+            }
+        )
+    )
+    assert warnings == []
+    assert doc["recommenderParams"] == {
+        "oomBumpUpRatio": 1.5,
+        "oomMinBumpUpBytes": 200 * 2**20,
+        "memoryAggregationIntervalSeconds": 43200,
+        "memoryAggregationIntervalCount": 4,
+    }
+    assert doc["containerPolicies"] == [{"containerName": "*"}]
+    strategy = parse_policy(doc).recommender
+    assert strategy.params["oomMinBumpUpBytes"] == 200 * 2**20
+
+
+def test_per_vpa_settings_vpa_would_refuse_are_refused_naming_the_parameter() -> None:
+    with pytest.raises(PolicyInvalid) as e:
+        policy_from_vpa(per_vpa({"oomBumpUpRatio": "900m"}))  # VPA: must be >= 1
+    assert [err.field for err in e.value.errors] == ["recommenderParams.oomBumpUpRatio"]
+
+
+def test_per_vpa_settings_another_strategy_has_not_are_left_out_and_named() -> None:
+    doc, warnings = policy_from_vpa(
+        per_vpa({"oomBumpUpRatio": 2}, recommenders=[{"name": "krr-simple"}])
+    )
+    assert "recommenderParams" not in doc
+    assert warnings == [
+        "spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out (recommender "
+        "krr-simple has no such parameter)"
     ]

@@ -124,7 +124,10 @@ def test_import_maps_vpa_1_7_fields_and_reports_the_rest() -> None:
     assert doc["evictAfterOOMSeconds"] == 120
     assert doc["startupBoost"] == {"cpu": {"type": "Factor", "factor": 2}}
     assert doc["containerPolicies"] == [{"containerName": "app", "startupBoost": {}}]
-    assert warnings == ["spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out"]
+    assert warnings == [
+        "spec.resourcePolicy.containerPolicies[0].oomBumpUpRatio was left out (rightsizer sets "
+        "it for the whole policy, from the `*` entry only)"
+    ]
 
 
 def test_a_garbled_extras_annotation_is_reported_not_fatal() -> None:
