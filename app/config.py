@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any, get_type_hints
@@ -82,6 +83,61 @@ def webhook_timeout(text: str) -> int:
     return value
 
 
+TRACK_MODES = ("all", "policies", "labelled")
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token
+_QUALIFIED = re.compile(
+    r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]"
+)
+
+
+def track_modes(text: str) -> frozenset[str]:
+    """`all`, or `policies` and/or `labelled` (comma-separated: a workload either holds is
+    learned)."""
+    modes = names(text.lower())
+    if not modes or not modes <= set(TRACK_MODES) or ("all" in modes and len(modes) > 1):
+        raise ValueError(text)
+    return modes
+
+
+def label_key(text: str) -> str:
+    value = text.strip()
+    if not _QUALIFIED.fullmatch(value):
+        raise ValueError(text)
+    return value
+
+
+def metric_name(text: str) -> str:
+    if not _METRIC_NAME.fullmatch(text.strip()):
+        raise ValueError(text)
+    return text.strip()
+
+
+def label_name(text: str) -> str:
+    if not _LABEL_NAME.fullmatch(text.strip()):
+        raise ValueError(text)
+    return text.strip()
+
+
+def http_headers(text: str) -> tuple[tuple[str, str], ...]:
+    """`Name=value,Name2=value2` (values without commas)."""
+    out = []
+    for part in filter(str.strip, text.split(",")):
+        name, sep, value = part.partition("=")
+        if not sep or not _HEADER_NAME.fullmatch(name.strip()) or "\n" in value:
+            raise ValueError(text)
+        out.append((name.strip(), value.strip()))
+    return tuple(out)
+
+
+track_modes.__name__ = "all, or policies and/or labelled (comma-separated)"
+label_key.__name__ = "label key (e.g. goldilocks.fairwinds.com/enabled)"
+metric_name.__name__ = "Prometheus metric name"
+label_name.__name__ = "Prometheus label name"
+http_headers.__name__ = "list of Name=value headers (comma-separated)"
+
 AUTH_MODES = ("tokens", "kubernetes")
 auth_mode.__name__ = "auth mode (tokens or kubernetes)"
 boolean.__name__ = "boolean (true/false)"
@@ -112,6 +168,13 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_KUBE_API_QPS": ("cluster.kube_api_qps", 5.0, non_negative(float)),
     "RIGHTSIZER_KUBE_API_BURST": ("cluster.kube_api_burst", 10, positive(int)),
     "RIGHTSIZER_RECOMMENDER_INTERVAL": ("recommender.interval", 60.0, positive(float)),
+    # Which workloads the recommender learns (README "Configuration", opt-in tracking).
+    "RIGHTSIZER_TRACK": ("recommender.track", frozenset({"all"}), track_modes),
+    "RIGHTSIZER_TRACK_LABEL": (
+        "recommender.track_label",
+        "goldilocks.fairwinds.com/enabled",
+        label_key,
+    ),
     "RIGHTSIZER_SCALER_INTERVAL": ("scaler.interval", 10.0, positive(float)),
     "RIGHTSIZER_UPDATER_INTERVAL": ("updater.interval", 60.0, positive(float)),
     "RIGHTSIZER_UPDATER_DRY_RUN": ("updater.dry_run", False, boolean),
@@ -155,6 +218,62 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
         "prometheus.history_seconds",
         8 * 86400.0,
         positive(float),
+    ),
+    # Reaching Prometheus or a server of its HTTP API (README "Prometheus history").
+    "RIGHTSIZER_PROMETHEUS_BEARER_TOKEN": ("prometheus.bearer_token", "", str),
+    "RIGHTSIZER_PROMETHEUS_BEARER_TOKEN_FILE": ("prometheus.bearer_token_file", "", str),
+    "RIGHTSIZER_PROMETHEUS_USERNAME": ("prometheus.username", "", str),
+    "RIGHTSIZER_PROMETHEUS_PASSWORD": ("prometheus.password", "", str),
+    "RIGHTSIZER_PROMETHEUS_PASSWORD_FILE": ("prometheus.password_file", "", str),
+    "RIGHTSIZER_PROMETHEUS_CA_FILE": ("prometheus.ca_file", "", str),
+    "RIGHTSIZER_PROMETHEUS_CLIENT_CERT_FILE": ("prometheus.client_cert_file", "", str),
+    "RIGHTSIZER_PROMETHEUS_CLIENT_KEY_FILE": ("prometheus.client_key_file", "", str),
+    "RIGHTSIZER_PROMETHEUS_INSECURE": ("prometheus.insecure", False, boolean),
+    "RIGHTSIZER_PROMETHEUS_HEADERS": ("prometheus.headers", (), http_headers),
+    "RIGHTSIZER_PROMETHEUS_QUERY_TIMEOUT_SECONDS": (
+        "prometheus.query_timeout_seconds",
+        300.0,
+        positive(float),
+    ),
+    "RIGHTSIZER_PROMETHEUS_RETRY_SECONDS": (
+        "prometheus.retry_seconds",
+        120.0,
+        non_negative(float),
+    ),
+    # What to query: VPA's prometheus history provider flags (README "Prometheus history").
+    "RIGHTSIZER_PROMETHEUS_CADVISOR_JOB_NAME": ("prometheus.cadvisor_job_name", "", str),
+    "RIGHTSIZER_PROMETHEUS_CPU_METRIC": (
+        "prometheus.cpu_metric",
+        "container_cpu_usage_seconds_total",
+        metric_name,
+    ),
+    "RIGHTSIZER_PROMETHEUS_MEMORY_METRIC": (
+        "prometheus.memory_metric",
+        "container_memory_working_set_bytes",
+        metric_name,
+    ),
+    "RIGHTSIZER_PROMETHEUS_NAMESPACE_LABEL": (
+        "prometheus.namespace_label",
+        "namespace",
+        label_name,
+    ),
+    "RIGHTSIZER_PROMETHEUS_POD_LABEL": ("prometheus.pod_label", "pod", label_name),
+    "RIGHTSIZER_PROMETHEUS_CONTAINER_LABEL": (
+        "prometheus.container_label",
+        "container",
+        label_name,
+    ),
+    "RIGHTSIZER_PROMETHEUS_POD_LABELS_METRIC": ("prometheus.pod_labels_metric", "", str),
+    "RIGHTSIZER_PROMETHEUS_POD_LABEL_PREFIX": ("prometheus.pod_label_prefix", "pod_label_", str),
+    "RIGHTSIZER_PROMETHEUS_POD_NAMESPACE_LABEL": (
+        "prometheus.pod_namespace_label",
+        "kubernetes_namespace",
+        label_name,
+    ),
+    "RIGHTSIZER_PROMETHEUS_POD_NAME_LABEL": (
+        "prometheus.pod_name_label",
+        "kubernetes_pod_name",
+        label_name,
     ),
     "RIGHTSIZER_WEBHOOK_CACHE_REFRESH_SECONDS": (
         "webhook.cache_refresh_seconds",
@@ -320,7 +439,40 @@ def _settings(values: dict[str, Any]) -> Settings:
     settings: Settings = _build(Settings, values)
     if bool(settings.serving.tls_cert_file) != bool(settings.serving.tls_key_file):
         raise ConfigError("RIGHTSIZER_TLS_CERT_FILE and RIGHTSIZER_TLS_KEY_FILE go together")
+    _check_prometheus(settings.prometheus)
     return settings
+
+
+def _check_prometheus(p: Any) -> None:
+    """One way to authenticate, as VPA's flags allow (--prometheus-bearer-token,
+    --prometheus-bearer-token-file and --username are exclusive), and the pairs complete."""
+    given = [
+        var
+        for var, value in (
+            ("RIGHTSIZER_PROMETHEUS_BEARER_TOKEN", p.bearer_token),
+            ("RIGHTSIZER_PROMETHEUS_BEARER_TOKEN_FILE", p.bearer_token_file),
+            ("RIGHTSIZER_PROMETHEUS_USERNAME", p.username),
+        )
+        if value
+    ]
+    if len(given) > 1:
+        raise ConfigError(f"{' and '.join(given)} are exclusive: set one way to authenticate")
+    if p.username and not (p.password or p.password_file):
+        raise ConfigError(
+            "RIGHTSIZER_PROMETHEUS_USERNAME needs RIGHTSIZER_PROMETHEUS_PASSWORD or "
+            "RIGHTSIZER_PROMETHEUS_PASSWORD_FILE"
+        )
+    if p.password and p.password_file:
+        raise ConfigError(
+            "RIGHTSIZER_PROMETHEUS_PASSWORD and RIGHTSIZER_PROMETHEUS_PASSWORD_FILE are exclusive"
+        )
+    if (p.password or p.password_file) and not p.username:
+        raise ConfigError("a Prometheus password needs RIGHTSIZER_PROMETHEUS_USERNAME")
+    if bool(p.client_cert_file) != bool(p.client_key_file):
+        raise ConfigError(
+            "RIGHTSIZER_PROMETHEUS_CLIENT_CERT_FILE and RIGHTSIZER_PROMETHEUS_CLIENT_KEY_FILE "
+            "go together"
+        )
 
 
 def from_environment(

@@ -47,6 +47,9 @@ class RecommenderJobSettings:
     idle_after_seconds: float
     gc_grace_seconds: float
     model: RecommenderSettings
+    # which workloads are learned (app.jobs.tracking): {"all"}, or "policies" and/or "labelled"
+    track: frozenset[str]
+    track_label: str  # the namespace label of "labelled" (Goldilocks' habit)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,30 @@ class PrometheusSettings:
     url: str  # empty: no history loaded at start
     step: float
     history_seconds: float
+    # how to reach it (app.jobs.prometheus): one of bearer token, token file, or basic auth
+    bearer_token: str
+    bearer_token_file: str  # read at each load: a rotated token is used
+    username: str
+    password: str
+    password_file: str
+    ca_file: str  # empty: the system's trusted CAs
+    client_cert_file: str
+    client_key_file: str
+    insecure: bool  # skip verifying the server's certificate
+    headers: tuple[tuple[str, str], ...]  # sent with every query (a tenant: X-Scope-OrgID)
+    query_timeout_seconds: float
+    retry_seconds: float  # how long a first load retries while it is down, backing off
+    # what to query (app.jobs.history): VPA's prometheus history provider flags
+    cadvisor_job_name: str  # empty: no job matcher
+    cpu_metric: str
+    memory_metric: str
+    namespace_label: str
+    pod_label: str
+    container_label: str
+    pod_labels_metric: str  # empty: deleted pods' history is not attributed
+    pod_label_prefix: str
+    pod_namespace_label: str
+    pod_name_label: str
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,12 @@ def sample_text(var: str, default: object) -> tuple[str, object]:
         return "postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db"
     if var == "RIGHTSIZER_MAX_CPU_BOOST":  # a CPU quantity, in millicores
         return "1500m", 1500
+    if var == "RIGHTSIZER_TRACK":
+        return "labelled, policies", frozenset({"labelled", "policies"})
+    if var == "RIGHTSIZER_PROMETHEUS_HEADERS":
+        return "X-Scope-OrgID=team-a, X-Other=1", (("X-Scope-OrgID", "team-a"), ("X-Other", "1"))
+    if var.endswith(("_METRIC", "_LABEL")) and var.startswith("RIGHTSIZER_PROMETHEUS_"):
+        return "some_name", "some_name"  # Prometheus names: no dashes
     if default == "auto":
         return "false", False
     if isinstance(default, bool):
@@ -63,6 +70,16 @@ def sample_text(var: str, default: object) -> tuple[str, object]:
     return "some-text", "some-text"
 
 
+# Variables that need another to be valid (app.config._check_prometheus).
+PARTNERS = {
+    "RIGHTSIZER_PROMETHEUS_USERNAME": {"RIGHTSIZER_PROMETHEUS_PASSWORD": "p"},
+    "RIGHTSIZER_PROMETHEUS_PASSWORD": {"RIGHTSIZER_PROMETHEUS_USERNAME": "u"},
+    "RIGHTSIZER_PROMETHEUS_PASSWORD_FILE": {"RIGHTSIZER_PROMETHEUS_USERNAME": "u"},
+    "RIGHTSIZER_PROMETHEUS_CLIENT_CERT_FILE": {"RIGHTSIZER_PROMETHEUS_CLIENT_KEY_FILE": "k"},
+    "RIGHTSIZER_PROMETHEUS_CLIENT_KEY_FILE": {"RIGHTSIZER_PROMETHEUS_CLIENT_CERT_FILE": "c"},
+}
+
+
 @pytest.mark.parametrize("var", sorted(ENVIRONMENT))
 def test_each_variable_lands_in_its_field(var: str) -> None:
     field, default, _ = ENVIRONMENT[var]
@@ -71,6 +88,7 @@ def test_each_variable_lands_in_its_field(var: str) -> None:
     env = {var: text}
     if var in ("RIGHTSIZER_TLS_CERT_FILE", "RIGHTSIZER_TLS_KEY_FILE"):  # they go together
         env = {"RIGHTSIZER_TLS_CERT_FILE": text, "RIGHTSIZER_TLS_KEY_FILE": text}
+    env.update(PARTNERS.get(var, {}))
     assert flatten(from_environment(env))[field] == wanted
 
 
@@ -181,3 +199,29 @@ def test_nothing_outside_app_config_reads_settings_by_string_key() -> None:
 def test_the_scan_finds_the_reads_it_forbids() -> None:
     code = 'a = app.config["X"]\nb = current_app.config.get("Y")\nc = cfg["KUBECONFIG"]\n'
     assert len(string_key_reads(ast.parse(code))) == 3
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        (
+            {
+                "RIGHTSIZER_PROMETHEUS_BEARER_TOKEN": "t",
+                "RIGHTSIZER_PROMETHEUS_USERNAME": "u",
+                "RIGHTSIZER_PROMETHEUS_PASSWORD": "p",
+            },
+            "RIGHTSIZER_PROMETHEUS_BEARER_TOKEN and RIGHTSIZER_PROMETHEUS_USERNAME are exclusive",
+        ),
+        ({"RIGHTSIZER_PROMETHEUS_USERNAME": "u"}, "needs RIGHTSIZER_PROMETHEUS_PASSWORD"),
+        ({"RIGHTSIZER_PROMETHEUS_CLIENT_KEY_FILE": "k"}, "go together"),
+        ({"RIGHTSIZER_TRACK": "all,policies"}, "RIGHTSIZER_TRACK='all,policies' is not a valid"),
+        ({"RIGHTSIZER_PROMETHEUS_HEADERS": "no-equals"}, "RIGHTSIZER_PROMETHEUS_HEADERS"),
+        ({"RIGHTSIZER_PROMETHEUS_POD_LABEL": "pod-name"}, "Prometheus label name"),
+        ({"RIGHTSIZER_TRACK_LABEL": "-bad"}, "RIGHTSIZER_TRACK_LABEL"),
+    ],
+)
+def test_prometheus_and_tracking_settings_that_cannot_work_are_refused(
+    env: dict[str, str], named: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(named)):
+        from_environment(env)

@@ -30,6 +30,7 @@ from app.core.savings import pod_requests
 from app.extensions import db
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import PrometheusHistory
+from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store.checkpoints import load_checkpoints
@@ -56,6 +57,9 @@ class RecommenderOptions:
     model: RecommenderSettings = field(default_factory=RecommenderSettings)
     # LowConfidence: less history than the updater needs (RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS)
     low_confidence_seconds: float = 3600.0
+    # which workloads are learned (app.jobs.tracking: RIGHTSIZER_TRACK, RIGHTSIZER_TRACK_LABEL)
+    track: frozenset[str] = frozenset({"all"})
+    track_label: str = "goldilocks.fairwinds.com/enabled"
 
 
 @dataclass
@@ -95,6 +99,7 @@ class RecommenderJob:
         )
         self.recommended: dict[WorkloadKey, dict[str, Recommendation]] = {}
         self.invalid_policies = InvalidPolicyLog("recommender")  # each bad row logged once
+        self.tracker = Tracker(options.track, options.track_label, getattr(cluster, "api", None))
         self.forget()
 
     def forget(self) -> None:
@@ -116,6 +121,7 @@ class RecommenderJob:
         now = self.clock()
         with self.app.app_context():
             policies = valid_policies(db.session, self.invalid_policies)
+            self.tracker.refresh(policies)  # what is learned this run (RIGHTSIZER_TRACK)
             self._tune(policies)
             if not self.restored:
                 self._restore()
@@ -129,6 +135,7 @@ class RecommenderJob:
             # model expires idle aggregates itself (as `recommend --from-csv` does too).
             newest = self.model.newest_sample()
             dropped = self.model.expire_idle(newest) if newest is not None else 0
+            dropped += self.tracker.forget_untracked(self.model, self.labels)
             self._forget_deleted_pods(set(pods))
             self._forget_restarts(pods.values())
             conflicts = self.cluster.hpa_conflicts()
@@ -187,7 +194,9 @@ class RecommenderJob:
             # FetchingHistory on what is loaded, until this run's conditions replace it
             loading = self.conditions.live_workloads() - have
             self.conditions.fetching(db.session, loading, datetime.fromtimestamp(self.clock(), UTC))
-            load = self.history(self.model, self.cluster, have, policies_for)
+            load = self.history(
+                self.model, self.cluster, have, policies_for, tracked=self.tracker.tracks
+            )
             added = add_replayed_points(db.session, load.points, load.requests)
             log.info(
                 "loaded %d history samples from Prometheus; %d recommendation history points",
@@ -213,7 +222,7 @@ class RecommenderJob:
             if pod is None or self._excluded(ns):
                 continue
             w = self.cluster.workload_of(pod)
-            if w is None:
+            if w is None or not self.tracker.tracks(w, pod.labels):
                 continue
             resources = pod.resources()
             info.setdefault(w, WorkloadInfo()).add_pod(pod.name, resources)
@@ -244,7 +253,7 @@ class RecommenderJob:
             if not kills:
                 continue
             w = self.cluster.workload_of(pod)
-            if w is None:
+            if w is None or not self.tracker.tracks(w, pod.labels):
                 continue
             for k in kills:
                 if self.model.record_oom(w, k.pod, k.container, k.time, k.memory_bytes):
@@ -308,7 +317,7 @@ class RecommenderJob:
         """Deletes the rows of workloads that no longer exist, once gone for the grace period."""
         deleted = 0
         for w in stored_workloads(db.session):
-            if self.cluster.workload_exists(w):
+            if self.cluster.workload_exists(w) and self.tracker.tracks(w, self.labels.get(w)):
                 self.missing_since.pop(w, None)
                 continue
             since = self.missing_since.setdefault(w, now)

@@ -77,6 +77,8 @@ def recommender_options(settings: Settings) -> RecommenderOptions:
         batch_size=recommender.checkpoint_batch_size,
         model=recommender.model,
         low_confidence_seconds=settings.updater.min_history_seconds,
+        track=recommender.track,
+        track_label=recommender.track_label,
     )
 
 
@@ -91,7 +93,7 @@ def build_jobs(app: Flask) -> Jobs:
     history = None
     prometheus = settings.prometheus
     if prometheus.url:
-        history = PrometheusHistory(prometheus.url, prometheus.step, prometheus.history_seconds)
+        history = PrometheusHistory(prometheus)
     webhook = settings.webhook
     elector_box: list[LeaderElector] = []
     limit_ranges = LimitRangeCache(api)  # the updater sizes pods as the webhook does

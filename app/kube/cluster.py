@@ -162,12 +162,15 @@ def trim_node(node: Obj) -> Obj:
 
 
 def trim_controller(obj: Obj) -> Obj:
-    """Only what owner resolution and existence checks need."""
+    """Only what owner resolution and existence checks need, the replicas (the updater's budget)
+    and the selector (which workload a deleted pod's Prometheus history belongs to)."""
     meta = obj.get("metadata") or {}
     keep = ("name", "namespace", "uid", "ownerReferences", "resourceVersion")
     out: Obj = {"metadata": {k: meta[k] for k in keep if k in meta}}
-    if "spec" in obj and "replicas" in (obj.get("spec") or {}):
-        out["spec"] = {"replicas": obj["spec"]["replicas"]}
+    spec = obj.get("spec") or {}
+    kept = {k: spec[k] for k in ("replicas", "selector") if k in spec}
+    if kept:
+        out["spec"] = kept
     return out
 
 

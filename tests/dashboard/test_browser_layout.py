@@ -29,6 +29,7 @@ from app.jobs.history import PrometheusHistory
 from app.kube.cluster import ClusterView
 from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
+from tests.support.prometheus import history_settings
 from tests.support.recommender_runs import make_job, step
 from tests.support.screenshots import shot
 from tests.support.tokens import TOKENS
@@ -132,7 +133,7 @@ def demo(app: Flask, sim: Simulator, cluster: ClusterView) -> dict[str, Any]:
         body = {"spec": {"containers": [{"name": "web", "resources": smaller}]}}
         core.patch_namespaced_pod_resize(name, "shop", body)
     job = make_job(app, cluster, sim)
-    job.history = PrometheusHistory(sim.url, 300.0, DAYS * 86400.0, clock=sim.now)
+    job.history = PrometheusHistory(history_settings(sim.url, 300.0, DAYS * 86400.0), clock=sim.now)
     step(sim, job)
     assert pod_requests(sim, "frontend") == [
         (250, 250 * 2**20),

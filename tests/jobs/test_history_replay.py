@@ -19,6 +19,7 @@ from app.kube.cluster import ClusterView
 from app.models import RecommendationPoint
 from app.simulator.simulator import Simulator
 from app.store.history import HISTORY_STEP
+from tests.support.prometheus import history_settings
 from tests.support.recommender_runs import deployment, make_job, step
 
 DAYS = 2
@@ -52,7 +53,9 @@ def test_loaded_history_fills_the_recommendation_history_hour_by_hour(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
     step_seconds = 300.0
-    history = PrometheusHistory(sim.url, step_seconds, DAYS * 86400.0, clock=sim.now)
+    history = PrometheusHistory(
+        history_settings(sim.url, step_seconds, DAYS * 86400.0), clock=sim.now
+    )
     job = make_job(app, cluster, sim)
     job.history = history
     step(sim, job)
@@ -90,12 +93,14 @@ def test_a_second_start_does_not_replay_again(
 ) -> None:
     """Workloads with a checkpoint get no history (and so no second set of points)."""
     job = make_job(app, cluster, sim)
-    job.history = PrometheusHistory(sim.url, 300.0, DAYS * 86400.0, clock=sim.now)
+    job.history = PrometheusHistory(history_settings(sim.url, 300.0, DAYS * 86400.0), clock=sim.now)
     step(sim, job)
     first = [(p.container, p.time) for p in points(app)]
     assert len(first) >= DAYS * 24 - 2
     again = make_job(app, cluster, sim)
-    again.history = PrometheusHistory(sim.url, 300.0, DAYS * 86400.0, clock=sim.now)
+    again.history = PrometheusHistory(
+        history_settings(sim.url, 300.0, DAYS * 86400.0), clock=sim.now
+    )
     step(sim, again)
     now = [(p.container, p.time) for p in points(app)]
     assert now[: len(first)] == first  # nothing replayed twice; at most the run's own point
