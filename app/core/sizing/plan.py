@@ -36,7 +36,7 @@ from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import boosted
-from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, place
+from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, place
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodPatch
 from app.core.sizing.patch_cache import PatchCache
@@ -109,7 +109,7 @@ def node_rooms(nodes: Iterable[NodeView], pods: Iterable[PodView]) -> list[NodeR
                 n.name, n.cpu_allocatable - u[0], n.memory_allocatable - u[1], taints, n.labels
             )
         )
-    return rooms
+    return Rooms(rooms)  # knows where each node is: the updater's fit checks look it up
 
 
 def configured_replicas(owner: Mapping[str, Any] | None, pods: Sequence[PodView]) -> int:

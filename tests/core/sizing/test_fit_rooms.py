@@ -1,0 +1,49 @@
+"""`Rooms` (app.core.sizing.fit): the updater's node rooms find a pod's own node by position
+instead of scanning every node; `place` answers exactly as with a plain list, run after run of
+placements, and a position no longer right (a list changed otherwise) falls back to the scan."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core.sizing.fit import NodeRoom, Placement, Rooms, place
+
+NAMES = [f"n{i}" for i in range(6)]
+amounts = st.integers(min_value=-2, max_value=6)
+nodes_st = st.lists(
+    st.builds(NodeRoom, name=st.sampled_from(NAMES), cpu_free=amounts, memory_free=amounts),
+    max_size=6,
+    unique_by=lambda n: n.name,
+)
+moves = st.lists(
+    st.tuples(
+        st.sampled_from([*NAMES, None]),
+        st.tuples(amounts, amounts),
+        st.tuples(amounts, amounts),
+    ),
+    max_size=8,
+)
+
+
+@given(nodes=nodes_st, moves=moves)
+def test_rooms_place_as_a_plain_list_does(
+    nodes: list[NodeRoom], moves: list[tuple[str | None, tuple[int, int], tuple[int, int]]]
+) -> None:
+    rooms, plain = Rooms(nodes), list(nodes)
+    for own, current, new in moves:
+        got, want = place(rooms, own, current, new), place(plain, own, current, new)
+        assert got == want
+        if got is not None and want is not None:
+            rooms[:] = got  # as the updater keeps them: the same Rooms, same order
+            plain = want
+        assert isinstance(rooms, Rooms) and list(rooms) == plain
+
+
+@given(nodes=nodes_st, own=st.sampled_from(NAMES))
+def test_a_stale_position_falls_back_to_the_scan(nodes: list[NodeRoom], own: str) -> None:
+    rooms = Rooms(nodes)
+    rooms.reverse()  # positions no longer right
+    plain = list(rooms)
+    assert place(rooms, own, (1, 1), (1, 1), Placement()) == place(plain, own, (1, 1), (1, 1))
+    assert rooms.position(own) == next((i for i, n in enumerate(plain) if n.name == own), None)
