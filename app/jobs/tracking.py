@@ -15,17 +15,13 @@ recommendations are deleted after the garbage-collection grace, as a vanished wo
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import urllib3
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
-
 from app.core.policy import Policy, governing_policy
 from app.core.recommend.model import UsageModel, WorkloadKey
+from app.kube.namespaces import NamespacesUnknown, namespace_labels
 
 log = logging.getLogger(__name__)
 TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # strconv.ParseBool's true
@@ -37,7 +33,7 @@ def namespace_enabled(labels: Mapping[str, str], key: str) -> bool:
 
 
 class Tracker:
-    def __init__(self, modes: frozenset[str], label: str, api: client.ApiClient | None) -> None:
+    def __init__(self, modes: frozenset[str], label: str, api: Any) -> None:
         self.modes, self.label, self.api = modes, label, api
         self.policies: list[Policy] = []
         self.enabled: set[str] | None = None  # labelled namespaces; None: cannot tell (keep all)
@@ -54,20 +50,16 @@ class Tracker:
             self.enabled = self._labelled()
 
     def _labelled(self) -> set[str] | None:
-        core: Any = client.CoreV1Api(self.api)
         try:
-            resp = core.list_namespace(_preload_content=False)
-        except (ApiException, urllib3.exceptions.HTTPError) as e:
+            namespaces = namespace_labels(self.api)
+        except NamespacesUnknown as e:
             if not self._failing:
                 log.warning("cannot list namespaces (%s): tracking what was tracked before", e)
             self._failing = True
             return self.enabled
         self._failing = False
-        items = json.loads(resp.data).get("items") or []
         return {
-            (ns.get("metadata") or {}).get("name", "")
-            for ns in items
-            if namespace_enabled((ns.get("metadata") or {}).get("labels") or {}, self.label)
+            name for name, labels in namespaces.items() if namespace_enabled(labels, self.label)
         }
 
     def tracks(self, w: WorkloadKey, labels: Mapping[str, str] | None) -> bool:
