@@ -86,10 +86,13 @@ def strict_error(errors: list[str]) -> str:
 
 def refuse_body(kind: str, api_version: str, errors: list[str]) -> ApiError:
     """The 400 of a create or update under Strict (handlers/rest.go transformDecodeError)."""
+    return cannot_handle(kind, api_version, strict_error(errors))
+
+
+def cannot_handle(kind: str, api_version: str, error: str) -> ApiError:
+    """transformDecodeError's 400 for a body of a known kind that did not decode."""
     version = api_version.rsplit("/", 1)[-1]
-    return bad_request(
-        f'{kind} in version "{version}" cannot be handled as a {kind}: {strict_error(errors)}'
-    )
+    return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
 
 
 def refuse_patch(value: str, errors: list[str]) -> ApiError:

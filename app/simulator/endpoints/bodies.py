@@ -7,8 +7,10 @@ naming apiVersion or kind otherwise). A JSON one goes through `fieldValidation`
 Ignore drop them, Warn answering with a Warning header for each; protobuf has no such check (a
 field number the release does not know is dropped silently). A patched object is checked the
 same way after the patch applies, a violation under Strict being a 422 on field `patch`
-(apiserver `pkg/endpoints/handlers/patch.go`). A DELETE's body is DeleteOptions, in JSON or protobuf
-(`handlers/delete.go`).
+(apiserver `pkg/endpoints/handlers/patch.go`). A create or update whose values do not fit the
+kind's Go types (`replicas: "two"`) is a 400 under every directive, as decoding into typed
+structs refuses it (apiserver/jsontypes.py). A DELETE's body is DeleteOptions, in JSON or
+protobuf (`handlers/delete.go`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 from typing import Any
 
 from app.simulator.apiserver import fieldvalidation as fv
-from app.simulator.apiserver import protobuf, schema
+from app.simulator.apiserver import jsontypes, protobuf, schema
 from app.simulator.apiserver.errors import ApiError, bad_request
 from app.simulator.apiserver.gofmt import go_format
 from app.simulator.apiserver.resources import ResourceType
@@ -74,6 +76,9 @@ def object_body(
     _check_kind(rt, obj.get("apiVersion"), obj.get("kind"))
     if root is None:
         return fv.plain(obj), []
+    wrong_type = jsontypes.decode_error(defs, root, obj)  # decoding fails before any validation
+    if wrong_type is not None:
+        raise fv.cannot_handle(rt.kind, rt.api_version, wrong_type)
     pruned, errors = fv.check(defs, root, obj)
     if errors and directive == fv.STRICT:
         raise fv.refuse_body(rt.kind, rt.api_version, errors)
