@@ -194,9 +194,9 @@ class RecommenderJob:
             # FetchingHistory on what is loaded, until this run's conditions replace it
             loading = self.conditions.live_workloads() - have
             self.conditions.fetching(db.session, loading, datetime.fromtimestamp(self.clock(), UTC))
-            load = self.history(
-                self.model, self.cluster, have, policies_for, tracked=self.tracker.tracks
-            )
+            # only what is tracked (RIGHTSIZER_TRACK), when not everything is
+            tracking = {} if self.tracker.everything else {"tracked": self.tracker.tracks}
+            load = self.history(self.model, self.cluster, have, policies_for, **tracking)
             added = add_replayed_points(db.session, load.points, load.requests)
             log.info(
                 "loaded %d history samples from Prometheus; %d recommendation history points",
