@@ -298,6 +298,18 @@ def _resource_ops(slot: Slot) -> list[dict[str, Any]]:
     if not isinstance(resources, Mapping):
         ops.append({"op": "add", "path": base, "value": {}})
         resources = {}
+    return ops + _values_ops(base, resources, requests, limits)
+
+
+def _values_ops(
+    base: str,
+    resources: Mapping[str, Any],
+    requests: Mapping[str, int],
+    limits: Mapping[str, int],
+) -> list[dict[str, Any]]:
+    """The JSON Patch setting `requests` and `limits` under `base` (a `resources` object as
+    written in the pod: a missing section is added first, a written value replaced)."""
+    ops: list[dict[str, Any]] = []
     for section, values in (("requests", requests), ("limits", limits)):
         if not values:
             continue
@@ -391,25 +403,8 @@ def _pod_level_ops(pod: Mapping[str, Any], plan: PodLevelPlan | None) -> list[di
     pod sets pod-level values, or there is no plan)."""
     if plan is None:
         return []
-    ops: list[dict[str, Any]] = []
-    written = pod["spec"]["resources"]
-    for section, values in zip(("requests", "limits"), plan.changes(), strict=True):
-        if not values:
-            continue
-        current = written.get(section)
-        if not isinstance(current, Mapping):
-            ops.append({"op": "add", "path": f"/spec/resources/{section}", "value": {}})
-            current = {}
-        for res in RESOURCES:
-            if res in values:
-                ops.append(
-                    {
-                        "op": "replace" if res in current else "add",
-                        "path": f"/spec/resources/{section}/{res}",
-                        "value": format_amount(res, values[res]),
-                    }
-                )
-    return ops
+    requests, limits = plan.changes()
+    return _values_ops("/spec/resources", pod["spec"]["resources"], requests, limits)
 
 
 def _pod_level_update(plan: PodLevelPlan | None) -> PodLevelUpdate | None:
