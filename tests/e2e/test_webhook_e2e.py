@@ -137,6 +137,10 @@ def test_webhook_sets_recommended_requests_and_never_blocks(sim: Simulator, tmp_
 
         def capped_pod() -> dict[str, Any] | None:
             nonlocal before
+            # A create the LimitRanger refused (the webhook had not seen the LimitRange yet) is
+            # retried by the ReplicaSet controller as time passes (client-go's workqueue backoff);
+            # this simulator's clock stands still unless advanced.
+            sim.advance(1)
             scale(sim, "shop", "checkout", len(before) + 1)
             now = pods_of(sim, "shop", "checkout")
             new = [now[n] for n in set(now) - before]
