@@ -26,6 +26,10 @@ from app.extensions import db
 KIND_LENGTH = 317
 
 
+# A label key: an optional DNS-subdomain prefix (253), a slash, a name (63).
+LABEL_KEY_LENGTH = 317
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -59,6 +63,8 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     # recommender and recommenderParams as written (app.documents.recommender_fields); None: vpa.
     recommender: Mapped[str | None] = mapped_column(String(64))
     recommender_params: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # nodeGroupLabel as written (app.documents.node_group_fields); None: sized as a whole.
+    node_group_label: Mapped[str | None] = mapped_column(String(LABEL_KEY_LENGTH))
     version: Mapped[int] = mapped_column(Integer, default=1)
 
 
@@ -167,6 +173,44 @@ class Checkpoint(db.Model):  # type: ignore[name-defined]
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # Usage per UTC day for the window strategies (app.core.recommend.daily); None: none saved.
     daily: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+
+
+class NodeGroupRecommendation(db.Model):  # type: ignore[name-defined]
+    """A DaemonSet container's recommendation in one node group (the value of its policy's
+    `nodeGroupLabel` on the pods' nodes, app.core.node_groups), with the histograms it rests on:
+    written by the recommender each run, read by the webhook, the updater, the API and the
+    dashboard. The DaemonSet-wide recommendation stays in `recommendations`."""
+
+    __tablename__ = "node_group_recommendations"
+    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "container", "node_group"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    namespace: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
+    name: Mapped[str] = mapped_column(String(253))
+    container: Mapped[str] = mapped_column(String(253))
+    node_label: Mapped[str] = mapped_column(String(LABEL_KEY_LENGTH))
+    node_group: Mapped[str] = mapped_column(String(63))  # the label's value, or "<none>"
+    # None until the strategy has enough of the group's samples
+    target_cpu: Mapped[int | None] = mapped_column(BigInteger)
+    target_memory: Mapped[int | None] = mapped_column(BigInteger)
+    lower_bound_cpu: Mapped[int | None] = mapped_column(BigInteger)
+    lower_bound_memory: Mapped[int | None] = mapped_column(BigInteger)
+    upper_bound_cpu: Mapped[int | None] = mapped_column(BigInteger)
+    upper_bound_memory: Mapped[int | None] = mapped_column(BigInteger)
+    uncapped_target_cpu: Mapped[int | None] = mapped_column(BigInteger)
+    uncapped_target_memory: Mapped[int | None] = mapped_column(BigInteger)
+    reason: Mapped[str | None] = mapped_column(Text)
+    # live pods of the group in the last run that saw one, and a pod's requests then
+    pods: Mapped[int | None] = mapped_column(Integer)
+    current_cpu_request: Mapped[int | None] = mapped_column(BigInteger)
+    current_memory_request: Mapped[int | None] = mapped_column(BigInteger)
+    sample_count: Mapped[int] = mapped_column(Integer, default=0)
+    first_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_sample_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # the group's histograms and daily usage (app.store.node_groups: as a checkpoint row holds)
+    checkpoint: Mapped[dict[str, Any]] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Scaler(Timestamps, db.Model):  # type: ignore[name-defined]

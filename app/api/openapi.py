@@ -325,6 +325,13 @@ def schemas() -> dict[str, Any]:
                 "description": 'the strategy\'s parameters, e.g. {"cpuPercentile": 90}',
                 "additionalProperties": {"type": ["number", "boolean"]},
             },
+            "nodeGroupLabel": {
+                "type": ["string", "null"],
+                "maxLength": 317,
+                "example": "node.kubernetes.io/instance-type",
+                "description": "size the DaemonSets it governs per value of this node label "
+                "(docs/policies.md, Node groups)",
+            },
         },
     }
     scaler = {
@@ -390,6 +397,32 @@ def schemas() -> dict[str, Any]:
                 "type": "string",
                 "description": "how the strategy reached the target",
                 "example": "vpa: CPU p90 of usage (half-life 24h), memory p90 of daily peaks, ...",
+            },
+            "nodeGroups": {
+                "type": "array",
+                "description": "a DaemonSet sized per node group: the container in each group",
+                "items": {
+                    "type": "object",
+                    "required": ["nodeGroup", "sampleCount"],
+                    "properties": {
+                        "nodeGroup": {
+                            "type": "string",
+                            "description": "the node label's value (<none>: nodes without it)",
+                            "example": "m5.4xlarge",
+                        },
+                        "target": RESOURCES,
+                        "lowerBound": RESOURCES,
+                        "upperBound": RESOURCES,
+                        "uncappedTarget": RESOURCES,
+                        "pods": {"type": "integer", "minimum": 0},
+                        "currentRequests": RESOURCES,
+                        "sampleCount": {"type": "integer"},
+                        "firstSampleTime": {"type": ["string", "null"]},
+                        "lastSampleTime": {"type": ["string", "null"]},
+                        "updateTime": {"type": ["string", "null"]},
+                        "reason": {"type": "string"},
+                    },
+                },
             },
         },
     }
@@ -461,6 +494,10 @@ def schemas() -> dict[str, Any]:
                     "type": "integer",
                     "minimum": 0,
                     "description": "live pods the recommender saw in its last run with one",
+                },
+                "nodeGroupLabel": {
+                    "type": "string",
+                    "description": "a DaemonSet sized per node group: the node label grouping it",
                 },
                 "estimatedSavingsPerReplica": {
                     "type": "object",

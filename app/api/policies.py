@@ -78,6 +78,7 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
         "container_policies": doc.get("containerPolicies") or [],
         "update_options": stored_options(doc),
         **dict(zip(("recommender", "recommender_params"), stored_recommender(doc), strict=True)),
+        "node_group_label": doc.get("nodeGroupLabel"),  # app.documents.node_group_fields
     }
 
 

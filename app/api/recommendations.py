@@ -9,7 +9,8 @@ over pods of request - target, app.core.savings) and their average per pod
 requests (or pods) those fields are absent rather than guessed. Each workload also carries its
 `conditions` (app.core.conditions: VPA's RecommendationProvided, LowConfidence, NoPodsMatched, ...
 and rightsizer's own), and a workload known only by its conditions (a policy's target without
-pods) is listed with no containers.
+pods) is listed with no containers. A DaemonSet sized per node group also carries its groups
+(app.api.node_groups: `nodeGroupLabel`, and `nodeGroups` per container).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from flask.typing import ResponseReturnValue
 
 from app.api.auth import requires
 from app.api.errors import ApiError
+from app.api.node_groups import with_node_groups
 from app.api.query import reject_unknown_args
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources, format_cpu, format_memory
@@ -29,6 +31,7 @@ from app.core.savings import Savings
 from app.extensions import db
 from app.models import Recommendation, WorkloadCondition
 from app.store.conditions import workload_conditions
+from app.store.node_groups import node_group_rows
 from app.store.recommendations import find_recommendations
 from app.store.savings import workload_savings
 
@@ -183,7 +186,8 @@ def list_recommendations() -> ResponseReturnValue:
     filters = {k: request.args[k] for k in FILTERS if k in request.args}
     rows = find_recommendations(db.session, **filters)
     conditions = workload_conditions(db.session, **filters)
-    return jsonify({"items": with_conditions(workloads(rows), conditions)})
+    docs = with_node_groups(workloads(rows), node_group_rows(db.session, **filters))
+    return jsonify({"items": with_conditions(docs, conditions)})
 
 
 @bp.get("/recommendations/<namespace>/<kind>/<name>")
@@ -194,4 +198,5 @@ def get_recommendation(namespace: str, kind: str, name: str) -> ResponseReturnVa
     conditions = workload_conditions(db.session, namespace, kind, name)
     if not rows and not conditions:
         raise ApiError(404, "NotFound", f"no recommendation for {kind} {namespace}/{name}")
-    return jsonify(with_conditions(workloads(rows), conditions)[0])
+    docs = with_node_groups(workloads(rows), node_group_rows(db.session, namespace, kind, name))
+    return jsonify(with_conditions(docs, conditions)[0])

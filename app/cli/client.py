@@ -236,30 +236,36 @@ CSV_COLUMNS = (
     "upper_memory",
     "current_cpu",
     "current_memory",
+    "node_group",  # a DaemonSet sized per node group: the group (empty: the DaemonSet-wide row)
 )
 
 
 def recommendation_rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A row per workload container, then one per node group of a DaemonSet sized per group."""
     rows = []
     for w in items:
         for c in w["containers"]:
-            cur = c.get("currentRequests") or {}
-            rows.append(
-                {
-                    "namespace": w["namespace"],
-                    "kind": w["kind"],
-                    "name": w["name"],
-                    "container": c["name"],
-                    "target_cpu": c["target"]["cpu"],
-                    "target_memory": c["target"]["memory"],
-                    "lower_cpu": c["lowerBound"]["cpu"],
-                    "lower_memory": c["lowerBound"]["memory"],
-                    "upper_cpu": c["upperBound"]["cpu"],
-                    "upper_memory": c["upperBound"]["memory"],
-                    "current_cpu": cur.get("cpu"),
-                    "current_memory": cur.get("memory"),
-                }
-            )
+            for r in (c, *(c.get("nodeGroups") or ())):
+                cur = r.get("currentRequests") or {}
+                target, lower = r.get("target") or {}, r.get("lowerBound") or {}
+                upper = r.get("upperBound") or {}
+                rows.append(
+                    {
+                        "namespace": w["namespace"],
+                        "kind": w["kind"],
+                        "name": w["name"],
+                        "container": c["name"],
+                        "target_cpu": target.get("cpu"),
+                        "target_memory": target.get("memory"),
+                        "lower_cpu": lower.get("cpu"),
+                        "lower_memory": lower.get("memory"),
+                        "upper_cpu": upper.get("cpu"),
+                        "upper_memory": upper.get("memory"),
+                        "current_cpu": cur.get("cpu"),
+                        "current_memory": cur.get("memory"),
+                        "node_group": r.get("nodeGroup"),
+                    }
+                )
     return rows
 
 
@@ -276,10 +282,21 @@ def condition_summary(workload: dict[str, Any]) -> str:
     return ",".join(words) or "-"
 
 
+def group_cell(workload: dict[str, Any], group: str | None) -> str:
+    """NODE GROUP: `label=value` of a node group's row, `*` for the DaemonSet-wide row of a
+    DaemonSet sized per group, `-` otherwise."""
+    label = workload.get("nodeGroupLabel")
+    if label is None:
+        return "-"
+    return "*" if group is None else f"{label}={group}"
+
+
 def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     """One line per workload container; a workload without any (a policy's target without
-    pods) gets one line saying why, in its conditions."""
+    pods) gets one line saying why, in its conditions. A DaemonSet sized per node group adds a
+    line per group, and the table a last column, NODE GROUP (`group_cell`)."""
     out: list[tuple[str, ...]] = []
+    grouped = any(w.get("nodeGroupLabel") for w in items)  # a NODE GROUP column, then
     for w in items:
         conditions = condition_summary(w)
         rows: list[dict[str, Any]] = recommendation_rows([w]) or [{"container": "-"}]
@@ -292,15 +309,16 @@ def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
                     shown("cpu", r.get("target_cpu")),
                     shown("memory", r.get("target_memory")),
                     f"{shown('cpu', r.get('lower_cpu'))}-{shown('cpu', r.get('upper_cpu'))}"
-                    if "lower_cpu" in r
+                    if r.get("lower_cpu") is not None
                     else "-",
                     f"{shown('memory', r.get('lower_memory'))}-"
                     f"{shown('memory', r.get('upper_memory'))}"
-                    if "lower_memory" in r
+                    if r.get("lower_memory") is not None
                     else "-",
                     shown("cpu", r.get("current_cpu")),
                     shown("memory", r.get("current_memory")),
                     conditions,
+                    *((group_cell(w, r.get("node_group")),) if grouped else ()),
                 )
             )
     return out
@@ -341,6 +359,7 @@ def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
                 "CURRENT CPU",
                 "CURRENT MEMORY",
                 "CONDITIONS",
+                *(("NODE GROUP",) if any(w.get("nodeGroupLabel") for w in items) else ()),
             ),
             table_rows(items),
         )

@@ -47,6 +47,8 @@ class Policy:
     container_boosts: Mapping[str, StartupBoost] = field(default_factory=dict)  # by containerName
     deprecations: tuple[str, ...] = ()  # what the document says in a deprecated way
     recommender: Strategy = VPA  # app.core.recommend.strategies, configured
+    # a DaemonSet's pods sized per node group: the value of this node label (app.core.node_groups)
+    node_group_label: str | None = None
     created: float = 0.0  # unix seconds; ties broken by age
     changed: float = 0.0  # unix seconds of its last change (creation or update)
     id: int = 0

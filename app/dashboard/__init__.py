@@ -28,6 +28,7 @@ from app.auth import COOKIE, AuthError, authenticate, check
 from app.core.policy import UPDATE_MODES
 from app.core.recommend.model import WorkloadKey
 from app.dashboard import charts, data, format, nodes
+from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
 from app.extensions import db
 from app.models import RecommendationPoint
@@ -246,6 +247,7 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
         snippets=snippets,
         suggested_mode=suggested,
         conditions=conditions,
+        node_groups=node_groups(db.session, namespace, kind, name),  # _node_groups.html
     )
 
 

@@ -23,6 +23,11 @@ from app.core.policy import (
 from app.core.quantity import amount
 from app.core.recommend.capping import RESOURCES, ContainerPolicy
 from app.documents.fields import FieldError
+from app.documents.node_group_fields import (
+    NODE_GROUP_FIELDS,
+    node_group_document,
+    parse_node_group_label,
+)
 from app.documents.recommender_fields import (
     RECOMMENDER_FIELDS,
     parse_recommender,
@@ -56,6 +61,7 @@ POLICY_FIELDS = {
     "containerPolicies",
     *UPDATE_FIELDS,  # app.documents.update_fields
     *RECOMMENDER_FIELDS,  # app.documents.recommender_fields
+    *NODE_GROUP_FIELDS,  # app.documents.node_group_fields
 }
 CONTAINER_FIELDS = {
     "containerName",
@@ -96,6 +102,8 @@ class PolicyRow(Protocol):
     def recommender(self) -> str | None: ...
     @property
     def recommender_params(self) -> dict[str, Any] | None: ...
+    @property
+    def node_group_label(self) -> str | None: ...
     @property
     def created_at(self) -> datetime | None: ...
     @property
@@ -263,6 +271,7 @@ def parse_policy(
     update = parse_update_fields(doc, errors)
     boosts = container_boosts(doc.get("containerPolicies"), errors)
     recommender = parse_recommender(doc, errors)
+    node_group_label = parse_node_group_label(doc, target.kind, errors)
     if errors:
         raise PolicyInvalid(errors)
     return Policy(
@@ -281,6 +290,7 @@ def parse_policy(
         container_boosts=boosts,
         deprecations=DEPRECATED_MODES.get(str(mode), ()),
         recommender=recommender,
+        node_group_label=node_group_label,
         created=_unix(created) if created else 0.0,
         changed=max((_unix(t) for t in (created, changed) if t is not None), default=0.0),
         id=id_,
@@ -304,6 +314,7 @@ def row_document(row: PolicyRow) -> dict[str, Any]:
     doc["containerPolicies"] = row.container_policies or []
     doc.update(row.update_options or {})  # app.documents.update_fields, as written
     doc.update(recommender_document(row.recommender, row.recommender_params))
+    doc.update(node_group_document(row.node_group_label))
     return doc
 
 

@@ -83,9 +83,11 @@ class PrometheusHistory:
         have: set[WorkloadKey],
         policies_for: PoliciesFor | None = None,
         tracked: Tracked | None = None,
+        on_sample: Callable[[Sample], None] | None = None,
     ) -> HistoryLoad:
         """Feeds history into `model` for workloads not in `have` (and `tracked`, when given),
-        oldest sample first."""
+        oldest sample first; `on_sample` sees each sample as it is fed (the node groups of
+        DaemonSets take theirs, app.jobs.node_groups)."""
         targets: dict[tuple[str, str], Target] = {}
         pods_of: dict[tuple[WorkloadKey, str], list[tuple[int | None, int | None]]] = {}
         for pod in cluster.pods.items():
@@ -121,7 +123,10 @@ class PrometheusHistory:
             )
         if skipped:
             log.info("history: %d series of pods not in the cluster any more were skipped", skipped)
-        fed, points = replay(model, heapq.merge(*series, key=lambda s: s.time), policies_for)
+        merged: Iterable[Sample] = heapq.merge(*series, key=lambda s: s.time)
+        if on_sample is not None:
+            merged = _seen(merged, on_sample)
+        fed, points = replay(model, merged, policies_for)
         typical = {}
         for key, pairs in pods_of.items():
             summary = pod_requests(pairs)
@@ -236,3 +241,9 @@ def _samples(
     if is_cpu:
         return iter([Sample(t, w, pod, container, v, requests_[container]) for t, v in values])
     return iter([Sample(t, w, pod, container, memory_bytes=v) for t, v in values])
+
+
+def _seen(samples: Iterable[Sample], see: Callable[[Sample], None]) -> Iterator[Sample]:
+    for s in samples:
+        see(s)
+        yield s

@@ -25,16 +25,18 @@ from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
-from app.core.recommend.timeline import UsageWindows
+from app.core.recommend.timeline import Sample, UsageWindows
 from app.core.savings import pod_requests
 from app.extensions import db
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import PrometheusHistory
+from app.jobs.node_groups import NodeGroupRecorder
 from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store.checkpoints import load_checkpoints
 from app.store.history import add_replayed_points
+from app.store.node_groups import load_node_groups, save_node_groups
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.recommendations import (
     count_recommendations,
@@ -111,6 +113,8 @@ class RecommenderJob:
         self.restored = False
         self.restarts_seen: dict[tuple[str, str, str], int] = {}
         self.missing_since: dict[WorkloadKey, float] = {}
+        # DaemonSets sized per node group: their groups' models (app.jobs.node_groups)
+        self.node_groups = NodeGroupRecorder(self.options.model, self.options.idle_after)
         # the labels of a pod of each workload, last seen: what selector policies match
         self.labels: dict[WorkloadKey, Mapping[str, str]] = {}
 
@@ -123,6 +127,11 @@ class RecommenderJob:
             policies = valid_policies(db.session, self.invalid_policies)
             self.tracker.refresh(policies)  # what is learned this run (RIGHTSIZER_TRACK)
             self._tune(policies)
+            self.node_groups.begin(  # DaemonSets sized per node group: this run's groups
+                policies,
+                self.cluster.node_views,
+                lambda w: governing_policy(policies, w, self.labels.get(w)),
+            )
             if not self.restored:
                 self._restore()
             metrics = self.cluster.pod_metrics()
@@ -136,6 +145,8 @@ class RecommenderJob:
             newest = self.model.newest_sample()
             dropped = self.model.expire_idle(newest) if newest is not None else 0
             dropped += self.tracker.forget_untracked(self.model, self.labels)
+            if newest is not None:
+                self.node_groups.groups.expire_idle(newest)
             self._forget_deleted_pods(set(pods))
             self._forget_restarts(pods.values())
             conflicts = self.cluster.hpa_conflicts()
@@ -155,6 +166,7 @@ class RecommenderJob:
             self.windows.reset(points)
             stamp = datetime.fromtimestamp(now, UTC)
             self.conditions.publish(db.session, policies, self.model, self.recommended, stamp)
+            self._save_node_groups(stamp)
             deleted = self._collect_garbage(now, still_leader)
             count_recommendations(db.session)  # the gauges, after this run's writes
         return (
@@ -179,6 +191,9 @@ class RecommenderJob:
     def _restore(self) -> None:
         loaded, skipped = load_checkpoints(db.session, self.model, self.model.settings)
         log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
+        loaded, skipped = load_node_groups(db.session, self.node_groups.groups, self.model.settings)
+        if loaded or skipped:
+            log.info("restored %d node groups (%d unreadable, skipped)", loaded, skipped)
         if self.history is not None:
             have = set(self.model.aggregates)
             policies = valid_policies(db.session, self.invalid_policies)
@@ -194,9 +209,16 @@ class RecommenderJob:
             # FetchingHistory on what is loaded, until this run's conditions replace it
             loading = self.conditions.live_workloads() - have
             self.conditions.fetching(db.session, loading, datetime.fromtimestamp(self.clock(), UTC))
+            live = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
+
+            def grouped(s: Sample) -> None:  # a grouped DaemonSet's samples, into its groups
+                self.node_groups.add_sample(s, live.get((s.workload.namespace, s.pod)))
+
             # only what is tracked (RIGHTSIZER_TRACK), when not everything is
             tracking = {} if self.tracker.everything else {"tracked": self.tracker.tracks}
-            load = self.history(self.model, self.cluster, have, policies_for, **tracking)
+            load = self.history(
+                self.model, self.cluster, have, policies_for, on_sample=grouped, **tracking
+            )
             added = add_replayed_points(db.session, load.points, load.requests)
             log.info(
                 "loaded %d history samples from Prometheus; %d recommendation history points",
@@ -227,6 +249,9 @@ class RecommenderJob:
             resources = pod.resources()
             info.setdefault(w, WorkloadInfo()).add_pod(pod.name, resources)
             self.labels[w] = pod.labels  # what selector policies match (last pod seen)
+            group = self.node_groups.group_of(w, pod)  # a DaemonSet's node group, if grouped
+            if group is not None:
+                self.node_groups.saw_pod(group, w, pod.name, resources)
             for u in usage_from_metrics(item):
                 if u.container not in resources:
                     continue
@@ -242,6 +267,8 @@ class RecommenderJob:
                 ):
                     fed += 1
                     window.add_memory(u.memory_bytes)
+                if group is not None:
+                    self.node_groups.add(group, w, u, request)
         return fed
 
     def _feed_ooms(self, pods: Iterable[PodView]) -> int:
@@ -255,7 +282,12 @@ class RecommenderJob:
             w = self.cluster.workload_of(pod)
             if w is None or not self.tracker.tracks(w, pod.labels):
                 continue
+            group = self.node_groups.group_of(w, pod)
             for k in kills:
+                if group is not None:
+                    self.node_groups.groups.record_oom(
+                        group, w, k.pod, k.container, k.time, k.memory_bytes
+                    )
                 if self.model.record_oom(w, k.pod, k.container, k.time, k.memory_bytes):
                     count += 1
                     log.info(
@@ -282,6 +314,15 @@ class RecommenderJob:
             if (k[0].namespace, k[1]) not in live or k[0] not in self.model.aggregates
         ]:
             del self.model.pods[key]
+        self.node_groups.groups.forget_deleted_pods(live)
+
+    def _save_node_groups(self, stamp: datetime) -> None:
+        """The groups of grouped DaemonSets (app.store.node_groups); a failure is logged, and the
+        rows of the previous run stay."""
+        try:
+            save_node_groups(db.session, self.node_groups.results(), stamp)
+        except Exception:
+            log.exception("could not save the node groups; keeping the previous values")
 
     def _results(
         self,
@@ -324,6 +365,7 @@ class RecommenderJob:
             if now - since >= self.options.gc_grace and still_leader():
                 delete_workload(db.session, w)
                 self.model.aggregates.pop(w, None)
+                self.node_groups.groups.drop(w)
                 self.missing_since.pop(w, None)
                 self.labels.pop(w, None)
                 deleted += 1

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,8 +32,10 @@ from flask import Flask
 
 from app.core.bodies import EvictionBody
 from app.core.conditions import HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE, UPDATER_TYPES, Condition
+from app.core.node_groups import pods_by_group
 from app.core.pods import PodView
 from app.core.policy import IN_PLACE_MODES, Policy
+from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BOOST_ANNOTATION, boosted, expired, remaining, unboost_body
 from app.core.sizing.fit import NodeRoom
@@ -106,6 +108,7 @@ class UpdaterJob:
         # this run's conditions per workload: type -> (reason, message)
         self.notes: dict[WorkloadKey, dict[str, tuple[str, str]]] = {}
         self.invalid_policies = InvalidPolicyLog("updater")  # each bad row logged once
+        self.node_labels: dict[str, dict[str, str]] = {}  # this run's nodes' labels
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
         if not self.cluster.wait_synced(timeout=min(self.interval, 30.0)):
@@ -137,7 +140,9 @@ class UpdaterJob:
             w = self.cluster.workload_of(pod)
             if w is not None and w.namespace not in self.options.excluded_namespaces:
                 by_workload.setdefault(w, []).append(pod)
-        rooms = node_rooms(self.cluster.node_views(), pods)
+        nodes = self.cluster.node_views()
+        rooms = node_rooms(nodes, pods)
+        self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
         s = self.options.settings
         budgets = {
             w: DisruptionBudget(
@@ -226,15 +231,22 @@ class UpdaterJob:
                 self.options.min_history_seconds,
             )
             return
-        candidates = workload_candidates(
-            w,
-            pods,
-            policy,
-            containers,
-            snapshot.excluded.get(w),
-            self._ranges(w.namespace),
-            self.clock(),
-            s,
+        candidates = sorted(
+            (
+                c
+                for recs, sized in self._sized_sets(w, pods, policy, snapshot, containers)
+                for c in workload_candidates(
+                    w,
+                    sized,
+                    policy,
+                    recs,
+                    snapshot.excluded.get(w),
+                    self._ranges(w.namespace),
+                    self.clock(),
+                    s,
+                )
+            ),
+            key=lambda c: c.priority.sort_key(),
         )
         t = self.tally
         for c in candidates:
@@ -269,6 +281,37 @@ class UpdaterJob:
             t.updated += 1
             if done == "fallback":
                 t.fallbacks += 1
+
+    def _sized_sets(
+        self,
+        w: WorkloadKey,
+        pods: list[PodView],
+        policy: Policy,
+        snapshot: Snapshot,
+        whole: Mapping[str, Recommendation],
+    ) -> list[tuple[Mapping[str, Recommendation], list[PodView]]]:
+        """The workload's pods by the recommendations the webhook would size each from: all of
+        them from `whole`, but for a DaemonSet sized per node group, whose pods go by the group
+        of their node (app.core.node_groups); a group's pods wait while its recommendation has
+        less history than the updater needs."""
+        groups = snapshot.node_groups_of(w, policy)
+        if groups is None:
+            return [(whole, pods)]
+        out = []
+        for sized in pods_by_group(groups, whole, pods, self.node_labels):
+            if sized.history is not None and sized.history < self.options.min_history_seconds:
+                log.info(
+                    "not updating the pods of %s in node group %s=%s: its recommendation has "
+                    "%.0fs of history, %.0fs needed",
+                    w,
+                    groups.label,
+                    sized.group,
+                    sized.history,
+                    self.options.min_history_seconds,
+                )
+                continue
+            out.append((sized.recommendations, list(sized.pods)))
+        return out
 
     def _admitted(
         self,

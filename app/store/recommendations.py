@@ -17,7 +17,7 @@ from prometheus_client import Gauge
 from sqlalchemy import delete, func, select, tuple_
 
 from app.core.recommend.model import WorkloadKey
-from app.models import Checkpoint, RecommendationPoint, WorkloadCondition
+from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import fill_checkpoint
 from app.store.history import append_history
@@ -174,9 +174,15 @@ def stored_workloads(session: DbSession) -> set[WorkloadKey]:
 
 
 def delete_workload(session: DbSession, w: WorkloadKey) -> None:
-    """Forgets a workload that no longer exists: its recommendations, checkpoints, history and
-    conditions."""
-    for table in (RecommendationRow, Checkpoint, RecommendationPoint, WorkloadCondition):
+    """Forgets a workload that no longer exists: its recommendations, checkpoints, history,
+    conditions and node groups."""
+    for table in (
+        RecommendationRow,
+        Checkpoint,
+        RecommendationPoint,
+        WorkloadCondition,
+        NodeGroupRecommendation,
+    ):
         session.execute(
             delete(table).where(
                 table.namespace == w.namespace, table.kind == w.kind, table.name == w.name

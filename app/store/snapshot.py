@@ -1,7 +1,8 @@
 """What the webhook and the updater load: every policy and recommendation, as plain values.
 
-`load_snapshot` reads them (two queries: app.store.policies.valid_policies and
-`recommendation_targets`) into an immutable `Snapshot`, the one the webhook's cache
+`load_snapshot` reads them (three queries: app.store.policies.valid_policies,
+`recommendation_targets` and app.store.node_groups.node_group_targets, the recommendations of
+DaemonSets per node group) into an immutable `Snapshot`, the one the webhook's cache
 (app.webhook.cache) serves from and the updater plans with; the updater also reads
 `history_seconds`, how much data each recommendation rests on.
 """
@@ -15,11 +16,13 @@ from itertools import chain
 
 from sqlalchemy import select
 
+from app.core.node_groups import NodeGroupRecommendations, grouping_label
 from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
 from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources
 from app.models import Recommendation as RecommendationRow
+from app.store.node_groups import node_group_targets
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession
 
@@ -83,17 +86,27 @@ class Snapshot:
     excluded: Mapping[WorkloadKey, Mapping[str, frozenset[str]]]  # owned by another controller
     loaded_at: float
     counts: Mapping[str, int] = field(default_factory=dict)
+    # grouped DaemonSets: their recommendations per node group (app.store.node_groups)
+    node_groups: Mapping[WorkloadKey, NodeGroupRecommendations] = field(default_factory=dict)
 
     def policy_for(self, w: WorkloadKey, labels: Mapping[str, str] | None = None) -> Policy | None:
         """The policy of `w`, whose pods carry `labels` (selector policies need them)."""
         candidates = chain(self.policies.get(w.namespace, ()), self.policies.get(CLUSTER_WIDE, ()))
         return governing_policy(candidates, w, labels)
 
+    def node_groups_of(self, w: WorkloadKey, policy: Policy) -> NodeGroupRecommendations | None:
+        """`w`'s recommendations per node group, when its policy groups it by their label."""
+        groups = self.node_groups.get(w)
+        if groups is None or grouping_label(policy, w) != groups.label:
+            return None
+        return groups
+
 
 def build_snapshot(
     policies: Iterable[Policy],
     recommendations: Iterable[tuple[WorkloadKey, str, Recommendation, Iterable[str]]],
     loaded_at: float,
+    node_groups: Mapping[WorkloadKey, NodeGroupRecommendations] | None = None,
 ) -> Snapshot:
     by_ns: dict[str, list[Policy]] = {}
     n_policies = n_recs = 0
@@ -113,6 +126,7 @@ def build_snapshot(
         excluded,
         loaded_at,
         {"policies": n_policies, "recommendations": n_recs},
+        {w: g.merged(recs.get(w, {})) for w, g in (node_groups or {}).items()},
     )
 
 
@@ -121,6 +135,7 @@ def load_snapshot(
     clock: Callable[[], float] = time.monotonic,
     invalid: InvalidPolicyLog | None = None,
 ) -> Snapshot:
-    """Reads all policies and recommendations (two queries)."""
+    """Reads all policies and recommendations (three queries: node groups too)."""
     policies = valid_policies(session, invalid or InvalidPolicyLog("webhook"))
-    return build_snapshot(policies, recommendation_targets(session), clock())
+    recs = recommendation_targets(session)
+    return build_snapshot(policies, recs, clock(), node_group_targets(session))

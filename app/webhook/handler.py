@@ -77,6 +77,7 @@ class Webhook:
         self.owner_lookup = owner_lookup
         self.scalable = scalable  # which kinds have /scale (None: every controller counts)
         self.node_labels: NodeLabels | None = None  # a node's labels (DaemonSets per node group)
+        self.node_sync: Callable[[float], bool] | None = None  # waits for the first listing
         self.sources = sources
         self.mutations = mutations  # pods patched, counted per workload for the audit trail
         self.excluded_namespaces = frozenset(excluded_namespaces)  # never sized, whatever is sent
@@ -143,8 +144,11 @@ class Webhook:
             if self.sources.limit_ranges is not None and self.sources.owners is not None:
                 self.limit_ranges = self.sources.limit_ranges
                 self.owner_lookup = self.sources.owners
-            if self.sources.nodes is not None:
-                self.node_labels = self.sources.nodes
+            if self.sources.nodes is not None and self.node_labels is None:
+                self.node_labels, self.node_sync = (
+                    self.sources.nodes,
+                    self.sources.nodes.wait_synced,
+                )
             kinds = self.sources.scalable
             if kinds is not None and kinds.listed:  # before its first listing: every kind counts
                 self.scalable = kinds
@@ -194,11 +198,13 @@ class Webhook:
         policy = snapshot.policy_for(workload, labels if isinstance(labels, dict) else {})
         if policy is None:
             return PodPatch([], (), "no-policy")
+        recommendations = snapshot.recommendations.get(workload, NO_RECOMMENDATIONS)
+        groups = snapshot.node_groups_of(workload, policy)
+        if groups is not None:  # a DaemonSet sized per node group: the group of its node
+            recommendations, _ = groups.for_node(self._node_of(pod), recommendations)
         result = self.patches.build_patch(  # pods of one template: computed once
             pod,
-            snapshot.recommendations_on_node(
-                workload, policy, self._node_of(pod), NO_RECOMMENDATIONS
-            ),
+            recommendations,
             policy,
             self.limit_ranges(namespace) if self.limit_ranges else (),
             excluded=snapshot.excluded.get(workload),
@@ -209,11 +215,17 @@ class Webhook:
 
     def _node_of(self, pod: dict[str, Any]) -> Mapping[str, str] | None:
         """The labels of the node the pod is for (the DaemonSet controller names it in the pod's
-        node affinity: app.core.node_groups.target_node_name); None when unknown."""
-        if self.node_labels is None:
-            return None
+        node affinity: app.core.node_groups.target_node_name); None when unknown. While this
+        process's node cache has not listed yet (its first seconds), a pod waits for it, at most
+        FIRST_LOAD_WAIT: else the pods a rollout creates then would all get the DaemonSet-wide
+        size, and the updater would replace them again."""
         node = target_node_name(pod)
-        return None if node is None else self.node_labels(node)
+        if node is None or self.node_labels is None:
+            return None
+        labels = self.node_labels(node)
+        if labels is None and self.node_sync is not None and self.node_sync(FIRST_LOAD_WAIT):
+            labels = self.node_labels(node)
+        return labels
 
 
 def too_large() -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from app.kube.client import api_client
 from app.kube.limitranges import LimitRangeCache
+from app.kube.nodelabels import NodeLabelCache
 from app.kube.owners import OwnerCache
 from app.kube.scalable import ScalableKinds
 
@@ -37,6 +38,7 @@ class ClusterSources:
         self.api_client = api_client  # tests pass one; a server builds its own per process
         self.limit_ranges: LimitRangeCache | None = None
         self.owners: OwnerCache | None = None
+        self.nodes: NodeLabelCache | None = None  # node labels: DaemonSets per node group
         self.scalable: ScalableKinds | None = None  # listed in the background, never per review
         self._pid = 0
         self._lock = threading.Lock()
@@ -53,6 +55,7 @@ class ClusterSources:
                 api = self.api_client or api_client(self.kubeconfig or None)
                 self.limit_ranges = LimitRangeCache(api).start()
                 self.owners = OwnerCache(api).start()
+                self.nodes = NodeLabelCache(api).start()
                 self.scalable = ScalableKinds(api).start()
             except Exception as e:
                 log.warning(
@@ -63,10 +66,12 @@ class ClusterSources:
                 return True
         if wait > 0 and self.limit_ranges is not None:
             self.limit_ranges.wait_synced(wait)
+        if wait > 0 and self.nodes is not None:  # a daemon pod's node group needs its labels
+            self.nodes.wait_synced(wait)
         return True
 
     def stop(self) -> None:
-        for cache in (self.limit_ranges, self.owners, self.scalable):
+        for cache in (self.limit_ranges, self.owners, self.scalable, self.nodes):
             if cache is not None:
                 cache.stop()
         self._pid = 0

@@ -213,6 +213,9 @@ def example_value(p: Param) -> ParamValue:
     return p.kind(value)
 
 
+NODE_LABELS = ["node.kubernetes.io/instance-type", "pool", "example.com/node-group"]
+
+
 @st.composite
 def policies(draw: st.DrawFn) -> dict[str, Any]:
     name = draw(NAMES)
@@ -250,6 +253,8 @@ def policies(draw: st.DrawFn) -> dict[str, Any]:
         )
     )
     doc.update(draw(recommenders()))
+    if doc["target"]["kind"] == "DaemonSet" and draw(st.booleans()):
+        doc["nodeGroupLabel"] = draw(st.sampled_from(NODE_LABELS))
     return doc
 
 

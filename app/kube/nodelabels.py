@@ -1,0 +1,70 @@
+"""Each node's labels, kept in memory for the webhook by a list+watch informer.
+
+A DaemonSet sized per node group (app.core.node_groups) gets, for each new pod, the recommendation
+of the group of the node the pod is for: the webhook reads that node's labels here, one dict read,
+never a request to the API server while the pod waits. Only names and labels are kept (a node's
+status is most of its JSON). Until the informer has listed, or when nodes cannot be listed, a node
+is unknown and the pod gets the DaemonSet-wide recommendation; in the cache's first seconds a
+lookup may wait for the first listing (`wait_listed`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from kubernetes import client
+
+from app.kube.informer import Informer, Obj
+
+STARTUP = 30.0  # seconds after its start in which a lookup may wait for the first listing
+
+
+def trim_node_labels(node: Obj) -> Obj:
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels")
+    return {
+        "metadata": {
+            "name": meta.get("name"),
+            "labels": dict(labels) if isinstance(labels, dict) else {},
+        }
+    }
+
+
+class NodeLabelCache:
+    """`cache(node)` -> that node's labels, or None when the node is not known (yet)."""
+
+    def __init__(self, api: client.ApiClient, watch_timeout: int = 300) -> None:
+        core = client.CoreV1Api(api)
+        self._started = time.monotonic()
+        self.informer = Informer(
+            "webhook-nodes", core.list_node, watch_timeout=watch_timeout, transform=trim_node_labels
+        )
+
+    def __call__(self, name: str) -> Mapping[str, str] | None:
+        node: Any = self.informer.get("", name)
+        return None if node is None else node["metadata"]["labels"]
+
+    @property
+    def synced(self) -> bool:
+        return self.informer.synced.is_set()
+
+    def start(self) -> NodeLabelCache:
+        self._started = time.monotonic()
+        self.informer.start()
+        return self
+
+    def wait_listed(self, timeout: float) -> bool:
+        """Waits up to `timeout` for the first listing, only in the cache's first STARTUP
+        seconds: nodes that cannot be listed (no permission) must not slow every pod after."""
+        if self.synced:
+            return True
+        left = self._started + STARTUP - time.monotonic()
+        return left > 0 and self.informer.wait_synced(min(timeout, left))
+
+    def wait_synced(self, timeout: float) -> bool:
+        return self.informer.wait_synced(timeout)
+
+    def stop(self) -> None:
+        self.informer.stop()
