@@ -23,7 +23,7 @@ from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.node_groups import GroupKey, NodeGroupModels
 from app.core.recommend.samples import Usage
 from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.strategies import VPA
+from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample
 from app.core.savings import pod_requests
 from app.store.node_groups import NodeGroupResult
@@ -41,7 +41,8 @@ class _Seen:
 
 class NodeGroupRecorder:
     def __init__(self, settings: RecommenderSettings, idle_after: float) -> None:
-        self.groups = NodeGroupModels(lambda: UsageModel(settings, idle_after))
+        self.settings, self.idle_after = settings, idle_after
+        self.groups = NodeGroupModels(self._new_model)
         self._node_labels: dict[str, dict[str, str]] = {}
         self._policy_of: PolicyOf = lambda w: None
         self._labels: dict[WorkloadKey, str | None] = {}  # this run's grouping label per DaemonSet
@@ -58,6 +59,21 @@ class NodeGroupRecorder:
         self._active = any(p.node_group_label for p in policies)
         self._node_labels = {n.name: dict(n.labels) for n in nodes()} if self._active else {}
         self._policy_of, self._labels, self._seen = policy_of, {}, {}
+        for m in self.groups.models.values():  # a policy's vpa parameters, as for the DaemonSet
+            m.strategy_of = self._strategy_of
+            for w in list(m.aggregates):
+                m.tune(w, self._strategy_of(w))
+
+    def _strategy_of(self, w: WorkloadKey) -> Strategy:
+        policy = self._policy_of(w)
+        return policy.recommender if policy else VPA
+
+    def _new_model(self) -> UsageModel:
+        """A group's model: each workload's history taken as its policy's strategy says, as the
+        DaemonSet-wide model takes it (UsageModel.tune)."""
+        m = UsageModel(self.settings, self.idle_after)
+        m.strategy_of = self._strategy_of
+        return m
 
     def label_of(self, w: WorkloadKey) -> str | None:
         """The node label that groups `w` this run (None: not grouped)."""

@@ -157,3 +157,24 @@ def test_a_namespace_policy_groups_its_daemonsets_only(
     job = make_job(app, cluster, sim)
     step(sim, job)
     assert {name for name, _ in groups(app)} == {"agent"}
+
+
+def test_groups_take_the_history_as_the_policys_vpa_parameters_say(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    """A policy's `vpa` parameters (a memory interval, a half-life) tune the DaemonSet's groups
+    as they tune the DaemonSet-wide model (UsageModel.tune)."""
+    add_policy(app, "agent", TYPE)
+    params = {"memoryAggregationIntervalSeconds": 120, "cpuHistogramDecayHalfLifeSeconds": 3600}
+    with app.app_context():
+        row = db.session.scalar(select(PolicyRow).where(PolicyRow.name == "agent"))
+        assert row is not None
+        row.recommender, row.recommender_params = "vpa", params
+        db.session.commit()
+    job = make_job(app, cluster, sim)
+    step(sim, job)
+    agent = next(w for w in job.model.aggregates if w.name == "agent")
+    assert job.node_groups.groups.models
+    for model in [job.model, *job.node_groups.groups.models.values()]:
+        s = model.tuning(agent).settings
+        assert (s.memory_aggregation_interval_seconds, s.cpu_half_life_seconds) == (120, 3600)
