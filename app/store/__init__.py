@@ -9,6 +9,8 @@ setup.cfg holds that). Modules per table family:
   checkpoint, the gauges, garbage collection of vanished workloads; `history`: the hourly
   recommendation points.
 - `checkpoints`: checkpoint rows back into the model, for the recommender and the histogram views.
+- `node_groups`: the recommendations of DaemonSets per node group, with their histograms
+  (written whole each run, restored at start, read by the snapshot, the API and the dashboard).
 - `snapshot`: what the webhook and the updater load (recommendation targets, history lengths).
 - `policies`, `scalers`: rows of the editable resources; `versioned`: their optimistic-concurrency
   create, update and delete.
