@@ -204,7 +204,8 @@ class ClusterView:
         self.hpas = Informer("hpas", hpa.list_horizontal_pod_autoscaler_for_all_namespaces)
         self.nodes = Informer("nodes", core.list_node, transform=trim_node)
         self.custom = client.CustomObjectsApi(api)
-        # Kinds beyond the six above are workloads when they have a /scale subresource.
+        # Kinds beyond the six above are workloads when they have a /scale subresource: listed
+        # in the background (at start, every 5 minutes, and when a new kind shows up).
         self.scalable = ScalableKinds(api)
 
     @property
@@ -214,19 +215,22 @@ class ClusterView:
     def start(self) -> ClusterView:
         for inf in self.informers:
             inf.start()
+        self.scalable.start()
         return self
 
     def stop(self) -> None:
+        self.scalable.stop()
         for inf in self.informers:  # signal every one first: their watches close together
             inf.stop(join=False)
         for inf in self.informers:
             inf.join(timeout=2)
 
     def wait_synced(self, timeout: float) -> bool:
+        """The caches listed, and discovery tried once (until then no kind beyond the six is
+        known to be a workload: a run now would key their pods by the wrong controller)."""
+        deadline = time.monotonic() + timeout
         synced = all(inf.wait_synced(timeout) for inf in self.informers)
-        if synced:
-            self.scalable.refresh_if_due()  # at the start of a run: discovery at most every 5 min
-        return synced
+        return synced and self.scalable.wait_attempted(max(0.0, deadline - time.monotonic()))
 
     def stale(self) -> list[str]:
         """The caches not following the server right now (see Informer.live)."""

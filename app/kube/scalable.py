@@ -65,6 +65,7 @@ class ScalableKinds:
         self._thread: threading.Thread | None = None
         self.failing = False
         self.refreshes = 0  # discovery listings done (successful or not)
+        self.attempted = threading.Event()  # set once the first listing was tried
 
     # --- discovery ----------------------------------------------------------------------------
 
@@ -110,17 +111,17 @@ class ScalableKinds:
             self.failing = True
             with self._lock:
                 self._listed_at = self.clock()  # not again at once
+            self.attempted.set()
             return False
         self.failing = False
         with self._lock:
             self._kinds, self._listed_at = kinds, self.clock()
+        self.attempted.set()
         return True
 
-    def refresh_if_due(self) -> None:
-        with self._lock:
-            listed_at = self._listed_at
-        if listed_at is None or self.clock() - listed_at >= self.refresh_seconds:
-            self.refresh()
+    def wait_attempted(self, timeout: float) -> bool:
+        """Whether the first listing was tried (successful or not) within `timeout` seconds."""
+        return self.attempted.wait(timeout)
 
     def _discover(self) -> dict[tuple[str, str], ScaleResource]:
         out: dict[tuple[str, str], ScaleResource] = {}
