@@ -75,6 +75,11 @@ class NodeGroupRecorder:
         m.strategy_of = self._strategy_of
         return m
 
+    @property
+    def active(self) -> bool:
+        """Some policy groups DaemonSets this run."""
+        return self._active
+
     def label_of(self, w: WorkloadKey) -> str | None:
         """The node label that groups `w` this run (None: not grouped)."""
         if not self._active or w.kind not in GROUPED_KINDS:

@@ -129,7 +129,7 @@ class RecommenderJob:
             self._tune(policies)
             self.node_groups.begin(  # DaemonSets sized per node group: this run's groups
                 policies,
-                self.cluster.node_views,
+                lambda: self.cluster.node_views(),  # read only when a policy groups
                 lambda w: governing_policy(policies, w, self.labels.get(w)),
             )
             if not self.restored:
@@ -209,16 +209,14 @@ class RecommenderJob:
             # FetchingHistory on what is loaded, until this run's conditions replace it
             loading = self.conditions.live_workloads() - have
             self.conditions.fetching(db.session, loading, datetime.fromtimestamp(self.clock(), UTC))
-            live = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
-
-            def grouped(s: Sample) -> None:  # a grouped DaemonSet's samples, into its groups
-                self.node_groups.add_sample(s, live.get((s.workload.namespace, s.pod)))
-
-            # only what is tracked (RIGHTSIZER_TRACK), when not everything is
-            tracking = {} if self.tracker.everything else {"tracked": self.tracker.tracks}
-            load = self.history(
-                self.model, self.cluster, have, policies_for, on_sample=grouped, **tracking
-            )
+            # only what is tracked (RIGHTSIZER_TRACK), when not everything is; and, when a
+            # policy groups DaemonSets per node group, each such pod's samples to its group too
+            options: dict[str, Any] = {}
+            if not self.tracker.everything:
+                options["tracked"] = self.tracker.tracks
+            if self.node_groups.active:
+                options["on_sample"] = self._grouped_history()
+            load = self.history(self.model, self.cluster, have, policies_for, **options)
             added = add_replayed_points(db.session, load.points, load.requests)
             log.info(
                 "loaded %d history samples from Prometheus; %d recommendation history points",
@@ -315,6 +313,15 @@ class RecommenderJob:
         ]:
             del self.model.pods[key]
         self.node_groups.groups.forget_deleted_pods(live)
+
+    def _grouped_history(self) -> Callable[[Sample], None]:
+        """What takes each history sample of a live pod of a grouped DaemonSet into its group."""
+        live = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
+
+        def grouped(s: Sample) -> None:
+            self.node_groups.add_sample(s, live.get((s.workload.namespace, s.pod)))
+
+        return grouped
 
     def _save_node_groups(self, stamp: datetime) -> None:
         """The groups of grouped DaemonSets (app.store.node_groups); a failure is logged, and the
