@@ -143,7 +143,7 @@ def test_a_garbled_extras_annotation_is_reported_not_fatal() -> None:
 NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,10}[a-z0-9]", fullmatch=True)
 CPU = st.one_of(
     st.integers(1, 64).map(str),
-    st.integers(1, 64000).map(lambda m: f"{m}m"),
+    st.integers(10, 64000).map(lambda m: f"{m}m"),  # never below the generated minAllowed (10m)
     st.integers(1, 8),
 )
 MEMORY = st.one_of(st.integers(1, 4096).map(lambda m: f"{m}Mi"), st.integers(10**6, 10**10))
