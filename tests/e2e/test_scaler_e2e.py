@@ -27,7 +27,14 @@ def sim_namespaces() -> tuple[str, ...]:
 
 @pytest.fixture
 def app(sim: Simulator, tmp_path: Path) -> Iterator[AppProcess]:
-    a = AppProcess(sim.kubeconfig_path, f"sqlite:///{tmp_path}/rightsizer.db", tmp_path / "app.log")
+    # The timings below count in 1 s scaler runs: with client-go's 5 QPS default the recommender
+    # and updater sharing the client delay the scaler's runs by seconds on this cluster.
+    a = AppProcess(
+        sim.kubeconfig_path,
+        f"sqlite:///{tmp_path}/rightsizer.db",
+        tmp_path / "app.log",
+        RIGHTSIZER_KUBE_API_QPS=0,
+    )
     a.wait_ready()
     yield a
     a.stop()
