@@ -207,6 +207,14 @@ def violations(
                 pod_lim[res] = pod_level.limits.get(res, aggregate(entries, "limits", res))
             errs += _check("Pod", item, pod_req, pod_lim)
     for res in RESOURCES:
+        # pkg/apis/core/validation ValidatePodResourceRequirements: a pod-level request above its
+        # own pod-level limit is refused like a container's.
+        preq, plim = pod_level.requests.get(res), pod_level.limits.get(res)
+        if preq is not None and plim is not None and preq > plim:
+            errs.append(
+                f"spec.resources.requests[{res}]: must be less than or equal to {res} limit of "
+                f"{_fmt(res, plim)}"
+            )
         budget = pod_level.request_budget(res)
         agg = aggregate(entries, "requests", res)
         if budget is not None and agg is not None and agg > budget:

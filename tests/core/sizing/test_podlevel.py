@@ -28,6 +28,7 @@ from app.core.sizing.plan import (
     pod_requests,
     workload_candidates,
 )
+from app.core.sizing.podlimits import PodLevel, violations
 from app.core.sizing.priority import UpdaterSettings
 from tests.support.pods import apply_strictly, assert_valid_pod, container, pod, policy, rec
 
@@ -253,3 +254,11 @@ def test_pod_level_pods_are_not_resized_in_place_and_count_on_nodes_by_pod_level
     placed = placement(c, [NodeRoom("n1", 4000, 8192 * MI, (), ())])
     assert placed is not None
     assert (placed[0].cpu_free, placed[0].memory_free) == (4500, (8192 + 1024 - 350) * MI)
+
+
+def test_a_pod_level_request_above_the_pod_level_limit_is_a_violation() -> None:
+    """ValidatePodResourceRequirements refuses it (found by the webhook's admission property:
+    a sidecar sized up raised the pod-level request past a RequestsOnly pod-level limit)."""
+    refused = violations([], [], PodLevel(requests={"cpu": 5}, limits={"cpu": 4}))
+    assert any("must be less than or equal to cpu limit" in r for r in refused), refused
+    assert violations([], [], PodLevel(requests={"cpu": 4}, limits={"cpu": 4})) == []
