@@ -331,7 +331,7 @@ def _field_number(part: bytes) -> int:
 
 # --- YAML text, as gnostic's compiler.Marshal (yaml.v3, block style) writes a JSON value ----
 
-_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./,-]*$")
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./,-]*")  # fullmatch: "$" would let "a\n" through
 _ESCAPED = {0x2028, 0x2029, 0xFFFE, 0xFFFF}
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
@@ -380,7 +380,7 @@ def _scalar(value: Any) -> str:
         mantissa, e, exponent = repr(value).partition("e")
         return (mantissa if "." in mantissa else mantissa + ".0") + e + exponent
     text = str(value)
-    if _PLAIN.match(text) and text.lower() not in _RESERVED:
+    if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED:
         return text
     return _quoted(text)
 
