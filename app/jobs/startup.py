@@ -85,9 +85,14 @@ def recommender_options(settings: Settings) -> RecommenderOptions:
 def build_jobs(app: Flask) -> Jobs:
     settings = settings_of(app)
     kube = settings.cluster
-    # Every call the jobs make waits for one client-side rate limiter (client-go's QPS/Burst);
-    # the Lease has a client of its own, so that evictions never hold up its renewals.
+    # Every call the recommender and updater make waits for one client-side rate limiter
+    # (client-go's QPS/Burst). The Lease has a client of its own, so that evictions never hold
+    # up its renewals; so has the scaler (a bucket of its own at the same QPS/burst), so that a
+    # busy recommender or updater never delays its few calls a run by seconds.
     api = api_client(kube.kubeconfig or None, qps=kube.kube_api_qps, burst=kube.kube_api_burst)
+    scaler_api = api_client(
+        kube.kubeconfig or None, qps=kube.kube_api_qps, burst=kube.kube_api_burst
+    )
     lease_api = api_client(kube.kubeconfig or None)
     cluster = ClusterView(api)
     history = None
@@ -102,7 +107,7 @@ def build_jobs(app: Flask) -> Jobs:
     )
     jobs: list[Job] = [
         recommender,
-        ScalerJob(app, cluster, ScaleClient(api), settings.scaler.interval),
+        ScalerJob(app, cluster, ScaleClient(scaler_api), settings.scaler.interval),
         UpdaterJob(
             app,
             cluster,
