@@ -45,13 +45,27 @@ if str(ROOT) not in sys.path:
 import scale_common as sc  # noqa: E402
 
 from app.core.recommend.aggregate import memory_buckets  # noqa: E402
+from app.core.recommend.capping import Recommendation  # noqa: E402
 from app.core.recommend.daily import Distribution  # noqa: E402
 from app.core.recommend.estimator import pod_minimum  # noqa: E402
 from app.core.recommend.model import UsageModel  # noqa: E402
 from app.core.recommend.settings import DAY, RecommenderSettings  # noqa: E402
 from app.core.recommend.strategies import VPA, Strategy, StrategyInvalid, configure  # noqa: E402
 from app.core.recommend.strategies.balanced import balanced_level  # noqa: E402
-from app.core.recommend.trace import TRACE_WORKLOAD, TraceRow, parse_trace, replay  # noqa: E402
+from app.core.recommend.trace import (  # noqa: E402
+    TRACE_WORKLOAD,
+    TraceRow,
+    feed,
+    parse_trace,
+    replay,
+)
+from app.core.resources import Resources  # noqa: E402
+from app.core.sizing.priority import (  # noqa: E402
+    ContainerView,
+    UpdaterSettings,
+    pod_priority,
+    update_reason,
+)
 
 DEFAULT_STRATEGIES = ("vpa", "krr-simple", "balanced")
 COLUMNS = ("cpu_under", "cpu_slack", "memory_under", "memory_slack")
@@ -70,6 +84,7 @@ class Score:
     memory_under: float
     memory_slack: float
     memory_unused: float
+    updates_per_day: float = 0.0  # rolling protocol: how often the updater replaced the pod
 
 
 def judge(values: Sequence[float], target: float) -> tuple[float, float, float]:
@@ -156,6 +171,134 @@ def _score(
     return Score(name, container, c[0], c[1], c[2], m[0], m[1], m[2])
 
 
+@dataclass
+class _Judged:
+    """Running sums of one resource's judged samples against the request in force at each."""
+
+    count: int = 0
+    above: int = 0
+    used: float = 0.0
+    requested: float = 0.0
+    unused: float = 0.0
+
+    def add(self, value: float, request: float) -> None:
+        self.count += 1
+        self.above += value > request
+        self.used += value
+        self.requested += request
+        self.unused += max(0.0, request - value)
+
+    def figures(self) -> tuple[float, float, float]:
+        """(share above, 1 - used / requested, unused / requested): for a request that never
+        changes, what `judge` gives."""
+        return self.above / self.count, 1 - self.used / self.requested, self.unused / self.requested
+
+
+@dataclass
+class _InForce:
+    """What one strategy's pod runs with under the rolling protocol, and what it gave."""
+
+    request: Resources
+    since: float  # when the pod was (re)created with it
+    updates: int = 0
+    cpu: _Judged | None = None
+    memory: _Judged | None = None
+
+
+UPDATER = UpdaterSettings()
+
+
+def updater_replaces(current: Resources, since: float, rec: Recommendation, now: float) -> bool:
+    """Whether rightsizer's updater (app/core/sizing/priority.py, VPA's updater re-derived from
+    kubernetes/autoscaler vertical-pod-autoscaler/pkg/updater/priority) replaces a pod running
+    with `current` since `since`, given the recommendation `rec` at `now`: a request outside
+    [lowerBound, upperBound], or a pod that lived 12 h whose requests differ from the target by
+    10% or more in total. The trace is taken as one replica of a workload the disruption budget
+    lets the updater touch (VPA's --min-replicas 2 would leave a lone pod alone)."""
+
+    def amounts(r: Resources) -> dict[str, int]:
+        return {"cpu": r.cpu, "memory": r.memory}
+
+    view = ContainerView(
+        "c",
+        amounts(current),
+        amounts(rec.target),
+        amounts(rec.lower_bound),
+        amounts(rec.upper_bound),
+    )
+    return update_reason(pod_priority([view]), since, now, False, UPDATER) is not None
+
+
+def score_trace_rolling(
+    name: str,
+    rows: list[TraceRow],
+    train_days: float,
+    strategies: Sequence[Strategy],
+    hours: float,
+) -> dict[str, list[Score]] | None:
+    """The rolling protocol: the model learns from the first `train_days`, each strategy's target
+    is the pod's request then; the judged part is walked in steps of `hours`, every sample fed to
+    the same model, and at each step the strategy is asked again and the updater decides whether
+    the pod is replaced with the new target (`updater_replaces`). Each judged sample is judged
+    against the request in force at its time. None when the trace is too short."""
+    parts = split(rows, train_days)
+    if parts is None:
+        return None
+    train, _ = parts
+    cut = min(r.time for r in rows) + train_days * DAY
+    later = [r for r in rows if r.time >= cut]
+    model = UsageModel()
+    model.tune(TRACE_WORKLOAD, VPA)
+    feed(train, model)
+    step = hours * 3600.0
+    states: dict[str, dict[str, _InForce]] = {label(s): {} for s in strategies}
+    now, i = cut, 0
+    while i < len(later):
+        for strategy in strategies:
+            in_force = states[label(strategy)]
+            for c, rec in model.recommend(TRACE_WORKLOAD, None, strategy).items():
+                state = in_force.get(c)
+                if state is None:
+                    if now == cut:  # only containers recommended at the start are judged
+                        in_force[c] = _InForce(rec.target, now, 0, _Judged(), _Judged())
+                elif updater_replaces(state.request, state.since, rec, now):
+                    state.request, state.since = rec.target, now
+                    state.updates += 1
+        end = now + step
+        j = i
+        while j < len(later) and later[j].time < end:
+            r = later[j]
+            j += 1
+            if r.event is not None:
+                continue
+            for in_force in states.values():
+                state = in_force.get(r.container)
+                if state is None:
+                    continue
+                assert state.cpu is not None and state.memory is not None
+                if r.cpu is not None:
+                    state.cpu.add(r.cpu, state.request.cpu / 1000.0)
+                if r.memory is not None:
+                    state.memory.add(r.memory, float(state.request.memory))
+        feed(later[i:j], model)
+        now, i = end, j
+    days = (max(r.time for r in rows) - cut) / DAY
+    out: dict[str, list[Score]] = {}
+    for key, in_force in states.items():
+        out[key] = []
+        for c, state in sorted(in_force.items()):
+            assert state.cpu is not None and state.memory is not None
+            if not state.cpu.count or not state.memory.count:
+                continue
+            cpu, mem = state.cpu.figures(), state.memory.figures()
+            out[key].append(
+                Score(
+                    name, c, *cpu[:1], cpu[1], cpu[2], mem[0], mem[1], mem[2], state.updates / days
+                )
+            )
+    return out
+
+
 def hindsight_label(weight: float) -> str:
     return f"hindsight (weight {weight:g})"
 
@@ -200,7 +343,7 @@ def pct(x: float) -> str:
     return f"{x * 100:.2f}%"
 
 
-def summary(results: dict[str, list[Score]]) -> str:
+def summary(results: dict[str, list[Score]], rolling: bool = False) -> str:
     base = {c: statistics.fmean(getattr(s, c) for s in results["vpa"]) for c in COLUMNS + EXTRA}
     rows = []
     extra = []
@@ -212,14 +355,17 @@ def summary(results: dict[str, list[Score]]) -> str:
             row.append(f"{pct(means[c])} x{ratio:.2f}")
         rows.append(row)
         extra.append([name, *(pct(means[c]) for c in EXTRA)])
+        if rolling:
+            extra[-1].append(f"{statistics.fmean(s.updates_per_day for s in scores):.2f}")
     headers = ["strategy", "traces", "CPU under", "CPU slack", "memory under", "memory slack"]
     return (
         sc.table(headers, rows, "mean over traces; x: ratio to vpa's")
         + "\n\n"
         + sc.table(
-            ["strategy", "CPU unused", "memory unused"],
+            ["strategy", "CPU unused", "memory unused"] + (["updates/day"] if rolling else []),
             extra,
-            "unused: like slack, but a sample above the target counts as 0 unused, not negative",
+            "unused: like slack, but a sample above the target counts as 0 unused, not negative"
+            + ("; updates/day: pods the updater replaced per judged day" if rolling else ""),
         )
     )
 
@@ -286,6 +432,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also a row for balanced's memory level chosen from the judged samples themselves "
         "(knowing the future) at this weight: a bound no strategy can beat at that trade-off",
     )
+    ap.add_argument(
+        "--rolling",
+        type=float,
+        metavar="HOURS",
+        help="also the rolling protocol: the model keeps learning over the judged part, each "
+        "strategy is asked again every HOURS and the updater's rule decides when the pod's "
+        "request changes",
+    )
     ap.add_argument("--per-trace", action="store_true", help="also one line per trace")
     ap.add_argument("--output", type=Path, help="also write the report to this file")
     args = ap.parse_args(argv)
@@ -299,8 +453,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     strategies = vpa + [s for s in strategies if s.name != "vpa"]  # the baseline comes first
     if any(w <= 0 for w in args.hindsight):
         ap.error("--hindsight: the weight must be greater than 0")
+    if args.rolling is not None and not args.rolling > 0:
+        ap.error("--rolling: the hours must be greater than 0")
     results: dict[str, list[Score]] = {label(s): [] for s in strategies}
     results.update({hindsight_label(w): [] for w in args.hindsight})
+    rolled: dict[str, list[Score]] = {label(s): [] for s in strategies}
     short = []
     for f in files:
         name = f.name.removesuffix(".gz").removesuffix(".csv")
@@ -309,8 +466,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if scored is None:
             short.append(name)
             continue
-        for name, scores in scored.items():
-            results[name] += scores
+        for key, scores in scored.items():
+            results[key] += scores
+        if args.rolling is not None:
+            walked = score_trace_rolling(name, rows, args.train_days, strategies, args.rolling)
+            assert walked is not None
+            for key, scores in walked.items():
+                rolled[key] += scores
     if not results["vpa"]:
         ap.error(f"no trace is longer than {args.train_days:g} days + 1")
     given = list(argv if argv is not None else sys.argv[1:])
@@ -323,10 +485,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(trained on the first {args.train_days:g} days, judged on the rest)"
         + (f", {len(short)} too short ({', '.join(short)})" if short else ""),
         "",
+        "Fixed protocol: the target at the end of the training part is the request for the "
+        "whole judged part",
+        "",
         summary(results),
     ]
+    if args.rolling is not None:
+        lines += [
+            "",
+            f"Rolling protocol (--rolling {args.rolling:g}): the model keeps learning; every "
+            f"{args.rolling:g} h each strategy is asked again and the pod is replaced with the "
+            "new target when the updater's rule says so (request outside [lowerBound, "
+            "upperBound], or 12 h old and 10% off); slack = 1 - used / requested over time",
+            "",
+            summary(rolled, rolling=True),
+        ]
     if args.per_trace:
-        lines += ["", per_trace(results)]
+        lines += ["", "Fixed protocol", per_trace(results)]
+        if args.rolling is not None:
+            lines += ["", "Rolling protocol", per_trace(rolled)]
     report = "\n".join(lines) + "\n"
     print(report, end="")
     if args.output:

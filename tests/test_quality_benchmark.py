@@ -67,3 +67,40 @@ def test_hindsight_knows_the_future_so_it_is_never_above_its_own_limit(tmp_path:
     memory_under = float(line.split()[-4].rstrip("%"))
     assert memory_under <= 25.0
     assert run(str(tmp_path), "--hindsight", "0").returncode == 2
+
+
+def _table(text: str, title: str) -> dict[str, str]:
+    """The first table after the line starting with `title`: its rows by strategy."""
+    part = text.split("\n" + title, 1)[1]
+    rows: dict[str, str] = {}
+    for line in part.split("\n\n", 2)[1].splitlines()[3:]:
+        rows[line.split("  ", 1)[0]] = line
+    return rows
+
+
+def test_rolling_with_one_step_longer_than_the_judged_part_is_the_fixed_protocol(
+    tmp_path: Path,
+) -> None:
+    """Asked only at the start, the request never changes: the rolling figures are the fixed ones
+    (slack 1 - used / requested is 1 - mean / target for one target)."""
+    shutil.copy(HELD_OUT / "vm20.csv.gz", tmp_path)
+    done = run(str(tmp_path), "--rolling", "10000", "--strategy", "vpa", "--strategy", "balanced")
+    assert done.returncode == 0, done.stderr
+    fixed, rolling = _table(done.stdout, "Fixed protocol"), _table(done.stdout, "Rolling protocol")
+    assert set(fixed) == set(rolling) == {"vpa", "balanced"}
+    assert fixed == rolling
+    assert " 0.00" in done.stdout.split("updates/day")[-1]  # nobody was replaced
+
+
+def test_rolling_replaces_pods_and_judges_each_sample_against_the_request_in_force(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(HELD_OUT / "vm20.csv.gz", tmp_path)
+    done = run(str(tmp_path), "--rolling", "1", "--strategy", "vpa", "--per-trace")
+    assert done.returncode == 0, done.stderr
+    fixed, rolling = _table(done.stdout, "Fixed protocol"), _table(done.stdout, "Rolling protocol")
+    assert fixed["vpa"] != rolling["vpa"]  # the request changed on the way
+    updates = done.stdout.split("updates/day\n")[1].splitlines()[1].split()[-1]
+    assert float(updates) > 0
+    assert done.stdout.count("vm20/vm") == 2  # per trace, under both protocols
+    assert run(str(tmp_path), "--rolling", "0").returncode == 2

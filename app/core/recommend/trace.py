@@ -168,19 +168,27 @@ def replay(
     model = model or UsageModel(settings, idle_after)
     w = workload
     model.tune(w, strategy)
-    for r in rows:
-        if r.event == "oom":
-            assert r.memory is not None
-            model.record_oom(w, r.pod, r.container, r.time, r.memory)
-            continue
-        if r.cpu is not None:
-            model.add_cpu(w, r.pod, r.container, r.time, r.cpu, r.cpu_request)
-        if r.memory is not None:
-            model.add_memory(w, r.pod, r.container, r.time, r.memory)
+    feed(rows, model, w)
     newest = model.newest_sample()
     if newest is not None:
         model.expire_idle(newest)
     return model.recommend(w, policies, strategy)
+
+
+def feed(
+    rows: Iterable[TraceRow], model: UsageModel, workload: WorkloadKey = TRACE_WORKLOAD
+) -> None:
+    """Feeds the rows' samples and OOM kills into the model, in order (what `replay` does before
+    it recommends; benchmarks/quality.py feeds a trace in steps with it)."""
+    for r in rows:
+        if r.event == "oom":
+            assert r.memory is not None
+            model.record_oom(workload, r.pod, r.container, r.time, r.memory)
+            continue
+        if r.cpu is not None:
+            model.add_cpu(workload, r.pod, r.container, r.time, r.cpu, r.cpu_request)
+        if r.memory is not None:
+            model.add_memory(workload, r.pod, r.container, r.time, r.memory)
 
 
 def recommendations_json(recs: dict[str, Recommendation]) -> dict[str, object]:
