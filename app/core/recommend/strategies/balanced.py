@@ -27,8 +27,8 @@ rest); README "Recommendation strategies" has the results, training and held-out
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from app.core.quantity import readable
 from app.core.recommend.aggregate import oom_bump
@@ -36,11 +36,10 @@ from app.core.recommend.daily import RETAINED_DAYS, Distribution
 from app.core.recommend.estimator import estimate, pod_minimum
 from app.core.recommend.strategies.base import (
     ROUNDING_PARAMS,
+    Configured,
     Param,
-    ParamValue,
     Proposal,
     StrategyInput,
-    filled,
     with_bounds_around,
 )
 from app.core.resources import Resources, amount
@@ -114,27 +113,20 @@ def balanced_level(dist: Distribution, weight: float, floor: float) -> Level:
 
 
 @dataclass(frozen=True)
-class BalancedStrategy:
-    values: Mapping[str, ParamValue] = field(default_factory=dict)
+class BalancedStrategy(Configured):
     name: str = "balanced"
-
-    @property
-    def params(self) -> Mapping[str, ParamValue]:
-        return filled(PARAMS, self.values)
-
-    def _get(self, key: str) -> float:
-        return float(self.params[key])
+    SPEC: ClassVar[tuple[Param, ...]] = PARAMS
 
     def propose(self, given: StrategyInput) -> Proposal:
         s = given.settings
         vpa = estimate(given.aggregate, given.containers, s)
-        days = math.ceil(self._get("historyDuration") / 24)
+        days = math.ceil(self.number("historyDuration") / 24)
         window = given.aggregate.daily.window(days)
         dist = window.memory
         cpu_text = (
             f"CPU as vpa (p{s.target_cpu_percentile * 100:g} + {s.safety_margin_fraction * 100:g}%)"
         )
-        required = int(self._get("pointsRequired"))
+        required = int(self.number("pointsRequired"))
         if dist.count < required:
             reason = (
                 f"balanced: {cpu_text}; memory as vpa ({dist.count} of {required} samples "
@@ -142,8 +134,8 @@ class BalancedStrategy:
             )
             return Proposal(vpa, reason)
         floor = pod_minimum(given.containers, s).memory
-        weight = self._get("memoryTimeAboveWeight")
-        margin = self._get("memoryMarginPercentage")
+        weight = self.number("memoryTimeAboveWeight")
+        margin = self.number("memoryMarginPercentage")
         chosen = balanced_level(dist, weight, floor)
         memory = amount(chosen.level * (1 + margin / 100))
         memory_text = (

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Protocol
 
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.estimator import Estimate
@@ -149,6 +149,23 @@ def filled(spec: tuple[Param, ...], given: Mapping[str, ParamValue]) -> dict[str
         if value is not None:
             out[p.name] = value
     return out
+
+
+@dataclass(frozen=True)
+class Configured:
+    """What every strategy class shares: the parameter values given (`values`), checked by
+    `configure`) and, through its `SPEC`, all of them with the defaults filled in (`params`)."""
+
+    values: Mapping[str, ParamValue] = field(default_factory=dict)
+    SPEC: ClassVar[tuple[Param, ...]] = ()
+
+    @property
+    def params(self) -> Mapping[str, ParamValue]:
+        return filled(self.SPEC, self.values)
+
+    def number(self, key: str) -> float:
+        """A parameter that has a value (given or by default), as a float."""
+        return float(self.params[key])
 
 
 def tuned_settings(

@@ -27,8 +27,8 @@ handling (resources an HPA scales are left alone).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from app.core.quantity import readable
 from app.core.recommend.daily import RETAINED_DAYS, Distribution
@@ -36,11 +36,10 @@ from app.core.recommend.estimator import estimate
 from app.core.recommend.settings import MIB
 from app.core.recommend.strategies.base import (
     ROUNDING_PARAMS,
+    Configured,
     Param,
-    ParamValue,
     Proposal,
     StrategyInput,
-    filled,
     with_bounds_around,
 )
 from app.core.resources import Resources, amount, format_cpu
@@ -98,25 +97,18 @@ PARAMS = (
 
 
 @dataclass(frozen=True)
-class KrrSimpleStrategy:
-    values: Mapping[str, ParamValue] = field(default_factory=dict)
+class KrrSimpleStrategy(Configured):
     name: str = "krr-simple"
-
-    @property
-    def params(self) -> Mapping[str, ParamValue]:
-        return filled(PARAMS, self.values)
-
-    def _get(self, key: str) -> float:
-        return float(self.params[key])
+    SPEC: ClassVar[tuple[Param, ...]] = PARAMS
 
     def propose(self, given: StrategyInput) -> Proposal:
-        days = math.ceil(self._get("historyDuration") / 24)
+        days = math.ceil(self.number("historyDuration") / 24)
         window = given.aggregate.daily.window(days)
         missing = [
             text
             for text in (
-                _not_enough("CPU", window.cpu, int(self._get("pointsRequired"))),
-                _not_enough("memory", window.memory, int(self._get("pointsRequired"))),
+                _not_enough("CPU", window.cpu, int(self.number("pointsRequired"))),
+                _not_enough("memory", window.memory, int(self.number("pointsRequired"))),
             )
             if text
         ]
@@ -130,25 +122,25 @@ class KrrSimpleStrategy:
         return Proposal(with_bounds_around(target, vpa), reason)
 
     def _cpu(self, dist: Distribution) -> tuple[int, str]:
-        p = round(self._get("cpuPercentile") / 100, 2)  # as KRR's query writes it
+        p = round(self.number("cpuPercentile") / 100, 2)  # as KRR's query writes it
         exact = dist.percentile(p) * 1000.0
-        value = max(_ceil(exact), int(self._get("cpuMin")))
+        value = max(_ceil(exact), int(self.number("cpuMin")))
         text = f"CPU p{p * 100:g} of {dist.count} samples = {format_cpu(value)}, no limit"
         if value > _ceil(exact):
             text += " (--cpu-min)"
         return value, text
 
     def _memory(self, dist: Distribution, oom: float) -> tuple[int, str]:
-        buffer = self._get("memoryBufferPercentage")
+        buffer = self.number("memoryBufferPercentage")
         proposal = dist.maximum * (1 + buffer / 100)
         text = f"memory max {readable('memory', dist.maximum)} + {buffer:g}%"
         if self.params["useOomkillData"] and oom > 0:
-            oom_buffer = self._get("oomMemoryBufferPercentage")
+            oom_buffer = self.number("oomMemoryBufferPercentage")
             if oom * (1 + oom_buffer / 100) > proposal:
                 proposal = oom * (1 + oom_buffer / 100)
                 text = f"memory at OOM kill {readable('memory', oom)} + {oom_buffer:g}%"
         rounded = _ceil(proposal / MIB) * MIB
-        value = max(rounded, int(self._get("memMin")) * MIB)
+        value = max(rounded, int(self.number("memMin")) * MIB)
         text += f" = {readable('memory', value)}, limit = request"
         if value > rounded:
             text += " (--mem-min)"

@@ -22,18 +22,19 @@ in VPA 1.7, behind its PerVPAConfig gate) replace the flags; not given, the glob
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from app.core.quantity import readable
 from app.core.recommend.estimator import confidence, estimate, pod_minimum
 from app.core.recommend.strategies.base import (
     ROUNDING_PARAMS,
+    Configured,
     Param,
     ParamError,
     ParamValue,
     Proposal,
     StrategyInput,
-    filled,
     setting_param,
 )
 from app.core.resources import format_cpu
@@ -176,13 +177,9 @@ def check(values: Mapping[str, ParamValue]) -> list[ParamError]:
 
 
 @dataclass(frozen=True)
-class VpaStrategy:
-    values: Mapping[str, ParamValue] = field(default_factory=dict)
+class VpaStrategy(Configured):
     name: str = "vpa"
-
-    @property
-    def params(self) -> Mapping[str, ParamValue]:
-        return filled(PARAMS, self.values)
+    SPEC: ClassVar[tuple[Param, ...]] = PARAMS
 
     def propose(self, given: StrategyInput) -> Proposal:
         s = given.settings
