@@ -195,6 +195,12 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     ),
     "RIGHTSIZER_EVICTIONS_PER_SECOND": ("updater.evictions_per_second", 0.0, float),
     "RIGHTSIZER_EVICTION_BURST": ("updater.eviction_burst", 1, positive(int)),
+    # Evictions sent at once, each with its disruption budget reserved first (app.jobs.evictions).
+    "RIGHTSIZER_UPDATER_EVICTIONS_IN_FLIGHT": (
+        "updater.evictions_in_flight",
+        4,
+        positive(int),
+    ),
     "RIGHTSIZER_GC_GRACE_SECONDS": ("recommender.gc_grace_seconds", 600.0, positive(float)),
     "RIGHTSIZER_IDLE_AFTER_SECONDS": (
         "recommender.idle_after_seconds",

@@ -95,6 +95,7 @@ class UpdaterJobSettings:
     min_history_seconds: float
     evictions_per_second: float
     eviction_burst: int
+    evictions_in_flight: int
     sizing: UpdaterSettings
 
 

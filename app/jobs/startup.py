@@ -59,6 +59,7 @@ def updater_options(settings: Settings) -> UpdaterOptions:
         min_history_seconds=updater.min_history_seconds,
         evictions_per_second=updater.evictions_per_second,
         eviction_burst=updater.eviction_burst,
+        evictions_in_flight=updater.evictions_in_flight,
         dry_run=updater.dry_run,
         excluded_namespaces=settings.cluster.never_sized,
         # Every webhook process reloads policies on this period: until then a pod evicted under a

@@ -55,6 +55,7 @@ from app.core.sizing.plan import (
 )
 from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket, UpdaterSettings
 from app.extensions import db
+from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
@@ -74,6 +75,7 @@ class UpdaterOptions:
     min_history_seconds: float = 3600.0
     evictions_per_second: float = 0.0  # 0: no global limit
     eviction_burst: int = 1
+    evictions_in_flight: int = DEFAULT_IN_FLIGHT  # sent at once (app.jobs.evictions)
     dry_run: bool = False
     excluded_namespaces: frozenset[str] = frozenset()
     # A policy changed more recently than this is not acted on yet: the webhook processes may not
@@ -102,6 +104,7 @@ class UpdaterJob:
             # Dry run is a promise: whatever actions were passed, nothing is changed in the cluster.
             actions.dry_run = True
         self.bucket = TokenBucket(options.evictions_per_second, options.eviction_burst, clock)
+        self.sender = EvictionSender(actions.evict, options.evictions_in_flight)
         self.resizing = ResizeWatch()
         self.infeasible = InfeasibleAttempts()  # InPlace: resizes not to try again as they were
         self.tally = Tally()
@@ -161,28 +164,33 @@ class UpdaterJob:
         self._resize_fallbacks(by_workload, budgets, governed, still_leader)
         considered = settling = 0
         now = self.clock()
-        for w, wpods in sorted(by_workload.items()):
-            policy = governed.get(w)
-            if policy is None:
-                continue
-            self._unboost(w, wpods, policy, budgets[w], now, still_leader)
-            if policy.update_mode not in ACTIVE_MODES:
-                continue
-            considered += 1
-            age = now - policy.changed
-            if self.options.policy_settle_seconds > 0 and age < self.options.policy_settle_seconds:
-                settling += 1
-                log.info(
-                    "not updating %s yet: its policy %s/%s changed %.0fs ago, and the webhook "
-                    "reloads policies every %.0fs (a pod evicted now could come back without it)",
-                    w,
-                    policy.namespace,
-                    policy.name,
-                    max(age, 0.0),
-                    self.options.policy_settle_seconds / 2,
-                )
-                continue
-            self._workload(w, wpods, policy, snapshot, history, rooms, budgets[w], still_leader)
+        with self.sender:  # every eviction sent is answered before the run is summed up
+            for w, wpods in sorted(by_workload.items()):
+                policy = governed.get(w)
+                if policy is None:
+                    continue
+                self._unboost(w, wpods, policy, budgets[w], now, still_leader)
+                if policy.update_mode not in ACTIVE_MODES:
+                    continue
+                considered += 1
+                age = now - policy.changed
+                if (
+                    self.options.policy_settle_seconds > 0
+                    and age < self.options.policy_settle_seconds
+                ):
+                    settling += 1
+                    log.info(
+                        "not updating %s yet: its policy %s/%s changed %.0fs ago, and the "
+                        "webhook reloads policies every %.0fs (a pod evicted now could come back "
+                        "without it)",
+                        w,
+                        policy.namespace,
+                        policy.name,
+                        max(age, 0.0),
+                        self.options.policy_settle_seconds / 2,
+                    )
+                    continue
+                self._workload(w, wpods, policy, snapshot, history, rooms, budgets[w], still_leader)
         self._save_conditions(now)
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
@@ -264,8 +272,10 @@ class UpdaterJob:
                 continue
             if not still_leader() or self.cluster.stale():
                 break
-            # No GET first: the eviction carries the pod's uid as a precondition (a pod that took
-            # its name since is left alone: 409, `gone`), as VPA's updater relies on it too.
+            if policy.update_mode not in IN_PLACE_MODES or c.pending:
+                self._evict(c, budget)  # budget reserved, sent a few at a time
+                rooms[:] = placed  # a failed eviction keeps its room this run: fewer placed
+                continue
             now_pod = c.pod
             may_evict = not below_min and budget.can_disrupt(c.pending, c.pod.is_ready)
             if free and now_pod.restarts_on_resize and not may_evict:
@@ -419,40 +429,52 @@ class UpdaterJob:
     def _apply(
         self, c: Candidate, policy: Policy, live: PodView, may_evict: bool = True
     ) -> str | None:
-        """Resize or evict; "resize", "evict" or "fallback" (evicted instead of resized) when
-        done, None when nothing happened (tried again next run). `live`: the pod as the
-        cache holds it (its resizePolicy and pod-level resources too: app.kube.cluster.trim_pod).
-        `may_evict`: the budget and minReplicas allow an eviction (a fallback) too."""
+        """Resize in place (evictions go through _evict); "resize" or "fallback" (evicted instead
+        of resized) when done, None when nothing happened (tried again next run). `live`: the pod
+        as the cache holds it (its resizePolicy and pod-level resources too:
+        app.kube.cluster.trim_pod). `may_evict`: the budget and minReplicas allow a fallback."""
         ns, name = c.pod.namespace, c.pod.name
         details = change_details(c)
-        if policy.update_mode in IN_PLACE_MODES and not c.pending:
-            why = not_resizable(c, live, self.actions.server_minor())
-            if why is None:
-                outcome = self.actions.resize(ns, name, resize_body(c))
-                if outcome == "done":
-                    if not self.options.dry_run:
-                        self.resizing.requested(c.pod.uid or name, self.clock(), details)
-                    return self._done("resize", "RightsizerResized", c, details)
-                if outcome not in ("refused", "unsupported"):
-                    log.info("resize %s/%s not done (%s)", ns, name, outcome)
-                    return None
-                why = (
-                    f"resize refused by the API server ({self.actions.last_refusal})"
-                    if outcome == "refused"
-                    else "resize not supported by this cluster (< 1.33)"
-                )
-            if policy.update_mode == "InPlace":
-                self._infeasible(c.workload, c.pod, why, details)
+        why = not_resizable(c, live, self.actions.server_minor())
+        if why is None:
+            outcome = self.actions.resize(ns, name, resize_body(c))
+            if outcome == "done":
+                if not self.options.dry_run:
+                    self.resizing.requested(c.pod.uid or name, self.clock(), details)
+                return self._done("resize", "RightsizerResized", c, details)
+            if outcome not in ("refused", "unsupported"):
+                log.info("resize %s/%s not done (%s)", ns, name, outcome)
                 return None
-            if not may_evict:
-                log.info("not evicting %s (%s): disruption budget or minReplicas", c.pod.ref, why)
-                return None
-            return self._fallback(c.pod, why, details)
-        outcome = self.actions.evict(EvictionBody(ns, name, c.pod.uid))
-        if outcome != "done":
-            log.info("evict %s/%s not done (%s)", ns, name, outcome)
+            why = (
+                f"resize refused by the API server ({self.actions.last_refusal})"
+                if outcome == "refused"
+                else "resize not supported by this cluster (< 1.33)"
+            )
+        if policy.update_mode == "InPlace":
+            self._infeasible(c.workload, c.pod, why, details)
             return None
-        return self._done("evict", "RightsizerEvicted", c, details)
+        if not may_evict:
+            log.info("not evicting %s (%s): disruption budget or minReplicas", c.pod.ref, why)
+            return None
+        return self._fallback(c.pod, why, details)
+
+    def _evict(self, c: Candidate, budget: DisruptionBudget) -> None:
+        """Sends the eviction with the budget reserved first, given back if it fails (tried
+        again next run). No GET first: the eviction carries the pod's uid as a precondition (a
+        pod that took its name since is left alone: 409, `gone`), as VPA's updater relies on."""
+        pending, ready = c.pending, c.pod.is_ready
+        budget.record(pending, ready)
+
+        def answer(outcome: str) -> None:
+            if outcome != "done":
+                budget.release(pending, ready)
+                self.tally.held += 1
+                log.info("evict %s not done (%s)", c.pod.ref, outcome)
+                return
+            self.tally.updated += 1
+            self._done("evict", "RightsizerEvicted", c, change_details(c))
+
+        self.sender.submit(EvictionBody(c.pod.namespace, c.pod.name, c.pod.uid), answer)
 
     def _done(self, action: str, reason: str, c: Candidate, details: dict[str, Any]) -> str:
         message = f"{action} ({c.reason}): {describe(details['before'])} -> "

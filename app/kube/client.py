@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,17 +51,20 @@ class RefreshAtMost:
     ) -> None:
         self.hook, self.every, self.clock = hook, every, clock
         self._next = -math.inf
+        self._lock = threading.Lock()  # the updater sends evictions from a few threads
 
     def __call__(self, configuration: Any) -> None:
-        now = self.clock()
-        if now >= self._next:
-            self._next = now + self.every
-            self.hook(configuration)
-            # The loader's hook installs a new hook of its own each time: keep it, behind this.
-            fresh = configuration.refresh_api_key_hook
-            if fresh is not self:
-                self.hook = fresh
-                configuration.refresh_api_key_hook = self
+        with self._lock:
+            now = self.clock()
+            if now >= self._next:
+                self._next = now + self.every
+                self.hook(configuration)
+                # The loader's hook installs a new hook of its own each time: keep it, behind
+                # this.
+                fresh = configuration.refresh_api_key_hook
+                if fresh is not self:
+                    self.hook = fresh
+                    configuration.refresh_api_key_hook = self
 
 
 class _TimedREST(rest.RESTClientObject):

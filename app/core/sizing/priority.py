@@ -148,6 +148,15 @@ class DisruptionBudget:
             if ready:
                 self.disrupted_ready += 1
 
+    def release(self, pending: bool, ready: bool = True) -> None:
+        """Gives back what `record` took for a disruption that did not happen: the updater
+        records each eviction before sending it (app.jobs.evictions) and releases it when the
+        API server refuses it (429 from a PodDisruptionBudget, a uid precondition, an error)."""
+        if not pending:
+            self.disrupted -= 1
+            if ready:
+                self.disrupted_ready -= 1
+
 
 class TokenBucket:
     """Global rate limit on disruptions: `rate` per second, at most `burst` at once.
