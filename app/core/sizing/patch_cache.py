@@ -80,6 +80,37 @@ def pod_inputs(pod: Any) -> str | None:
         return None
 
 
+# The plain JSON types whose falsy value is unique ([], {}, "", None, False, 0), so that an empty
+# part, which the pod cache does not share (app.kube.cluster.Shared), is keyed by its type. Not
+# float: 0.0 and -0.0 are both falsy and JSON text tells them apart.
+_ONE_FALSY = (list, dict, str, type(None), bool, int)
+
+
+def _part(value: Any) -> int | str:
+    return type(value).__name__ if not value and type(value) in _ONE_FALSY else id(value)
+
+
+def shared_key(pod: Any) -> Hashable | None:
+    """A key that is equal for two pods whose parts build_patch reads (containers, init
+    containers, pod-level resources, annotations) are the SAME objects: the pods of one template
+    in the pod cache, which keeps equal parts once (app.kube.cluster.Shared). Equal keys mean
+    equal `pod_inputs`, as long as both pods are alive (an id names one object only while it
+    lives: keep a pod of each key) and nothing changes them in place; pods with equal but
+    distinct parts get different keys (then pod_inputs, by value, still finds them equal).
+    None when `pod` is not a dict with dict metadata and spec."""
+    if not isinstance(pod, dict):
+        return None
+    spec, meta = pod.get("spec"), pod.get("metadata")
+    if not isinstance(spec, dict) or not isinstance(meta, dict):
+        return None
+    return (
+        _part(spec.get("containers")),
+        _part(spec.get("initContainers")),
+        _part(spec.get("resources")),
+        _part(meta.get("annotations")),
+    )
+
+
 class PatchCache:
     """build_patch with its answers kept (see the module's docstring). `boost` and `parse` are
     the cache's own: they are the same for every call."""

@@ -24,7 +24,7 @@ the InPlacePodLevelResourcesVerticalScaling gate is alpha, off, in 1.35).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,7 +39,7 @@ from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, place
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodPatch
-from app.core.sizing.patch_cache import PatchCache
+from app.core.sizing.patch_cache import PatchCache, shared_key
 from app.core.sizing.priority import (
     ContainerView,
     PodPriority,
@@ -234,27 +234,54 @@ def workload_candidates(
         settings = replace(settings, quick_oom_seconds=float(policy.evict_after_oom_seconds))
     candidates = []
     patches = PatchCache(parse=parse_amount)  # the pods of one template share their patch
+    # ... and all that follows from it: pods whose parts are the same objects (shared_key) get
+    # the same (patch, priority); the first pod of each key is kept, so its ids stay its own.
+    shapes: dict[Hashable, tuple[PodView, tuple[PodPatch, PodPriority] | None]] = {}
     for pod in pods:
         if pod.deleting or boosted(pod):
             continue
-        try:
-            patch = patches.build_patch(pod.wire, recs, policy, ranges, excluded=excluded)
-        except PodInvalid:
+        key = shared_key(pod.wire)
+        found = shapes.get(key) if key is not None else None
+        if found is None:
+            sized = _sized(pod, policy, recs, excluded, ranges, patches)
+            if key is not None:
+                shapes[key] = (pod, sized)
+        else:
+            sized = found[1]
+        if sized is None:
             continue
-        if not changes_requests(patch):
-            continue  # it already holds what the webhook would give it
-        views = pod_views(pod, policy, recs, excluded or {}, patch)
-        current = dict(pod.resources())
-        if pod.pod_resources is not None:
-            current[POD_VIEW] = pod.pod_resources
-        if not views or not admits(policy.eviction_requirements, views, current):
-            continue
-        prio = pod_priority(views)
+        patch, prio = sized
         reason = update_reason(prio, pod.start_time, now, quick_oom(pod, settings), settings)
         if reason is not None:
             candidates.append(Candidate(pod, w, prio, reason, patch, not pod.is_running))
     candidates.sort(key=lambda c: c.priority.sort_key())
     return candidates
+
+
+def _sized(
+    pod: PodView,
+    policy: Policy,
+    recs: Mapping[str, Recommendation],
+    excluded: Mapping[str, frozenset[str]] | None,
+    ranges: Sequence[LimitRangeItem],
+    patches: PatchCache,
+) -> tuple[PodPatch, PodPriority] | None:
+    """The pod's patch and priority; None when it does not qualify whatever its age: the patch
+    is refused or changes no request, or the policy's evictionRequirements are not met. Reads
+    only what shared_key covers (containers, init containers, pod-level resources, annotations)."""
+    try:
+        patch = patches.build_patch(pod.wire, recs, policy, ranges, excluded=excluded)
+    except PodInvalid:
+        return None
+    if not changes_requests(patch):
+        return None  # it already holds what the webhook would give it
+    views = pod_views(pod, policy, recs, excluded or {}, patch)
+    current = dict(pod.resources())
+    if pod.pod_resources is not None:
+        current[POD_VIEW] = pod.pod_resources
+    if not views or not admits(policy.eviction_requirements, views, current):
+        return None
+    return patch, pod_priority(views)
 
 
 def placement(c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
