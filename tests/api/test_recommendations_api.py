@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -175,14 +174,6 @@ def test_savings_over_the_real_pods(app: Flask, client: FlaskClient) -> None:
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return SCENARIO
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 def test_the_recommender_stores_the_live_pods_as_replicas(

@@ -97,14 +97,6 @@ def app_config(token_file: Path, sim: Simulator) -> dict[str, object]:
     return {"AUTH_TOKEN_FILE": str(token_file), "KUBECONFIG": sim.kubeconfig_path}
 
 
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
-
-
 def pod_requests(sim: Simulator, name: str) -> list[tuple[int, int]]:
     """(cpu millicores, memory bytes) of each live pod of shop/`name`, as the API server has
     them, read with the official client."""

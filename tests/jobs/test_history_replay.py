@@ -5,7 +5,6 @@ written). The simulator serves the Prometheus query_range the loader reads."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC
 from typing import Any
 
@@ -34,14 +33,6 @@ SCENARIO: dict[str, Any] = {
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return SCENARIO
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 def points(app: Flask) -> list[RecommendationPoint]:

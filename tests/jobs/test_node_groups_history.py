@@ -4,7 +4,6 @@ DaemonSet-wide model."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,10 +14,9 @@ from app.extensions import db
 from app.jobs.history import PrometheusHistory
 from app.kube.cluster import ClusterView
 from app.models import NodeGroupRecommendation
-from app.models import Policy as PolicyRow
 from app.simulator.simulator import Simulator
 from tests.support.prometheus import history_settings
-from tests.support.recommender_runs import make_job, step
+from tests.support.recommender_runs import add_policy, make_job, step
 
 TYPE = "node.kubernetes.io/instance-type"
 STEP = 300.0
@@ -48,30 +46,10 @@ def scenario() -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
-
-
 def test_the_loaded_history_feeds_each_pods_node_group(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    with app.app_context():
-        db.session.add(
-            PolicyRow(
-                name="agent",
-                namespace="ops",
-                target_kind="DaemonSet",
-                target_name="agent",
-                update_mode="Off",
-                container_policies=[],
-                node_group_label=TYPE,
-            )
-        )
-        db.session.commit()
+    add_policy(app, "agent", "ops", "DaemonSet", "agent", node_group_label=TYPE)
     job = make_job(app, cluster, sim)
     job.history = PrometheusHistory(history_settings(sim.url, STEP, 86400.0), clock=sim.now)
     step(sim, job)

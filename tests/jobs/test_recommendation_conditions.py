@@ -21,7 +21,7 @@ from app.kube.limitranges import LimitRangeCache
 from app.models import Policy
 from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
-from tests.support.recommender_runs import deployment, step
+from tests.support.recommender_runs import add_policy, deployment, step
 from tests.support.updater_runs import LEADER, Clock, make_job, recommend
 
 SCENARIO = {
@@ -47,21 +47,6 @@ def app_config() -> dict[str, object]:
 
 
 @pytest.fixture
-def api(sim: Simulator) -> Iterator[Any]:
-    a = sim.api_client()
-    yield a
-    a.close()
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
-
-
-@pytest.fixture
 def limit_ranges(sim: Simulator, api: Any) -> Iterator[LimitRangeCache]:
     k8s.CoreV1Api(api).create_namespaced_limit_range(
         "limited",
@@ -75,16 +60,6 @@ def limit_ranges(sim: Simulator, api: Any) -> Iterator[LimitRangeCache]:
     assert cache.wait_synced(10)
     yield cache
     cache.stop()
-
-
-def add_policy(
-    app: Flask, name: str, ns: str, kind: str | None, target: str | None, **fields: Any
-) -> None:
-    with app.app_context():
-        db.session.add(
-            Policy(name=name, namespace=ns, target_kind=kind, target_name=target, **fields)
-        )
-        db.session.commit()
 
 
 def conditions_of(client_: FlaskClient, ns: str, kind: str, name: str) -> dict[str, dict[str, Any]]:

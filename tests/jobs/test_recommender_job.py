@@ -6,7 +6,6 @@ calls run_once directly, with the simulator's frozen clock moved by the test.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -39,14 +38,6 @@ PRIVATE = WorkloadKey("private", "Deployment", "secret-sauce")
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return SCENARIO
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 def stored(app: Flask) -> set[WorkloadKey]:

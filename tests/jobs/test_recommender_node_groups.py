@@ -4,7 +4,6 @@ on the large nodes, and nodes without the label as a group of their own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from app.kube.cluster import ClusterView
 from app.models import NodeGroupRecommendation, Recommendation
 from app.models import Policy as PolicyRow
 from app.simulator.simulator import Simulator
+from tests.support.recommender_runs import add_policy as policy_row
 from tests.support.recommender_runs import deployment, make_job, step
 
 TYPE = "node.kubernetes.io/instance-type"
@@ -55,28 +55,8 @@ def scenario() -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
-
-
 def add_policy(app: Flask, name: str, label: str | None, kind: str | None = "DaemonSet") -> None:
-    with app.app_context():
-        db.session.add(
-            PolicyRow(
-                name=name,
-                namespace="ops",
-                target_kind=kind,
-                target_name="agent" if kind else None,
-                update_mode="Off",
-                container_policies=[],
-                node_group_label=label,
-            )
-        )
-        db.session.commit()
+    policy_row(app, name, "ops", kind, "agent" if kind else None, node_group_label=label)
 
 
 def set_label(app: Flask, name: str, label: str | None) -> None:

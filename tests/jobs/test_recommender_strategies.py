@@ -4,7 +4,6 @@ daily usage the window strategies read across a restart (checkpoints)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from app.kube.cluster import ClusterView
 from app.models import Checkpoint, Recommendation
 from app.models import Policy as PolicyRow
 from app.simulator.simulator import Simulator
-from tests.support.recommender_runs import deployment, make_job, step
+from tests.support.recommender_runs import add_policy, deployment, make_job, step
 
 MIB = 2**20
 
@@ -30,14 +29,6 @@ def scenario() -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
-
-
 def rows(app: Flask) -> dict[str, Recommendation]:
     with app.app_context():
         return {r.name: r for r in db.session.scalars(select(Recommendation))}
@@ -46,20 +37,15 @@ def rows(app: Flask) -> dict[str, Recommendation]:
 def test_each_workload_gets_its_policys_strategy_and_the_reason(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    with app.app_context():
-        db.session.add(
-            PolicyRow(
-                name="web",
-                namespace="shop",
-                target_kind="Deployment",
-                target_name="web",
-                update_mode="Off",
-                container_policies=[],
-                recommender="krr-simple",
-                recommender_params={"pointsRequired": 4, "cpuMin": 0, "memMin": 0},
-            )
-        )
-        db.session.commit()
+    add_policy(
+        app,
+        "web",
+        "shop",
+        "Deployment",
+        "web",
+        recommender="krr-simple",
+        recommender_params={"pointsRequired": 4, "cpuMin": 0, "memMin": 0},
+    )
     job = make_job(app, cluster, sim)
     step(sim, job)
     assert "web" not in rows(app)  # krr-simple: not enough data yet (2 pods, 1 sample each)
@@ -104,20 +90,9 @@ def test_a_policys_vpa_parameters_apply_to_its_workload_only(
         "memoryAggregationIntervalSeconds": 120,
         "cpuHistogramDecayHalfLifeSeconds": 3600,
     }
-    with app.app_context():
-        db.session.add(
-            PolicyRow(
-                name="web",
-                namespace="shop",
-                target_kind="Deployment",
-                target_name="web",
-                update_mode="Off",
-                container_policies=[],
-                recommender="vpa",
-                recommender_params=params,
-            )
-        )
-        db.session.commit()
+    add_policy(
+        app, "web", "shop", "Deployment", "web", recommender="vpa", recommender_params=params
+    )
     job = make_job(app, cluster, sim)
     for _ in range(3):
         step(sim, job)

@@ -4,7 +4,6 @@ against the simulated cluster (docs/policies.md, "Targets")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -49,21 +48,6 @@ SCENARIO = {
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return SCENARIO
-
-
-@pytest.fixture
-def api(sim: Simulator) -> Iterator[Any]:
-    a = sim.api_client()
-    yield a
-    a.close()
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 def add_policy(app: Flask, name: str, mode: str, **columns: Any) -> None:

@@ -4,7 +4,6 @@ goldilocks.fairwinds.com/enabled), both, and the default, every namespace not ex
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -39,14 +38,6 @@ SCENARIO: dict[str, Any] = {
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return SCENARIO
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 def recommended(app: Flask) -> set[str]:

@@ -6,7 +6,6 @@ the removal of a CPU startup boost."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -48,21 +47,6 @@ UPSCALE_ONLY = [{"resources": ["cpu", "memory"], "changeRequirement": "TargetHig
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return SCENARIO
-
-
-@pytest.fixture
-def api(sim: Simulator) -> Iterator[Any]:
-    a = sim.api_client()
-    yield a
-    a.close()
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 def pods_of(api: Any, name: str) -> list[dict[str, Any]]:

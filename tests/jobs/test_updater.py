@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -53,21 +52,6 @@ SCENARIO = {
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return SCENARIO
-
-
-@pytest.fixture
-def api(sim: Simulator) -> Iterator[Any]:
-    a = sim.api_client()
-    yield a
-    a.close()
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 # --- Recreate: eviction, its audit row and its Event ------------------------------------------

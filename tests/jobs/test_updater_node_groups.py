@@ -5,7 +5,6 @@ waits."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -44,21 +43,6 @@ def scenario() -> dict[str, Any]:
             }
         ],
     }
-
-
-@pytest.fixture
-def api(sim: Simulator) -> Iterator[Any]:
-    a = sim.api_client()
-    yield a
-    a.close()
-
-
-@pytest.fixture
-def cluster(sim: Simulator) -> Iterator[ClusterView]:
-    view = ClusterView(sim.api_client()).start()
-    assert view.wait_synced(30)
-    yield view
-    view.stop()
 
 
 def amounts(cpu: int, memory: int) -> dict[str, Any]:

@@ -13,6 +13,8 @@
   `sim_warmup` (seconds of simulated time to advance and settle before the test). Overrides used
   with `module_sim` must be module-scoped.
 - `module_kubectl`: the real kubectl bound to `module_sim` (tests.support.kubectl.Kubectl).
+- `api`: a client of `sim`'s API server, closed after the test.
+- `cluster`: the jobs' caches of `sim` (app.kube.cluster.ClusterView), started and synced.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from kubernetes import client as k8s
 
 from app import create_app
 from app.extensions import db
+from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.support.databases import postgres_schema_url
@@ -141,6 +144,21 @@ def module_sim(
     sim_warmup: float,
 ) -> Iterator[Simulator]:
     yield from _started(scenario, sim_options, sim_namespaces, sim_warmup)
+
+
+@pytest.fixture
+def api(sim: Simulator) -> Iterator[k8s.ApiClient]:
+    a = sim.api_client()
+    yield a
+    a.close()
+
+
+@pytest.fixture
+def cluster(sim: Simulator) -> Iterator[ClusterView]:
+    view = ClusterView(sim.api_client()).start()
+    assert view.wait_synced(30)
+    yield view
+    view.stop()
 
 
 @pytest.fixture(scope="module")

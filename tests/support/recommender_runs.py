@@ -10,8 +10,10 @@ from typing import Any
 from flask import Flask
 from kubernetes import client
 
+from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.kube.cluster import ClusterView
+from app.models import Policy
 from app.simulator.simulator import Simulator
 
 
@@ -30,6 +32,18 @@ def deployment(namespace: str, name: str, replicas: int = 2, cpu: float = 0.2) -
             }
         ],
     }
+
+
+def add_policy(
+    app: Flask, name: str, ns: str, kind: str | None, target: str | None, **fields: Any
+) -> None:
+    """A policy row for workload `kind`/`target` (None, None: every workload of namespace `ns`);
+    `fields` are the model's columns (update mode Off and no container policies unless given)."""
+    with app.app_context():
+        db.session.add(
+            Policy(name=name, namespace=ns, target_kind=kind, target_name=target, **fields)
+        )
+        db.session.commit()
 
 
 def make_job(app: Flask, cluster: ClusterView, sim: Simulator, **options: Any) -> RecommenderJob:
