@@ -15,20 +15,17 @@ scheduler binds it there; the controller finds each pod's node with `GetTargetNo
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
 from app.simulator.apiserver import podutil
 from app.simulator.apiserver.resources import DAEMONSET, NODE, POD
-from app.simulator.apiserver.store import Store
 from app.simulator.control import history
 from app.simulator.control.deployment_util import scaled_value
 from app.simulator.control.nodeaffinity import matches_node, target_node_name, with_node_affinity
 from app.simulator.control.objects import pod_from_template, template_hash
 from app.simulator.control.ownership import controlled
+from app.simulator.control.podcontrol import RevisionedPodController
 from app.simulator.control.replicasets import is_available, ready_since
-from app.simulator.control.revisions import Revisions
-from app.simulator.control.statefulsets import PodControl
 from app.simulator.control.statuswrite import write_status
 
 Obj = dict[str, Any]
@@ -73,19 +70,7 @@ def is_updated(pod: Obj, digest: str, generation: str) -> bool:
     )
 
 
-class DaemonSetController:
-    def __init__(
-        self,
-        store: Store,
-        now: Callable[[], float],
-        now_str: Callable[[], str],
-        pods: PodControl,
-    ) -> None:
-        self.store = store
-        self.now = now
-        self.pods = pods
-        self.revisions = Revisions(store, now_str)
-
+class DaemonSetController(RevisionedPodController):
     def sync(self, ns: str, name: str) -> bool:
         """Reconcile one DaemonSet; True when time must pass for pods to become available."""
         entry = self.store.get(DAEMONSET, ns, name)

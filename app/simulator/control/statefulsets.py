@@ -14,28 +14,18 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from app.simulator.apiserver.resources import POD, STATEFULSET
-from app.simulator.apiserver.store import Store
 from app.simulator.control import history
 from app.simulator.control.objects import pod_from_template
 from app.simulator.control.ownership import controlled
+from app.simulator.control.podcontrol import RevisionedPodController
 from app.simulator.control.replicasets import is_available, ready_since
-from app.simulator.control.revisions import Revisions
 from app.simulator.control.statuswrite import write_status
 
 Obj = dict[str, Any]
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
-
-
-class PodControl(Protocol):
-    """How a controller creates (through admission) and deletes its pods, recording Events."""
-
-    def create(self, owner: Obj, pod: Obj, controller: str) -> str | None: ...
-
-    def delete(self, pod: Obj, owner: Obj) -> None: ...
 
 
 def ordinal(sts: Obj, pod: Obj) -> int:
@@ -60,19 +50,7 @@ def revision_of(pod: Obj) -> str:
     return str((pod["metadata"].get("labels") or {}).get(history.POD_REVISION_LABEL, ""))
 
 
-class StatefulSetController:
-    def __init__(
-        self,
-        store: Store,
-        now: Callable[[], float],
-        now_str: Callable[[], str],
-        pods: PodControl,
-    ) -> None:
-        self.store = store
-        self.now = now
-        self.pods = pods
-        self.revisions = Revisions(store, now_str)
-
+class StatefulSetController(RevisionedPodController):
     def sync(self, ns: str, name: str) -> bool:
         """Reconcile one StatefulSet; True when time must pass for pods to become available."""
         entry = self.store.get(STATEFULSET, ns, name)
