@@ -12,6 +12,9 @@ every part before the first request:
   webhook cache's age from its last load time), registered in prometheus_client's default
   registry over `source`, and in each multiprocess scrape over the workers' merged values
   (`scrape_registry`).
+- `observe_requests(app, observer)` / `request_observers(app)`: who counts the HTTP requests
+  answered outside Flask's request handling (app.webhook's POST /mutate route, app.webhook.route):
+  app.api.metrics registers its per-route counter, the route calls it for each request.
 - Metrics defined at module level are in the default registry once their module is imported:
   the composition root imports every part, so all of them are served from the first scrape.
 """
@@ -26,9 +29,11 @@ from prometheus_client import REGISTRY, CollectorRegistry, multiprocess
 from prometheus_client.registry import Collector
 
 CACHES = "rightsizer.caches"  # app.extensions key: name -> state of a cache served from
+OBSERVERS = "rightsizer.request-observers"  # app.extensions key: list of RequestObserver
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's multiprocess mode (gunicorn)
 
 CacheState = Callable[[], str]
+RequestObserver = Callable[[str, str, int, float], None]  # (route, method, status, seconds)
 Derivation = Callable[[Collector], Collector]
 
 _derived: list[Derivation] = []  # process-wide, as the default registry is
@@ -44,6 +49,17 @@ def cache_states(app: Flask) -> Mapping[str, str]:
     """The state of each registered cache, by name; empty when no part serves from one."""
     caches: dict[str, CacheState] = app.extensions.get(CACHES, {})
     return {name: state() for name, state in caches.items()}
+
+
+def observe_requests(app: Flask, observer: RequestObserver) -> None:
+    """`observer` is told of every request `app` answers without Flask's hooks."""
+    request_observers(app).append(observer)
+
+
+def request_observers(app: Flask) -> list[RequestObserver]:
+    """The observers registered so far; the same list object later registrations extend."""
+    observers: list[RequestObserver] = app.extensions.setdefault(OBSERVERS, [])
+    return observers
 
 
 def derived_metric(factory: Derivation, source: Collector) -> None:

@@ -17,7 +17,7 @@ import time
 from flask import Blueprint, Flask, Response, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
 
-from app.probes import scrape_registry
+from app.probes import observe_requests, scrape_registry
 from app.store import audit as _audit  # noqa: F401  (action counters)
 from app.store import recommendations as _recommendations  # noqa: F401  (gauges)
 
@@ -57,12 +57,20 @@ def init_app(app: Flask) -> None:
     @app.after_request
     def count(response: Response) -> Response:
         route = request.url_rule.rule if request.url_rule else "<unmatched>"
-        REQUESTS.labels(route, request.method, str(response.status_code)).inc()
         started = g.get("request_started")
-        if started is not None:
-            LATENCY.labels(route, request.method).observe(time.perf_counter() - started)
-        if response.status_code in (401, 403):
-            AUTH_FAILURES.labels(str(response.status_code)).inc()
+        seconds = None if started is None else time.perf_counter() - started
+        observe(route, request.method, response.status_code, seconds)
         return response
 
+    # Requests answered outside Flask's hooks (app.webhook's POST /mutate) are counted the same.
+    observe_requests(app, observe)
     app.register_blueprint(bp)
+
+
+def observe(route: str, method: str, status: int, seconds: float | None) -> None:
+    """One request answered: counted by route template, its time observed when known."""
+    REQUESTS.labels(route, method, str(status)).inc()
+    if seconds is not None:
+        LATENCY.labels(route, method).observe(seconds)
+    if status in (401, 403):
+        AUTH_FAILURES.labels(str(status)).inc()

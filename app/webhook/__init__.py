@@ -9,24 +9,22 @@
 from __future__ import annotations
 
 import atexit
-import json
 from collections.abc import Sequence
 
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 
 from app.core.sizing.boost import BoostOptions
-from app.probes import serve_from_cache
+from app.probes import request_observers, serve_from_cache
 from app.settings import settings_of
 from app.store import audit as audit_trail
 from app.store.policies import InvalidPolicyLog
 from app.store.session import own_session
 from app.store.snapshot import Snapshot, load_snapshot
-from app.webhook import metrics
 from app.webhook.audit import ACTOR, MutationCount, MutationCounter
 from app.webhook.cache import WebhookCache
-from app.webhook.handler import Webhook, too_large
-from app.webhook.review import MAX_BODY_BYTES
+from app.webhook.handler import Webhook
+from app.webhook.route import MutateRoute
 from app.webhook.sources import ClusterSources, should_watch
 
 EXTENSION = "rightsizer.webhook"
@@ -39,19 +37,13 @@ def webhook_of(app: Flask) -> Webhook:
     return hook
 
 
-def _json(status: int, doc: object) -> Response:
-    return Response(json.dumps(doc, separators=(",", ":")), status, mimetype="application/json")
-
-
 @bp.post("/mutate")
 def mutate() -> ResponseReturnValue:
-    with metrics.DURATION.time():
-        if (request.content_length or 0) > MAX_BODY_BYTES:
-            metrics.REVIEWS.labels("too_large").inc()
-            return _json(413, too_large())
-        body = request.stream.read(MAX_BODY_BYTES + 1)
-        status, doc = webhook_of(current_app).admit(body)
-        return _json(status, doc)
+    """Reached only when the app's WSGI callable is not the one init_app wrapped (MutateRoute
+    answers POST /mutate before Flask); the rule also makes other methods a 405."""
+    route = MutateRoute(current_app.wsgi_app, webhook_of(current_app), ())
+    status, body = route.answer(request.environ)
+    return Response(body, status, mimetype="application/json")
 
 
 def init_app(app: Flask) -> None:
@@ -98,3 +90,4 @@ def init_app(app: Flask) -> None:
         # A worker's last counts, on a clean exit (a failed write is logged, the counts are lost).
         atexit.register(mutations.flush)
     app.register_blueprint(bp)
+    app.wsgi_app = MutateRoute(app.wsgi_app, hook, request_observers(app))  # type: ignore[method-assign]

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
+
+import orjson
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's own limit for an object is 3 MiB
@@ -113,6 +116,16 @@ def answer(
         response["patchType"] = "JSONPatch"
         response["patch"] = encoded if encoded is not None else encode_patch(patch)
     return {"apiVersion": api_version, "kind": "AdmissionReview", "response": response}
+
+
+def dump(doc: Mapping[str, Any]) -> bytes:
+    """An answer's JSON text, compact. orjson writes it in a tenth of the time of json.dumps;
+    what orjson refuses (a string with a lone surrogate, which json.loads lets through from a
+    `\\ud800` escape in a request's uid) is written by json.dumps, escaped."""
+    try:
+        return orjson.dumps(doc)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def encode_patch(patch: list[dict[str, Any]]) -> str:
