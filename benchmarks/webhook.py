@@ -7,8 +7,11 @@ a free loopback port, serving a throw-away SQLite database (or --database-url) h
 recommendations for --workloads Deployments. Meanwhile a recommender process rewrites every
 recommendation and checkpoint every --recommender-every seconds through the recommender's own
 save path (app.store.recommendations.save_all, in batches), so the webhook's cache keeps reloading
-changed rows during the measurement. The server is driven from client processes (pure Python:
-http.client over TLS, one keep-alive connection per thread):
+changed rows during the measurement. The server is driven from client processes (one keep-alive
+TLS connection per thread, HTTP/1.1 requests built once before the measurement, answers read by
+their Content-Length: the same small per-request work for both endpoints, so the figures compare
+the server's work; each phase prints the CPU time per request of the server's processes and of the
+client's):
 
 1. closed loop: every connection sends its next request as soon as the previous answer arrives,
    for --seconds: the most the server answers per second at that concurrency;
@@ -17,7 +20,8 @@ http.client over TLS, one keep-alive connection per thread):
    stalled server is not hidden by requests never sent).
 
 Both for POST /mutate and GET /healthz on the same server; the ratio shows what the webhook's own
-work costs over gunicorn + TLS + Flask. The client runs on the same machine and takes its share of
+work costs over gunicorn + TLS (/healthz also goes through Flask's request handling, which /mutate
+skips: app.webhook.route). The client runs on the same machine and takes its share of
 the CPU: the figures are a floor for a server with the machine to itself.
 
     .venv/bin/python benchmarks/webhook.py [--seconds 60] [--rate N] [--workers 2] ...
@@ -178,6 +182,58 @@ def review_body(i: int) -> bytes:
     ).encode()
 
 
+def http_request(path: str, body: bytes | None) -> bytes:
+    """The request's bytes, built once: the client's per-request work is then the same for both
+    endpoints (send these bytes, read one answer), whatever the body."""
+    if body is None:
+        return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection over TLS, as small a client as answers allow: sends
+    prebuilt requests, reads an answer by its Content-Length (the server always sends one)."""
+
+    def __init__(self, port: int, ctx: ssl.SSLContext) -> None:
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+        self.buf = b""
+
+    def exchange(self, request: bytes) -> tuple[int, bytes]:
+        """(status, body) of the answer to `request`."""
+        self.sock.sendall(request)
+        buf = self.buf
+        end = buf.find(b"\r\n\r\n")
+        while end < 0:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed by the server")
+            buf += chunk
+            end = buf.find(b"\r\n\r\n")
+        head = buf[:end].lower()
+        at = head.find(b"\r\ncontent-length:")
+        if at < 0:
+            raise http.client.HTTPException("an answer without Content-Length")
+        stop = head.find(b"\r\n", at + 2)
+        length = int(head[at + 17 : stop if stop >= 0 else len(head)])
+        total = end + 4 + length
+        while len(buf) < total:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed by the server")
+            buf += chunk
+        self.buf = buf[total:]
+        return int(buf[9:12]), buf[end + 4 : total]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 def client_process(
     port: int,
     ca: str,
@@ -189,7 +245,8 @@ def client_process(
     start_at: float,
     out: Any,
 ) -> None:
-    """Runs `threads` connections; puts (latencies in seconds, errors, answers with a patch)."""
+    """Runs `threads` connections; puts (latencies in seconds, errors, answers with a patch, this
+    process's CPU seconds while measuring)."""
     import threading
 
     # Python hands the GIL over every 5 ms by default: a thread whose answer has arrived would
@@ -197,18 +254,22 @@ def client_process(
     sys.setswitchinterval(0.0002)
 
     ctx = ssl.create_default_context(cafile=ca)
-    bodies = [review_body(i) for i in range(workloads)] if path == "/mutate" else []
+    if path == "/mutate":
+        requests = [http_request(path, review_body(i)) for i in range(workloads)]
+    else:
+        requests = [http_request(path, None)]
     results: list[tuple[list[float], int, int]] = []
     lock = threading.Lock()
 
     def run(t: int) -> None:
-        conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+        conn = Connection(port, ctx)
         lat: list[float] = []
         errors = patched = 0
         interval = threads * PROCS / rate if rate else 0.0
         due = start_at + (t / threads) * interval
         end = start_at + seconds
         i = t
+        time.sleep(max(0.0, start_at - time.perf_counter()))  # all connections start together
         while True:
             now = time.perf_counter()
             if rate:
@@ -223,23 +284,15 @@ def client_process(
                     break
                 begin = now
             try:
-                if path == "/mutate":
-                    body = bodies[i % len(bodies)]
-                    conn.request(
-                        "POST", path, body=body, headers={"Content-Type": "application/json"}
-                    )
-                else:
-                    conn.request("GET", path)
-                resp = conn.getresponse()
-                data = resp.read()
-                if resp.status != 200:
+                status, data = conn.exchange(requests[i % len(requests)])
+                if status != 200:
                     errors += 1
-                elif path == "/mutate" and b'"patch"' in data:
+                elif b'"patch"' in data:  # the same test for both: /healthz never has one
                     patched += 1
-            except (OSError, http.client.HTTPException):
+            except (OSError, ValueError, http.client.HTTPException):
                 errors += 1
                 conn.close()
-                conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+                conn = Connection(port, ctx)
             lat.append(time.perf_counter() - begin)
             i += threads
         conn.close()
@@ -249,6 +302,8 @@ def client_process(
     workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
     for w in workers:
         w.start()
+    time.sleep(max(0.0, start_at - time.perf_counter()))
+    cpu = time.process_time()  # this process's CPU from the start of the measurement
     for w in workers:
         w.join()
     out.put(
@@ -256,6 +311,7 @@ def client_process(
             [x for r in results for x in r[0]],
             sum(r[1] for r in results),
             sum(r[2] for r in results),
+            time.process_time() - cpu,
         )
     )
 
@@ -263,8 +319,26 @@ def client_process(
 PROCS = 2  # client processes (set from --client-procs before forking)
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(master: int) -> float:
+    """CPU seconds used so far by gunicorn's master and its workers (Linux /proc)."""
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except OSError:
+        children = []
+    return process_cpu(master) + sum(process_cpu(int(c)) for c in children)
+
+
 def measure(
-    port: int, ca: str, path: str, args: argparse.Namespace, rate: float
+    port: int, ca: str, path: str, args: argparse.Namespace, rate: float, server: int
 ) -> dict[str, float]:
     ctx = mp.get_context("fork")
     q = ctx.Queue()
@@ -289,13 +363,18 @@ def measure(
     ]
     for p in procs:
         p.start()
+    time.sleep(max(0.0, start_at - time.perf_counter()))
+    server_before = server_cpu(server)
     lat: list[float] = []
     errors = patched = 0
+    client = 0.0
     for _ in procs:
-        part, e, n = q.get(timeout=args.seconds + 120)
+        part, e, n, c = q.get(timeout=args.seconds + 120)
         lat += part
         errors += e
         patched += n
+        client += c
+    server_used = server_cpu(server) - server_before
     for p in procs:
         p.join()
     lat.sort()
@@ -312,6 +391,8 @@ def measure(
         "max_ms": lat[-1] * 1000 if n else float("nan"),
         "errors": errors,
         "patched": patched,
+        "server_us": server_used / max(n, 1) * 1e6,  # CPU per request, server and client
+        "client_us": client / max(n, 1) * 1e6,
     }
 
 
@@ -348,7 +429,8 @@ def show(label: str, r: dict[str, float]) -> None:
     print(
         f"  {label:<26} {r['per_second']:8.0f}/s   p50 {r['p50_ms']:6.2f} ms   "
         f"p99 {r['p99_ms']:6.2f} ms   max {r['max_ms']:7.2f} ms   "
-        f"errors {r['errors']:.0f}   n {r['requests']:.0f}"
+        f"errors {r['errors']:.0f}   n {r['requests']:.0f}   "
+        f"CPU/request: server {r['server_us']:.0f} us, client {r['client_us']:.0f} us"
     )
 
 
@@ -460,18 +542,19 @@ def main() -> None:
             writer.start()
         print(
             f"rightsizer serve: {workers} workers x {threads} threads (gthread), TLS, "
-            f"keep-alive; client: {PROCS} processes, {args.connections} connections; "
+            f"keep-alive; client: {PROCS} processes, {args.connections} connections, "
+            "prebuilt requests (the same per-request work for both endpoints); "
             f"{os.cpu_count()} CPUs; recommender saving every "
             f"{args.recommender_every:g}s" + (" (off)" if args.recommender_every <= 0 else "")
         )
         results = {}
         if not args.max_only:
             for path in ("/mutate", "/healthz"):
-                results[(path, "max")] = measure(port, ca, path, args, 0.0)
+                results[(path, "max")] = measure(port, ca, path, args, 0.0, server.pid)
             if args.rate <= 0:  # half of the capacity /mutate showed in this run
                 args.rate = round(results[("/mutate", "max")]["per_second"] / 2)
         for path in ("/mutate", "/healthz"):
-            results[(path, "rate")] = measure(port, ca, path, args, args.rate)
+            results[(path, "rate")] = measure(port, ca, path, args, args.rate, server.pid)
         if not args.max_only:
             print("closed loop (as fast as answers come):")
             show("POST /mutate", results[("/mutate", "max")])
