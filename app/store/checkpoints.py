@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 
@@ -21,20 +22,23 @@ from app.store.session import DbSession, to_datetime, to_unix
 log = logging.getLogger(__name__)
 
 
-def fill_checkpoint(row: Checkpoint, cp: AggregateCheckpoint, now: datetime) -> None:
-    """Writes `cp` into the checkpoint row (new or loaded), stamped `now`."""
-    row.cpu_buckets = {str(k): v for k, v in sorted(cp.cpu.bucket_weights.items())}
-    row.cpu_total_weight = cp.cpu.total_weight
-    row.cpu_reference_time = to_datetime(cp.cpu.reference_time)
-    row.memory_buckets = {str(k): v for k, v in sorted(cp.memory.bucket_weights.items())}
-    row.memory_total_weight = cp.memory.total_weight
-    row.memory_reference_time = to_datetime(cp.memory.reference_time)
-    row.sample_count = cp.total_samples
-    row.first_sample_at = to_datetime(cp.first_sample)
-    row.last_sample_at = to_datetime(cp.last_sample)
-    row.version = cp.version
-    row.daily = cp.daily
-    row.updated_at = now
+def checkpoint_values(cp: AggregateCheckpoint, now: datetime) -> dict[str, Any]:
+    """The columns of a checkpoint row holding `cp`, stamped `now` (for Core statements: the
+    recommender writes thousands a run, app.store.recommendations)."""
+    return {
+        "cpu_buckets": {str(k): v for k, v in sorted(cp.cpu.bucket_weights.items())},
+        "cpu_total_weight": cp.cpu.total_weight,
+        "cpu_reference_time": to_datetime(cp.cpu.reference_time),
+        "memory_buckets": {str(k): v for k, v in sorted(cp.memory.bucket_weights.items())},
+        "memory_total_weight": cp.memory.total_weight,
+        "memory_reference_time": to_datetime(cp.memory.reference_time),
+        "sample_count": cp.total_samples,
+        "first_sample_at": to_datetime(cp.first_sample),
+        "last_sample_at": to_datetime(cp.last_sample),
+        "version": cp.version,
+        "daily": cp.daily,
+        "updated_at": now,
+    }
 
 
 def checkpoint_from_row(row: Checkpoint) -> AggregateCheckpoint:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy import delete, func, insert, select, tuple_
 
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
@@ -43,6 +44,7 @@ def append_history(
         )
     }
     due = now.timestamp() - HISTORY_STEP.total_seconds()
+    new: list[dict[str, Any]] = []
     for r in results:
         key = (r.workload.namespace, r.workload.kind, r.workload.name, r.container)
         last = newest.get(key)
@@ -50,18 +52,43 @@ def append_history(
             continue
         rec, cur = r.recommendation, r.current
         assert rec is not None
-        session.add(
-            _point(
+        new.append(
+            _point_values(
                 key, now, rec.target, cur.cpu if cur else None, cur.memory if cur else None, r.usage
             )
         )
         written.append((r.workload, r.container))
+    if new:  # one executemany (Core): the recommender appends thousands of points an hour
+        session.execute(insert(RecommendationPoint.__table__), new)
     session.execute(
         delete(H)
         .where(tuple_(*cols).in_(list(keys)), H.time < now - HISTORY_KEEP)
         .execution_options(synchronize_session=False)
     )
     return written
+
+
+def _point_values(
+    key: tuple[str, str, str, str],
+    time: datetime,
+    target: Resources,
+    cpu_request: int | None,
+    memory_request: int | None,
+    usage: UsagePercentiles | None,
+) -> dict[str, Any]:
+    u = usage or UsagePercentiles()
+    return {
+        **dict(zip(("namespace", "kind", "name", "container"), key, strict=True)),
+        "time": time,
+        "target_cpu": target.cpu,
+        "target_memory": target.memory,
+        "current_cpu_request": cpu_request,
+        "current_memory_request": memory_request,
+        "usage_cpu_p50": u.cpu_p50,
+        "usage_cpu_p90": u.cpu_p90,
+        "usage_memory_p50": u.memory_p50,
+        "usage_memory_p90": u.memory_p90,
+    }
 
 
 def _point(
@@ -72,18 +99,8 @@ def _point(
     memory_request: int | None,
     usage: UsagePercentiles | None,
 ) -> RecommendationPoint:
-    u = usage or UsagePercentiles()
     return RecommendationPoint(
-        **dict(zip(("namespace", "kind", "name", "container"), key, strict=True)),
-        time=time,
-        target_cpu=target.cpu,
-        target_memory=target.memory,
-        current_cpu_request=cpu_request,
-        current_memory_request=memory_request,
-        usage_cpu_p50=u.cpu_p50,
-        usage_cpu_p90=u.cpu_p90,
-        usage_memory_p50=u.memory_p50,
-        usage_memory_p90=u.memory_p90,
+        **_point_values(key, time, target, cpu_request, memory_request, usage)
     )
 
 

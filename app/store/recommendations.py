@@ -14,15 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from prometheus_client import Gauge
-from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy import bindparam, delete, func, insert, select, tuple_, update
 
 from app.core.recommend.model import WorkloadKey
 from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
-from app.store.checkpoints import fill_checkpoint
+from app.store.checkpoints import checkpoint_values
 from app.store.history import append_history
 from app.store.results import ContainerResult
-from app.store.session import DbSession, to_datetime
+from app.store.session import DbSession, to_datetime, to_unix
 
 log = logging.getLogger(__name__)
 
@@ -56,40 +56,87 @@ def count_recommendations(session: DbSession) -> tuple[int, int]:
     return containers, workloads
 
 
-def _row_key(row: RecommendationRow | Checkpoint) -> tuple[str, str, str, str]:
-    return (row.namespace, row.kind, row.name, row.container)
+KEY = ("namespace", "kind", "name", "container")
+# The columns a recommendation row holds beside its key; a row whose values are all the same as
+# this run's is not written (as VPA updates a VPA's status only when it changed), so its
+# updated_at says when the recommendation last changed.
+RECOMMENDATION_COLUMNS = (
+    "target_cpu",
+    "target_memory",
+    "lower_bound_cpu",
+    "lower_bound_memory",
+    "upper_bound_cpu",
+    "upper_bound_memory",
+    "uncapped_target_cpu",
+    "uncapped_target_memory",
+    "sample_count",
+    "first_sample_at",
+    "last_sample_at",
+    "current_cpu_request",
+    "current_memory_request",
+    "replicas",
+    "requested_cpu_total",
+    "requested_memory_total",
+    "conflicts",
+    "reason",
+)
+Key = tuple[str, str, str, str]
 
 
 def _existing(
-    session: DbSession, model: Any, keys: set[tuple[str, str, str, str]]
-) -> dict[Any, Any]:
+    session: DbSession, table: Any, keys: set[Key], columns: Sequence[str]
+) -> dict[Key, Any]:
+    """The rows of `keys` (id, key and `columns`), as plain rows: one query, no ORM objects."""
     if not keys:
         return {}
-    cols = (model.namespace, model.kind, model.name, model.container)
-    rows = session.scalars(select(model).where(tuple_(*cols).in_(list(keys))))
-    return {_row_key(r): r for r in rows}
+    cols = [table.c[k] for k in KEY]
+    rows = session.execute(
+        select(table.c.id, *cols, *(table.c[c] for c in columns)).where(
+            tuple_(*cols).in_(list(keys))
+        )
+    )
+    return {(r.namespace, r.kind, r.name, r.container): r for r in rows}
 
 
-def _fill_recommendation(row: RecommendationRow, r: ContainerResult, now: datetime) -> None:
+def _same(old: Any, new: Any) -> bool:
+    """A stored value equals a new one (SQLite hands back naive datetimes, written as UTC)."""
+    if isinstance(old, datetime) and isinstance(new, datetime):
+        return to_unix(old) == to_unix(new)
+    return bool(old == new)
+
+
+def _recommendation_values(r: ContainerResult, old: Any) -> dict[str, Any]:
+    """The row's columns for `r`; what this run did not see (current requests, replicas when no
+    pod of the container reported) keeps its stored value."""
     rec, cp = r.recommendation, r.checkpoint
     assert rec is not None
-    row.target_cpu, row.target_memory = rec.target.cpu, rec.target.memory
-    row.lower_bound_cpu, row.lower_bound_memory = rec.lower_bound.cpu, rec.lower_bound.memory
-    row.upper_bound_cpu, row.upper_bound_memory = rec.upper_bound.cpu, rec.upper_bound.memory
-    row.uncapped_target_cpu = rec.uncapped_target.cpu
-    row.uncapped_target_memory = rec.uncapped_target.memory
-    row.sample_count = cp.total_samples
-    row.first_sample_at = to_datetime(cp.first_sample)
-    row.last_sample_at = to_datetime(cp.last_sample)
-    row.updated_at = now
+    values: dict[str, Any] = {
+        "target_cpu": rec.target.cpu,
+        "target_memory": rec.target.memory,
+        "lower_bound_cpu": rec.lower_bound.cpu,
+        "lower_bound_memory": rec.lower_bound.memory,
+        "upper_bound_cpu": rec.upper_bound.cpu,
+        "upper_bound_memory": rec.upper_bound.memory,
+        "uncapped_target_cpu": rec.uncapped_target.cpu,
+        "uncapped_target_memory": rec.uncapped_target.memory,
+        "sample_count": cp.total_samples,
+        "first_sample_at": to_datetime(cp.first_sample),
+        "last_sample_at": to_datetime(cp.last_sample),
+        "conflicts": dict(r.conflicts),
+        "reason": rec.reason or None,
+    }
+    kept = ("current_cpu_request", "current_memory_request")
+    kept_replicas = ("replicas", "requested_cpu_total", "requested_memory_total")
+    for column in (*kept, *kept_replicas):
+        values[column] = getattr(old, column) if old is not None else None
     if r.current is not None:
-        row.current_cpu_request, row.current_memory_request = r.current.cpu, r.current.memory
+        values["current_cpu_request"] = r.current.cpu
+        values["current_memory_request"] = r.current.memory
         if r.current.replicas is not None:
-            row.replicas = r.current.replicas
-            row.requested_cpu_total = r.current.cpu_total
-            row.requested_memory_total = r.current.memory_total
-    row.conflicts = dict(r.conflicts)
-    row.reason = rec.reason or None
+            values["replicas"] = r.current.replicas
+            values["requested_cpu_total"] = r.current.cpu_total
+            values["requested_memory_total"] = r.current.memory_total
+    return values
 
 
 def save_batch(
@@ -99,24 +146,44 @@ def save_batch(
     points: set[tuple[WorkloadKey, str]] | None = None,
 ) -> None:
     """Upserts the recommendations and checkpoints of `results` in one transaction; adds the
-    (workload, container) of each history point written to `points`."""
+    (workload, container) of each history point written to `points`. Rows are read with one
+    query per table and written with one executemany statement per kind of change (SQLAlchemy
+    Core: no ORM object per row); a recommendation row whose values did not change is left
+    alone."""
+    recs_t, cps_t = RecommendationRow.__table__, Checkpoint.__table__
     keys = {(r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results}
     try:
-        recs = _existing(session, RecommendationRow, keys)
-        cps = _existing(session, Checkpoint, keys)
+        recs = _existing(session, recs_t, keys, RECOMMENDATION_COLUMNS)
+        cps = _existing(session, cps_t, keys, ())
+        rec_new: list[dict[str, Any]] = []
+        rec_changed: list[dict[str, Any]] = []
+        rec_gone: list[int] = []
+        cp_new: list[dict[str, Any]] = []
+        cp_changed: list[dict[str, Any]] = []
         for r in results:
             key = (r.workload.namespace, r.workload.kind, r.workload.name, r.container)
-            ident = dict(zip(("namespace", "kind", "name", "container"), key, strict=True))
-            cp_row = cps.get(key) or Checkpoint(**ident)
-            fill_checkpoint(cp_row, r.checkpoint, now)
-            session.add(cp_row)
+            values = checkpoint_values(r.checkpoint, now)
+            if key in cps:
+                cp_changed.append({"_id": cps[key].id, **values})
+            else:
+                cp_new.append({**dict(zip(KEY, key, strict=True)), **values})
+            old = recs.get(key)
             if r.recommendation is None:
-                if key in recs:
-                    session.delete(recs[key])
+                if old is not None:
+                    rec_gone.append(old.id)
                 continue
-            rec_row = recs.get(key) or RecommendationRow(**ident)
-            _fill_recommendation(rec_row, r, now)
-            session.add(rec_row)
+            values = _recommendation_values(r, old)
+            if old is None:
+                rec_new.append({**dict(zip(KEY, key, strict=True)), **values, "updated_at": now})
+            elif not all(_same(getattr(old, c), v) for c, v in values.items()):
+                rec_changed.append({"_id": old.id, **values, "updated_at": now})
+        for table, new, changed in ((cps_t, cp_new, cp_changed), (recs_t, rec_new, rec_changed)):
+            if new:
+                session.execute(insert(table), new)
+            if changed:
+                session.execute(update(table).where(table.c.id == bindparam("_id")), changed)
+        if rec_gone:
+            session.execute(delete(recs_t).where(recs_t.c.id.in_(rec_gone)))
         written = append_history(
             session, [r for r in results if r.recommendation is not None], keys, now
         )

@@ -221,3 +221,39 @@ def test_delete_workload_forgets_its_history(app: Flask) -> None:
     assert points(DB_) and points(WEB)
     delete_workload(db.session, DB_)
     assert points(DB_) == [] and points(WEB)
+
+
+def updated(w: WorkloadKey) -> dict[str, datetime]:
+    db.session.expire_all()
+    return {
+        r.container: r.updated_at.replace(tzinfo=UTC)
+        for r in find_recommendations(db.session, w.namespace, w.kind, w.name)
+    }
+
+
+def test_an_unchanged_recommendation_is_not_rewritten_and_a_changed_one_is(app: Flask) -> None:
+    m = fed_model()
+    save_all(db.session, with_current(m, 2), NOW, batch_size=2)
+    later = NOW + timedelta(minutes=1)
+    save_all(db.session, with_current(m, 2), later, batch_size=2)  # nothing new
+    assert updated(WEB) == {"app": NOW, "proxy": NOW}
+    assert updated(DB_) == {"postgres": NOW}
+
+    m.add_cpu(DB_, "db-0", "postgres", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)  # a sample
+    save_all(db.session, with_current(m, 2), later, batch_size=2)
+    assert updated(DB_) == {"postgres": later}
+    assert updated(WEB) == {"app": NOW, "proxy": NOW}
+    save_all(db.session, with_current(m, 3), later + timedelta(minutes=1), batch_size=2)
+    assert set(updated(WEB).values()) == {later + timedelta(minutes=1)}  # a third replica
+    [row] = find_recommendations(db.session, name="db")
+    assert (row.replicas, row.sample_count) == (3, 3 * 288 + 1)
+
+
+def test_checkpoints_are_rewritten_each_save(app: Flask) -> None:
+    m = fed_model()
+    save_all(db.session, results_from_model(m), NOW, batch_size=10)
+    m.add_cpu(DB_, "db-0", "postgres", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
+    save_all(db.session, results_from_model(m), NOW + timedelta(minutes=1), batch_size=10)
+    restored = UsageModel(S)
+    assert load_checkpoints(db.session, restored, S) == (3, 0)
+    assert restored.aggregates[DB_]["postgres"].total_samples == 3 * 288 + 1
