@@ -7,7 +7,7 @@ target (a target with no pods, or none at all, is reported too: NoPodsMatched, C
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from app.core.conditions import (
@@ -41,6 +41,8 @@ class RecommenderConditions:
         self.cluster, self.limit_ranges = cluster, limit_ranges
         self.low_confidence_seconds = low_confidence_seconds
         self.excluded = frozenset(excluded_namespaces)
+        # the owner walk; the recommender gives each run its memo (app.core.owner_memo)
+        self.workload_of: Callable[[PodView], WorkloadKey | None] = cluster.workload_of
 
     def _pods(self) -> dict[WorkloadKey, PodView]:
         """One live pod of each workload (the one a LimitRange check is made on)."""
@@ -48,7 +50,7 @@ class RecommenderConditions:
         for pod in self.cluster.pods.items():
             if not pod.is_live or pod.namespace in self.excluded:
                 continue
-            w = self.cluster.workload_of(pod)
+            w = self.workload_of(pod)
             if w is not None and w not in out:
                 out[w] = pod
         return out

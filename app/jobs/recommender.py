@@ -17,6 +17,7 @@ from typing import Any
 
 from flask import Flask
 
+from app.core.owner_memo import WorkloadMemo
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy, governing_policy
 from app.core.recommend.capping import ContainerPolicy, Recommendation
@@ -102,6 +103,7 @@ class RecommenderJob:
         self.recommended: dict[WorkloadKey, dict[str, Recommendation]] = {}
         self.invalid_policies = InvalidPolicyLog("recommender")  # each bad row logged once
         self.tracker = Tracker(options.track, options.track_label, getattr(cluster, "api", None))
+        self.workload_of: Callable[[PodView], WorkloadKey | None] = cluster.workload_of
         self.forget()
 
     def forget(self) -> None:
@@ -134,6 +136,8 @@ class RecommenderJob:
             )
             if not self.restored:
                 self._restore()
+            # each pod template's workload found once this run (the caches may move between runs)
+            self.workload_of = self.conditions.workload_of = WorkloadMemo(self.cluster.workload_of)
             metrics = self.cluster.pod_metrics()
             pods = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
             info: dict[WorkloadKey, WorkloadInfo] = {}
@@ -241,7 +245,7 @@ class RecommenderJob:
             pod = pods.get((str(ns), str(meta.get("name") or "")))
             if pod is None or self._excluded(ns):
                 continue
-            w = self.cluster.workload_of(pod)
+            w = self.workload_of(pod)
             if w is None or not self.tracker.tracks(w, pod.labels):
                 continue
             resources = pod.resources()
@@ -277,7 +281,7 @@ class RecommenderJob:
             kills = new_oom_kills(pod, self.restarts_seen)
             if not kills:
                 continue
-            w = self.cluster.workload_of(pod)
+            w = self.workload_of(pod)
             if w is None or not self.tracker.tracks(w, pod.labels):
                 continue
             group = self.node_groups.group_of(w, pod)

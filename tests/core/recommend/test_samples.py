@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.pods import ContainerResources, PodView
+from app.core.quantity import amount_float
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 
 
@@ -68,7 +71,8 @@ def test_pod_metrics_usage() -> None:
     assert app.time == 1_719_792_000.0
     assert app.cpu_cores == pytest.approx(0.123456789)
     assert app.memory_bytes == 1_048_576
-    assert (cpu_only.cpu_cores, cpu_only.memory_bytes) == (pytest.approx(0.005), None)
+    assert cpu_only.cpu_cores == pytest.approx(0.005)
+    assert cpu_only.memory_bytes is None
 
 
 def test_pod_metrics_without_timestamp_are_skipped() -> None:
@@ -97,3 +101,30 @@ def test_oom_without_limit_uses_the_request() -> None:
 def test_other_terminations_are_not_ooms() -> None:
     assert new_oom_kills(pod(1, "Error"), {}) == []
     assert new_oom_kills(pod(0), {}) == []
+
+
+@given(
+    st.one_of(
+        st.builds(
+            lambda digits, suffix: digits + suffix,
+            st.text("0123456789", min_size=0, max_size=22),
+            st.sampled_from(["n", "u", "m", "Ki", "Mi", "Gi", "", "k", "M", "e3", "x"]),
+        ),
+        st.sampled_from(["+5n", "-5n", "٣n", "1.5Ki", " 5n", "5n ", "n", "Ki", ""]),
+    )
+)
+def test_metrics_quantities_read_as_amount_float_reads_them(text: str) -> None:
+    """The plain forms metrics-server writes are read without Decimal arithmetic: the float is
+    the same as amount_float's, and what it refuses is refused the same way."""
+    item = {
+        "metadata": {"name": "p"},
+        "timestamp": "2024-07-01T00:00:00Z",
+        "containers": [{"name": "a", "usage": {"cpu": text, "memory": text}}],
+    }
+    try:
+        expected = amount_float(text)
+    except ValueError:
+        assert usage_from_metrics(item) == []
+        return
+    [u] = usage_from_metrics(item)
+    assert (u.cpu_cores, u.memory_bytes) == (expected, expected)

@@ -1,0 +1,99 @@
+"""The per-run owner memo answers as the owner walk, asking it once per pod template."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.core.owner_memo import WorkloadMemo
+from app.core.owners import workload_of_pod
+from app.core.pods import PodView
+from app.core.recommend.model import WorkloadKey
+
+CACHED: dict[
+    tuple[str, str, str], dict[str, Any]
+] = {  # ReplicaSets in the cache: one of a Deployment, one standing alone
+    ("shop", "ReplicaSet", "web-abc"): {
+        "metadata": {
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "controller": True}
+            ]
+        }
+    },
+    ("shop", "ReplicaSet", "solo-1"): {"metadata": {}},
+}
+
+
+def lookup(ns: str, kind: str, name: str) -> dict[str, Any] | None:
+    return CACHED.get((ns, kind, name))
+
+
+refs = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {
+            "apiVersion": st.sampled_from(["apps/v1", "v1", "argoproj.io/v1alpha1", 3]),
+            "kind": st.sampled_from(["ReplicaSet", "StatefulSet", "Rollout", "Node", None]),
+            "name": st.sampled_from(["web-abc", "web-def", "solo-1", "db", ""]),
+            "controller": st.booleans(),
+        }
+    ),
+)
+pods = st.builds(
+    lambda ns, ref, pod_hash, i: PodView.parse(
+        {
+            "metadata": {
+                "namespace": ns,
+                "name": f"p{i}",
+                "ownerReferences": [ref] if ref is not None else [],
+                "labels": {} if pod_hash is None else {"pod-template-hash": pod_hash},
+            }
+        }
+    ),
+    st.sampled_from(["shop", "other", ""]),
+    refs,
+    st.sampled_from([None, "abc", "def", "x"]),
+    st.integers(0, 1000),
+)
+
+
+@given(st.lists(pods, max_size=30))
+def test_the_memo_answers_as_the_walk(views: list[PodView]) -> None:
+    asked: list[PodView] = []
+
+    def walk(pod: PodView) -> WorkloadKey | None:
+        asked.append(pod)
+        return workload_of_pod(pod.wire, lookup=lookup)
+
+    memo = WorkloadMemo(walk)
+    for pod in views:
+        assert memo(pod) == workload_of_pod(pod.wire, lookup=lookup)
+    assert len(asked) <= len(views)
+
+
+def test_pods_of_one_template_are_walked_once() -> None:
+    calls: list[str] = []
+
+    def walk(pod: PodView) -> WorkloadKey | None:
+        calls.append(pod.name)
+        return workload_of_pod(pod.wire, lookup=lookup)
+
+    memo = WorkloadMemo(walk)
+    ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "controller": True}
+    views = [
+        PodView.parse(
+            {
+                "metadata": {
+                    "namespace": "shop",
+                    "name": f"web-abc-{i}",
+                    "ownerReferences": [dict(ref)],
+                    "labels": {"pod-template-hash": "abc"},
+                }
+            }
+        )
+        for i in range(5)
+    ]
+    assert {memo(p) for p in views} == {WorkloadKey("shop", "Deployment", "web")}
+    assert calls == ["web-abc-0"]
