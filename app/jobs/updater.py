@@ -6,7 +6,8 @@ qualify by app.core.sizing.priority (and the policy's evictionRequirements), are
 first, and at most int(replicas x tolerance) per owner per run are disrupted; owners with fewer
 live pods than minReplicas are left alone (unless in-place resizes skip the budget,
 app.core.sizing.inplace). InPlace never evicts: what cannot be resized is reported and left.
-Under any policy, a pod's CPU startup boost is removed in place once it is due. New
+Under any policy, a pod's CPU startup boost is removed in place once it is due
+(app.jobs.boost_removal); evictions are sent a few at a time (app.jobs.evictions). New
 values come from the same patch builder the webhook uses, so a resized pod gets exactly what a
 recreated one would.
 
@@ -37,7 +38,6 @@ from app.core.pods import PodView
 from app.core.policy import IN_PLACE_MODES, Policy
 from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import WorkloadKey
-from app.core.sizing.boost import BOOST_ANNOTATION, boosted, expired, remaining, unboost_body
 from app.core.sizing.fit import NodeRoom
 from app.core.sizing.inplace import InfeasibleAttempts, skips_budget
 from app.core.sizing.limitrange import LimitRangeItem
@@ -55,7 +55,9 @@ from app.core.sizing.plan import (
 )
 from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket, UpdaterSettings
 from app.extensions import db
+from app.jobs.boost_removal import remove_boosts
 from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
+from app.jobs.workload_pods import live_pods_by_workload
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
@@ -105,6 +107,7 @@ class UpdaterJob:
             actions.dry_run = True
         self.bucket = TokenBucket(options.evictions_per_second, options.eviction_burst, clock)
         self.sender = EvictionSender(actions.evict, options.evictions_in_flight)
+        self._boost_tools = (self.bucket, actions, self._record)  # app.jobs.boost_removal
         self.resizing = ResizeWatch()
         self.infeasible = InfeasibleAttempts()  # InPlace: resizes not to try again as they were
         self.tally = Tally()
@@ -136,13 +139,9 @@ class UpdaterJob:
             snapshot = load_snapshot(db.session(), invalid=self.invalid_policies)
             history = history_seconds(db.session)
         pods = self.cluster.pods.items()
-        by_workload: dict[WorkloadKey, list[PodView]] = {}
-        for pod in pods:
-            if not pod.is_live:
-                continue  # terminal or unscheduled: neither counted nor a candidate
-            w = self.cluster.workload_of(pod)
-            if w is not None and w.namespace not in self.options.excluded_namespaces:
-                by_workload.setdefault(w, []).append(pod)
+        by_workload = live_pods_by_workload(
+            pods, self.cluster.workload_of, self.options.excluded_namespaces
+        )
         nodes = self.cluster.node_views()
         rooms = node_rooms(nodes, pods)
         self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
@@ -169,7 +168,11 @@ class UpdaterJob:
                 policy = governed.get(w)
                 if policy is None:
                     continue
-                self._unboost(w, wpods, policy, budgets[w], now, still_leader)
+                removed, held = remove_boosts(
+                    w, wpods, policy, budgets[w], now, still_leader, *self._boost_tools
+                )
+                self.tally.unboosted += removed
+                self.tally.held += held
                 if policy.update_mode not in ACTIVE_MODES:
                     continue
                 considered += 1
@@ -378,50 +381,6 @@ class UpdaterJob:
         log.info("not resizing %s: %s", pod.ref, message)
         if not self.options.dry_run:
             self.actions.record_event(pod, "RightsizerResizeInfeasible", message, "Warning")
-
-    def _unboost(
-        self,
-        w: WorkloadKey,
-        pods: list[PodView],
-        policy: Policy,
-        budget: DisruptionBudget,
-        now: float,
-        still_leader: Callable[[], bool],
-    ) -> None:
-        """Removes the CPU startup boost of pods Ready for its duration: resized in place to what
-        the webhook gave them without it, in any mode, within the disruption budget (not
-        minReplicas, as VPA's CanUnboost); then the annotation goes (app.core.sizing.boost)."""
-        for pod in pods:
-            if not boosted(pod):
-                continue
-            names = expired(pod, policy, now)
-            resizing = pod.condition("PodResizePending") or pod.condition("PodResizeInProgress")
-            if not names or resizing:
-                continue
-            if not budget.can_disrupt(False, pod.is_ready) or not self.bucket.take():
-                self.tally.held += 1
-                continue
-            if not still_leader():
-                return
-            body, details = unboost_body(pod, names)
-            outcome = self.actions.resize(pod.namespace, pod.name, body)
-            if outcome != "done":
-                log.info("startup boost of %s not removed (%s)", pod.ref, outcome)
-                continue
-            budget.record(False, pod.is_ready)
-            left = remaining(pod, names)
-            if self.actions.annotate(pod.namespace, pod.name, BOOST_ANNOTATION, left) != "done":
-                log.warning("startup boost of %s removed, its annotation not (next run)", pod.ref)
-            self.tally.unboosted += 1
-            details = {"workload": str(w), **details}
-            message = f"startup boost removed: {describe(details['before'])} -> "
-            self._record(
-                "resize",
-                pod,
-                "RightsizerStartupBoostRemoved",
-                message + describe(details["after"]),
-                details,
-            )
 
     def _configured(self, w: WorkloadKey, pods: list[PodView]) -> int:
         return configured_replicas(self.cluster.replicas_source(w), pods)
