@@ -11,17 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, delete, insert, select, update
 
 from app.core.conditions import Condition, sort_key
 from app.core.recommend.model import WorkloadKey
 from app.models import WorkloadCondition
 from app.store.session import DbSession
-
-
-def _key(row: WorkloadCondition) -> tuple[WorkloadKey, str]:
-    return WorkloadKey(row.namespace, row.kind, row.name), row.type
 
 
 def save_conditions(
@@ -31,48 +28,71 @@ def save_conditions(
     now: datetime,
 ) -> int:
     """Makes the stored conditions of `types` exactly `conditions`; returns the rows written or
-    deleted."""
+    deleted. The stored rows are read as plain rows and the changes written with one executemany
+    statement each (SQLAlchemy Core: the recommender states two conditions for each of
+    thousands of workloads at every run)."""
+    table = WorkloadCondition.__table__
     wanted = {(w, c.type): c for w, cs in conditions.items() for c in cs if c.type in types}
-    changed = 0
+    gone: list[int] = []
+    changed: list[dict[str, Any]] = []
     try:
-        rows = session.scalars(select(WorkloadCondition).where(WorkloadCondition.type.in_(types)))
+        rows = session.execute(
+            select(
+                table.c.id,
+                table.c.namespace,
+                table.c.kind,
+                table.c.name,
+                table.c.type,
+                table.c.status,
+                table.c.reason,
+                table.c.message,
+                table.c.last_transition_time,
+            ).where(table.c.type.in_(types))
+        )
         for row in rows:
-            c = wanted.pop(_key(row), None)
+            c = wanted.pop((WorkloadKey(row.namespace, row.kind, row.name), row.type), None)
             if c is None:
-                session.delete(row)
-                changed += 1
+                gone.append(row.id)
                 continue
-            if (row.status, row.reason, row.message) == (c.status, c.reason, c.message):
+            reason, message = c.reason[:128], c.message[:4000]
+            if (row.status, row.reason, row.message) == (c.status, reason, message):
                 continue
-            if row.status != c.status:
-                row.last_transition_time = now
-            row.status, row.reason, row.message, row.updated_at = (
-                c.status,
-                c.reason,
-                c.message[:4000],
-                now,
+            moved = row.status != c.status  # lastTransitionTime moves with the status only
+            changed.append(
+                {
+                    "_id": row.id,
+                    "status": c.status,
+                    "reason": reason,
+                    "message": message,
+                    "last_transition_time": now if moved else row.last_transition_time,
+                    "updated_at": now,
+                }
             )
-            changed += 1
-        for (w, _), c in wanted.items():
-            session.add(
-                WorkloadCondition(
-                    namespace=w.namespace,
-                    kind=w.kind,
-                    name=w.name,
-                    type=c.type,
-                    status=c.status,
-                    reason=c.reason[:128],
-                    message=c.message[:4000],
-                    last_transition_time=now,
-                    updated_at=now,
-                )
-            )
-            changed += 1
+        new = [
+            {
+                "namespace": w.namespace,
+                "kind": w.kind,
+                "name": w.name,
+                "type": c.type,
+                "status": c.status,
+                "reason": c.reason[:128],
+                "message": c.message[:4000],
+                "last_transition_time": now,
+                "updated_at": now,
+            }
+            for (w, _), c in wanted.items()
+        ]
+        if gone:
+            session.execute(delete(table).where(table.c.id.in_(gone)))
+        if changed:
+            session.execute(update(table).where(table.c.id == bindparam("_id")), changed)
+        if new:
+            session.execute(insert(table), new)
         session.commit()
     except Exception:
         session.rollback()
         raise
-    return changed
+    return len(gone) + len(changed) + len(new)
 
 
 def workload_conditions(

@@ -72,3 +72,13 @@ def test_a_deleted_workload_loses_its_conditions(app: Flask) -> None:
     delete_workload(db.session, WEB)
     assert stored(WEB) == [] and len(stored(API)) == 1
     assert set(workload_conditions(db.session)) == {API}
+
+
+def test_a_long_reason_and_message_are_stored_cut_and_not_rewritten(app: Flask) -> None:
+    long = Condition(LOW_CONFIDENCE, "True", "R" * 200, "m" * 5000)
+    assert save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [long]}, T0) == 1
+    later = T0 + timedelta(minutes=1)
+    assert save_conditions(db.session, RECOMMENDER_TYPES, {WEB: [long]}, later) == 0
+    [row] = workload_conditions(db.session, "shop", "Deployment", "web")[WEB]
+    assert (len(row.reason), len(row.message)) == (128, 4000)
+    assert same_time(row.updated_at, T0)
