@@ -9,7 +9,6 @@ import socket
 import ssl
 import stat
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ from app.serving.certs import DirectoryStore, ensure, ensure_in, plan, service_n
 from app.serving.registration import registration
 from app.serving.rotation import rotate_certificates, rotation_loop
 from app.settings import Settings
-from app.simulator.simulator import Simulator
 from app.simulator.testing import EMPTY
 
 NAMES = service_names("rightsizer", "rightsizer-system")
@@ -134,13 +132,6 @@ def scenario() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def sim_namespaces() -> tuple[str, ...]:
     return ("rightsizer",)
-
-
-@pytest.fixture
-def api(sim: Simulator) -> Iterator[k8s.ApiClient]:
-    a = sim.api_client()
-    yield a
-    a.close()
 
 
 def secret_data(api: k8s.ApiClient, name: str = "rightsizer-tls") -> dict[str, Any]:

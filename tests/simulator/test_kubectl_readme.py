@@ -7,7 +7,6 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,13 +28,6 @@ def scenario() -> None:
 def sim_warmup() -> float:
     """The demo's clock runs: half a minute in, metrics-server has scraped."""
     return 30
-
-
-@pytest.fixture
-def api(sim: Simulator) -> Iterator[client.ApiClient]:
-    c = sim.api_client()
-    yield c
-    c.close()
 
 
 def walkthrough() -> list[str]:
