@@ -19,6 +19,9 @@ client's):
    spread over the connections, each request's latency measured from the moment it was due (so a
    stalled server is not hidden by requests never sent).
 
+Each step measures /mutate and /healthz in --rounds alternating slices, so that other load on
+the machine weighs on both alike.
+
 Both for POST /mutate and GET /healthz on the same server; the ratio shows what the webhook's own
 work costs over gunicorn + TLS (/healthz also goes through Flask's request handling, which /mutate
 skips: app.webhook.route). The client runs on the same machine and takes its share of
@@ -337,9 +340,20 @@ def server_cpu(master: int) -> float:
     return process_cpu(master) + sum(process_cpu(int(c)) for c in children)
 
 
-def measure(
-    port: int, ca: str, path: str, args: argparse.Namespace, rate: float, server: int
-) -> dict[str, float]:
+PATHS = ("/mutate", "/healthz")
+
+
+def run_slice(
+    port: int,
+    ca: str,
+    path: str,
+    args: argparse.Namespace,
+    rate: float,
+    server: int,
+    seconds: float,
+) -> tuple[list[float], int, int, float, float]:
+    """One measurement of `seconds`: (latencies, errors, answers with a patch, server CPU
+    seconds, client CPU seconds)."""
     ctx = mp.get_context("fork")
     q = ctx.Queue()
     start_at = time.perf_counter() + 0.5
@@ -352,7 +366,7 @@ def measure(
                 ca,
                 path,
                 per_proc_threads,
-                args.seconds,
+                seconds,
                 rate,
                 args.workloads,
                 start_at,
@@ -369,7 +383,7 @@ def measure(
     errors = patched = 0
     client = 0.0
     for _ in procs:
-        part, e, n, c = q.get(timeout=args.seconds + 120)
+        part, e, n, c = q.get(timeout=seconds + 120)
         lat += part
         errors += e
         patched += n
@@ -377,7 +391,26 @@ def measure(
     server_used = server_cpu(server) - server_before
     for p in procs:
         p.join()
-    lat.sort()
+    return lat, errors, patched, server_used, client
+
+
+def measure(
+    port: int, ca: str, args: argparse.Namespace, rate: float, server: int
+) -> dict[str, dict[str, float]]:
+    """Both endpoints, each for --seconds, in --rounds alternating slices (the first endpoint
+    of a round alternates too), so that both see the machine's other load alike."""
+    slices: dict[str, list[tuple[list[float], int, int, float, float]]] = {p: [] for p in PATHS}
+    each = args.seconds / args.rounds
+    for k in range(args.rounds):
+        for path in PATHS if k % 2 == 0 else PATHS[::-1]:
+            slices[path].append(run_slice(port, ca, path, args, rate, server, each))
+    return {path: summary(parts, args.seconds) for path, parts in slices.items()}
+
+
+def summary(
+    parts: list[tuple[list[float], int, int, float, float]], seconds: float
+) -> dict[str, float]:
+    lat = sorted(x for part in parts for x in part[0])
     n = len(lat)
 
     def pct(p: float) -> float:
@@ -385,14 +418,15 @@ def measure(
 
     return {
         "requests": n,
-        "per_second": n / args.seconds,
+        "per_second": n / seconds,
         "p50_ms": pct(0.50),
         "p99_ms": pct(0.99),
         "max_ms": lat[-1] * 1000 if n else float("nan"),
-        "errors": errors,
-        "patched": patched,
-        "server_us": server_used / max(n, 1) * 1e6,  # CPU per request, server and client
-        "client_us": client / max(n, 1) * 1e6,
+        "errors": sum(part[1] for part in parts),
+        "patched": sum(part[2] for part in parts),
+        # CPU per request: gunicorn's processes, the client's
+        "server_us": sum(part[3] for part in parts) / max(n, 1) * 1e6,
+        "client_us": sum(part[4] for part in parts) / max(n, 1) * 1e6,
     }
 
 
@@ -425,8 +459,40 @@ def warm_up(port: int, ca: str, workers: int) -> None:
             raise SystemExit(f"warm-up review {i} got no patch: {data[:300]!r}")
 
 
+REPORT: list[str] = []  # every line printed, for --output
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+    REPORT.append(text)
+
+
+def machine() -> str:
+    """Machine, commit and load average, for the results file's header."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "unknown CPU",
+    )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    tree = " (other files of the tree modified)" if dirty else ""
+    return f"commit {commit}{tree}; {os.cpu_count()} CPUs ({model}); load average {load}"
+
+
 def show(label: str, r: dict[str, float]) -> None:
-    print(
+    say(
         f"  {label:<26} {r['per_second']:8.0f}/s   p50 {r['p50_ms']:6.2f} ms   "
         f"p99 {r['p99_ms']:6.2f} ms   max {r['max_ms']:7.2f} ms   "
         f"errors {r['errors']:.0f}   n {r['requests']:.0f}   "
@@ -470,6 +536,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="per measurement")
     ap.add_argument(
+        "--rounds",
+        type=int,
+        default=6,
+        help="each measurement in this many slices, alternating /mutate and /healthz",
+    )
+    ap.add_argument(
         "--rate",
         type=float,
         default=0.0,
@@ -492,6 +564,7 @@ def main() -> None:
         help="skip the closed-loop phases: only the fixed-rate /mutate and /healthz",
     )
     ap.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
+    ap.add_argument("--output", type=Path, help="also write the report there, with its header")
     args = ap.parse_args()
     PROCS = args.client_procs
 
@@ -534,13 +607,14 @@ def main() -> None:
         ca = str(paths.ca)
         wait_until_up(port, ca, server)
         warm_up(port, ca, workers)
+        at_start = machine()
         if args.recommender_every > 0:
             writer = ctx.Process(
                 target=recommender_process,
                 args=(url, args.workloads, args.recommender_every, stop, out),
             )
             writer.start()
-        print(
+        say(
             f"rightsizer serve: {workers} workers x {threads} threads (gthread), TLS, "
             f"keep-alive; client: {PROCS} processes, {args.connections} connections, "
             "prebuilt requests (the same per-request work for both endpoints); "
@@ -549,23 +623,24 @@ def main() -> None:
         )
         results = {}
         if not args.max_only:
-            for path in ("/mutate", "/healthz"):
-                results[(path, "max")] = measure(port, ca, path, args, 0.0, server.pid)
+            for path, r in measure(port, ca, args, 0.0, server.pid).items():
+                results[(path, "max")] = r
             if args.rate <= 0:  # half of the capacity /mutate showed in this run
                 args.rate = round(results[("/mutate", "max")]["per_second"] / 2)
-        for path in ("/mutate", "/healthz"):
-            results[(path, "rate")] = measure(port, ca, path, args, args.rate, server.pid)
+        for path, r in measure(port, ca, args, args.rate, server.pid).items():
+            results[(path, "rate")] = r
         if not args.max_only:
-            print("closed loop (as fast as answers come):")
+            say("closed loop (as fast as answers come):")
             show("POST /mutate", results[("/mutate", "max")])
             show("GET /healthz", results[("/healthz", "max")])
-        print(f"fixed rate {args.rate:.0f}/s (latency from when each request was due):")
+        say(f"fixed rate {args.rate:.0f}/s (latency from when each request was due):")
         show("POST /mutate", results[("/mutate", "rate")])
         show("GET /healthz", results[("/healthz", "rate")])
         if not args.max_only:
             m, h = results[("/mutate", "max")], results[("/healthz", "max")]
-            print(
+            say(
                 f"ratio /mutate : /healthz throughput {m['per_second'] / h['per_second']:.2f}; "
+                f"server CPU per request /healthz : /mutate {h['server_us'] / m['server_us']:.2f}; "
                 f"reviews with a patch {m['patched']:.0f} of {m['requests']:.0f}"
             )
         if writer is not None:
@@ -573,23 +648,31 @@ def main() -> None:
             rounds, saved, lost = out.get(timeout=120)
             writer.join(30)
             writer = None
-            print(f"recommender: {rounds} saves of {saved // max(rounds, 1)} rows, {lost} failed")
+            say(f"recommender: {rounds} saves of {saved // max(rounds, 1)} rows, {lost} failed")
             failed |= lost > 0
         r = results[("/mutate", "rate")]
         errors = sum(x["errors"] for x in results.values())
         ok = r["per_second"] >= 0.98 * args.rate and r["p99_ms"] <= 10 and errors == 0
-        print(
+        say(
             f"goal (>= {args.rate:.0f} reviews/s at p99 <= 10 ms, no error): "
             f"{'met' if ok else 'NOT met'}"
         )
         if not args.max_only:
             m, h = results[("/mutate", "max")], results[("/healthz", "max")]
             ratio = m["per_second"] / h["per_second"]
-            print(
+            say(
                 f"target: /mutate >= 0.8x /healthz throughput on the same server -> {ratio:.2f}x: "
                 f"{'met' if ratio >= 0.8 else 'NOT met'}"
             )
         failed |= not ok
+        if args.output:
+            load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            header = [
+                f"# benchmarks/webhook.py {' '.join(sys.argv[1:])}",
+                f"# {when}; at the start: {at_start}; load average at the end {load}",
+            ]
+            args.output.write_text("\n".join([*header, "", *REPORT]) + "\n")
     finally:
         if writer is not None:
             stop.set()
