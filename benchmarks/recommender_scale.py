@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import pstats
 import subprocess
@@ -121,13 +122,34 @@ def run_baseline(sim: sc.SimProcess, modes: Sequence[str]) -> list[dict[str, Any
 def timed(label: str, fn: Callable[[], str], profile_dir: Path | None) -> tuple[float, str, float]:
     """(seconds, the job's summary line, peak RSS after) of one run."""
     prof = cProfile.Profile() if profile_dir else None
+    pauses: list[float] = []  # the cyclic garbage collector's passes during the run
+
+    def gc_pass(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            pauses.append(-time.perf_counter())
+        elif pauses:
+            pauses[-1] += time.perf_counter()
+
+    gc.callbacks.append(gc_pass)
     began = time.perf_counter()
     if prof:
         prof.enable()
-    summary = fn()
-    if prof:
-        prof.disable()
-    seconds = time.perf_counter() - began
+    try:
+        summary = fn()
+        # counted with the run: the young generation's pass a run that pauses the collector
+        # (app.jobs.recommender) leaves for its first allocation after it
+        deferred = -time.perf_counter()
+        gc.collect(0)
+        deferred += time.perf_counter()
+    finally:
+        if prof:
+            prof.disable()
+        seconds = time.perf_counter() - began
+        gc.callbacks.remove(gc_pass)
+    summary += (
+        f" [gc: {len(pauses)} passes, {sum(p for p in pauses if p > 0):.2f}s, of them "
+        f"{deferred:.2f}s after the run]"
+    )
     if prof and profile_dir:
         profile_dir.mkdir(parents=True, exist_ok=True)
         path = profile_dir / f"{label.replace(' ', '_')}.prof"

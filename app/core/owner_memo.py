@@ -11,8 +11,7 @@ resolved on its own, unmemoised.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
@@ -21,22 +20,36 @@ MemoKey = tuple[str, str | None, str | None, str | None, str | None]
 
 
 def memo_key(pod: PodView) -> MemoKey | None:
-    """What of the pod its workload depends on; None when a field is not what the API sends."""
+    """What of the pod its workload depends on; None when the pod has no controller reference
+    or a field is not what the API sends (plain dicts, lists and strings: the check is by exact
+    type, as this runs for every pod of every run)."""
     meta = pod.wire.get("metadata")
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict:
         return None
     refs = meta.get("ownerReferences")
-    ref: Any = None
-    if isinstance(refs, list):
-        ref = next((r for r in refs if isinstance(r, Mapping) and r.get("controller")), None)
-    labels = meta.get("labels")
-    pod_hash = labels.get("pod-template-hash") if isinstance(labels, Mapping) else None
-    fields = (
-        (ref.get("apiVersion"), ref.get("kind"), ref.get("name")) if ref is not None else ()
-    ) + (pod_hash,)
-    if ref is None or not all(f is None or isinstance(f, str) for f in fields):
+    if type(refs) is not list:
         return None
-    return (pod.namespace, *fields)  # type: ignore[return-value]
+    for ref in refs:
+        if type(ref) is not dict:
+            return None  # the walk skips it: leave it to the walk
+        if ref.get("controller"):
+            break
+    else:
+        return None
+    labels = meta.get("labels")
+    if labels is not None and type(labels) is not dict:
+        return None
+    key = (
+        pod.namespace,
+        ref.get("apiVersion"),
+        ref.get("kind"),
+        ref.get("name"),
+        labels.get("pod-template-hash") if labels else None,
+    )
+    for field in key:
+        if field is not None and type(field) is not str:
+            return None
+    return key
 
 
 class WorkloadMemo:

@@ -6,6 +6,7 @@ calls run_once directly, with the simulator's frozen clock moved by the test.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -165,3 +166,35 @@ def test_losing_the_lease_while_saving_stops_the_save(
     summary = job.run_once(leader_for_two_workloads)
     assert "saved 2" in summary, summary
     assert len(stored(app)) == 2
+
+
+def test_the_cyclic_collector_is_paused_during_a_run_and_restored_after(
+    app: Flask, cluster: ClusterView, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = make_job(app, cluster, sim)
+    during: list[bool] = []
+    fetch = cluster.pod_metrics
+
+    def metrics() -> list[dict[str, Any]]:
+        during.append(gc.isenabled())
+        return fetch()
+
+    monkeypatch.setattr(cluster, "pod_metrics", metrics)
+    assert gc.isenabled()
+    step(sim, job)
+    assert during == [False] and gc.isenabled()
+
+    def failing() -> list[dict[str, Any]]:
+        raise RuntimeError("metrics.k8s.io is down")
+
+    monkeypatch.setattr(cluster, "pod_metrics", failing)
+    with pytest.raises(RuntimeError):
+        job.run_once(lambda: True)
+    assert gc.isenabled()  # back on after a failed run too
+    gc.disable()
+    try:
+        monkeypatch.setattr(cluster, "pod_metrics", metrics)
+        step(sim, job)
+        assert not gc.isenabled()  # a collector paused by someone else stays paused
+    finally:
+        gc.enable()
