@@ -126,8 +126,8 @@ class Distribution:
     """Samples of one resource over a window: counts per bucket (ascending), sum, maximum."""
 
     buckets: ExponentialBuckets
-    counts: tuple[tuple[int, int], ...]  # (bucket, samples), ascending, no zero
-    count: int
+    counts: tuple[tuple[int, float], ...]  # (bucket, samples), ascending, no zero
+    count: float  # samples (weighted ones, from `DailyUsage.recent_memory`, may be fractions)
     total: float
     maximum: float
 
@@ -145,16 +145,16 @@ class Distribution:
         """The END of the bucket where the running count first reaches p * count (as VPA's
         histograms answer), so at most one bucket (5%) above the exact percentile; 0 if empty."""
         threshold = p * self.count
-        running = 0
+        running = 0.0
         for bucket, n in self.counts:
             running += n
             if running >= threshold:
                 return self.bucket_end(bucket)
         return self.bucket_end(self.counts[-1][0]) if self.counts else 0.0
 
-    def above(self, level: float) -> int:
+    def above(self, level: float) -> float:
         """Samples that may be above `level`: those in every bucket ending after it."""
-        return sum(n for bucket, n in self.counts if self.bucket_end(bucket) > level)
+        return sum((n for bucket, n in self.counts if self.bucket_end(bucket) > level), 0.0)
 
 
 @dataclass(frozen=True)
@@ -245,6 +245,27 @@ class DailyUsage:
             sum(merged.values()),
             sum(s for _, s, _ in days),
             max((m for _, _, m in days), default=0.0),
+        )
+
+    def recent_memory(self, days: int, half_life_days: float) -> Distribution:
+        """The memory samples of the last `days` days, a day's samples weighing 2^(-age /
+        half_life_days), age in days before the newest day (the newest weighs 1): counts, sum
+        and count are weighted, the maximum is the window's."""
+        window = [] if self.newest is None else sorted(self.days.items())
+        first = (self.newest or 0) - min(days, self.retained) + 1
+        merged: dict[int, float] = {}
+        count = total = maximum = 0.0
+        for d, u in window:
+            if d < first:
+                continue
+            w = 2.0 ** (-((self.newest or 0) - d) / half_life_days)
+            for bucket, n in u.memory.items():
+                merged[bucket] = merged.get(bucket, 0.0) + w * n
+            count += w * u.memory_count
+            total += w * u.memory_sum
+            maximum = max(maximum, u.memory_max)
+        return Distribution(
+            self.memory_buckets, tuple(sorted(merged.items())), count, total, maximum
         )
 
     # Checkpoints ---------------------------------------------------------------------------------

@@ -40,7 +40,11 @@ def test_short_bursts_are_not_reserved_all_day() -> None:
     assert vpa.target.memory > 8192 * MIB  # VPA: p90 of daily peaks, every day has a burst
     mean = 0.99 * 500 + 0.01 * 8192
     assert rec.target.memory <= mean * MIB * 1.1 + MIB  # the level is the mean, +10%
-    assert "above it 1.0% of 2000 samples" in rec.reason
+    assert (
+        "of 2000 samples in 7 days, a day's samples weighing half per half-life 48h" in rec.reason
+    )
+    undecayed = balanced(m, memoryHalfLife=0)
+    assert "above it 1.0% of 2000 samples in 7 days, mean" in undecayed.reason
     assert rec.target.cpu == vpa.target.cpu  # CPU as VPA
     assert rec.reason.startswith("balanced: CPU as vpa (p90 + 15%); memory ")
 
@@ -51,7 +55,7 @@ def test_long_bursts_are_reserved() -> None:
 
 
 def test_a_steady_container_gets_its_peak_plus_the_margin() -> None:
-    memory = [(400 + (i % 50)) * MIB for i in range(2000)]
+    memory = [(400.0 + (i % 50)) * MIB for i in range(2000)]
     rec = balanced(model_of(memory))
     assert max(memory) * 1.1 <= rec.target.memory <= max(memory) * 1.05 * 1.1 + MIB
 
@@ -109,3 +113,16 @@ def test_a_bigger_margin_never_lowers_memory(mib: list[int], m1: float, m2: floa
     b = balanced(m, memoryMarginPercentage=hi)
     assert a.target.memory <= b.target.memory
     assert b.lower_bound.memory <= b.target.memory <= b.upper_bound.memory
+
+
+def test_with_a_half_life_memory_follows_a_container_that_shrank() -> None:
+    """7 days at 4 GiB, then 7 at 500 MiB: undecayed, the old days hold half the samples and the
+    level stays at 4 GiB; with a 24 h half-life they weigh under 1% and the level follows."""
+    per_day = 288
+    memory = [4096.0 * MIB] * (7 * per_day) + [500.0 * MIB] * (7 * per_day)
+    m = model_of(memory)
+    assert balanced(m).target.memory >= 4096 * MIB
+    recent = balanced(m, memoryHalfLife=24)
+    assert 500 * MIB * 1.1 <= recent.target.memory <= 600 * MIB  # old days: ~1% of the weight
+    assert "half-life 24h" in recent.reason
+    assert balanced(m, memoryHalfLife=1e9).target == balanced(m).target

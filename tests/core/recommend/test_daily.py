@@ -126,3 +126,20 @@ def test_bucket_counts_grow_both_ways() -> None:
         c.add(b)
     assert list(c.items()) == [(7, 1), (10, 2), (12, 1)]
     assert BucketCounts.from_json(c.to_json(), "x").to_json() == c.to_json()
+
+
+def test_recent_memory_weighs_a_day_by_its_age_in_half_lives() -> None:
+    d = usage()
+    d.add_memory(T0 + 100, 900 * MIB)  # day 0: one day old, weighs half
+    d.add_memory(T0 + DAY + 100, 300 * MIB)  # day 1, the newest: weighs 1
+    d.add_memory(T0 + 2 * DAY - 1, 200 * MIB)
+    half = d.recent_memory(2, 1.0)
+    assert half.count == 2.5
+    assert half.mean == (0.5 * 900 + 300 + 200) / 2.5 * MIB
+    assert half.maximum == 900 * MIB
+    first = dict(half.counts)[d.memory_buckets.find_bucket(900 * MIB)]
+    assert first == 0.5
+    assert d.recent_memory(1, 1.0).count == 2  # the window still counts whole days
+    flat = d.recent_memory(2, math.inf)  # no decay: the plain window
+    plain = d.window(2).memory
+    assert (flat.count, flat.total, flat.counts) == (plain.count, plain.total, plain.counts)
