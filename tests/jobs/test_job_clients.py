@@ -21,8 +21,7 @@ from app.jobs.startup import Jobs, build_jobs
 from app.kube.throttle import RateLimiter
 from app.models import Scaler
 from app.simulator.simulator import Simulator
-
-NS = "kube-system"  # the default scenario: 5 schedulable nodes, coredns at 2
+from tests.support.scaler_runs import NS, add_scaler
 
 
 @pytest.fixture
@@ -45,18 +44,7 @@ def test_the_scaler_scales_while_the_jobs_rate_limiter_is_exhausted(
     limiter.sleep = waits.append  # a call behind it is recorded, not slept
     while limiter.reserve() == 0:  # the recommender and updater took every token
         pass
-    with app.app_context():
-        db.session.add(
-            Scaler(
-                name="dns",
-                target_namespace=NS,
-                target_kind="Deployment",
-                target_name="coredns",
-                params={"linear": {"nodesPerReplica": 1}},
-                enabled=True,
-            )
-        )
-        db.session.commit()
+    add_scaler(app, "dns", "coredns")
     scaler = next(job for job in jobs.runner.jobs if isinstance(job, ScalerJob))
 
     assert scaler.run_once(lambda: True) == "1 scalers over 5 nodes: 1 changed, 0 with errors"

@@ -27,8 +27,7 @@ from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
 from tests.support.kubectl import describe_events
 from tests.support.processes import wait_for
-
-NS = "kube-system"  # module_sim runs the default scenario: 5 schedulable nodes, coredns at 2
+from tests.support.scaler_runs import NS, add_scaler
 
 
 @pytest.fixture
@@ -55,22 +54,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def add_scaler(app: Flask, name: str, target: str, behavior: dict[str, Any] | None) -> None:
-    with app.app_context():
-        db.session.add(
-            Scaler(
-                name=name,
-                target_namespace=NS,
-                target_kind="Deployment",
-                target_name=target,
-                params={"linear": {"nodesPerReplica": 1}},
-                enabled=True,
-                behavior=behavior,
-            )
-        )
-        db.session.commit()
 
 
 def scaler_row(app: Flask, name: str) -> Scaler:
