@@ -268,11 +268,17 @@ class RecommenderJob:
             if pod is None or self._excluded(ns):
                 continue
             w = self.workload_of(pod)
-            if w is None or not self.tracker.tracks(w, pod.labels):
+            if w is None:
+                continue
+            labels = pod.labels
+            if not self.tracker.tracks(w, labels):
                 continue
             resources = pod.resources()
-            info.setdefault(w, WorkloadInfo()).add_pod(pod.name, resources)
-            self.labels[w] = pod.labels  # what selector policies match (last pod seen)
+            workload_info = info.get(w)
+            if workload_info is None:
+                workload_info = info[w] = WorkloadInfo()
+            workload_info.add_pod(pod.name, resources)
+            self.labels[w] = labels  # what selector policies match (last pod seen)
             group = self.node_groups.group_of(w, pod)  # a DaemonSet's node group, if grouped
             if group is not None:
                 self.node_groups.saw_pod(group, w, pod.name, resources)

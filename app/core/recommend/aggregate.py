@@ -103,15 +103,21 @@ class AggregateState:
 
     @classmethod
     def empty(cls, s: RecommenderSettings) -> AggregateState:
+        cpu, memory = cpu_buckets(s), memory_buckets(s)  # one layout each, shared by both
         return cls(
-            DecayingHistogram(cpu_buckets(s), s.cpu_half_life_seconds),
-            DecayingHistogram(memory_buckets(s), s.memory_half_life_seconds),
-            daily=DailyUsage(cpu_buckets(s), memory_buckets(s)),
+            DecayingHistogram(cpu, s.cpu_half_life_seconds),
+            DecayingHistogram(memory, s.memory_half_life_seconds),
+            daily=DailyUsage(cpu, memory),
         )
 
     def add_cpu(self, t: float, cores: float, weight: float) -> None:
-        self.cpu.add_sample_at(cores, weight, t)
-        self.daily.add_cpu(t, cores)
+        # The histogram and the daily counts share their bucket layout (`empty`): the bucket
+        # is found once for both.
+        bucket = None
+        if self.daily.cpu_buckets is self.cpu.buckets:
+            bucket = self.cpu.buckets.find_bucket(cores)
+        self.cpu.add_sample_at(cores, weight, t, bucket)
+        self.daily.add_cpu(t, cores, bucket)
         if self.last_sample is None or t > self.last_sample:
             self.last_sample = t
         if self.first_sample is None or t < self.first_sample:

@@ -194,10 +194,11 @@ class DailyUsage:
                     del self.days[old]
         return usage
 
-    def add_cpu(self, t: float, cores: float) -> None:
+    def add_cpu(self, t: float, cores: float, bucket: int | None = None) -> None:
+        """`bucket`, when given, is cpu_buckets.find_bucket(cores) already computed."""
         day = self._day(t)
         if day is not None:
-            day.cpu.add(self.cpu_buckets.find_bucket(cores))
+            day.cpu.add(self.cpu_buckets.find_bucket(cores) if bucket is None else bucket)
             day.cpu_count += 1
             day.cpu_sum += cores
             day.cpu_max = max(day.cpu_max, cores)

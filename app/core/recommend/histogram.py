@@ -92,10 +92,11 @@ class Histogram:
         self.min_bucket = buckets.num_buckets - 1
         self.max_bucket = 0
 
-    def add_sample(self, value: float, weight: float) -> None:
+    def add_sample(self, value: float, weight: float, bucket: int | None = None) -> None:
+        """`bucket`, when given, is find_bucket(value) already computed by the caller."""
         if weight < 0:
             raise ValueError("sample weight must be non-negative")
-        b = self.buckets.find_bucket(value)
+        b = self.buckets.find_bucket(value) if bucket is None else bucket
         self.weights[b] += weight
         self.total_weight += weight
         if self.weights[b] >= self.buckets.epsilon:
@@ -187,8 +188,10 @@ class DecayingHistogram(Histogram):
         self.half_life = half_life
         self.reference_time: float | None = None
 
-    def add_sample_at(self, value: float, weight: float, t: float) -> None:
-        self.add_sample(value, weight * self._decay_factor(t))
+    def add_sample_at(
+        self, value: float, weight: float, t: float, bucket: int | None = None
+    ) -> None:
+        self.add_sample(value, weight * self._decay_factor(t), bucket)
 
     def subtract_sample_at(self, value: float, weight: float, t: float) -> None:
         self.subtract_sample(value, weight * self._decay_factor(t))
