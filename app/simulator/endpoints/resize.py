@@ -38,6 +38,19 @@ NOT_MUTABLE = "only cpu and memory resources are mutable"
 
 
 def handle(api: ApiContext, ns: str, name: str, req: Request) -> Response:
+    # A patch is applied to the version read, and again to a newer one when the kubelet or a
+    # controller wrote the pod meanwhile, as kube-apiserver applies it inside the storage's
+    # GuaranteedUpdate (apiserver handlers/patch.go, registry/generic/registry/store.go Update).
+    for _ in range(5):
+        resp = _attempt(api, ns, name, req)
+        if resp is not None:
+            return resp
+    raise errors.conflict(POD, name)
+
+
+def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | None:
+    """The resize on the pod as read now; None when a patch must be applied again to a newer
+    version of it."""
     store = api.store
     entry = store.require(POD, ns, name)
     if req.method == "GET":
@@ -63,6 +76,8 @@ def handle(api: ApiContext, ns: str, name: str, req: Request) -> Response:
     with store.lock:
         latest = store.require(POD, ns, name)
         rv = (sent.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != str(latest.rv) and req.method == "PATCH" and rv == str(entry.rv):
+            return None  # the version read, not one the patch names: apply it to the newer one
         if (rv and rv != str(latest.rv)) or (latest.rv != entry.rv and req.method == "PUT"):
             raise errors.conflict(POD, name)
         pod = latest.copy()

@@ -64,10 +64,43 @@ def _scale_of(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _scale(api: ApiContext, rt: ResourceType, ns: str, name: str, req: Request) -> Response:
-    entry = api.store.require(rt, ns, name)
-    current = _scale_of(rt, entry.obj)
-    if req.method == "GET":
-        return json_response(200, current)
+    # A patch is applied to the version read, and again to a newer one when a controller wrote
+    # the object meanwhile, as kube-apiserver applies it inside the storage's GuaranteedUpdate
+    # (apiserver handlers/patch.go, registry/generic/registry/store.go Update): its
+    # resourceVersion is a precondition only when the patch or the PUT body names one.
+    for _ in range(5):
+        entry = api.store.require(rt, ns, name)
+        current = _scale_of(rt, entry.obj)
+        if req.method == "GET":
+            return json_response(200, current)
+        scale, replicas = _requested(name, req, current)
+        expected = (scale.get("metadata") or {}).get("resourceVersion") or None
+        with api.store.lock:
+            latest = api.store.require(rt, ns, name)
+            if expected and expected != str(latest.rv):
+                if req.method == "PATCH" and expected == str(entry.rv):
+                    continue  # the version read, not the patch's: apply it to the newer one
+                raise errors.conflict(rt, name)
+            obj = latest.copy()
+            if rt.scale_paths is not None:
+                if (
+                    crd.scale_of(rt.scale_paths, obj)[0]["spec"]["replicas"] != replicas
+                    or not (crd.scale_of(rt.scale_paths, obj)[1])
+                ):
+                    crd.set_replicas(rt.scale_paths, obj, replicas)
+                    obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
+                    latest = api.store.replace(rt, obj)
+            elif obj["spec"].get("replicas") != replicas:
+                obj["spec"]["replicas"] = replicas
+                obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
+                apply.record_update(api, rt, req, "scale", latest.obj, obj)  # its managedFields
+                latest = api.store.replace(rt, obj)
+        return Response(200, dumps(_scale_of(rt, latest.obj)))
+    raise errors.conflict(rt, name)
+
+
+def _requested(name: str, req: Request, current: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The Scale a PUT sends or a PATCH makes of `current`, and its spec.replicas, checked."""
     if req.method == "PUT":
         try:
             scale = json.loads(req.body)
@@ -96,27 +129,7 @@ def _scale(api: ApiContext, rt: ResourceType, ns: str, name: str, req: Request) 
                 )
             ],
         )
-    expected = (scale.get("metadata") or {}).get("resourceVersion") or None
-
-    with api.store.lock:
-        latest = api.store.require(rt, ns, name)
-        if expected and expected != str(latest.rv):
-            raise errors.conflict(rt, name)
-        obj = latest.copy()
-        if rt.scale_paths is not None:
-            if (
-                crd.scale_of(rt.scale_paths, obj)[0]["spec"]["replicas"] != replicas
-                or not (crd.scale_of(rt.scale_paths, obj)[1])
-            ):
-                crd.set_replicas(rt.scale_paths, obj, replicas)
-                obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
-                latest = api.store.replace(rt, obj)
-        elif obj["spec"].get("replicas") != replicas:
-            obj["spec"]["replicas"] = replicas
-            obj["metadata"]["generation"] = obj["metadata"].get("generation", 1) + 1
-            apply.record_update(api, rt, req, "scale", latest.obj, obj)  # its managedFields
-            latest = api.store.replace(rt, obj)
-    return Response(200, dumps(_scale_of(rt, latest.obj)))
+    return scale, replicas
 
 
 # --- eviction ---------------------------------------------------------------------------------
