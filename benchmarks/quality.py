@@ -11,11 +11,17 @@ state, and the rest of the trace judges the targets, per trace and container:
 - unused: the same, but a sample above the target counts as 0 unused, never below (so going far
   under never looks like saving).
 
+That is the fixed protocol: one request for the whole judged part. `--rolling HOURS` adds the
+service's own behaviour (score_trace_rolling): the model keeps learning over the judged part,
+each strategy is asked again every HOURS, and the request in force changes only when the
+updater's rule replaces the pod (updater_replaces); each sample is judged against the request in
+force at its time, slack and unused over time (used / requested), and updates/day is shown.
+
 The table shows the mean over traces (a trace with less than one day after the training part is
 left out), and each figure's ratio to `vpa`'s. The result file (--output) records the machine,
 the commit and the command.
 
-    .venv/bin/python benchmarks/quality.py DIR [--train-days 7]
+    .venv/bin/python benchmarks/quality.py DIR [--train-days 7] [--rolling HOURS]
         [--strategy NAME[:param=value,...]]... [--per-trace] [--output FILE]
 
 A strategy may be given several times with different parameters (one row each).
