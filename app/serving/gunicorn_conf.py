@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import ssl
+import sys
 import threading
 from typing import Any
 
@@ -43,10 +44,21 @@ def ssl_context(conf: Any, default_ssl_context_factory: Any) -> ssl.SSLContext:
     return ctx
 
 
+# Seconds a thread may hold the GIL while another one waits for it (CPython's default: 5 ms). A
+# worker's threads share one GIL: while one runs Python without blocking (the webhook cache's
+# refresh and the patches rebuilt after it, tens of ms every few seconds), a thread whose answer is
+# ready waits up to this long each time it needs the GIL back (after each recv and send). 0.5 ms
+# keeps those waits short; handing over costs a few microseconds, only when threads contend.
+# Measured in one process with a thread refreshing the cache and reviewing in a loop: a review
+# behind a socket, p99 27.5 ms at 5 ms, 10.5 ms at 1 ms, 8.5 ms at 0.5 ms (4 ms without it).
+SWITCH_INTERVAL = 0.0005
+
+
 def post_worker_init(worker: Any) -> None:
     # The app is loaded: move its ~100k long-lived objects out of the collector's way, so a full
     # collection does not pause a webhook answer for 100+ ms.
     gc.freeze()
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 class TlsFiles:
