@@ -53,18 +53,25 @@ def memo_key(pod: PodView) -> MemoKey | None:
 
 
 class WorkloadMemo:
-    """`resolve` (the cluster's owner walk) asked once per memo key; forgotten with the memo."""
+    """`resolve` (the cluster's owner walk) asked once per memo key; forgotten with the memo.
+    A pod view asked about again (the run reads each pod twice: its metrics, its conditions)
+    gets its answer by identity, without reading its fields again."""
 
     def __init__(self, resolve: Callable[[PodView], WorkloadKey | None]) -> None:
         self.resolve = resolve
         self.known: dict[MemoKey, WorkloadKey | None] = {}
+        self.views: dict[int, tuple[PodView, WorkloadKey | None]] = {}  # id -> (view, answer)
 
     def __call__(self, pod: PodView) -> WorkloadKey | None:
+        seen = self.views.get(id(pod))
+        if seen is not None and seen[0] is pod:  # the view is held: its id is still its own
+            return seen[1]
         key = memo_key(pod)
         if key is None:
-            return self.resolve(pod)
-        try:
-            return self.known[key]
-        except KeyError:
+            w = self.resolve(pod)
+        elif key in self.known:
+            w = self.known[key]
+        else:
             w = self.known[key] = self.resolve(pod)
-            return w
+        self.views[id(pod)] = (pod, w)
+        return w

@@ -97,3 +97,18 @@ def test_pods_of_one_template_are_walked_once() -> None:
     ]
     assert {memo(p) for p in views} == {WorkloadKey("shop", "Deployment", "web")}
     assert calls == ["web-abc-0"]
+
+
+def test_a_pod_asked_again_is_answered_without_a_walk() -> None:
+    calls: list[str] = []
+
+    def walk(pod: PodView) -> WorkloadKey | None:
+        calls.append(pod.name)
+        return WorkloadKey("shop", "Deployment", pod.name)  # a double that knows pods by name
+
+    memo = WorkloadMemo(walk)
+    bare = [PodView.parse({"metadata": {"namespace": "shop", "name": n}}) for n in ("a", "b")]
+    assert [memo(p) for p in bare + bare] == [
+        WorkloadKey("shop", "Deployment", n) for n in ("a", "b", "a", "b")
+    ]
+    assert calls == ["a", "b"]  # no controller: walked once per pod, not shared between pods

@@ -185,8 +185,12 @@ class UsageModel:
         return len(expired)
 
     def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
-        agg = self.aggregates.get(w, {}).get(container)
-        if agg is not None and self.is_expired(w, agg, t):
+        """is_expired at t, inlined: this runs for every sample."""
+        containers = self.aggregates.get(w)
+        agg = containers.get(container) if containers is not None else None
+        if agg is None or agg.last_sample is None:
+            return
+        if t - agg.last_sample >= self.tunings.get(w, self.default_tuning).idle_after:
             self._drop(w, container)
 
     def _drop(self, w: WorkloadKey, container: str) -> None:
