@@ -287,6 +287,8 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
             settings=sizing,
             policy_settle_seconds=0.0,  # the webhook processes' policy reload: none here
         )
+        if args.evictions_in_flight is not None:
+            options = replace(options, evictions_in_flight=args.evictions_in_flight)
         updater = UpdaterJob(
             app,
             cluster,
@@ -295,12 +297,14 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
             webhook_registered=lambda: True,  # benchmark: no webhook in the simulated cluster
             limit_ranges=limit_ranges,
         )
+        res["evictions in flight"] = options.evictions_in_flight
         res["updater options"] = (
             "Recreate (cluster-wide policy), dry run, "
             f"min history {options.min_history_seconds:g}s, "
             f"min lifetime {sizing.min_lifetime_seconds:g}s, min change {sizing.min_change:g}, "
             f"tolerance {sizing.eviction_tolerance:g}, "
-            f"evictions/s {options.evictions_per_second:g} (0 = no limit)"
+            f"evictions/s {options.evictions_per_second:g} (0 = no limit), "
+            f"evictions in flight {options.evictions_in_flight}"
         )
         sim.reset_stats()
         secs, summary, _ = timed("updater run", lambda: updater.run_once(leader), args.profile)
@@ -403,8 +407,8 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
         ev = res["stats"]["updater"].get("byResource", {}).get("pods/eviction", {}).get("create", 0)
         upd = res["times"]["updater run (dry run)"]
         out.append(
-            f"updater: {ev} dry-run evictions (POST pods/eviction?dryRun=All, one at a time) in "
-            f"{upd:.1f}s"
+            f"updater: {ev} dry-run evictions (POST pods/eviction?dryRun=All, "
+            f"{res['evictions in flight']} in flight at most) in {upd:.1f}s"
         )
     out.append(
         f"steady state: {run2['total']} API request(s) per recommender run "
@@ -470,6 +474,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--updater", action="store_true", help="also time one updater run (dry run)")
     p.add_argument("--min-history", type=float, default=0.0, help="updater: seconds of history")
     p.add_argument("--min-lifetime", type=float, help="updater: pod lifetime for the 10%% rule")
+    p.add_argument(
+        "--evictions-in-flight",
+        type=int,
+        help="updater: evictions sent at once (default: RIGHTSIZER_UPDATER_EVICTIONS_IN_FLIGHT, 4)",
+    )
     p.add_argument("--no-baseline", action="store_true", help="skip the list-all-pods baseline")
     p.add_argument("--baseline-modes", default="informer,raw-paged,typed", help="comma-separated")
     p.add_argument(
