@@ -670,7 +670,7 @@ def main() -> None:
             when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             header = [
                 f"# benchmarks/webhook.py {' '.join(sys.argv[1:])}",
-                f"# {when}; at the start: {at_start}; load average at the end {load}",
+                f"# run ended {when}; at its start: {at_start}; load average at its end {load}",
             ]
             args.output.write_text("\n".join([*header, "", *REPORT]) + "\n")
     finally:
