@@ -89,13 +89,22 @@ def pod_requests(
 
 
 def node_rooms(nodes: Iterable[NodeView], pods: Iterable[PodView]) -> list[NodeRoom]:
-    """Schedulable Ready nodes with what their non-terminal pods leave of their allocatable."""
+    """Schedulable Ready nodes with what their non-terminal pods leave of their allocatable.
+    The requests of pods whose parts are the same objects (shared_key: one template in the pod
+    cache) are summed once; the first pod of each key is kept, so its ids stay its own."""
     used: dict[str, list[int]] = {}
+    shapes: dict[Hashable, tuple[PodView, tuple[int, int]]] = {}
     for pod in pods:
         if not pod.node_name or pod.phase in ("Succeeded", "Failed"):
             continue
         u = used.setdefault(pod.node_name, [0, 0])
-        cpu, memory = pod_requests(pod)
+        key = shared_key(pod.wire)
+        found = shapes.get(key) if key is not None else None
+        if found is None:
+            found = (pod, pod_requests(pod))
+            if key is not None:
+                shapes[key] = found
+        cpu, memory = found[1]
         u[0] += cpu
         u[1] += memory
     rooms = []

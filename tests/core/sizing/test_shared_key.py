@@ -9,11 +9,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.core.nodes import NodeView
 from app.core.policy import Policy
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.patch import UPDATES_ANNOTATION
 from app.core.sizing.patch_cache import pod_inputs, shared_key
-from app.core.sizing.plan import Candidate, workload_candidates
+from app.core.sizing.plan import Candidate, node_rooms, workload_candidates
 from app.core.sizing.priority import UpdaterSettings
 from app.kube.cluster import Shared, pod_view
 from tests.support.generators import CPU, NAMES, limit_ranges, pods, policies
@@ -100,3 +101,30 @@ def test_empty_parts_are_keyed_by_their_type_and_non_pods_have_no_key() -> None:
     assert shared_key("pod") is None
     assert shared_key({"metadata": {}, "spec": "nothing"}) is None
     assert shared_key({"spec": {}}) is None
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_node_rooms_of_pods_sharing_their_parts_are_those_of_each_pod_alone(
+    data: st.DataObject,
+) -> None:
+    bases = data.draw(st.lists(pods(), min_size=1, max_size=3))
+    raw = [data.draw(live_pods(bases, i)) for i in range(data.draw(st.integers(1, 12)))]
+    for p in raw:
+        p["spec"]["nodeName"] = data.draw(st.sampled_from(["node-1", "node-2"]))
+    shared = Shared()
+    nodes = [
+        NodeView.parse(
+            {
+                "metadata": {"name": name},
+                "status": {
+                    "allocatable": {"cpu": "64", "memory": "256Gi"},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        )
+        for name in ("node-1", "node-2")
+    ]
+    together = node_rooms(nodes, [pod_view(p, shared) for p in raw])
+    alone = node_rooms(nodes, [pod_view(p) for p in raw])  # nothing shared
+    assert list(together) == list(alone)
