@@ -6,10 +6,12 @@ disruption budget (`DisruptionBudget.record`), the global eviction rate (`TokenB
 the room the pod takes on its node. The answer of each request is handed to the caller's
 `on_answer` in the caller's own thread, in the order they were submitted (in `submit` when the
 pool is full, or in `finish`), where a failed eviction gives its budget back
-(`DisruptionBudget.release`). Budgets are therefore
-touched by one thread only, and the evictions in flight are always counted in them: however many
-are in flight, no more are sent than one-at-a-time sending could have sent had every one of them
-succeeded. The client's rate limiter (app.kube.throttle) still paces every request.
+(`DisruptionBudget.release`). Budgets are therefore touched by one thread only, and the
+evictions in flight are always counted in them: however many are in flight, no more are sent
+than one-at-a-time sending could have sent had every one of them succeeded. The client's rate
+limiter (app.kube.throttle) still paces every request. The leader check before each eviction
+stays: once the lease is lost nothing more is sent, but those already sent (at most `in_flight`)
+are answered.
 
 `in_flight` <= 1 sends each eviction in the caller's thread, one at a time, as before.
 """
