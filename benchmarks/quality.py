@@ -49,6 +49,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import scale_common as sc  # noqa: E402
+import slack_bound as sb  # noqa: E402
 
 from app.core.recommend.aggregate import memory_buckets  # noqa: E402
 from app.core.recommend.capping import Recommendation  # noqa: E402
@@ -122,6 +123,40 @@ def hindsight_memory(values: Sequence[float], weight: float, floor: float) -> fl
         buckets, tuple(sorted(counts.items())), len(values), sum(values), max(values)
     )
     return balanced_level(dist, weight, floor).level
+
+
+def bound_levels(rows: list[TraceRow], train_days: float) -> list[sb.Levels] | None:
+    """Each judged container's candidate memory requests for `foresight_bound`, twice: (at or
+    above the judged mean, any from the pod minimum). None when the trace is too short."""
+    parts = split(rows, train_days)
+    if parts is None:
+        return None
+    _, judged = parts
+    names = sorted({r.container for r in judged if _has_usage(judged, r.container)})
+    floor = float(pod_minimum(len(names), RecommenderSettings()).memory)
+    out = []
+    for c in names:
+        values = _memory(judged, c)
+        out += [sb.levels(values, floor, at_least_mean=m) for m in (True, False)]
+    return out
+
+
+def foresight_bound(levels: list[sb.Levels], vpa: list[Score]) -> str:
+    """The lines that say how low mean memory slack can go at vpa's memory under-provisioning."""
+    under = statistics.fmean(s.memory_under for s in vpa)
+    slack = statistics.fmean(s.memory_slack for s in vpa)
+    kept = sb.slack_bound(levels[0::2], under)
+    any_level = sb.slack_bound(levels[1::2], under)
+    return "\n".join(
+        [
+            "Foresight bound (--bound; benchmarks/slack_bound.py): one memory request per trace, "
+            "chosen knowing the judged samples,",
+            f"at vpa's mean memory under-provisioning ({pct(under)}): mean memory slack "
+            f">= {pct(kept.slack)} with every request at or above its trace's judged mean use;",
+            f">= {pct(any_level.slack)} when requests below a trace's mean use (negative slack) "
+            f"count. 20% below vpa's slack: {pct(slack * 0.8)}",
+        ]
+    )
 
 
 def score_trace(
@@ -446,6 +481,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "strategy is asked again every HOURS and the updater's rule decides when the pod's "
         "request changes",
     )
+    ap.add_argument(
+        "--bound",
+        action="store_true",
+        help="also the lowest mean memory slack any one request per trace could have at vpa's "
+        "memory under-provisioning, knowing the judged samples (fixed protocol)",
+    )
     ap.add_argument("--per-trace", action="store_true", help="also one line per trace")
     ap.add_argument("--output", type=Path, help="also write the report to this file")
     args = ap.parse_args(argv)
@@ -465,6 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.update({hindsight_label(w): [] for w in args.hindsight})
     rolled: dict[str, list[Score]] = {label(s): [] for s in strategies}
     short = []
+    bound: list[sb.Levels] = []
     for f in files:
         name = f.name.removesuffix(".gz").removesuffix(".csv")
         rows = read_trace(f)
@@ -474,6 +516,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         for key, scores in scored.items():
             results[key] += scores
+        if args.bound:
+            bound += bound_levels(rows, args.train_days) or []
         if args.rolling is not None:
             walked = score_trace_rolling(name, rows, args.train_days, strategies, args.rolling)
             assert walked is not None
@@ -496,6 +540,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         summary(results),
     ]
+    if args.bound:
+        lines += ["", foresight_bound(bound, results["vpa"])]
     if args.rolling is not None:
         lines += [
             "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -104,3 +105,16 @@ def test_rolling_replaces_pods_and_judges_each_sample_against_the_request_in_for
     assert float(updates) > 0
     assert done.stdout.count("vm20/vm") == 2  # per trace, under both protocols
     assert run(str(tmp_path), "--rolling", "0").returncode == 2
+
+
+def test_the_foresight_bound_is_printed_and_the_restricted_one_is_higher(tmp_path: Path) -> None:
+    for vm in ("vm1", "vm20"):
+        shutil.copy(HELD_OUT / f"{vm}.csv.gz", tmp_path)
+    done = run(str(tmp_path), "--strategy", "vpa", "--bound")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.split("Foresight bound", 1)[1]
+    figures = [float(x) for x in re.findall(r"(-?[0-9.]+)%", text)]
+    assert len(figures) == 5, text  # under, the two bounds, "20% below", that figure
+    under, kept, any_level, _, target = figures
+    assert kept >= any_level  # levels below a trace's mean can only lower the bound
+    assert 0 < under < 100 and target < 100
