@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 # (connect, read) seconds. Read is the longest silence between two bytes of an answer, not the
 # whole answer: a LIST of 150000 pods streams for longer, and only a dead connection is silent.
 DEFAULT_TIMEOUT = (10.0, 120.0)
+IDLE_CONNECTIONS = 25  # kept per host at least (client-go's DefaultMaxIdleConnsPerHost)
 
 
 class ClusterUnreachable(RuntimeError):
@@ -115,6 +116,14 @@ def api_client(
     if hook is not None:
         api.configuration.refresh_api_key_hook = RefreshAtMost(hook)
     api.rest_client.pool_manager.clear()
+    # Connections kept for reuse: the official client keeps 5 per CPU (10 on 2 cores), fewer than
+    # one client's long-lived watches (about ten informers) plus the updater's evictions in
+    # flight, so each answer beyond that closed its connection ("Connection pool is full,
+    # discarding connection") and the next request opened a new one. client-go keeps 25 idle
+    # connections per host (DefaultMaxIdleConnsPerHost, k8s.io/apimachinery/pkg/util/net/http.go).
+    api.configuration.connection_pool_maxsize = max(
+        api.configuration.connection_pool_maxsize or 0, IDLE_CONNECTIONS
+    )
     api.rest_client = _TimedREST(api.configuration, timeout, RateLimiter(qps, burst))
     built: client.ApiClient = api
     return built

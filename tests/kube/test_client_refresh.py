@@ -62,3 +62,22 @@ def test_rightsizer_s_client_reapplies_its_kubeconfig_once_for_many_requests(
             assert api.configuration.refresh_api_key_hook is hook
         finally:
             api.close()
+
+
+def test_more_connections_than_the_official_default_are_kept_for_reuse(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Twelve requests at once (ten watches and the updater's evictions on 2 cores), then each
+    connection is kept for the next request: none is discarded as the default pool of 10 did."""
+    with running_simulator(EMPTY) as sim:
+        api = api_client(sim.kubeconfig_path, qps=0)
+        try:
+            core: Any = client.CoreV1Api(api)  # answers unread: urllib3 responses
+            held = [core.list_namespace(_preload_content=False) for _ in range(12)]
+            with caplog.at_level("WARNING", logger="urllib3.connectionpool"):
+                for resp in held:  # all twelve answered, their connections returned
+                    resp.drain_conn()
+                    resp.release_conn()
+            assert "Connection pool is full" not in caplog.text
+        finally:
+            api.close()
