@@ -4,7 +4,8 @@
 `recommendation_targets` and app.store.node_groups.node_group_targets, the recommendations of
 DaemonSets per node group) into an immutable `Snapshot`, the one the webhook's cache
 (app.webhook.cache) serves from and the updater plans with; the updater also reads
-`history_seconds`, how much data each recommendation rests on.
+`history_seconds`, how much data each recommendation rests on. `carry_forward` keeps the objects
+of a reloaded snapshot that did not change, so caches keyed by their identity keep hitting.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import TypeVar
 
 from sqlalchemy import select
 
@@ -127,6 +129,48 @@ def build_snapshot(
         loaded_at,
         {"policies": n_policies, "recommendations": n_recs},
         {w: g.merged(recs.get(w, {})) for w, g in (node_groups or {}).items()},
+    )
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _kept(previous: Mapping[K, V], new: Mapping[K, V]) -> dict[K, V]:
+    out: dict[K, V] = {}
+    for k, v in new.items():
+        old = previous.get(k)
+        out[k] = old if old is not None and old == v else v
+    return out
+
+
+def _kept_policies(
+    previous: Mapping[str, tuple[Policy, ...]], new: Mapping[str, tuple[Policy, ...]]
+) -> dict[str, tuple[Policy, ...]]:
+    out = {}
+    for ns, policies in new.items():
+        old = previous.get(ns, ())
+        if old == policies:
+            out[ns] = old
+            continue
+        by_id = {p.id: p for p in old}
+        out[ns] = tuple(q if (q := by_id.get(p.id)) is not None and q == p else p for p in policies)
+    return out
+
+
+def carry_forward(previous: Snapshot, new: Snapshot) -> Snapshot:
+    """`new`, with every policy, workload's recommendations, exclusions and node groups equal to
+    `previous`'s replaced by `previous`'s object. The patch cache (app.core.sizing.patch_cache)
+    keys these by identity, so a reload every few seconds that builds new objects for the same
+    values would make the next review of every pod shape miss it; carried forward, only what
+    changed misses. Values are equal, so every answer is the same as from `new` itself."""
+    return Snapshot(
+        _kept_policies(previous.policies, new.policies),
+        _kept(previous.recommendations, new.recommendations),
+        _kept(previous.excluded, new.excluded),
+        new.loaded_at,
+        new.counts,
+        _kept(previous.node_groups, new.node_groups),
     )
 
 

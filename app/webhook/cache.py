@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from app.store.snapshot import Snapshot
+from app.store.snapshot import Snapshot, carry_forward
 from app.webhook import metrics
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,8 @@ class WebhookCache:
             age = "never loaded" if self.snapshot is None else "keeping the previous one"
             log.warning("webhook cache refresh failed (%s): %s: %s", age, type(e).__name__, e)
             return False
+        if self.snapshot is not None:  # unchanged objects kept: the patch cache keeps hitting
+            snap = carry_forward(self.snapshot, snap)
         self.snapshot = snap
         self._loaded.set()
         metrics.CACHE_REFRESHES.labels("ok").inc()

@@ -106,3 +106,20 @@ def test_a_database_down_at_start_costs_one_wait_not_one_per_review() -> None:
     assert waits == [0.5]
     assert cache.state() == (None, "cache_empty")
     cache.stop()
+
+
+def test_a_reload_of_the_same_rows_keeps_the_patch_cache_hitting(server_app: Flask) -> None:
+    add_policy()
+    add_recommendation()
+    hook = webhook_of(server_app)
+    hook.cache.interval = 3600  # refreshed by hand below
+    client = server_app.test_client()
+    assert "patch" in post(client, review(app_pod())).get_json()["response"]
+    misses = hook.patches.misses
+    assert hook.cache.refresh()  # new objects for the same values
+    assert "patch" in post(client, review(app_pod())).get_json()["response"]
+    assert hook.patches.misses == misses  # answered from the cache (a miss before carry_forward)
+    add_recommendation(cpu=300, workload=("shop", "Deployment", "web"), container_name="side")
+    assert hook.cache.refresh()
+    post(client, review(app_pod()))
+    assert hook.patches.misses == misses + 1  # a changed recommendation is computed again
