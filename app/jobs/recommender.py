@@ -287,14 +287,13 @@ class RecommenderJob:
                     continue
                 request = (resources[u.container].cpu_request or 0) / 1000.0
                 window = self.windows.window((w, u.container))
-                if u.cpu_cores is not None and self.model.add_cpu(
-                    w, u.pod, u.container, u.time, u.cpu_cores, request
-                ):
+                cpu_taken, memory_taken = self.model.add_usage(
+                    w, u.pod, u.container, u.time, u.cpu_cores, request, u.memory_bytes
+                )
+                if cpu_taken and u.cpu_cores is not None:
                     fed += 1
                     window.add_cpu(u.cpu_cores)
-                if u.memory_bytes is not None and self.model.add_memory(
-                    w, u.pod, u.container, u.time, u.memory_bytes
-                ):
+                if memory_taken and u.memory_bytes is not None:
                     fed += 1
                     window.add_memory(u.memory_bytes)
                 if group is not None:

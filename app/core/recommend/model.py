@@ -155,6 +155,32 @@ class UsageModel:
         self._expire_if_idle(w, container, t)
         return self.pod_container(w, pod, container).add_memory_sample(t, bytes_)
 
+    def add_usage(
+        self,
+        w: WorkloadKey,
+        pod: str,
+        container: str,
+        t: float,
+        cores: float | None,
+        request_cores: float,
+        bytes_: float | None,
+    ) -> tuple[bool, bool]:
+        """add_cpu (when `cores` is given) then add_memory (when `bytes_` is), as those two calls
+        do them; (CPU taken, memory taken). The idle check and the pod container's lookup are
+        made once: the second check, at the same time, can drop nothing when the workload's idle
+        time is positive (the aggregate's last sample is then t or within it), so it is skipped;
+        with an idle time of 0 or less the two calls are made as they are."""
+        if cores is None and bytes_ is None:
+            return False, False
+        self._expire_if_idle(w, container, t)
+        state = self.pod_container(w, pod, container)
+        cpu = cores is not None and state.add_cpu_sample(t, cores, request_cores)
+        if bytes_ is None:
+            return cpu, False
+        if self.tunings.get(w, self.default_tuning).idle_after > 0:
+            return cpu, state.add_memory_sample(t, bytes_)
+        return cpu, self.add_memory(w, pod, container, t, bytes_)
+
     def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
         self._expire_if_idle(w, container, t)
         return self.pod_container(w, pod, container).record_oom(t, bytes_)
