@@ -17,9 +17,9 @@ Two sources of rules, both applied after the mutating webhooks, so a patch must 
   no container's limit may exceed the pod-level limit.
 
 The ratio: current kube-apiserver compares exactly (`exceedsAllowed`: limit > request x ratio, in
-Quantity arithmetic); older ones divide as float64 milli-values (`observedRatio x 1000 >
-ratio.MilliValue()`). `ratio_holds` requires both, so a request from `min_request_for` passes
-either.
+Quantity arithmetic); older ones divide as float64 values (`observedRatio x 1000 >
+ratio.MilliValue()`, milli-values below MaxMilliValue, whole values above it). `ratio_holds`
+requires both, so a request from `min_request_for` passes either.
 
 Amounts are millicores (cpu) and bytes (memory), as everywhere in app.core.
 """
@@ -97,20 +97,49 @@ def default_pod_level(
     return PodLevel(out, dict(limits))
 
 
-def ratio_holds(limit: int, request: int, ratio: Fraction) -> bool:
-    """limit <= request x ratio, exactly and in the float64 milli-value arithmetic of older
-    kube-apiservers (both must accept it)."""
+# resource.MaxMilliValue (apimachinery pkg/api/resource): the largest value whose milli-value fits
+# an int64.
+MAX_MILLI_VALUE = (2**63 - 1) // 1000
+
+
+def _go_values(res: str, amount: int) -> tuple[int, int]:
+    """(Value(), MilliValue()) of an amount (millicores for cpu, bytes otherwise): Value() rounds
+    up to a whole unit, as Quantity.Value does."""
+    if res == "cpu":
+        return -(-amount // 1000), amount
+    return amount, amount * 1000
+
+
+def ratio_holds(limit: int, request: int, ratio: Fraction, res: str) -> bool:
+    """limit <= request x ratio, exactly, and as LimitRanger's float64 check decides it
+    (`limitRequestRatioConstraint` in plugin/pkg/admission/limitranger/admission.go): both
+    must accept it. The float check divides milli-values when request, limit and the ratio's
+    whole values are all at most MaxMilliValue (`requestLimitEnforcedValues`), whole values
+    rounded up otherwise, and compares ratio x 1000 with the ratio's milli-value while that
+    fits (the ratio's whole value otherwise), so a limit of exactly request x ratio can be
+    refused (3000.0000000000005 > 3000)."""
     if request <= 0 or limit <= 0:
         return False
     if limit > request * ratio:
         return False
-    return float(limit) / float(request) * 1000 <= float(math.ceil(ratio * 1000))
+    (req_whole, req_milli), (lim_whole, lim_milli) = (
+        _go_values(res, request),
+        _go_values(res, limit),
+    )
+    enforced_whole, enforced_milli = math.ceil(ratio), math.ceil(ratio * 1000)
+    if max(req_whole, lim_whole, enforced_whole) <= MAX_MILLI_VALUE:
+        observed = float(lim_milli) / float(req_milli)
+    else:
+        observed = float(lim_whole) / float(req_whole)
+    if enforced_whole <= MAX_MILLI_VALUE:
+        return observed * 1000 <= float(enforced_milli)
+    return observed <= float(enforced_whole)
 
 
-def min_request_for(limit: int, ratio: Fraction) -> int:
+def min_request_for(limit: int, ratio: Fraction, res: str) -> int:
     """The smallest request for which `limit` keeps within `ratio`."""
     request = max(math.ceil(Fraction(limit) / ratio), 1)
-    while not ratio_holds(limit, request, ratio):
+    while not ratio_holds(limit, request, ratio, res):
         request += 1
     return request
 
@@ -175,7 +204,7 @@ def _check(
                 f"{res} max limit to request ratio per {kind} is {_ratio_text(ratio)}, but no "
                 "limit is specified or limit is 0"
             )
-        elif not ratio_holds(lim, req, ratio):
+        elif not ratio_holds(lim, req, ratio, res):
             errs.append(
                 f"{res} max limit to request ratio per {kind} is {_ratio_text(ratio)}, but "
                 f"provided ratio is {lim / req:.6f}"

@@ -131,7 +131,11 @@ def resize(slot: Slot, res: str, want: int, b: Bounds) -> None:
         if lim0 is not None and request > lim0:
             request = lim0
             slot.notes.append(f"{res} capped to its limit (RequestsOnly)")
-        if lim0 and b.ratio is not None and request < (floor := min_request_for(lim0, b.ratio)):
+        if (
+            lim0
+            and b.ratio is not None
+            and request < (floor := min_request_for(lim0, b.ratio, res))
+        ):
             request = min(floor, lim0)
             slot.notes.append(f"{res} raised to keep its limit within maxLimitRequestRatio")
     else:
@@ -141,8 +145,8 @@ def resize(slot: Slot, res: str, want: int, b: Bounds) -> None:
         if cap is not None and (at_max or limit > cap):
             limit = cap  # exactly the cap: a second pass then finds the same bound
         limit = max(limit, request)
-        if b.ratio is not None and not ratio_holds(limit, request, b.ratio):
-            request = min(min_request_for(limit, b.ratio), limit)
+        if b.ratio is not None and not ratio_holds(limit, request, b.ratio, res):
+            request = min(min_request_for(limit, b.ratio, res), limit)
             slot.notes.append(f"{res} raised to keep its limit within maxLimitRequestRatio")
     if request <= 0:
         slot.leave(res, "nothing to request")
@@ -219,7 +223,7 @@ def _floors(
     ratio = pod_range.max_limit_request_ratio.get(res)
     limits = aggregate(entries(slots), "limits", res)
     if ratio is not None and limits and res not in pod_level.limits:
-        floors.append(("requests", min_request_for(limits, ratio), "pod maxLimitRequestRatio"))
+        floors.append(("requests", min_request_for(limits, ratio, res), "pod maxLimitRequestRatio"))
     return floors
 
 
