@@ -151,7 +151,8 @@ WRITER = textwrap.dedent(
     from tests.support.usage import fed_model
 
     url, batch, committed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    session = Session(create_engine(url))
+    engine = create_engine(url)
+    session = Session(engine)
     commits = 0
 
     @event.listens_for(session, "after_commit")
@@ -159,9 +160,11 @@ WRITER = textwrap.dedent(
         global commits
         commits += 1
 
-    @event.listens_for(session, "after_flush")
-    def stall(session, context):
-        if commits == committed:  # the first rows of the next batch: written, not committed
+    # after any statement that writes (ORM flush or Core executemany alike)
+    @event.listens_for(engine, "after_cursor_execute")
+    def stall(conn, cursor, statement, parameters, context, executemany):
+        writes = statement.lstrip().upper().startswith(("INSERT", "UPDATE"))
+        if writes and commits == committed:  # the next batch's first rows: written, not committed
             print("IN_BATCH", flush=True)
             time.sleep(600)
 
