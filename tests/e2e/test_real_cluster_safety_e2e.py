@@ -346,6 +346,14 @@ def test_a_rollout_under_a_strict_limit_range_stays_within_budget_and_admitted(
         return len(api_done) == REPLICAS + 1 and len(workers) == REPLICAS + 1 and workers <= resized
 
     wait_for(converged, 60, "every api pod recreated and every worker pod resized", interval=0.1)
+    # An eviction's audit row is written when its answer is handed back to the updater's thread
+    # (app/jobs/evictions.py: in order, at the latest when the run ends), so the last replacement
+    # pod can be seen before the row of its eviction.
+    wait_for(
+        lambda: sum(1 for r in _audit(app) if r[0] == "evict") >= REPLICAS + 1,
+        30,
+        "an audit row for every eviction",
+    )
 
     # No run disrupted more than int(replicas x tolerance) pods of one Deployment, its surge
     # ReplicaSet included: in the simulator a replacement is Running and Ready within
