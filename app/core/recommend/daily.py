@@ -59,13 +59,22 @@ class BucketCounts:
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> BucketCounts:
-        if not isinstance(data, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in data
-        ):
+        # Checked at C speed (a restart reads about 1.4 million of these numbers for 15,000
+        # containers): the set of the values' exact types (bool is not int), then the array's own
+        # range check of each count.
+        if not isinstance(data, list) or not set(map(type, data)) <= {int}:
             raise ValueError(f"{where} must be a list of whole numbers")
-        if data and (data[0] < 0 or any(not 0 <= v < 2**32 for v in data[1:])):
-            raise ValueError(f"{where} has a negative bucket or a count out of range")
-        return cls(data[0], list(data[1:])) if data else cls()
+        if not data:
+            return cls()
+        try:
+            if data[0] < 0:
+                raise OverflowError
+            counts = array("I", data[1:])
+        except OverflowError:
+            raise ValueError(f"{where} has a negative bucket or a count out of range") from None
+        out = cls(data[0])
+        out.counts = counts
+        return out
 
 
 @dataclass(slots=True)
