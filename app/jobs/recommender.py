@@ -8,17 +8,16 @@ writes recommendations and checkpoints in batches, each batch one transaction.
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask
 
+from app.core.gcpause import without_cyclic_gc
 from app.core.owner_memo import WorkloadMemo
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy, governing_policy
@@ -50,22 +49,6 @@ from app.store.recommendations import (
 from app.store.results import ContainerResult, CurrentRequests
 
 log = logging.getLogger(__name__)
-
-
-@contextmanager
-def without_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused for a run. A run allocates a few objects per sample
-    (hundreds of thousands at 150,000 pods), which set off hundreds of collections, the full ones
-    walking every object of the informer caches: about a fifth of a run's time. Its garbage is
-    freed by reference counting; the cycles it leaves wait for the first collection after it.
-    The collector's state before the run is restored, whatever the run does."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.gcpause import without_cyclic_gc
 from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate
 from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.model import UsageModel, WorkloadKey
@@ -64,18 +65,21 @@ def checkpoint_from_row(row: Checkpoint) -> AggregateCheckpoint:
 def load_checkpoints(
     session: DbSession, model: UsageModel, settings: RecommenderSettings
 ) -> tuple[int, int]:
-    """Restores every checkpoint into `model`; a bad one is logged and kept, not deleted."""
+    """Restores every checkpoint into `model`; a bad one is logged and kept, not deleted. The
+    cyclic collector is paused meanwhile (app.core.gcpause: half of a 15,000-checkpoint restore
+    went to its full collections)."""
     loaded = skipped = 0
-    for row in session.scalars(select(Checkpoint)):
-        w = WorkloadKey(row.namespace, row.kind, row.name)
-        try:
-            agg = load_aggregate(checkpoint_from_row(row), settings)
-        except (ValueError, TypeError, AttributeError) as e:
-            log.warning("skipping checkpoint of %s container %s: %s", w, row.container, e)
-            skipped += 1
-            continue
-        model.restore(w, row.container, agg)
-        loaded += 1
+    with without_cyclic_gc():
+        for row in session.scalars(select(Checkpoint)):
+            w = WorkloadKey(row.namespace, row.kind, row.name)
+            try:
+                agg = load_aggregate(checkpoint_from_row(row), settings)
+            except (ValueError, TypeError, AttributeError) as e:
+                log.warning("skipping checkpoint of %s container %s: %s", w, row.container, e)
+                skipped += 1
+                continue
+            model.restore(w, row.container, agg)
+            loaded += 1
     return loaded, skipped
 
 

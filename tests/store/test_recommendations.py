@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -257,3 +258,20 @@ def test_checkpoints_are_rewritten_each_save(app: Flask) -> None:
     restored = UsageModel(S)
     assert load_checkpoints(db.session, restored, S) == (3, 0)
     assert restored.aggregates[DB_]["postgres"].total_samples == 3 * 288 + 1
+
+
+def test_checkpoints_are_restored_with_the_cyclic_collector_paused(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    save_all(db.session, results_from_model(fed_model()), NOW, batch_size=10)
+    during: list[bool] = []
+    restore = UsageModel.restore
+
+    def recording(self: UsageModel, *args: object) -> None:
+        during.append(gc.isenabled())
+        restore(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(UsageModel, "restore", recording)
+    assert gc.isenabled()
+    assert load_checkpoints(db.session, UsageModel(S), S) == (3, 0)
+    assert during == [False, False, False] and gc.isenabled()  # and back on after
