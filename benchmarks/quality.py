@@ -132,7 +132,7 @@ def bound_levels(rows: list[TraceRow], train_days: float) -> list[sb.Levels] | N
     if parts is None:
         return None
     _, judged = parts
-    names = sorted({r.container for r in judged if _has_usage(judged, r.container)})
+    names = sorted(c for c in {r.container for r in judged} if _has_usage(judged, c))
     floor = float(pod_minimum(len(names), RecommenderSettings()).memory)
     out = []
     for c in names:
