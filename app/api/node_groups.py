@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from app.core.resources import format_cpu, format_memory
+from app.core.resources import known_quantities
 from app.models import NodeGroupRecommendation
 from app.store.node_groups import row_recommendation
 
@@ -32,11 +32,7 @@ def group_document(row: NodeGroupRecommendation) -> dict[str, Any]:
         doc["uncappedTarget"] = rec.uncapped_target.as_quantities()
     if row.pods is not None:
         doc["pods"] = row.pods
-    current: dict[str, str] = {}
-    if row.current_cpu_request is not None:
-        current["cpu"] = format_cpu(row.current_cpu_request)
-    if row.current_memory_request is not None:
-        current["memory"] = format_memory(row.current_memory_request)
+    current = known_quantities(row.current_cpu_request, row.current_memory_request)
     if current:
         doc["currentRequests"] = current
     doc["sampleCount"] = row.sample_count

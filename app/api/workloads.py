@@ -17,7 +17,7 @@ from app.api.common import rfc3339
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
 from app.core.quantity import format_quantity
-from app.core.resources import Resources, format_cpu, format_memory
+from app.core.resources import Resources, known_quantities
 from app.extensions import db
 from app.models import RecommendationPoint
 from app.settings import settings
@@ -94,11 +94,7 @@ def history(namespace: str, kind: str, name: str) -> ResponseReturnValue:
             "time": rfc3339(p.time),
             "target": Resources(p.target_cpu, p.target_memory).as_quantities(),
         }
-        requests = {}
-        if p.current_cpu_request is not None:
-            requests["cpu"] = format_cpu(p.current_cpu_request)
-        if p.current_memory_request is not None:
-            requests["memory"] = format_memory(p.current_memory_request)
+        requests = known_quantities(p.current_cpu_request, p.current_memory_request)
         if requests:
             point["requests"] = requests
         usage = usage_percentiles(p)

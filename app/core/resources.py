@@ -7,7 +7,14 @@ from dataclasses import dataclass
 
 from app.core.quantity import MAX_AMOUNT, UNKNOWN, format_quantity
 
-__all__ = ["MAX_AMOUNT", "Resources", "amount", "format_cpu", "format_memory"]
+__all__ = [
+    "MAX_AMOUNT",
+    "Resources",
+    "amount",
+    "format_cpu",
+    "format_memory",
+    "known_quantities",
+]
 
 
 def amount(value: float) -> int:
@@ -37,6 +44,13 @@ class Resources:
             r: UNKNOWN if v >= MAX_AMOUNT else format_quantity(r, v)
             for r, v in (("cpu", self.cpu), ("memory", self.memory))
         }
+
+
+def known_quantities(cpu: int | None, memory: int | None) -> dict[str, str]:
+    """The exact quantities of the amounts that are known (a container's requests as last seen):
+    {"cpu": "500m", "memory": "1Gi"}, without the key of a None amount, {} if neither is known."""
+    known = {"cpu": cpu, "memory": memory}
+    return {r: format_quantity(r, v) for r, v in known.items() if v is not None}
 
 
 def format_cpu(millicores: int) -> str:
