@@ -9,6 +9,7 @@ from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 
 from app.auth import AuthError
+from app.error_body import error_body, http_error, internal_error
 from app.extensions import db
 from app.store.session import DatabaseUnavailable, ValueRefused
 
@@ -38,10 +39,7 @@ def error_response(
     details: list[dict[str, str]] | None = None,
     headers: dict[str, str] | None = None,
 ) -> ResponseReturnValue:
-    body: dict[str, object] = {"error": error, "message": message}
-    if details is not None:
-        body["details"] = details
-    return jsonify(body), status, headers or {}
+    return jsonify(error_body(error, message, details)), status, headers or {}
 
 
 def init_app(app: Flask) -> None:
@@ -55,9 +53,9 @@ def init_app(app: Flask) -> None:
         return error_response(e.status, e.error, e.message, None, e.headers)
 
     @app.errorhandler(HTTPException)
-    def http_error(e: HTTPException) -> ResponseReturnValue:
-        name = (e.name or "Error").replace(" ", "")
-        return error_response(e.code or 500, name, e.description or name)
+    def http_exception(e: HTTPException) -> ResponseReturnValue:
+        status, body = http_error(e)
+        return jsonify(body), status
 
     @app.errorhandler(DatabaseUnavailable)
     def database_unavailable(e: DatabaseUnavailable) -> ResponseReturnValue:
@@ -77,4 +75,5 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(Exception)
     def unexpected(e: Exception) -> ResponseReturnValue:
         log.exception("unhandled error")
-        return error_response(500, "InternalServerError", "internal error; see the server log")
+        status, body = internal_error()
+        return jsonify(body), status

@@ -12,8 +12,8 @@ input stream (`get_input_stream`: never past Content-Length, chunked bodies only
 that terminates them, as Flask's `request.stream`); the review's time is observed in
 rightsizer_webhook_review_duration_seconds; the request is counted by the observers app.api.metrics
 registers through app.probes (rightsizer_http_requests and its latency, route "/mutate"). An
-error outside the review (which fails open by itself) answers as app.api.errors does: the HTTP
-error's own status, else 500 and a log line.
+error outside the review (which fails open by itself) answers as app.api.errors does, with the
+body both build in app.error_body: the HTTP error's own status, else 500 and a log line.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from werkzeug.exceptions import HTTPException
 from werkzeug.wsgi import get_content_length, get_input_stream
 
+from app.error_body import http_error, internal_error
 from app.probes import RequestObserver
 from app.webhook import metrics
 from app.webhook.handler import Webhook, too_large
@@ -57,15 +58,12 @@ class MutateRoute:
         try:
             status, body = self.answer(environ)
         except HTTPException as e:  # e.g. the client went away while sending the body
-            name = (e.name or "Error").replace(" ", "")
-            status = e.code or 500
-            body = dump({"error": name, "message": e.description or name})
+            status, doc = http_error(e)
+            body = dump(doc)
         except Exception:
             log.exception("unhandled error")
-            status = 500
-            body = dump(
-                {"error": "InternalServerError", "message": "internal error; see the server log"}
-            )
+            status, doc = internal_error()
+            body = dump(doc)
         start_response(
             f"{status} {HTTPStatus(status).phrase}",
             [*HEADERS, ("Content-Length", str(len(body)))],
