@@ -10,17 +10,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from app.core.recommend.aggregate import AggregateState
-from app.core.recommend.checkpoint import save_aggregate
-from app.core.recommend.settings import RecommenderSettings
 from app.extensions import db
-from app.models import NodeGroupRecommendation
 from app.models import Policy as PolicyRow
-from app.store.node_groups import checkpoint_json
 from app.store.policies import InvalidPolicyLog, valid_policies
+from tests.support.node_groups import TYPE, add_group
 from tests.support.reviews import MI, add_recommendation
 
-TYPE = "node.kubernetes.io/instance-type"
 AGENT: dict[str, Any] = {
     "name": "agent",
     "namespace": "ops",
@@ -57,32 +52,6 @@ def test_a_bad_node_group_label_is_422_naming_it(app: Flask, client: FlaskClient
     assert resp.status_code == 422
     assert [d["field"] for d in resp.get_json()["details"]] == ["nodeGroupLabel"]
     assert db.session.scalars(select(PolicyRow)).all() == []  # nothing written
-
-
-def add_group(group: str, cpu: int | None, memory: int, pods: int | None) -> None:
-    cp = checkpoint_json(save_aggregate(AggregateState.empty(RecommenderSettings())))
-    amounts: dict[str, Any] = {}
-    if cpu is not None:
-        for prefix in ("target", "lower_bound", "upper_bound", "uncapped_target"):
-            amounts[f"{prefix}_cpu"], amounts[f"{prefix}_memory"] = cpu, memory
-    db.session.add(
-        NodeGroupRecommendation(
-            namespace="ops",
-            kind="DaemonSet",
-            name="agent",
-            container="agent",
-            node_label=TYPE,
-            node_group=group,
-            pods=pods,
-            current_cpu_request=100 if pods else None,
-            current_memory_request=256 * MI if pods else None,
-            sample_count=12 if cpu else 1,
-            checkpoint=cp,
-            reason="vpa: ..." if cpu else None,
-            **amounts,
-        )
-    )
-    db.session.commit()
 
 
 def test_a_daemonsets_recommendation_shows_its_groups(app: Flask, client: FlaskClient) -> None:

@@ -8,41 +8,11 @@ import re
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.core.recommend.aggregate import AggregateState
-from app.core.recommend.checkpoint import save_aggregate
-from app.core.recommend.settings import RecommenderSettings
-from app.extensions import db
-from app.models import NodeGroupRecommendation
-from app.store.node_groups import checkpoint_json
+from tests.support.node_groups import TYPE, add_group
 from tests.support.reviews import MI, add_recommendation
 from tests.support.tokens import TOKENS
 
-TYPE = "node.kubernetes.io/instance-type"
 PAGE = "/dashboard/workloads/ops/DaemonSet/agent"
-
-
-def add_group(group: str, cpu: int | None, memory: int, pods: int | None) -> None:
-    amounts = {}
-    if cpu is not None:
-        for prefix in ("target", "lower_bound", "upper_bound", "uncapped_target"):
-            amounts[f"{prefix}_cpu"], amounts[f"{prefix}_memory"] = cpu, memory
-    db.session.add(
-        NodeGroupRecommendation(
-            namespace="ops",
-            kind="DaemonSet",
-            name="agent",
-            container="agent",
-            node_label=TYPE,
-            node_group=group,
-            pods=pods,
-            current_cpu_request=100,
-            current_memory_request=256 * MI,
-            sample_count=12,
-            checkpoint=checkpoint_json(save_aggregate(AggregateState.empty(RecommenderSettings()))),
-            **amounts,
-        )
-    )
-    db.session.commit()
 
 
 def get(client: FlaskClient, path: str) -> str:
