@@ -125,28 +125,35 @@ def hindsight_memory(values: Sequence[float], weight: float, floor: float) -> fl
     return balanced_level(dist, weight, floor).level
 
 
-def bound_levels(rows: list[TraceRow], train_days: float) -> list[sb.Levels] | None:
-    """Each judged container's candidate memory requests for `foresight_bound`, twice: (at or
-    above the judged mean, any from the pod minimum). None when the trace is too short."""
+def bound_levels(
+    rows: list[TraceRow], train_days: float
+) -> tuple[list[sb.Levels], list[sb.Levels]] | None:
+    """Each judged container's candidate memory requests for `foresight_bound`, in two lists:
+    those at or above its judged mean, and any from the pod minimum. None when the trace is too
+    short."""
     parts = split(rows, train_days)
     if parts is None:
         return None
     _, judged = parts
     names = sorted(c for c in {r.container for r in judged} if _has_usage(judged, c))
     floor = float(pod_minimum(len(names), RecommenderSettings()).memory)
-    out = []
-    for c in names:
-        values = _memory(judged, c)
-        out += [sb.levels(values, floor, at_least_mean=m) for m in (True, False)]
-    return out
+    memory = [_memory(judged, c) for c in names]
+    return (
+        [sb.levels(values, floor, at_least_mean=True) for values in memory],
+        [sb.levels(values, floor, at_least_mean=False) for values in memory],
+    )
 
 
-def foresight_bound(levels: list[sb.Levels], vpa: list[Score]) -> str:
-    """The lines that say how low mean memory slack can go at vpa's memory under-provisioning."""
+def foresight_bound(
+    at_least_mean: list[sb.Levels], any_levels: list[sb.Levels], vpa: list[Score]
+) -> str:
+    """The lines that say how low mean memory slack can go at vpa's memory under-provisioning,
+    from each judged container's levels at or above its mean use and its levels from the pod
+    minimum (`bound_levels`)."""
     under = statistics.fmean(s.memory_under for s in vpa)
     slack = statistics.fmean(s.memory_slack for s in vpa)
-    kept = sb.slack_bound(levels[0::2], under)
-    any_level = sb.slack_bound(levels[1::2], under)
+    kept = sb.slack_bound(at_least_mean, under)
+    any_level = sb.slack_bound(any_levels, under)
     return "\n".join(
         [
             "Foresight bound (--bound; benchmarks/slack_bound.py): one memory request per trace, "
@@ -506,7 +513,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.update({hindsight_label(w): [] for w in args.hindsight})
     rolled: dict[str, list[Score]] = {label(s): [] for s in strategies}
     short = []
-    bound: list[sb.Levels] = []
+    bound_kept: list[sb.Levels] = []  # per judged container (--bound): levels >= its mean use
+    bound_any: list[sb.Levels] = []  # and levels from the pod minimum
     for f in files:
         name = f.name.removesuffix(".gz").removesuffix(".csv")
         rows = read_trace(f)
@@ -516,8 +524,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         for key, scores in scored.items():
             results[key] += scores
-        if args.bound:
-            bound += bound_levels(rows, args.train_days) or []
+        levels = bound_levels(rows, args.train_days) if args.bound else None
+        if levels is not None:
+            bound_kept += levels[0]
+            bound_any += levels[1]
         if args.rolling is not None:
             walked = score_trace_rolling(name, rows, args.train_days, strategies, args.rolling)
             assert walked is not None
@@ -541,7 +551,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary(results),
     ]
     if args.bound:
-        lines += ["", foresight_bound(bound, results["vpa"])]
+        lines += ["", foresight_bound(bound_kept, bound_any, results["vpa"])]
     if args.rolling is not None:
         lines += [
             "",
