@@ -331,16 +331,32 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def server_cpu(master: int) -> float:
-    """CPU seconds used so far by gunicorn's master and its workers (Linux /proc)."""
+def worker_cpu(master: int) -> dict[int, float]:
+    """CPU seconds used so far by each of gunicorn's workers (Linux /proc), by pid."""
     try:
         children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
     except OSError:
         children = []
-    return process_cpu(master) + sum(process_cpu(int(c)) for c in children)
+    return {int(c): process_cpu(int(c)) for c in children}
+
+
+def server_cpu(master: int) -> float:
+    """CPU seconds used so far by gunicorn's master and its workers."""
+    return process_cpu(master) + sum(worker_cpu(master).values())
+
+
+def busiest_share(before: dict[int, float], after: dict[int, float]) -> float:
+    """The busiest worker's share of the workers' CPU between two readings: 1/workers when the
+    connections' load is spread evenly, up to 1 when one worker does all the work."""
+    used = [after[pid] - before.get(pid, 0.0) for pid in after]
+    total = sum(used)
+    return max(used) / total if total > 0 else float("nan")
 
 
 PATHS = ("/mutate", "/healthz")
+# one measurement: latencies, errors, answers with a patch, server CPU seconds, client CPU seconds,
+# the busiest worker's share of the workers' CPU
+Slice = tuple[list[float], int, int, float, float, float]
 
 
 def run_slice(
@@ -351,7 +367,7 @@ def run_slice(
     rate: float,
     server: int,
     seconds: float,
-) -> tuple[list[float], int, int, float, float]:
+) -> Slice:
     """One measurement of `seconds`: (latencies, errors, answers with a patch, server CPU
     seconds, client CPU seconds)."""
     ctx = mp.get_context("fork")
@@ -379,6 +395,7 @@ def run_slice(
         p.start()
     time.sleep(max(0.0, start_at - time.perf_counter()))
     server_before = server_cpu(server)
+    workers_before = worker_cpu(server)
     lat: list[float] = []
     errors = patched = 0
     client = 0.0
@@ -389,9 +406,16 @@ def run_slice(
         patched += n
         client += c
     server_used = server_cpu(server) - server_before
+    busiest = busiest_share(workers_before, worker_cpu(server))
     for p in procs:
         p.join()
-    return lat, errors, patched, server_used, client
+    if args.slices:
+        ranked = sorted(lat)
+        say(
+            f"    slice {path:<8} {len(lat) / seconds:6.0f}/s  p99 "
+            f"{ranked[int(0.99 * len(ranked))] * 1000:7.2f} ms  busiest worker {busiest:.0%}"
+        )
+    return lat, errors, patched, server_used, client, busiest
 
 
 def measure(
@@ -399,7 +423,7 @@ def measure(
 ) -> dict[str, dict[str, float]]:
     """Both endpoints, each for --seconds, in --rounds alternating slices (the first endpoint
     of a round alternates too), so that both see the machine's other load alike."""
-    slices: dict[str, list[tuple[list[float], int, int, float, float]]] = {p: [] for p in PATHS}
+    slices: dict[str, list[Slice]] = {p: [] for p in PATHS}
     each = args.seconds / args.rounds
     for k in range(args.rounds):
         for path in PATHS if k % 2 == 0 else PATHS[::-1]:
@@ -407,9 +431,7 @@ def measure(
     return {path: summary(parts, args.seconds) for path, parts in slices.items()}
 
 
-def summary(
-    parts: list[tuple[list[float], int, int, float, float]], seconds: float
-) -> dict[str, float]:
+def summary(parts: list[Slice], seconds: float) -> dict[str, float]:
     lat = sorted(x for part in parts for x in part[0])
     n = len(lat)
 
@@ -427,6 +449,8 @@ def summary(
         # CPU per request: gunicorn's processes, the client's
         "server_us": sum(part[3] for part in parts) / max(n, 1) * 1e6,
         "client_us": sum(part[4] for part in parts) / max(n, 1) * 1e6,
+        # how evenly the connections' load fell on the workers: the busiest one's share, worst slice
+        "busiest": max(part[5] for part in parts),
     }
 
 
@@ -496,7 +520,8 @@ def show(label: str, r: dict[str, float]) -> None:
         f"  {label:<26} {r['per_second']:8.0f}/s   p50 {r['p50_ms']:6.2f} ms   "
         f"p99 {r['p99_ms']:6.2f} ms   max {r['max_ms']:7.2f} ms   "
         f"errors {r['errors']:.0f}   n {r['requests']:.0f}   "
-        f"CPU/request: server {r['server_us']:.0f} us, client {r['client_us']:.0f} us"
+        f"CPU/request: server {r['server_us']:.0f} us, client {r['client_us']:.0f} us   "
+        f"busiest worker {r['busiest']:.0%} of the server CPU"
     )
 
 
@@ -557,6 +582,11 @@ def main() -> None:
         type=float,
         default=10.0,
         help="seconds between the concurrent recommender's saves (0: no recommender)",
+    )
+    ap.add_argument(
+        "--slices",
+        action="store_true",
+        help="also print each slice's rate, p99 and busiest worker's share as it ends",
     )
     ap.add_argument(
         "--max-only",

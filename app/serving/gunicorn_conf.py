@@ -20,6 +20,7 @@ from typing import Any
 from prometheus_client import multiprocess
 
 from app.config import from_environment
+from app.serving.worker import GATE
 
 _settings = from_environment()
 _serving = _settings.serving
@@ -28,7 +29,9 @@ _cert, _key = _serving.tls_cert_file, _serving.tls_key_file
 bind = _serving.bind or ("0.0.0.0:8443" if _cert else "0.0.0.0:8080")
 workers = _serving.workers
 threads = _serving.threads
-worker_class = "gthread"
+# gunicorn's gthread worker, taking new connections only while it holds the fewest (kept-alive
+# connections would otherwise stay wherever the kernel first put them: app.serving.accept_gate)
+worker_class = "app.serving.worker.BalancedThreadWorker"
 accesslog = "-" if _serving.access_log else None
 graceful_timeout = 30
 timeout = 60
@@ -104,7 +107,12 @@ def when_ready(server: Any) -> None:
         start_rotation(_settings, tls.reload_if_changed)
 
 
+def pre_fork(server: Any, worker: Any) -> None:
+    worker.gate_slot = GATE.claim()
+
+
 def child_exit(server: Any, worker: Any) -> None:
+    GATE.release(worker.gate_slot)
     # A worker gone (reload, crash): its live gauges leave the merged metrics; its counters stay.
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.mark_process_dead(worker.pid)

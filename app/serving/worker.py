@@ -1,0 +1,62 @@
+"""gunicorn's threaded worker, listening for new connections only while it holds the fewest.
+
+`BalancedThreadWorker` is gunicorn's `gthread` worker (`ThreadWorker`) with one change: its loop
+asks `app.serving.accept_gate` whether to listen (the loop re-reads `worker_connections`, its
+connection cap, on every turn: here a property that answers 0 while another worker holds fewer
+connections), and it publishes its connection count (`nr_conns`) whenever that changes. Requests,
+keep-alive, timeouts and shutdown are gunicorn's own.
+
+The gate is made in the master when gunicorn loads this class, before any worker forks; the
+master's pre_fork / child_exit hooks (`app.serving.gunicorn_conf`) give out and take back the
+slots.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gunicorn.workers.gthread import ThreadWorker
+
+from app.config import from_environment
+from app.serving.accept_gate import NEVER, AcceptGate
+
+# Old workers stop while new ones start during a reload (SIGHUP): room for both, and a few more.
+GATE = AcceptGate(2 * from_environment().serving.workers + 4)
+
+
+class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type hints
+    gate_slot: int | None = None  # set by the master's pre_fork hook
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._conns = 0
+        self._cap = 0
+        super().__init__(*args, **kwargs)
+
+    @property
+    def nr_conns(self) -> int:
+        return self._conns
+
+    @nr_conns.setter
+    def nr_conns(self, n: int) -> None:
+        self._conns = n
+        if self.gate_slot is not None:
+            GATE.counts[self.gate_slot] = n
+
+    @property
+    def worker_connections(self) -> int:
+        """gunicorn's cap while this worker holds the fewest connections, else 0 (not listening)."""
+        slot = self.gate_slot
+        if slot is None or not self.alive or GATE.look(slot, self._conns, time.monotonic()):
+            return self._cap
+        return 0
+
+    @worker_connections.setter
+    def worker_connections(self, cap: int) -> None:
+        self._cap = cap
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        # Stopping: no longer counted, so the others do not wait for this one to take connections.
+        if self.gate_slot is not None:
+            GATE.seen[self.gate_slot] = NEVER
+        super().handle_exit(sig, frame)
