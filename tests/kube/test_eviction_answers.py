@@ -1,0 +1,138 @@
+"""PodActions.evict sends the Eviction through ApiClient.call_api and reads only the answer's status
+(and, on an error, the Status message): each answer of the simulated API server reads as the
+updater's outcome, and an error answer gives its connection back for the next request."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from app.core.bodies import EvictionBody
+from app.kube import rbac
+from app.kube.actions import EVICTION_PATH, PodActions
+from app.simulator.testing import running_simulator
+from tests.support.updater_runs import NS, deployment, server_pods
+
+SCENARIO: dict[str, Any] = {
+    "nodes": [{"namePrefix": "node", "count": 2, "cpu": "4", "memory": "16Gi"}],
+    "namespaces": [{"name": NS}],
+    "workloads": [deployment("web", 3)],
+}
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[Any]:
+    with running_simulator(SCENARIO) as sim:
+        api = sim.api_client()
+        try:
+            yield api
+        finally:
+            api.close()
+
+
+def _budget(api: Any, name: str, min_available: int) -> None:
+    policy: Any = client.PolicyV1Api(api)  # Any: plain JSON bodies
+    policy.create_namespaced_pod_disruption_budget(
+        NS,
+        {
+            "metadata": {"name": name},
+            "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
+
+
+def _drop_budgets(api: Any) -> None:
+    policy: Any = client.PolicyV1Api(api)
+    for pdb in policy.list_namespaced_pod_disruption_budget(NS).items:
+        policy.delete_namespaced_pod_disruption_budget(pdb.metadata.name, NS)
+
+
+def _pod(api: Any) -> tuple[str, str]:
+    pod = server_pods(api)[0]["metadata"]
+    return pod["name"], pod["uid"]
+
+
+def _connections(api: Any) -> int:
+    """Connections the client's pool opened to the API server so far."""
+    pool = api.rest_client.pool_manager.connection_from_url(api.configuration.host)
+    return int(pool.num_connections)
+
+
+def test_the_eviction_path_is_the_typed_methods() -> None:
+    """The path evict sends to is the one create_namespaced_pod_eviction builds (and the RBAC
+    rule app.kube.rbac grants from that method)."""
+    assert rbac.endpoint_of_path(EVICTION_PATH) == rbac.endpoint_of(
+        "CoreV1Api", "create_namespaced_pod_eviction"
+    )
+    assert ("", "pods/eviction", "create") in rbac.required_permissions()
+
+
+def test_a_dry_run_eviction_is_done_and_leaves_the_pod(api: Any) -> None:
+    name, uid = _pod(api)
+    assert PodActions(api, dry_run=True).evict(EvictionBody(NS, name, uid)) == "done"
+    assert (name, uid) in {(p["metadata"]["name"], p["metadata"]["uid"]) for p in server_pods(api)}
+
+
+def test_a_missing_pod_is_gone(api: Any) -> None:  # 404
+    assert PodActions(api, dry_run=True).evict(EvictionBody(NS, "no-such-pod")) == "gone"
+
+
+def test_another_pod_of_that_name_is_gone(api: Any) -> None:  # 409 Precondition failed
+    name, _ = _pod(api)
+    assert PodActions(api, dry_run=True).evict(EvictionBody(NS, name, "an-older-uid")) == "gone"
+
+
+def test_a_budget_that_allows_no_disruption_blocks(
+    api: Any, caplog: pytest.LogCaptureFixture
+) -> None:  # 429
+    name, uid = _pod(api)
+    _budget(api, "all-of-web", 3)
+    try:
+        caplog.set_level("INFO", logger="app.kube.actions")
+        assert PodActions(api, dry_run=True).evict(EvictionBody(NS, name, uid)) == "blocked"
+        # the API server's Status message, not only the HTTP reason
+        assert "would violate the pod's disruption budget" in caplog.text
+    finally:
+        _drop_budgets(api)
+    assert PodActions(api, dry_run=True).evict(EvictionBody(NS, name, uid)) == "done"
+
+
+def test_two_budgets_for_one_pod_fail(api: Any, caplog: pytest.LogCaptureFixture) -> None:  # 500
+    name, uid = _pod(api)
+    _budget(api, "one", 1)
+    _budget(api, "two", 1)
+    try:
+        assert PodActions(api, dry_run=True).evict(EvictionBody(NS, name, uid)) == "failed"
+        assert "more than one PodDisruptionBudget" in caplog.text
+    finally:
+        _drop_budgets(api)
+
+
+def test_error_answers_give_their_connection_back(api: Any) -> None:
+    """Each answer is read to its end and its connection returned: thirty error answers in a
+    row, then a success, all go over connections already open."""
+    actions = PodActions(api, dry_run=True)
+    name, uid = _pod(api)
+    actions.evict(EvictionBody(NS, name, uid))
+    opened = _connections(api)
+    for _ in range(15):
+        assert actions.evict(EvictionBody(NS, "no-such-pod")) == "gone"
+        assert actions.evict(EvictionBody(NS, name, "an-older-uid")) == "gone"
+    assert actions.evict(EvictionBody(NS, name, uid)) == "done"
+    assert _connections(api) == opened
+
+
+def test_an_unreachable_api_server_is_a_failed_eviction(api: Any) -> None:
+    name, uid = _pod(api)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    unreachable = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{port}"))
+    try:
+        assert PodActions(unreachable, dry_run=True).evict(EvictionBody(NS, name, uid)) == "failed"
+    finally:
+        unreachable.close()
