@@ -1,5 +1,5 @@
-"""The rows of a DaemonSet sized per node group (ops/DaemonSet/agent, container agent), as the
-recommender stores them, for the REST API's and the dashboard's tests."""
+"""The rows of a DaemonSet sized per node group (<namespace>/DaemonSet/agent, container agent), as
+the recommender stores them, for the REST API's, the dashboard's and the webhook's tests."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from tests.support.reviews import MI
 TYPE = "node.kubernetes.io/instance-type"
 
 
-def add_group(group: str, cpu: int | None, memory: int, pods: int | None) -> None:
+def add_group(
+    group: str, cpu: int | None, memory: int, pods: int | None = None, *, namespace: str = "ops"
+) -> None:
     """One group's row: with `cpu`, a recommendation of cpu millicores and memory bytes (target
     and every bound), 12 samples and a reason; without, too few samples for one (1, no reason).
     With `pods`, the pods seen asked for 100m and 256Mi each; without, no requests are known."""
@@ -24,7 +26,7 @@ def add_group(group: str, cpu: int | None, memory: int, pods: int | None) -> Non
             amounts[f"{prefix}_cpu"], amounts[f"{prefix}_memory"] = cpu, memory
     db.session.add(
         NodeGroupRecommendation(
-            namespace="ops",
+            namespace=namespace,
             kind="DaemonSet",
             name="agent",
             container="agent",

@@ -10,13 +10,8 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.core.recommend.aggregate import AggregateState
-from app.core.recommend.checkpoint import save_aggregate
-from app.core.recommend.settings import RecommenderSettings
-from app.extensions import db
-from app.models import NodeGroupRecommendation
-from app.store.node_groups import checkpoint_json
 from app.webhook import webhook_of
+from tests.support.node_groups import TYPE, add_group
 from tests.support.pods import amounts, apply_strictly, container
 from tests.support.reviews import (
     MI,
@@ -28,7 +23,6 @@ from tests.support.reviews import (
     review,
 )
 
-TYPE = "node.kubernetes.io/instance-type"
 DS = ("shop", "DaemonSet", "agent")
 NODES = {"small-0": {TYPE: "m5.large"}, "large-0": {TYPE: "m5.4xlarge"}, "bare-0": {}}
 
@@ -72,31 +66,6 @@ def daemon_pod(node: str) -> dict[str, Any]:
     }
 
 
-def add_group(group: str, cpu: int, memory: int, label: str = TYPE) -> None:
-    cp = checkpoint_json(save_aggregate(AggregateState.empty(RecommenderSettings())))
-    db.session.add(
-        NodeGroupRecommendation(
-            namespace="shop",
-            kind="DaemonSet",
-            name="agent",
-            container="agent",
-            node_label=label,
-            node_group=group,
-            target_cpu=cpu,
-            target_memory=memory,
-            lower_bound_cpu=cpu,
-            lower_bound_memory=memory,
-            upper_bound_cpu=cpu,
-            upper_bound_memory=memory,
-            uncapped_target_cpu=cpu,
-            uncapped_target_memory=memory,
-            sample_count=10,
-            checkpoint=cp,
-        )
-    )
-    db.session.commit()
-
-
 def sized(client: FlaskClient, pod: dict[str, Any]) -> dict[str, int]:
     body = post(client, review(pod)).get_json()["response"]
     patched = apply_strictly(pod, patch_of(body))
@@ -112,9 +81,9 @@ def setup(app: Flask, label: str | None = TYPE) -> None:
         node_group_label=label,
     )
     add_recommendation("agent", 300, 500 * MI, workload=DS)  # the DaemonSet-wide one
-    add_group("m5.large", 60, 300 * MI)
-    add_group("m5.4xlarge", 240, 900 * MI)
-    add_group("<none>", 50, 280 * MI)
+    add_group("m5.large", 60, 300 * MI, namespace="shop")
+    add_group("m5.4xlarge", 240, 900 * MI, namespace="shop")
+    add_group("<none>", 50, 280 * MI, namespace="shop")
     webhook_of(app).node_labels = NODES.get
     refresh(app)
 
