@@ -55,12 +55,29 @@ def memo_key(pod: PodView) -> MemoKey | None:
 class WorkloadMemo:
     """`resolve` (the cluster's owner walk) asked once per memo key; forgotten with the memo.
     A pod view asked about again (the run reads each pod twice: its metrics, its conditions)
-    gets its answer by identity, without reading its fields again."""
+    gets its answer by identity, without reading its fields again.
 
-    def __init__(self, resolve: Callable[[PodView], WorkloadKey | None]) -> None:
+    `keys`, when given, holds the workload keys already in use (each mapped to itself): an
+    answer equal to one of them is handed back as that very object, and a new one is added. The
+    recommender passes its model's keys, so the lookups keyed by workload in every sample's path
+    find their key by identity instead of comparing it field by field (a walk builds a new,
+    equal key each run)."""
+
+    def __init__(
+        self,
+        resolve: Callable[[PodView], WorkloadKey | None],
+        keys: dict[WorkloadKey, WorkloadKey] | None = None,
+    ) -> None:
         self.resolve = resolve
+        self.keys = keys
         self.known: dict[MemoKey, WorkloadKey | None] = {}
         self.views: dict[int, tuple[PodView, WorkloadKey | None]] = {}  # id -> (view, answer)
+
+    def _resolve(self, pod: PodView) -> WorkloadKey | None:
+        w = self.resolve(pod)
+        if w is not None and self.keys is not None:
+            w = self.keys.setdefault(w, w)
+        return w
 
     def __call__(self, pod: PodView) -> WorkloadKey | None:
         seen = self.views.get(id(pod))
@@ -68,10 +85,10 @@ class WorkloadMemo:
             return seen[1]
         key = memo_key(pod)
         if key is None:
-            w = self.resolve(pod)
+            w = self._resolve(pod)
         elif key in self.known:
             w = self.known[key]
         else:
-            w = self.known[key] = self.resolve(pod)
+            w = self.known[key] = self._resolve(pod)
         self.views[id(pod)] = (pod, w)
         return w

@@ -22,7 +22,7 @@ from app.core.conditions import (
 from app.core.pods import PodView
 from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
 from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel, WorkloadKey, sorted_keys
 from app.core.sizing.limitrange import LimitRangeItem
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
@@ -109,7 +109,7 @@ class RecommenderConditions:
         pods = self._pods()
         workloads = set(model.aggregates) | set(recommended) | self._targets(policies)
         out: dict[WorkloadKey, list[Condition]] = {}
-        for w in sorted(workloads):
+        for w in sorted_keys(workloads):
             if w.namespace in self.excluded:
                 continue
             pod = pods.get(w)

@@ -141,8 +141,11 @@ class RecommenderJob:
             )
             if not self.restored:
                 self._restore()
-            # each pod template's workload found once this run (the caches may move between runs)
-            self.workload_of = self.conditions.workload_of = WorkloadMemo(self.cluster.workload_of)
+            # each pod template's workload found once this run (the caches may move between
+            # runs), answered with the model's own key objects (WorkloadMemo: found by identity)
+            keys = {w: w for w in self.model.aggregates}
+            memo = WorkloadMemo(self.cluster.workload_of, keys)
+            self.workload_of = self.conditions.workload_of = memo
             metrics = self.cluster.pod_metrics()
             pods = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
             info: dict[WorkloadKey, WorkloadInfo] = {}
@@ -244,33 +247,42 @@ class RecommenderJob:
         info: dict[WorkloadKey, WorkloadInfo],
     ) -> int:
         fed = 0
+        # Looked up once for the whole LIST, not for each of its items (150,000 at scale): the
+        # settings of this run (what is excluded, tracked, grouped) and the bound methods.
+        excluded = self.options.excluded_namespaces
+        tracks = None if self.tracker.everything else self.tracker.tracks
+        grouping = self.node_groups.active
+        workload_of, last_labels = self.workload_of, self.labels
+        add_usage, window_of = self.model.add_usage, self.windows.window
         for item in metrics:
             meta = item.get("metadata") or {}
             ns = meta.get("namespace") or ""
             pod = pods.get((str(ns), str(meta.get("name") or "")))
-            if pod is None or self._excluded(ns):
+            if pod is None or ns in excluded:
                 continue
-            w = self.workload_of(pod)
+            w = workload_of(pod)
             if w is None:
                 continue
             labels = pod.labels
-            if not self.tracker.tracks(w, labels):
+            if tracks is not None and not tracks(w, labels):
                 continue
             resources = pod.resources()
             workload_info = info.get(w)
             if workload_info is None:
                 workload_info = info[w] = WorkloadInfo()
             workload_info.add_pod(pod.name, resources)
-            self.labels[w] = labels  # what selector policies match (last pod seen)
-            group = self.node_groups.group_of(w, pod)  # a DaemonSet's node group, if grouped
+            last_labels[w] = labels  # what selector policies match (last pod seen)
+            # a DaemonSet's node group, if grouped (none when no policy groups this run)
+            group = self.node_groups.group_of(w, pod) if grouping else None
             if group is not None:
                 self.node_groups.saw_pod(group, w, pod.name, resources)
             for u in usage_from_metrics(item):
-                if u.container not in resources:
+                r = resources.get(u.container)
+                if r is None:
                     continue
-                request = (resources[u.container].cpu_request or 0) / 1000.0
-                window = self.windows.window((w, u.container))
-                cpu_taken, memory_taken = self.model.add_usage(
+                request = (r.cpu_request or 0) / 1000.0
+                window = window_of((w, u.container))
+                cpu_taken, memory_taken = add_usage(
                     w, u.pod, u.container, u.time, u.cpu_cores, request, u.memory_bytes
                 )
                 if cpu_taken and u.cpu_cores is not None:

@@ -112,3 +112,18 @@ def test_a_pod_asked_again_is_answered_without_a_walk() -> None:
         WorkloadKey("shop", "Deployment", n) for n in ("a", "b", "a", "b")
     ]
     assert calls == ["a", "b"]  # no controller: walked once per pod, not shared between pods
+
+
+def test_answers_are_the_key_objects_in_use() -> None:
+    """With the keys in use given, an answer equal to one of them is that very object (the
+    recommender's dicts then find it by identity), and a new answer joins them."""
+    known = WorkloadKey("shop", "Deployment", "web")
+    keys = {known: known}
+    memo = WorkloadMemo(lambda pod: WorkloadKey("shop", "Deployment", pod.name), keys)
+    web, api = (
+        PodView.parse({"metadata": {"namespace": "shop", "name": n}}) for n in ("web", "api")
+    )
+    assert memo(web) is known
+    new = memo(api)
+    assert new == WorkloadKey("shop", "Deployment", "api")
+    assert keys[new] is new

@@ -113,14 +113,17 @@ class AggregateState:
     def add_cpu(self, t: float, cores: float, weight: float) -> None:
         # The histogram and the daily counts share their bucket layout (`empty`): the bucket
         # is found once for both.
+        cpu, daily = self.cpu, self.daily
         bucket = None
-        if self.daily.cpu_buckets is self.cpu.buckets:
-            bucket = self.cpu.buckets.find_bucket(cores)
-        self.cpu.add_sample_at(cores, weight, t, bucket)
-        self.daily.add_cpu(t, cores, bucket)
-        if self.last_sample is None or t > self.last_sample:
+        if daily.cpu_buckets is cpu.buckets:
+            bucket = cpu.buckets.find_bucket(cores)
+        cpu.add_sample_at(cores, weight, t, bucket)
+        daily.add_cpu(t, cores, bucket)
+        last = self.last_sample
+        if last is None or t > last:
             self.last_sample = t
-        if self.first_sample is None or t < self.first_sample:
+        first = self.first_sample
+        if first is None or t < first:
             self.first_sample = t
         self.total_samples += 1
 
@@ -158,22 +161,26 @@ class PodContainerState:
 
     def add_cpu_sample(self, t: float, cores: float, request_cores: float) -> bool:
         """False when the sample is discarded: negative, duplicate or older than the last one."""
-        if cores < 0 or (self.last_cpu_sample is not None and t <= self.last_cpu_sample):
+        last = self.last_cpu_sample
+        if cores < 0 or (last is not None and t <= last):
             return False
-        if self._already_counted(t):
+        aggregate = self.aggregate
+        until = aggregate.restored_until  # _already_counted, inlined: this runs for every sample
+        if until is not None and t <= until:
             return False
-        weight = max(request_cores, self.settings.min_cpu_sample_weight)
-        self.aggregate.add_cpu(t, cores, weight)
+        aggregate.add_cpu(t, cores, max(request_cores, self.settings.min_cpu_sample_weight))
         self.last_cpu_sample = t
         return True
 
     def add_memory_sample(self, t: float, usage: float, is_oom: bool = False) -> bool:
-        if usage < 0 or self._already_counted(t):
+        aggregate = self.aggregate
+        until = aggregate.restored_until  # _already_counted, inlined: this runs for every sample
+        if usage < 0 or (until is not None and t <= until):
             return False
         if not is_oom and self.last_memory_sample is not None and t < self.last_memory_sample:
             return False
         if not is_oom:
-            self.aggregate.daily.add_memory(t, usage)
+            aggregate.daily.add_memory(t, usage)
         self.last_memory_sample = t
         if self.window_end is None:
             self.window_end = t

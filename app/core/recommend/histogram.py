@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+_log = math.log
 MAX_CHECKPOINT_WEIGHT = 10_000
 MAX_DECAY_EXPONENT = 100
 
@@ -24,6 +25,8 @@ class ExponentialBuckets:
     ratio: float = 1.05
     epsilon: float = 1e-4
     num_buckets: int = field(init=False)
+    _scale: float = field(init=False, repr=False, compare=False)
+    _log_ratio: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (
@@ -38,6 +41,10 @@ class ExponentialBuckets:
             / math.log(self.ratio)
         )
         object.__setattr__(self, "num_buckets", n + 1)
+        # find_bucket's constants, computed once (the same operations in the same order: the
+        # same bucket, bit for bit; it runs several times for each sample)
+        object.__setattr__(self, "_scale", self.ratio - 1)
+        object.__setattr__(self, "_log_ratio", math.log(self.ratio))
 
     def bucket_start(self, bucket: int) -> float:
         if bucket == 0:
@@ -45,12 +52,12 @@ class ExponentialBuckets:
         return self.first_bucket_size * (self.ratio**bucket - 1) / (self.ratio - 1)
 
     def find_bucket(self, value: float) -> int:
-        if value < self.first_bucket_size:
+        first = self.first_bucket_size
+        if value < first:
             return 0
-        bucket = int(
-            math.log(value * (self.ratio - 1) / self.first_bucket_size + 1) / math.log(self.ratio)
-        )
-        return min(bucket, self.num_buckets - 1)
+        bucket = int(_log(value * self._scale / first + 1) / self._log_ratio)
+        last = self.num_buckets - 1
+        return bucket if bucket < last else last
 
 
 @dataclass
@@ -97,11 +104,14 @@ class Histogram:
         if weight < 0:
             raise ValueError("sample weight must be non-negative")
         b = self.buckets.find_bucket(value) if bucket is None else bucket
-        self.weights[b] += weight
+        weights = self.weights
+        weights[b] += weight
         self.total_weight += weight
-        if self.weights[b] >= self.buckets.epsilon:
-            self.min_bucket = min(self.min_bucket, b)
-            self.max_bucket = max(self.max_bucket, b)
+        if weights[b] >= self.buckets.epsilon:
+            if b < self.min_bucket:
+                self.min_bucket = b
+            if b > self.max_bucket:
+                self.max_bucket = b
 
     def subtract_sample(self, value: float, weight: float) -> None:
         if weight < 0:
@@ -191,7 +201,12 @@ class DecayingHistogram(Histogram):
     def add_sample_at(
         self, value: float, weight: float, t: float, bucket: int | None = None
     ) -> None:
-        self.add_sample(value, weight * self._decay_factor(t), bucket)
+        ref = self.reference_time  # _decay_factor, inlined: this runs for every sample
+        if ref is None or t > ref + MAX_DECAY_EXPONENT * self.half_life:
+            self._shift_reference(t)
+            ref = self.reference_time
+            assert ref is not None
+        self.add_sample(value, weight * 2.0 ** ((t - ref) / self.half_life), bucket)
 
     def subtract_sample_at(self, value: float, weight: float, t: float) -> None:
         self.subtract_sample(value, weight * self._decay_factor(t))

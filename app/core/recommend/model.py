@@ -19,8 +19,10 @@ so its first samples are already taken as its policy says.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import ClassVar
 
 from app.core.recommend.aggregate import AggregateState, PodContainerState
 from app.core.recommend.capping import (
@@ -54,6 +56,19 @@ class WorkloadKey:
     namespace: str
     kind: str
     name: str
+    _hash: ClassVar[int]  # per instance, set once (not a field: not compared, not shown)
+
+    def __post_init__(self) -> None:
+        # The hash the dataclass would compute on every call, computed once: a key is hashed
+        # several times for each of a run's samples (the model's and the job's dicts).
+        object.__setattr__(self, "_hash", hash((self.namespace, self.kind, self.name)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[WorkloadKey], tuple[str, str, str]]:
+        # rebuilt from its fields, so a copy in another process hashes as that process does
+        return (WorkloadKey, (self.namespace, self.kind, self.name))
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.kind}/{self.name}"
@@ -69,6 +84,16 @@ class WorkloadKey:
     def resource_kind(self) -> str:
         """The kind alone (`Rollout` of `Rollout.argoproj.io`)."""
         return self.kind.split(".", 1)[0]
+
+
+_FIELDS = attrgetter("namespace", "kind", "name")
+
+
+def sorted_keys(keys: Iterable[WorkloadKey]) -> list[WorkloadKey]:
+    """sorted(keys): the order of WorkloadKey's own comparisons (its fields' tuple), with the
+    tuples compared in C (sorting a run's 15,000 keys called the dataclass's `__lt__`, Python,
+    about 200,000 times)."""
+    return sorted(keys, key=_FIELDS)
 
 
 def kind_key(group: str, kind: str) -> str:
@@ -173,7 +198,9 @@ class UsageModel:
         if cores is None and bytes_ is None:
             return False, False
         self._expire_if_idle(w, container, t)
-        state = self.pod_container(w, pod, container)
+        state = self.pods.get((w, pod, container))  # pod_container's lookup, inlined
+        if state is None:
+            state = self.pod_container(w, pod, container)
         cpu = cores is not None and state.add_cpu_sample(t, cores, request_cores)
         if bytes_ is None:
             return cpu, False
@@ -229,7 +256,7 @@ class UsageModel:
             del self.pods[key]
 
     def workloads(self) -> Iterator[WorkloadKey]:
-        return iter(sorted(self.aggregates))
+        return iter(sorted_keys(self.aggregates))
 
     def recommend(
         self,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import cpu_buckets, memory_buckets
 from app.core.recommend.histogram import (
@@ -48,6 +51,24 @@ def test_bucket_starts(bucket: int, cpu_start: float, memory_start: float) -> No
 )
 def test_find_bucket(value: float, bucket: int) -> None:
     assert CPU.find_bucket(value) == bucket
+
+
+@given(st.floats(min_value=0, max_value=2e12, allow_nan=False), st.sampled_from([CPU, MEM]))
+def test_find_bucket_is_the_formula(value: float, buckets: ExponentialBuckets) -> None:
+    """The constants find_bucket keeps give the bucket of the formula as written, bit for bit."""
+    if value < buckets.first_bucket_size:
+        expected = 0
+    else:
+        expected = int(
+            math.log(value * (buckets.ratio - 1) / buckets.first_bucket_size + 1)
+            / math.log(buckets.ratio)
+        )
+    assert buckets.find_bucket(value) == min(expected, buckets.num_buckets - 1)
+
+
+def test_buckets_compare_by_their_options_alone() -> None:
+    assert cpu_buckets(S) == CPU and hash(cpu_buckets(S)) == hash(CPU)
+    assert "_scale" not in repr(CPU)
 
 
 def test_percentile_is_the_end_of_the_bucket() -> None:
