@@ -1,6 +1,7 @@
 """gunicorn settings for `rightsizer serve` (loaded as `-c python:app.serving.gunicorn_conf`).
 
-Threads per worker (gthread) keep the webhook answering while a slow request is in flight. With TLS
+Threads per worker (gthread) keep the webhook answering while a slow request is in flight; each
+worker takes new connections only while it holds the fewest (app.serving.worker). With TLS
 files configured, the master watches them and reloads the workers gracefully when they change, so
 a renewed certificate is served without dropping a connection. With RIGHTSIZER_CERT_ROTATE the
 master also renews the certificates itself (app.serving.rotation) and reloads at once.
