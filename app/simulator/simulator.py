@@ -113,6 +113,7 @@ class Simulator:
             service_urls=self._service_urls,
             # Scale mode: no kubelet chatter (Pulled/Created/Started/Killing per container).
             kubelet_events=not self.scale,
+            version=self.version,
         )
         if self.scale:
             build_scale(self.cluster, *self.scale)  # type: ignore[arg-type]

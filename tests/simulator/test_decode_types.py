@@ -22,6 +22,7 @@ from app.simulator.apiserver.fieldvalidation import loads
 from app.simulator.apiserver.jsontypes import decode_error
 from app.simulator.simulator import Simulator
 from tests.support.kubectl import WORKFLOWS, Kubectl, deployment, manifest
+from tests.support.simulators import send
 
 NS = "demo"
 REPLICAS = (
@@ -49,19 +50,7 @@ def create(api: client.ApiClient, path: str, body: Any, directive: str = "") -> 
     """A POST through the official client's own transport: its models (pydantic) would refuse
     these bodies before sending them, as kubectl --validate=false does not."""
     query = [("fieldValidation", directive)] if directive else []
-    method, url, headers, data, _ = api.param_serialize(
-        "POST",
-        path,
-        query_params=query,
-        header_params={"Content-Type": "application/json", "Accept": "application/json"},
-        body=body,
-        auth_settings=["BearerToken"],
-    )
-    resp = api.call_api(method, url, headers, data)
-    resp.read()
-    if resp.status >= 400:
-        raise ApiException(http_resp=resp)
-    return api.response_deserialize(resp, {"201": "object"}).data
+    return send(api, "POST", path, body, query=query)
 
 
 DEPLOYMENTS = f"/apis/apps/v1/namespaces/{NS}/deployments"

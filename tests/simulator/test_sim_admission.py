@@ -21,7 +21,7 @@ from cryptography.x509.oid import NameOID
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.support.simulators import pod_body
+from tests.support.simulators import pod_body, send
 
 
 def _ca(name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
@@ -207,6 +207,24 @@ def test_patch_applied_to_api_and_controller_created_pods(sim, core, apps, api_c
     rs_review = hook.reviews[-1]["request"]
     assert rs_review["name"] == "" and rs_review["object"]["metadata"]["generateName"]
     assert rs_review["userInfo"]["username"].endswith(":replicaset-controller")
+
+
+def test_quantities_reach_the_webhook_and_come_back_from_its_patch_as_stored(api_client, hook):
+    # The review holds the pod as decoded ("500m" for the number 0.5); the patched pod is
+    # decoded again, so the webhook's numbers are stored as kube-apiserver stores them too.
+    requests = {"cpu": 0.25, "memory": "1024Mi"}
+    path = "/spec/containers/0/resources/requests"
+    hook.patch = [{"op": "replace", "path": path, "value": requests}]
+    _register(api_client, hook)
+    body = pod_body("numbers")
+    body["spec"]["containers"][0]["resources"]["requests"]["cpu"] = 0.5
+    made = send(api_client, "POST", "/api/v1/namespaces/other/pods", body)
+    reviewed = hook.reviews[0]["request"]["object"]["spec"]["containers"][0]["resources"]
+    assert reviewed["requests"] == {"cpu": "500m", "memory": "128Mi"}
+    assert made["spec"]["containers"][0]["resources"]["requests"] == {
+        "cpu": "250m",
+        "memory": "1Gi",
+    }
 
 
 def test_untrusted_certificate_fails_closed_or_open_by_failure_policy(core, api_client, hook):

@@ -13,7 +13,7 @@
   `sim_warmup` (seconds of simulated time to advance and settle before the test). Overrides used
   with `module_sim` must be module-scoped.
 - `module_kubectl`: the real kubectl bound to `module_sim` (tests.support.kubectl.Kubectl).
-- `api`: a client of `sim`'s API server, closed after the test.
+- `api`: a client of `sim`'s API server, closed after the test (`module_api`: of `module_sim`).
 - `cluster`: the jobs' caches of `sim` (app.kube.cluster.ClusterView), started and synced.
 """
 
@@ -149,6 +149,13 @@ def module_sim(
 @pytest.fixture
 def api(sim: Simulator) -> Iterator[k8s.ApiClient]:
     a = sim.api_client()
+    yield a
+    a.close()
+
+
+@pytest.fixture
+def module_api(module_sim: Simulator) -> Iterator[k8s.ApiClient]:
+    a = module_sim.api_client()
     yield a
     a.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from app.simulator.simulator import Simulator
 
@@ -77,3 +78,29 @@ def replicas(sim: Simulator, ns: str, kind: str, name: str) -> int:
     value = read(name, ns).spec.replicas
     api.close()
     return int(value)
+
+
+def send(
+    api: client.ApiClient,
+    method: str,
+    path: str,
+    body: Any,
+    content_type: str = "application/json",
+    query: list[tuple[str, str]] | None = None,
+) -> Any:
+    """A body sent as it is through the official client's own transport (its models, pydantic,
+    refuse what the API server takes, such as a JSON number for a quantity): the parsed answer
+    of a 2xx, ApiException otherwise."""
+    verb, url, headers, data, _ = api.param_serialize(
+        method,
+        path,
+        query_params=query or [],
+        header_params={"Content-Type": content_type, "Accept": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+    )
+    resp = api.call_api(verb, url, headers, data)
+    resp.read()
+    if resp.status >= 400:
+        raise ApiException(http_resp=resp)
+    return api.response_deserialize(resp, {"2XX": "object"}).data

@@ -27,10 +27,13 @@ from urllib.parse import urlsplit
 import jsonpatch
 import jsonpointer
 
-from app.simulator.apiserver import podutil, selectors
+from app.simulator.apiserver import fieldvalidation as fv
+from app.simulator.apiserver import podutil, schema, selectors
 from app.simulator.apiserver.errors import ApiError
+from app.simulator.apiserver.jsonnumbers import Literal
 
 log = logging.getLogger(__name__)
+POD_DEFINITION = "io.k8s.api.core.v1.Pod"
 
 ADMIN_USER = {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]}
 
@@ -209,14 +212,14 @@ def _review(
     }
 
 
-def _apply(response: Mapping[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
+def _apply(response: Mapping[str, Any], pod: dict[str, Any], minor: int) -> dict[str, Any]:
     patch_b64 = response.get("patch")
     if not patch_b64:
         return pod
     if response.get("patchType") != "JSONPatch":
         raise WebhookCallError(f"unsupported patch type {response.get('patchType')!r}")
     try:
-        ops = json.loads(base64.b64decode(patch_b64, validate=True))
+        ops = json.loads(base64.b64decode(patch_b64, validate=True), parse_float=Literal)
         patched = jsonpatch.JsonPatch(ops).apply(pod)
     except (
         binascii.Error,
@@ -229,8 +232,11 @@ def _apply(response: Mapping[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
     # GetObjectDefaulter().Default, apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go).
     if not isinstance(patched, dict):
         raise WebhookCallError("the patched object is not a JSON object")
-    podutil.default_resource_requests(patched)
-    return patched
+    # Decoding into the Pod struct writes its quantities as stored (a patch's `cpu: 0.5` is
+    # "500m", fieldvalidation.check) and drops the fields the struct has no place for.
+    decoded: dict[str, Any] = fv.check(schema.definitions(minor), POD_DEFINITION, patched)[0]
+    podutil.default_resource_requests(decoded)
+    return decoded
 
 
 def _denied(name: str, response: Mapping[str, Any]) -> ApiError:
@@ -252,8 +258,11 @@ def admit_pod(
     ns_labels: Mapping[str, str],
     user: Mapping[str, Any],
     service_urls: Mapping[str, str],
+    *,
+    minor: int,
 ) -> dict[str, Any]:
-    """Run every matching mutating webhook on a new pod; the mutated pod, or an ApiError."""
+    """Run every matching mutating webhook on a new pod; the mutated pod, or an ApiError. The
+    patched pod is decoded with the schemas of release 1.`minor`."""
     hooks = [
         h
         for cfg in sorted(configs, key=lambda c: c["metadata"]["name"])
@@ -272,7 +281,7 @@ def admit_pod(
             response = call_webhook(hook, _review(hook, pod, namespace, user), service_urls)
             if not response.get("allowed"):
                 raise _denied(name, response)
-            patched = _apply(response, pod)
+            patched = _apply(response, pod, minor)
         except WebhookCallError as e:
             if hook.get("failurePolicy", "Fail") == "Ignore":
                 log.warning("failed calling webhook %r, failing open: %s", name, e)

@@ -10,6 +10,10 @@ most 100 errors, each once) and what the handlers do with them (`handlers/create
 violation, and under every directive the unknown fields are dropped, since kube-apiserver
 decodes into Go types that have no place for them (duplicates: the last one wins).
 
+Decoding into those types also rewrites every Quantity as ParseQuantity and MarshalJSON do
+(`cpu: 0.5` is stored as "500m", `1024Mi` as "1Gi": quantity.stored), a JSON number being read
+from its text as sent (jsonnumbers.Literal).
+
 A type's fields are those of its OpenAPI definition (apiserver/schema.py). Pure.
 """
 
@@ -19,10 +23,13 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from app.simulator.apiserver import quantity
 from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
+from app.simulator.apiserver.jsonnumbers import Literal, text_of
 from app.simulator.apiserver.schema import Definitions, Schema
 
 IGNORE, WARN, STRICT = "Ignore", "Warn", "Strict"
+QUANTITY_REF = "#/$defs/io.k8s.apimachinery.pkg.api.resource.Quantity"
 _ALLOWED = ("", IGNORE, STRICT, WARN)  # sorted, as the error lists them
 _MAX_ERRORS = 100
 
@@ -40,8 +47,9 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> Pairs:
 
 
 def loads(body: bytes | str) -> Any:
-    """json.loads, keeping each object's members (duplicates too) for `check`."""
-    return json.loads(body, object_pairs_hook=_pairs_hook)
+    """json.loads, keeping each object's members (duplicates too) for `check` and each float's
+    text (a Quantity parses it)."""
+    return json.loads(body, object_pairs_hook=_pairs_hook, parse_float=Literal)
 
 
 def directive(query: Mapping[str, str], options_kind: str) -> str:
@@ -66,8 +74,9 @@ def directive(query: Mapping[str, str], options_kind: str) -> str:
 
 
 def check(defs: Definitions, root: str, obj: Any) -> tuple[Any, list[str]]:
-    """(obj without its unknown fields and with plain dicts, the violations in document order:
-    'unknown field "spec.foo"', 'duplicate field "metadata.name"')."""
+    """(obj without its unknown fields, with plain dicts and its quantities as stored, the
+    violations in document order: 'unknown field "spec.foo"', 'duplicate field
+    "metadata.name"')."""
     errors: list[str] = []
     pruned = _walk(defs, defs.resolve(defs.get(root)), obj, "", errors)
     return pruned, errors
@@ -117,7 +126,7 @@ def _walk(defs: Definitions, schema: Schema, value: Any, path: str, errors: list
             return plain(value)
         return [_walk(defs, element, v, f"{path}[{i}]", errors) for i, v in enumerate(value)]
     if not isinstance(value, dict):
-        return value
+        return float(value) if isinstance(value, Literal) else value
     props, extra = schema.get("properties"), schema.get("additionalProperties")
     if not isinstance(props, Mapping) and not isinstance(extra, Mapping):
         return plain(value)  # an object of any shape (RawExtension, FieldsV1): kept as sent
@@ -131,8 +140,22 @@ def _walk(defs: Definitions, schema: Schema, value: Any, path: str, errors: list
             _add(errors, f'unknown field "{where}"')  # its value is skipped, unread
             out.pop(key, None)
             continue
-        out[key] = _walk(defs, defs.resolve(child), member, where, errors)
+        if child.get("$ref") == QUANTITY_REF:
+            out[key] = _quantity(member)
+        else:
+            out[key] = _walk(defs, defs.resolve(child), member, where, errors)
     return out
+
+
+def _quantity(value: Any) -> Any:
+    """A Quantity as decoding stores it; anything else as it is (null; what does not parse,
+    which jsontypes refuses first for a create or update)."""
+    if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
+        try:
+            return quantity.stored(value if isinstance(value, str) else text_of(value))
+        except ValueError:
+            pass
+    return plain(value)
 
 
 def _dups(value: Any, path: str, errors: list[str]) -> None:
@@ -161,7 +184,7 @@ def plain(value: Any) -> Any:
         return [plain(v) for v in value]
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
-    return value
+    return float(value) if isinstance(value, Literal) else value
 
 
 def _add(errors: list[str], error: str) -> None:

@@ -24,7 +24,8 @@ The Go types are read from the release's OpenAPI definitions (apiserver/schema.p
 int32/int64, number as float64, a definition as `<package>.<Name>` with the package its name's
 last segment but one. Go's named string and map types other than ResourceList (v1.PullPolicy,
 v1.Protocol ...) are not in the OpenAPI document and print as their underlying type; a number's
-text is Python's (1e3 prints as 1000.0). Pure.
+text is the one sent (jsonnumbers.Literal: 1e3 prints as 1e3), Python's for a body decoded
+otherwise. Pure.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 
 from app.simulator.apiserver import quantity
 from app.simulator.apiserver.fieldvalidation import Pairs
+from app.simulator.apiserver.jsonnumbers import Literal
 from app.simulator.apiserver.schema import Definitions, Schema, ref_name, types
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
@@ -240,6 +242,8 @@ def _text(value: Any) -> str:
     """A JSON value's text as Go's decoder sees it."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, Literal):
+        return value.text
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return repr(value)
     return str(value)

@@ -15,6 +15,7 @@ import jsonpointer
 
 from app.simulator.apiserver import kindmeta, strategic
 from app.simulator.apiserver.errors import ApiError, bad_request
+from app.simulator.apiserver.jsonnumbers import Literal
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -31,7 +32,10 @@ def apply_patch(
     if media not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH):
         raise unsupported_media_type()
     try:
-        patch = json.loads(body)
+        # A JSON Patch's values reach the Go structs as sent (evanphx/json-patch keeps raw
+        # messages): each float keeps its text for a Quantity; the merge patches go through
+        # Go's interface{} (float64), as Python's float does.
+        patch = json.loads(body, parse_float=Literal if media == JSON_PATCH else float)
     except (ValueError, UnicodeDecodeError) as e:
         raise bad_request(f"error decoding patch: {e}") from None
     if media == JSON_PATCH:

@@ -38,6 +38,7 @@ from app.simulator.apiserver.resources import (
     ResourceType,
 )
 from app.simulator.apiserver.store import Entry, Store, WatchEvent
+from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.controllers import Controllers
 from app.simulator.control.events import Source
 from app.simulator.control.kubelet_events import KubeletEvents
@@ -118,8 +119,10 @@ class SimCluster:
         watch_window: int = 20_000,
         service_urls: Mapping[str, str] | None = None,
         kubelet_events: bool = True,
+        version: KubeVersion | None = None,
     ) -> None:
         self.seed = seed
+        self.version = version or KubeVersion.parse(None)  # whose schemas decode webhook patches
         self.clock = clock or SimClock()
         self.store = Store(watch_window)
         self.service_urls: dict[str, str] = dict(service_urls or {})
@@ -316,6 +319,7 @@ class SimCluster:
                     ns.obj["metadata"].get("labels") or {},
                     user,
                     self.service_urls,
+                    minor=self.version.minor,
                 )
         pod.setdefault("apiVersion", "v1")
         pod.setdefault("kind", "Pod")

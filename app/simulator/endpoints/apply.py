@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from app.simulator.apiserver import fieldpaths, kindmeta, kinds, managedfields, podutil, schema
+from app.simulator.apiserver import fieldvalidation as fv
 from app.simulator.apiserver.errors import ApiError, FieldError, bad_request
 from app.simulator.apiserver.patches import APPLY_PATCH
 from app.simulator.apiserver.resources import POD, ResourceType
@@ -199,6 +200,12 @@ def applied(
     managedfields.check_config(config, rt.api_version)
     _check_declared(api, rt, config, write)
     new = managedfields.apply(live, config, write, force=force)
+    defs = schema.definitions(api.version.minor)
+    root = defs.name_for(rt.group, rt.version, rt.kind)
+    if root is not None:
+        # The merged object is converted to the kind's Go structs: quantities come out as stored
+        # ("500m" for 0.5); its undeclared fields were refused above (_check_declared).
+        new = fv.check(defs, root, new)[0]
     if rt is POD:  # the merged object is defaulted (structuredmerge.go), pruned fields come back
         kinds.default_pod(new)
         podutil.default_resource_requests(new)

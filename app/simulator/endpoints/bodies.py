@@ -9,8 +9,10 @@ field number the release does not know is dropped silently). A patched object is
 same way after the patch applies, a violation under Strict being a 422 on field `patch`
 (apiserver `pkg/endpoints/handlers/patch.go`). A create or update whose values do not fit the
 kind's Go types (`replicas: "two"`) is a 400 under every directive, as decoding into typed
-structs refuses it (apiserver/jsontypes.py). A DELETE's body is DeleteOptions, in JSON or
-protobuf (`handlers/delete.go`).
+structs refuses it (apiserver/jsontypes.py). Every object decoded, patched or applied comes out
+with its quantities as kube-apiserver stores them (`cpu: 0.5` as "500m": fieldvalidation.check;
+server-side apply: apply.applied).
+A DELETE's body is DeleteOptions, in JSON or protobuf (`handlers/delete.go`).
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ def patched_object(
     req: Request, rt: ResourceType, version: KubeVersion, new: dict[str, Any]
 ) -> tuple[dict[str, Any], list[str]]:
     """(the patched object without unknown fields, the warnings to send) for a JSON, merge or
-    strategic merge patch; other patch types are returned as they are."""
+    strategic merge patch; other patch types are returned as they are (server-side apply's
+    object is decoded in apply.applied)."""
     directive = fv.directive(req.query, "PatchOptions")
     media = media_type(req)
     defs = schema.definitions(version.minor)

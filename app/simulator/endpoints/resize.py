@@ -13,6 +13,8 @@ Re-derived from kubernetes/kubernetes, per release:
 - plugin/pkg/admission/podresize (PodResizeValidator, on by default from 1.36): 403 Forbidden,
   with a cause of type NodeCapacity, when the pod's new requests exceed its node's allocatable
   (VPA's updater falls back to eviction on it); also 403 on nodes not labelled linux.
+- The body is decoded into a Pod, so its quantities are kept as kube-apiserver stores them
+  (`cpu: 0.5` as "500m": apiserver/fieldvalidation.py).
 - The kubelet (not the API server) then marks a resize the node cannot take now
   PodResizePending/Infeasible; that stays a condition, as on a real cluster.
 LimitRanger is not run on resize here: its older sources skip every subresource, and whether
@@ -27,8 +29,10 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from app.simulator.apiserver import errors, patches, qos, quantity, validation
+from app.simulator.apiserver import errors, patches, qos, quantity, schema, validation
+from app.simulator.apiserver import fieldvalidation as fv
 from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
+from app.simulator.apiserver.jsonnumbers import Literal
 from app.simulator.apiserver.resources import NODE, POD
 from app.simulator.control.scheduler import allocatable
 from app.simulator.endpoints.messages import ApiContext, Request, Response
@@ -59,7 +63,7 @@ def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | No
         sent = patches.apply_patch(req.headers.get("content-type", ""), entry.copy(), req.body)
     elif req.method == "PUT":
         try:
-            sent = json.loads(req.body)
+            sent = json.loads(req.body, parse_float=Literal)
         except ValueError as e:
             raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
     else:
@@ -67,7 +71,8 @@ def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | No
             405, f"the server does not allow this method on the requested resource ({req.method})"
         )
     old = entry.obj
-    new = keep_resize_fields(sent, old)
+    defs = schema.definitions(api.version.minor)
+    new = fv.check(defs, "io.k8s.api.core.v1.Pod", keep_resize_fields(sent, old))[0]
     errs = resize_errors(new, old, api.version.minor)
     if errs:
         raise invalid("Pod", "", name, errs)

@@ -274,6 +274,7 @@ def _workload(w: Any, p: str) -> Workload:
         for field_, values in (("requests", requests), ("limits", limits)):
             for res, v in values.items():
                 _quantity(v, f"{cp}.{field_}.{res}", quantity.parse)
+                values[res] = quantity.stored(v)  # as kube-apiserver would store it: 0.5 -> 500m
         containers.append(
             Container(
                 _get(c, "name", cp, str),
