@@ -1,9 +1,10 @@
 """gunicorn's threaded worker, listening for new connections only while it holds the fewest.
 
-`BalancedThreadWorker` is gunicorn's `gthread` worker (`ThreadWorker`) with one change: its loop
+`BalancedThreadWorker` is gunicorn's `gthread` worker (`ThreadWorker`) with two changes. Its loop
 asks `app.serving.accept_gate` whether to listen (the loop re-reads `worker_connections`, its
 connection cap, on every turn: here a property that answers 0 while another worker holds fewer
-connections), and it publishes its connection count (`nr_conns`) whenever that changes. Requests,
+connections), and it publishes its connection count (`nr_conns`) whenever that changes. And it
+tells the master it is alive at most once a second, not on every turn of its loop. Requests,
 keep-alive, timeouts and shutdown are gunicorn's own.
 
 The gate is made in the master when gunicorn loads this class, before any worker forks; the
@@ -21,6 +22,8 @@ from gunicorn.workers.gthread import ThreadWorker
 from app.config import from_environment
 from app.serving.accept_gate import NEVER, AcceptGate
 
+# The master restarts a worker silent for gunicorn's `timeout` (60 s: app.serving.gunicorn_conf).
+NOTIFY_SECONDS = 1.0
 # Old workers stop while new ones start during a reload (SIGHUP): room for both, and a few more.
 GATE = AcceptGate(2 * from_environment().serving.workers + 4)
 
@@ -31,6 +34,7 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._conns = 0
         self._cap = 0
+        self._notified = float("-inf")
         super().__init__(*args, **kwargs)
 
     @property
@@ -54,6 +58,15 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
     @worker_connections.setter
     def worker_connections(self, cap: int) -> None:
         self._cap = cap
+
+    def notify(self) -> None:
+        """Tell the master this worker is alive (gunicorn touches a file: a system call, and a
+        chance for a request thread to take the GIL from the loop) at most every NOTIFY_SECONDS
+        instead of on every turn of the loop, i.e. every request."""
+        now = time.monotonic()
+        if now - self._notified >= NOTIFY_SECONDS:
+            self._notified = now
+            super().notify()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         # Stopping: no longer counted, so the others do not wait for this one to take connections.
