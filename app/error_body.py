@@ -1,8 +1,9 @@
 """The JSON body of an error answer, `{"error": <reason>, "message": <text>}`, in one place.
 
 The REST API writes it through Flask (app.api.errors); the webhook's POST /mutate route
-(app.webhook.route) runs ahead of Flask and may not import app.api (the front ends are independent
-of each other), so both build the body here and each writes it its own way.
+(app.webhook.route, with its handler's refusals of a bad or too large AdmissionReview) runs ahead
+of Flask and may not import app.api (the front ends are independent of each other), so both build
+the body here and each writes it its own way.
 """
 
 from __future__ import annotations

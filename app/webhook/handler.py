@@ -28,6 +28,7 @@ from app.core.sizing.boost import BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch
 from app.core.sizing.patch_cache import NO_RECOMMENDATIONS, PatchCache
+from app.error_body import error_body
 from app.webhook import metrics
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
@@ -92,12 +93,12 @@ class Webhook:
             review = parse_review(body)
         except ReviewInvalid as e:
             metrics.REVIEWS.labels("invalid").inc()
-            return 400, {"error": "BadRequest", "message": str(e)}
+            return 400, error_body("BadRequest", str(e))
         try:
             result = self.patch_for(review)
         except PodInvalid as e:
             metrics.REVIEWS.labels("invalid").inc()
-            return 400, {"error": "BadRequest", "message": f"request.object: {e}"}
+            return 400, error_body("BadRequest", f"request.object: {e}")
         except Exception:
             log.exception("webhook failed on review %s; allowing the pod unchanged", review.uid)
             metrics.FAILED_OPEN.labels("internal_error").inc()
@@ -228,8 +229,7 @@ class Webhook:
         return labels
 
 
-def too_large() -> dict[str, Any]:
-    return {
-        "error": "RequestEntityTooLarge",
-        "message": f"an AdmissionReview is at most {MAX_BODY_BYTES} bytes",
-    }
+def too_large() -> dict[str, object]:
+    return error_body(
+        "RequestEntityTooLarge", f"an AdmissionReview is at most {MAX_BODY_BYTES} bytes"
+    )
