@@ -244,20 +244,25 @@ def workload_candidates(
     candidates = []
     patches = PatchCache(parse=parse_amount)  # the pods of one template share their patch
     # ... and all that follows from it: pods whose parts are the same objects (shared_key) get
-    # the same (patch, priority); the first pod of each key is kept, so its ids stay its own.
-    shapes: dict[Hashable, tuple[PodView, tuple[PodPatch, PodPriority] | None]] = {}
+    # the same (patch, priority) and are boosted alike (the boost is an annotation, a part); the
+    # first pod of each key is kept, so its ids stay its own.
+    shapes: dict[Hashable, tuple[PodView, bool, tuple[PodPatch, PodPriority] | None]] = {}
     for pod in pods:
-        if pod.deleting or boosted(pod):
+        if pod.deleting:
             continue
         key = shared_key(pod.wire)
         found = shapes.get(key) if key is not None else None
         if found is None:
-            sized = _sized(pod, policy, recs, excluded, ranges, patches)
+            left = bool(boosted(pod))  # left to its boost's removal
+            found = (
+                pod,
+                left,
+                None if left else _sized(pod, policy, recs, excluded, ranges, patches),
+            )
             if key is not None:
-                shapes[key] = (pod, sized)
-        else:
-            sized = found[1]
-        if sized is None:
+                shapes[key] = found
+        _, left, sized = found
+        if left or sized is None:
             continue
         patch, prio = sized
         reason = update_reason(prio, pod.start_time, now, quick_oom(pod, settings), settings)

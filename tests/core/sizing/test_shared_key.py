@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from app.core.nodes import NodeView
 from app.core.policy import Policy
 from app.core.recommend.model import WorkloadKey
+from app.core.sizing.boost import BOOST_ANNOTATION
 from app.core.sizing.patch import UPDATES_ANNOTATION
 from app.core.sizing.patch_cache import pod_inputs, shared_key
 from app.core.sizing.plan import Candidate, node_rooms, workload_candidates
@@ -42,6 +43,9 @@ def live_pods(draw: st.DrawFn, bases: list[dict[str, Any]], i: int) -> dict[str,
     annotation = draw(st.sampled_from([None, "", "{}", '{"app": {"requests": {"cpu": "1m"}}}']))
     if annotation is not None:  # what the webhook wrote on this pod
         p["metadata"].setdefault("annotations", {})[UPDATES_ANNOTATION] = annotation
+    boost = draw(st.sampled_from([None, "", "garbage", '{"app": {"requests": {"cpu": "1"}}}']))
+    if boost is not None:  # a CPU startup boost (left to its removal while it lasts)
+        p["metadata"].setdefault("annotations", {})[BOOST_ANNOTATION] = boost
     p["metadata"].update(name=f"web-{i}", namespace="shop", uid=f"uid-{i}")
     p["spec"]["nodeName"] = "node-1"
     status: dict[str, Any] = {"phase": draw(st.sampled_from(["Running", "Pending"]))}
