@@ -61,17 +61,28 @@ class WorkloadMemo:
     answer equal to one of them is handed back as that very object, and a new one is added. The
     recommender passes its model's keys, so the lookups keyed by workload in every sample's path
     find their key by identity instead of comparing it field by field (a walk builds a new,
-    equal key each run)."""
+    equal key each run).
+
+    `earlier`, the memo of the previous run, lends the memo keys of the pod views it was asked
+    about: a view the informer kept (the same object: its fields did not change) has the same
+    memo key, so it is not read again. Only the keys carry over; every answer is this memo's
+    own. `release` lets go of the earlier memo's views once the run no longer asks."""
 
     def __init__(
         self,
         resolve: Callable[[PodView], WorkloadKey | None],
         keys: dict[WorkloadKey, WorkloadKey] | None = None,
+        earlier: WorkloadMemo | None = None,
     ) -> None:
         self.resolve = resolve
         self.keys = keys
         self.known: dict[MemoKey, WorkloadKey | None] = {}
-        self.views: dict[int, tuple[PodView, WorkloadKey | None]] = {}  # id -> (view, answer)
+        # id -> (view, answer, memo key)
+        self.views: dict[int, tuple[PodView, WorkloadKey | None, MemoKey | None]] = {}
+        self.earlier = earlier.views if earlier is not None else {}
+
+    def release(self) -> None:
+        self.earlier = {}
 
     def _resolve(self, pod: PodView) -> WorkloadKey | None:
         w = self.resolve(pod)
@@ -83,12 +94,13 @@ class WorkloadMemo:
         seen = self.views.get(id(pod))
         if seen is not None and seen[0] is pod:  # the view is held: its id is still its own
             return seen[1]
-        key = memo_key(pod)
+        before = self.earlier.get(id(pod))
+        key = before[2] if before is not None and before[0] is pod else memo_key(pod)
         if key is None:
             w = self._resolve(pod)
         elif key in self.known:
             w = self.known[key]
         else:
             w = self.known[key] = self._resolve(pod)
-        self.views[id(pod)] = (pod, w)
+        self.views[id(pod)] = (pod, w, key)
         return w

@@ -151,7 +151,11 @@ class PodView:
     @property
     def labels(self) -> Mapping[str, str]:
         """metadata.labels as sent (what selector policies match, app.core.policy)."""
-        labels = section(self.wire, "metadata").get("labels")
+        # plain dicts as parsed go without the ABC checks (read for every pod of every run)
+        meta = self.wire.get("metadata")
+        labels = (meta if type(meta) is dict else section(self.wire, "metadata")).get("labels")
+        if type(labels) is dict:
+            return labels
         return labels if isinstance(labels, Mapping) else {}
 
     @property

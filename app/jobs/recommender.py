@@ -144,7 +144,8 @@ class RecommenderJob:
             # each pod template's workload found once this run (the caches may move between
             # runs), answered with the model's own key objects (WorkloadMemo: found by identity)
             keys = {w: w for w in self.model.aggregates}
-            memo = WorkloadMemo(self.cluster.workload_of, keys)
+            earlier = self.workload_of if isinstance(self.workload_of, WorkloadMemo) else None
+            memo = WorkloadMemo(self.cluster.workload_of, keys, earlier)
             self.workload_of = self.conditions.workload_of = memo
             metrics = self.cluster.pod_metrics()
             pods = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
@@ -178,6 +179,7 @@ class RecommenderJob:
             self.windows.reset(points)
             stamp = datetime.fromtimestamp(now, UTC)
             self.conditions.publish(db.session, policies, self.model, self.recommended, stamp)
+            memo.release()  # the last pod asked about: the previous run's views may go
             self._save_node_groups(stamp)
             deleted = self._collect_garbage(now, still_leader)
             count_recommendations(db.session)  # the gauges, after this run's writes

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.core import owner_memo
 from app.core.owner_memo import WorkloadMemo
 from app.core.owners import workload_of_pod
 from app.core.pods import PodView
@@ -127,3 +129,39 @@ def test_answers_are_the_key_objects_in_use() -> None:
     new = memo(api)
     assert new == WorkloadKey("shop", "Deployment", "api")
     assert keys[new] is new
+
+
+def test_a_view_kept_from_the_previous_run_is_not_read_again_but_answered_anew(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The earlier memo lends its memo keys (views the informer kept are the same objects), not
+    its answers: this run walks each template again (the caches may have moved)."""
+    ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "controller": True}
+    kept = PodView.parse(
+        {
+            "metadata": {
+                "namespace": "shop",
+                "name": "web-abc-1",
+                "ownerReferences": [ref],
+                "labels": {"pod-template-hash": "abc"},
+            }
+        }
+    )
+    owners = iter([WorkloadKey("shop", "Deployment", "web"), WorkloadKey("shop", "Rollout", "w")])
+    first = WorkloadMemo(lambda pod: next(owners))
+    assert first(kept) == WorkloadKey("shop", "Deployment", "web")
+    second = WorkloadMemo(lambda pod: next(owners), earlier=first)
+    read: list[PodView] = []
+    real = owner_memo.memo_key
+
+    def counting(pod: PodView) -> owner_memo.MemoKey | None:
+        read.append(pod)
+        return real(pod)
+
+    monkeypatch.setattr(owner_memo, "memo_key", counting)
+    assert second(kept) == WorkloadKey("shop", "Rollout", "w")  # walked anew
+    other = PodView.parse({"metadata": {**kept.wire["metadata"], "name": "web-abc-2"}})
+    assert second(other) == WorkloadKey("shop", "Rollout", "w")  # same template
+    assert read == [other]  # the kept view's key came from the earlier memo
+    second.release()
+    assert second.earlier == {}

@@ -188,3 +188,16 @@ def test_quantities_read_as_kube_apiserver_reads_them_or_as_unset(cpu: str, memo
     }
     res = PodView.parse(p).resources()["app"]
     assert (res.cpu_request, res.memory_limit) == (expected("cpu", cpu), expected("memory", memory))
+
+
+def test_labels_are_metadata_labels_when_they_are_an_object() -> None:
+    from types import MappingProxyType
+
+    assert PodView.parse({"metadata": {"labels": {"app": "web"}}}).labels == {"app": "web"}
+    proxy = MappingProxyType({"app": "web"})
+    assert PodView.parse({"metadata": {"labels": proxy}}).labels == {"app": "web"}
+    assert PodView.parse({"metadata": {"labels": ["app"]}}).labels == {}
+    assert PodView.parse({"metadata": {}}).labels == {}
+    assert PodView.parse({}).labels == {}
+    meta = MappingProxyType({"labels": {"app": "web"}})
+    assert PodView.parse({"metadata": meta}).labels == {"app": "web"}

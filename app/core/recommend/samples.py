@@ -100,7 +100,7 @@ def _time(value: Any) -> float | None:
 
 def new_oom_kills(pod: PodView, restarts_seen: dict[tuple[str, str, str], int]) -> list[OomKill]:
     """OOM kills not reported before; updates restarts_seen (key: namespace, pod uid, container)."""
-    resources = pod.resources()
+    resources: dict[str, ContainerResources] | None = None  # read at the first kill only
     out = []
     for cs in pod.statuses:
         key = (pod.namespace, pod.uid or pod.name, cs.name)
@@ -111,6 +111,8 @@ def new_oom_kills(pod: PodView, restarts_seen: dict[tuple[str, str, str], int]) 
         term = cs.last_termination
         if term is None or term.reason != "OOMKilled" or cs.restart_count == 0:
             continue
+        if resources is None:
+            resources = pod.resources()
         res = resources.get(cs.name, ContainerResources())
         memory = res.memory_limit or res.memory_request
         if memory is None or term.finished is None:
