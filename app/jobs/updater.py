@@ -48,7 +48,7 @@ from app.core.sizing.plan import (
     describe,
     node_rooms,
     not_resizable,
-    placement,
+    placement_moves,
     resize_body,
     stuck_resize,
     workload_candidates,
@@ -264,7 +264,7 @@ class UpdaterJob:
             free = self._admitted(c, policy, budget, skip, below_min)
             if free is None:
                 continue
-            placed = placement(c, rooms)
+            placed = placement_moves(c, rooms)
             if placed is None:
                 t.held += 1
                 log.info("not updating %s: its new requests fit on no node", c.pod.ref)
@@ -277,7 +277,7 @@ class UpdaterJob:
                 break
             if policy.update_mode not in IN_PLACE_MODES or c.pending:
                 self._evict(c, budget)  # budget reserved, sent a few at a time
-                rooms[:] = placed  # a failed eviction keeps its room this run: fewer placed
+                _take(rooms, placed)  # a failed eviction keeps its room this run: fewer placed
                 continue
             now_pod = c.pod
             may_evict = not below_min and budget.can_disrupt(c.pending, c.pod.is_ready)
@@ -290,7 +290,7 @@ class UpdaterJob:
                 t.held += 1
                 continue
             budget.record(c.pending, c.pod.is_ready)
-            rooms[:] = placed  # later pods of this run see the room this one took
+            _take(rooms, placed)  # later pods of this run see the room this one took
             t.updated += 1
             if done == "fallback":
                 t.fallbacks += 1
@@ -546,6 +546,13 @@ class Tally:
     fallbacks: int = 0  # evicted instead of resized: refused, not resizable, or stuck
     held: int = 0  # qualified but left for a later run (budget, room, rate, refusals)
     unboosted: int = 0  # pods whose CPU startup boost was removed
+
+
+def _take(rooms: list[NodeRoom], placed: dict[int, NodeRoom]) -> None:
+    """The rooms once a pod is placed (plan.placement_moves: one or two of them change), in
+    place: two copies of 5,000 rooms (~22 us) for each of 15,750 pods were ~0.35 s of a run."""
+    for i, room in placed.items():
+        rooms[i] = room
 
 
 def _requests(c: Candidate) -> dict[str, dict[str, int]]:

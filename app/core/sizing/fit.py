@@ -171,6 +171,25 @@ def place(
     back to its own node. Several pods updated in one run thus never count on the same free
     space twice.
     """
+    changed = moves(nodes, own_node, current, new, placement)
+    if changed is None:
+        return None
+    out = list(nodes)
+    for i, room in changed.items():
+        out[i] = room
+    return out
+
+
+def moves(
+    nodes: list[NodeRoom],
+    own_node: str | None,
+    current: tuple[int, int],
+    new: tuple[int, int],
+    placement: Placement | None = None,
+) -> dict[int, NodeRoom] | None:
+    """What `place` changes: the new rooms by their position in `nodes` (one or two), or None if
+    the pod fits nowhere. The updater applies them to its rooms in place, instead of copying
+    thousands of rooms for each pod it updates."""
     placement = placement or Placement()
     # Its own node first, then the others in order: one pass to find it, none to sort (the
     # updater calls this for every pod it updates; at 5000 nodes a sort per call was most of
@@ -188,10 +207,9 @@ def place(
         if i == own:
             cpu, mem = cpu + current[0], mem + current[1]
         if new[0] <= cpu and new[1] <= mem:
-            out = list(nodes)
-            out[i] = replace(n, cpu_free=cpu - new[0], memory_free=mem - new[1])
+            out = {i: replace(n, cpu_free=cpu - new[0], memory_free=mem - new[1])}
             if own is not None and i != own:
-                m = out[own]
+                m = nodes[own]
                 out[own] = replace(
                     m, cpu_free=m.cpu_free + current[0], memory_free=m.memory_free + current[1]
                 )

@@ -36,7 +36,7 @@ from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import boosted
-from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, place
+from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodPatch
 from app.core.sizing.patch_cache import PatchCache, shared_key
@@ -301,11 +301,23 @@ def _sized(
 def placement(c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
     """The rooms once the pod holds its new requests (on its node, or as a recreated pod
     elsewhere); None when they fit on no node."""
+    changed = placement_moves(c, rooms)
+    if changed is None:
+        return None
+    out = list(rooms)
+    for i, room in changed.items():
+        out[i] = room
+    return out
+
+
+def placement_moves(c: Candidate, rooms: list[NodeRoom]) -> dict[int, NodeRoom] | None:
+    """What `placement` changes: the new rooms by position (fit.moves), None when they fit on
+    no node."""
     new: dict[str, Mapping[str, int]] = {u.name: u.requests for u in c.patch.updates}
     if c.patch.pod_level is not None:
         new[POD_VIEW] = c.patch.pod_level.requests
     current, wanted = pod_requests(c.pod), pod_requests(c.pod, new)
-    return place(rooms, c.pod.node_name, current, wanted, Placement.of(c.pod.spec))
+    return moves(rooms, c.pod.node_name, current, wanted, Placement.of(c.pod.spec))
 
 
 def _amounts(res: ContainerResources) -> dict[str, dict[str, int]]:

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.sizing.fit import NodeRoom, Placement, Rooms, place
+from app.core.sizing.fit import moves as fit_moves
 
 NAMES = [f"n{i}" for i in range(6)]
 amounts = st.integers(min_value=-2, max_value=6)
@@ -47,3 +48,21 @@ def test_a_stale_position_falls_back_to_the_scan(nodes: list[NodeRoom], own: str
     plain = list(rooms)
     assert place(rooms, own, (1, 1), (1, 1), Placement()) == place(plain, own, (1, 1), (1, 1))
     assert rooms.position(own) == next((i for i, n in enumerate(plain) if n.name == own), None)
+
+
+@given(nodes=nodes_st, steps=moves)
+def test_moves_applied_in_place_are_what_place_answers(
+    nodes: list[NodeRoom], steps: list[tuple[str | None, tuple[int, int], tuple[int, int]]]
+) -> None:
+    """The updater applies `fit.moves` (one or two rooms) to its Rooms in place: run after run,
+    they are the rooms `place` answers on a plain list."""
+    rooms, plain = Rooms(nodes), list(nodes)
+    for own, current, new in steps:
+        changed, want = fit_moves(rooms, own, current, new), place(plain, own, current, new)
+        assert (changed is None) == (want is None)
+        if changed is not None and want is not None:
+            assert 1 <= len(changed) <= 2
+            for i, room in changed.items():
+                rooms[i] = room
+            plain = want
+        assert isinstance(rooms, Rooms) and list(rooms) == plain
