@@ -122,11 +122,10 @@ class Simulator:
             scenarios.build(self.cluster, self.scenario)
             self.cluster.service_urls.update(self._service_urls)  # explicit wins
         clock.set_speed(self.speed)
-        self.server = SimServer(
-            Api(self.cluster, bookmark_interval=self._bookmark_interval, version=self.version),
-            self._host,
-            self._port,
-        )
+        api = Api(self.cluster, bookmark_interval=self._bookmark_interval, version=self.version)
+        if self.scale:
+            api.metrics.scrape()  # ready before the first client asks (endpoints.metrics)
+        self.server = SimServer(api, self._host, self._port)
         self.server.start()
         if self._kubeconfig is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="rightsizer-sim-")

@@ -4,6 +4,7 @@ official client and plain HTTP for /sim/stats, as the benchmarks use it at 5000 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ import requests
 from kubernetes import client
 
 from app.simulator.simulator import Simulator
+from app.simulator.workload.clock import rfc3339
+from app.simulator.workload.usage import SAMPLE
 
 NODES, PODS = 40, 1000
 
@@ -77,3 +80,24 @@ def test_sim_stats_over_http_tell_lists_from_watches_and_reset(module_sim: Simul
     assert stats["byClass"]["other"] == 1
     assert stats["byResource"]["pods"]["list"] == 3
     assert requests.delete(stats_url, timeout=5).json()["byClass"].get("LIST", 0) == 0
+
+
+def test_metrics_are_scraped_when_the_cluster_starts_and_when_the_clock_moves() -> None:
+    """As metrics-server's background scrape has them ready: the first LIST of a window serves
+    the kept answer, it does not compute every pod's usage (endpoints.metrics)."""
+    with Simulator(nodes=4, pods=40) as sim:
+        metrics = sim.server.api.metrics
+
+        def window() -> float:
+            return math.floor(sim.cluster.now() / SAMPLE) * SAMPLE
+
+        started = metrics._scrape
+        assert started is not None and started.at == window()
+        assert requests.post(f"{sim.url}/sim/clock?advance=60", timeout=5).ok
+        moved = metrics._scrape
+        assert moved is not None and moved is not started and moved.at == window()
+        listed = client.CustomObjectsApi(sim.api_client()).list_cluster_custom_object(
+            "metrics.k8s.io", "v1beta1", "pods"
+        )
+        assert metrics._scrape is moved  # served from the scrape, not a new one
+        assert {p["timestamp"] for p in listed["items"]} == {rfc3339(moved.at)}

@@ -456,6 +456,9 @@ class Api:
                     self.cluster.advance(seconds)
                 except ValueError as e:
                     raise bad_request(f"advance: {e}") from None
+                # metrics-server scrapes in the background while time passes, so its answer for
+                # the new window is ready before anyone asks (not built by the first request)
+                self.metrics.scrape()
             now = self.cluster.now()
             return json_response(
                 200, {"now": now, "time": self.cluster.now_str(), "speed": self.cluster.clock.speed}

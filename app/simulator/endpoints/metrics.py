@@ -3,6 +3,10 @@
 A scrape computes every running pod's usage once and keeps the serialised PodMetrics and
 NodeMetrics until the next one, as metrics-server does, so listing metrics for 150,000 pods
 costs one computation per resolution window, not one per request.
+The scrape of a window is taken by the first request in it, and also at once when the clock is
+moved by hand (POST /sim/clock?advance=) and when a scale-mode cluster starts, as metrics-server's
+background scrape would have it ready: a client's LIST then costs serving the kept bytes, as it
+does against metrics-server, not the computation for every pod of the cluster.
 """
 
 from __future__ import annotations
