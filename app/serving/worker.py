@@ -3,7 +3,9 @@
 `BalancedThreadWorker` is gunicorn's `gthread` worker (`ThreadWorker`) with two changes. Its loop
 asks `app.serving.accept_gate` whether to listen (the loop re-reads `worker_connections`, its
 connection cap, on every turn: here a property that answers 0 while another worker holds fewer
-connections), and it publishes its connection count (`nr_conns`) whenever that changes. And it
+connections), and it publishes its connection count (`nr_conns`) whenever that changes; while it
+does not listen, its loop turns every 5 ms instead of waiting up to a second for an event, so
+it starts listening soon after another worker took the connection that made it the fewest. And it
 tells the master it is alive at most once a second, not on every turn of its loop. Requests,
 keep-alive, timeouts and shutdown are gunicorn's own.
 
@@ -22,6 +24,8 @@ from gunicorn.workers.gthread import ThreadWorker
 from app.config import from_environment
 from app.serving.accept_gate import NEVER, AcceptGate
 
+# How soon a worker that stopped listening sees that it holds the fewest connections again.
+GATE_POLL_SECONDS = 0.005
 # The master restarts a worker silent for gunicorn's `timeout` (60 s: app.serving.gunicorn_conf).
 NOTIFY_SECONDS = 1.0
 # Old workers stop while new ones start during a reload (SIGHUP): room for both, and a few more.
@@ -58,6 +62,13 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
     @worker_connections.setter
     def worker_connections(self, cap: int) -> None:
         self._cap = cap
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        # While not listening, look at the gate again every GATE_POLL_SECONDS, not once a second:
+        # another worker taking a connection can make this one the fewest at any moment, and the
+        # connection after that waits until a worker holding the fewest is listening.
+        listening = self._accepting or not self.alive  # a stopping worker no longer listens anyway
+        super().wait_for_and_dispatch_events(timeout if listening else GATE_POLL_SECONDS)
 
     def notify(self) -> None:
         """Tell the master this worker is alive (gunicorn touches a file: a system call, and a
