@@ -43,6 +43,7 @@ from app.core.sizing.inplace import InfeasibleAttempts, skips_budget
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.plan import (
     Candidate,
+    PodKeys,
     change_details,
     configured_replicas,
     describe,
@@ -143,7 +144,8 @@ class UpdaterJob:
             pods, self.cluster.workload_of, self.options.excluded_namespaces
         )
         nodes = self.cluster.node_views()
-        rooms = node_rooms(nodes, pods)
+        keys: PodKeys = {}  # each pod's shared_key, computed once (issue 22)
+        rooms = node_rooms(nodes, pods, keys)
         self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
         s = self.options.settings
         budgets = {
@@ -193,7 +195,9 @@ class UpdaterJob:
                         self.options.policy_settle_seconds / 2,
                     )
                     continue
-                self._workload(w, wpods, policy, snapshot, history, rooms, budgets[w], still_leader)
+                self._workload(
+                    w, wpods, policy, snapshot, history, rooms, keys, budgets[w], still_leader
+                )
         self._save_conditions(now)
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
@@ -214,6 +218,7 @@ class UpdaterJob:
         snapshot: Snapshot,
         history: dict[tuple[WorkloadKey, str], float],
         rooms: list[NodeRoom],
+        keys: PodKeys,
         budget: DisruptionBudget,
         still_leader: Callable[[], bool],
     ) -> None:
@@ -255,6 +260,7 @@ class UpdaterJob:
                     self._ranges(w.namespace),
                     self.clock(),
                     s,
+                    keys,
                 )
             ),
             key=lambda c: c.priority.sort_key(),

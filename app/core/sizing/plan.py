@@ -53,6 +53,7 @@ from app.core.sizing.priority import (
 from app.core.sizing.requirements import admits
 from app.core.sizing.resize_rules import ResizeCheck, known_refusal
 
+PodKeys = dict[int, Hashable | None]  # id(pod) -> shared_key(pod.wire), computed once a run
 Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits -> resource -> amount
 POD_VIEW = "spec.resources"  # the pod-level values, beside the containers in views and records
 
@@ -88,10 +89,15 @@ def pod_requests(
     return totals[0], totals[1]
 
 
-def node_rooms(nodes: Iterable[NodeView], pods: Iterable[PodView]) -> list[NodeRoom]:
+def node_rooms(
+    nodes: Iterable[NodeView], pods: Iterable[PodView], keys: PodKeys | None = None
+) -> list[NodeRoom]:
     """Schedulable Ready nodes with what their non-terminal pods leave of their allocatable.
     The requests of pods whose parts are the same objects (shared_key: one template in the pod
-    cache) are summed once; the first pod of each key is kept, so its ids stay its own."""
+    cache) are summed once; the first pod of each key is kept, so its ids stay its own. `keys`,
+    when given, is filled with the shared_key of each pod counted, by id(pod), for
+    workload_candidates to take instead of computing it again (the caller keeps the pods alive
+    while it uses them: an id names one object only while it lives)."""
     used: dict[str, list[int]] = {}
     shapes: dict[Hashable, tuple[PodView, tuple[int, int]]] = {}
     for pod in pods:
@@ -99,6 +105,8 @@ def node_rooms(nodes: Iterable[NodeView], pods: Iterable[PodView]) -> list[NodeR
             continue
         u = used.setdefault(pod.node_name, [0, 0])
         key = shared_key(pod.wire)
+        if keys is not None:
+            keys[id(pod)] = key
         found = shapes.get(key) if key is not None else None
         if found is None:
             found = (pod, pod_requests(pod))
@@ -233,12 +241,14 @@ def workload_candidates(
     ranges: Sequence[LimitRangeItem],
     now: float,
     settings: UpdaterSettings,
+    keys: PodKeys | None = None,
 ) -> list[Candidate]:
     """The pods of `w` that qualify for an update, in the order to take them: each has a patch
     that changes a request (the webhook would give it something else), an update reason, and
     meets the policy's evictionRequirements (app.core.sizing.requirements). A pod still carrying
     its CPU startup boost is left to the boost (app.core.sizing.boost); the policy's
-    evictAfterOOMSeconds replaces the global quick-OOM time."""
+    evictAfterOOMSeconds replaces the global quick-OOM time. `keys`: the pods' shared_key by
+    id(pod), as node_rooms filled it; a pod not in it has its key computed here."""
     if policy.evict_after_oom_seconds is not None:
         settings = replace(settings, quick_oom_seconds=float(policy.evict_after_oom_seconds))
     candidates = []
@@ -250,7 +260,7 @@ def workload_candidates(
     for pod in pods:
         if pod.deleting:
             continue
-        key = shared_key(pod.wire)
+        key = keys[id(pod)] if keys is not None and id(pod) in keys else shared_key(pod.wire)
         found = shapes.get(key) if key is not None else None
         if found is None:
             left = bool(boosted(pod))  # left to its boost's removal

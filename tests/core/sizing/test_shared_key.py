@@ -15,7 +15,7 @@ from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BOOST_ANNOTATION
 from app.core.sizing.patch import UPDATES_ANNOTATION
 from app.core.sizing.patch_cache import pod_inputs, shared_key
-from app.core.sizing.plan import Candidate, node_rooms, workload_candidates
+from app.core.sizing.plan import Candidate, PodKeys, node_rooms, workload_candidates
 from app.core.sizing.priority import UpdaterSettings
 from app.kube.cluster import Shared, pod_view
 from tests.support.generators import CPU, NAMES, limit_ranges, pods, policies
@@ -132,3 +132,34 @@ def test_node_rooms_of_pods_sharing_their_parts_are_those_of_each_pod_alone(
     together = node_rooms(nodes, [pod_view(p, shared) for p in raw])
     alone = node_rooms(nodes, [pod_view(p) for p in raw])  # nothing shared
     assert list(together) == list(alone)
+
+
+def test_node_rooms_gives_each_counted_pod_its_key_and_candidates_take_it() -> None:
+    # Issue 22: the key is computed once a run, by node_rooms, and workload_candidates takes it.
+    shared = Shared()
+    spec = {
+        "nodeName": "node-1",
+        "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
+    }
+    raw = [{"metadata": {"name": n}, "spec": copy.deepcopy(spec)} for n in ("a", "b")]
+    views = [pod_view(p, shared) for p in raw]
+    done = pod_view({"metadata": {"name": "done"}, "spec": copy.deepcopy(spec)}, shared)
+    done = pod_view({**done.wire, "status": {"phase": "Succeeded"}}, shared)
+    keys: dict[int, Any] = {}
+    node_rooms([], [*views, done], keys)
+    assert keys == {id(v): shared_key(v.wire) for v in views}  # a terminal pod is not counted
+    # Given keys are taken as they are: two pods told they share a key share one answer.
+    big = pod_view(
+        {
+            "metadata": {"name": "big"},
+            "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "9"}}}]},
+        }
+    )
+    recs = {"app": rec(100, 300 * 1024 * 1024)}
+    policy = Policy("p", "shop", "Deployment", "web", update_mode="Recreate")
+    s = UpdaterSettings()
+    own = workload_candidates(W, [views[0], big], policy, recs, None, (), NOW, s)
+    assert len(own) == 2 and own[0].patch != own[1].patch  # computed here: each its own key
+    told: PodKeys = {id(views[0]): ("one",), id(big): ("one",)}
+    both = workload_candidates(W, [views[0], big], policy, recs, None, (), NOW, s, told)
+    assert len(both) == 2 and both[0].patch is both[1].patch
