@@ -437,11 +437,19 @@ class UpdaterJob:
                 log.info("evict %s not done (%s)", c.pod.ref, outcome)
                 return
             self.tally.updated += 1
-            self._done("evict", "RightsizerEvicted", c, change_details(c))
+            self._done("evict", "RightsizerEvicted", c)
 
         self.sender.submit(EvictionBody(c.pod.namespace, c.pod.name, c.pod.uid), answer)
 
-    def _done(self, action: str, reason: str, c: Candidate, details: dict[str, Any]) -> str:
+    def _done(
+        self, action: str, reason: str, c: Candidate, details: dict[str, Any] | None = None
+    ) -> str:
+        """Records the update: log line, audit row and Event, of `details` (change_details of
+        `c` when not given). None of them is built when nothing would take it (_unheard)."""
+        if self._unheard():
+            return action
+        if details is None:
+            details = change_details(c)
         message = f"{action} ({c.reason}): {describe(details['before'])} -> "
         message += describe(details["after"])
         self._record(action, c.pod, reason, message, details)
@@ -466,6 +474,13 @@ class UpdaterJob:
             "Warning",
         )
         return "fallback"
+
+    def _unheard(self) -> bool:
+        """Nothing takes what _record is given: a dry run (no audit row, and PodActions in a dry
+        run sends no Event) with the INFO log line off. Building the message and the details of
+        each of a 150,000-pod dry run's 15,750 updates was ~6% of its planning's profile (issue
+        22). The audit rows and Events of a real run are built as before."""
+        return self.options.dry_run and self.actions.dry_run and not log.isEnabledFor(logging.INFO)
 
     def _record(
         self,

@@ -17,6 +17,7 @@ from flask import Flask
 from kubernetes import client
 
 from app.core.bodies import ContainerResize, EvictionBody, ResizeBody
+from app.jobs import updater
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
@@ -93,6 +94,32 @@ def test_dry_run_logs_and_changes_nothing(
     assert audit(app) == []
     assert events(api) == []
     assert len([m for m in caplog.messages if m.startswith("[dry run] evict shop/web-")]) == 3
+
+
+def test_a_dry_run_with_info_off_builds_no_message(
+    app: Flask,
+    sim: Simulator,
+    api: Any,
+    cluster: ClusterView,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 22: nothing reads an update's message or details in a dry run with INFO off (no
+    # audit row, no Event, no log line), so none is built; the pods are counted all the same.
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=200)
+
+    def unused(*_: Any) -> Any:
+        raise AssertionError("built for nothing")
+
+    monkeypatch.setattr(updater, "describe", unused)
+    monkeypatch.setattr(updater, "change_details", unused)
+    job = make_job(app, cluster, api, Clock(sim.now()), dry_run=True)
+    with caplog.at_level(logging.WARNING, logger="app.jobs.updater"):
+        assert "1 pods updated" in job.run_once(LEADER)  # the budget holds the other two
+    settled(sim, api, cluster)
+    assert audit(app) == []
+    assert events(api) == []
 
 
 def test_nothing_happens_while_the_webhook_is_not_registered(
