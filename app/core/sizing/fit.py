@@ -172,8 +172,11 @@ def place(
     space twice.
     """
     changed = moves(nodes, own_node, current, new, placement)
-    if changed is None:
-        return None
+    return None if changed is None else with_moves(nodes, changed)
+
+
+def with_moves(nodes: list[NodeRoom], changed: dict[int, NodeRoom]) -> list[NodeRoom]:
+    """A copy of `nodes` with the rooms `moves` changed put in their places."""
     out = list(nodes)
     for i, room in changed.items():
         out[i] = room

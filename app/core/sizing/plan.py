@@ -36,7 +36,7 @@ from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import boosted
-from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves
+from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodPatch
 from app.core.sizing.patch_cache import PatchCache, shared_key
@@ -312,12 +312,7 @@ def placement(c: Candidate, rooms: list[NodeRoom]) -> list[NodeRoom] | None:
     """The rooms once the pod holds its new requests (on its node, or as a recreated pod
     elsewhere); None when they fit on no node."""
     changed = placement_moves(c, rooms)
-    if changed is None:
-        return None
-    out = list(rooms)
-    for i, room in changed.items():
-        out[i] = room
-    return out
+    return None if changed is None else with_moves(rooms, changed)
 
 
 def placement_moves(c: Candidate, rooms: list[NodeRoom]) -> dict[int, NodeRoom] | None:
