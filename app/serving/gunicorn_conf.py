@@ -110,6 +110,10 @@ def when_ready(server: Any) -> None:
 
 def pre_fork(server: Any, worker: Any) -> None:
     worker.gate_slot = GATE.claim()
+    if _settings.certs.rotate:  # fork only between certificate checks (app.serving.rotation)
+        from app.serving.rotation import between_checks
+
+        between_checks()
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -57,6 +57,25 @@ def rotate_certificates(
     return done, changed
 
 
+# Held while a check runs. A check imports the Kubernetes client's modules (lazily, the first
+# time each is used), and gunicorn's master forks its workers meanwhile: a worker forked while
+# this thread held a module's import lock inherits it held by a thread it does not have, and
+# hangs forever on its first import of that module (seen: a worker stuck importing
+# kubernetes.client's CoreV1Api, never serving). `between_checks` (gunicorn's pre_fork) waits.
+CHECKING = threading.Lock()
+FORK_WAIT_SECONDS = 60.0
+
+
+def between_checks(timeout: float = FORK_WAIT_SECONDS) -> bool:
+    """Waits until no check is running (at most `timeout` s: a hung check does not stop workers
+    from starting); whether it got there."""
+    if not CHECKING.acquire(timeout=timeout):
+        log.warning("certificate check still running after %ss: forking a worker anyway", timeout)
+        return False
+    CHECKING.release()
+    return True
+
+
 def rotation_loop(
     settings: Settings, reload: Callable[[], object], stop: threading.Event | None = None
 ) -> None:
@@ -66,7 +85,8 @@ def rotation_loop(
     every = settings.certs.check_seconds
     while not stop.is_set():
         try:
-            _, changed = rotate_certificates(settings)
+            with CHECKING:
+                _, changed = rotate_certificates(settings)
             if changed:
                 log.info("TLS files renewed: reloading")
                 reload()
