@@ -21,7 +21,7 @@ from typing import Any
 from prometheus_client import multiprocess
 
 from app.config import from_environment
-from app.serving.worker import GATE
+from app.serving.worker import gate_for
 
 _settings = from_environment()
 _serving = _settings.serving
@@ -33,6 +33,8 @@ threads = _serving.threads
 # gunicorn's gthread worker, taking new connections only while it holds the fewest (kept-alive
 # connections would otherwise stay wherever the kernel first put them: app.serving.accept_gate)
 worker_class = "app.serving.worker.BalancedThreadWorker"
+# made here in the master, before any worker forks: the table the workers share
+GATE = gate_for(workers)
 accesslog = "-" if _serving.access_log else None
 graceful_timeout = 30
 timeout = 60
@@ -109,7 +111,7 @@ def when_ready(server: Any) -> None:
 
 
 def pre_fork(server: Any, worker: Any) -> None:
-    worker.gate_slot = GATE.claim()
+    worker.gate, worker.gate_slot = GATE, GATE.claim()
     if _settings.certs.rotate:  # fork only between certificate checks (app.serving.rotation)
         from app.serving.rotation import between_checks
 

@@ -9,9 +9,9 @@ it starts listening soon after another worker took the connection that made it t
 tells the master it is alive at most once a second, not on every turn of its loop. Requests,
 keep-alive, timeouts and shutdown are gunicorn's own.
 
-The gate is made in the master when gunicorn loads this class, before any worker forks; the
-master's pre_fork / child_exit hooks (`app.serving.gunicorn_conf`) give out and take back the
-slots.
+The gate is made in the master by `app.serving.gunicorn_conf`, from the worker count it serves
+with, before any worker forks; the master's pre_fork hook hands each worker the gate and its slot,
+and child_exit takes the slot back.
 """
 
 from __future__ import annotations
@@ -21,19 +21,23 @@ from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker
 
-from app.config import from_environment
 from app.serving.accept_gate import NEVER, AcceptGate
 
 # How soon a worker that stopped listening sees that it holds the fewest connections again.
 GATE_POLL_SECONDS = 0.005
 # The master restarts a worker silent for gunicorn's `timeout` (60 s: app.serving.gunicorn_conf).
 NOTIFY_SECONDS = 1.0
-# Old workers stop while new ones start during a reload (SIGHUP): room for both, and a few more.
-GATE = AcceptGate(2 * from_environment().serving.workers + 4)
+
+
+def gate_for(workers: int) -> AcceptGate:
+    """The gate for a server of `workers` workers: old workers stop while new ones start during a
+    reload (SIGHUP), so room for both, and a few more."""
+    return AcceptGate(2 * workers + 4)
 
 
 class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type hints
-    gate_slot: int | None = None  # set by the master's pre_fork hook
+    gate: AcceptGate | None = None  # set by the master's pre_fork hook, with the slot
+    gate_slot: int | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._conns = 0
@@ -48,16 +52,16 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
     @nr_conns.setter
     def nr_conns(self, n: int) -> None:
         self._conns = n
-        if self.gate_slot is not None:
-            GATE.counts[self.gate_slot] = n
+        if self.gate is not None and self.gate_slot is not None:
+            self.gate.counts[self.gate_slot] = n
 
     @property
     def worker_connections(self) -> int:
         """gunicorn's cap while this worker holds the fewest connections, else 0 (not listening)."""
-        slot = self.gate_slot
-        if slot is None or not self.alive or GATE.look(slot, self._conns, time.monotonic()):
-            return self._cap
-        return 0
+        gate, slot = self.gate, self.gate_slot
+        if gate is None or slot is None or not self.alive:
+            return self._cap  # no gate (a worker made outside gunicorn's master), or stopping
+        return self._cap if gate.look(slot, self._conns, time.monotonic()) else 0
 
     @worker_connections.setter
     def worker_connections(self, cap: int) -> None:
@@ -81,6 +85,6 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         # Stopping: no longer counted, so the others do not wait for this one to take connections.
-        if self.gate_slot is not None:
-            GATE.seen[self.gate_slot] = NEVER
+        if self.gate is not None and self.gate_slot is not None:
+            self.gate.seen[self.gate_slot] = NEVER
         super().handle_exit(sig, frame)
