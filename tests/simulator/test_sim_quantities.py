@@ -194,3 +194,14 @@ def test_a_scenarios_numbers_are_stored_as_through_the_api() -> None:
     wanted = {"cpu": "500m", "memory": "1Gi"}
     assert template.spec.containers[0].resources.requests == wanted
     assert made.spec.containers[0].resources.requests == wanted
+
+
+def test_a_null_quantity_in_requests_is_stored_as_zero(module_api: client.ApiClient) -> None:
+    # Quantity's UnmarshalJSON takes `null` as the zero Quantity, and a map element is always
+    # decoded (ResourceList is a map of Quantity values, not pointers): written back as "0".
+    made = send(
+        module_api, "POST", f"/api/v1/namespaces/{NS}/pods", pod("nulls", {"cpu": None}, {})
+    )
+    assert made["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "0"}
+    read = client.CoreV1Api(module_api).read_namespaced_pod("nulls", NS)
+    assert read.spec.containers[0].resources.requests == {"cpu": "0"}

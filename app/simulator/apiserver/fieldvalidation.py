@@ -141,15 +141,18 @@ def _walk(defs: Definitions, schema: Schema, value: Any, path: str, errors: list
             out.pop(key, None)
             continue
         if child.get("$ref") == QUANTITY_REF:
-            out[key] = _quantity(member)
+            in_map = not (isinstance(props, Mapping) and key in props)
+            out[key] = "0" if member is None and in_map else _quantity(member)
         else:
             out[key] = _walk(defs, defs.resolve(child), member, where, errors)
     return out
 
 
 def _quantity(value: Any) -> Any:
-    """A Quantity as decoding stores it; anything else as it is (null; what does not parse,
-    which jsontypes refuses first for a create or update)."""
+    """A Quantity as decoding stores it; anything else as it is (what does not parse, which
+    jsontypes refuses first for a create or update; a null field, a nil *Quantity). A null in a
+    map of quantities (a ResourceList: requests, limits, overhead, hard) is decoded by
+    Quantity's UnmarshalJSON, which takes `null` as the zero Quantity: the caller stores "0"."""
     if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
         try:
             return quantity.stored(value if isinstance(value, str) else text_of(value))
