@@ -1,11 +1,15 @@
-"""PodActions.evict sends the Eviction through ApiClient.call_api and reads only the answer's status
-(and, on an error, the Status message): each answer of the simulated API server reads as the
-updater's outcome, and an error answer gives its connection back for the next request."""
+"""PodActions.evict sends the Eviction through the official client's own pool manager (its headers,
+auth, rate limiter and timeout) and reads only the answer's status (and, on an error, the Status
+message): each answer of the simulated API server reads as the updater's outcome, and an error
+answer gives its connection back for the next request."""
 
 from __future__ import annotations
 
+import json
 import socket
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -14,6 +18,8 @@ from kubernetes import client
 from app.core.bodies import EvictionBody
 from app.kube import rbac
 from app.kube.actions import EVICTION_PATH, PodActions
+from app.kube.client import api_client
+from app.kube.throttle import RateLimiter
 from app.simulator.testing import running_simulator
 from tests.support.updater_runs import NS, deployment, server_pods
 
@@ -136,3 +142,75 @@ def test_an_unreachable_api_server_is_a_failed_eviction(api: Any) -> None:
         assert PodActions(unreachable, dry_run=True).evict(EvictionBody(NS, name, uid)) == "failed"
     finally:
         unreachable.close()
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Records each request (method, path, headers, body) and answers 201 with a small body."""
+
+    seen: list[tuple[str, str, dict[str, str], bytes]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.seen.append(
+            (self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        )
+        answer = b'{"kind":"Status","status":"Success"}'
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    do_GET = do_POST
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_eviction_is_sent_as_the_typed_method_sends_it() -> None:
+    """One POST to the eviction path (no GET before it), dryRun=All in a dry run, the client's
+    default headers and bearer token, a JSON body with the uid precondition, and the JSON content
+    type the typed method declares."""
+    _Recorder.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cfg = client.Configuration(host=f"http://127.0.0.1:{server.server_address[1]}")
+    cfg.api_key = {"authorization": "the-token"}
+    cfg.api_key_prefix = {"authorization": "Bearer"}
+    api = client.ApiClient(cfg)
+    try:
+        body = EvictionBody("team a", "web-1", "uid-1")
+        assert PodActions(api, dry_run=True).evict(body) == "done"
+        assert PodActions(api).evict(EvictionBody(NS, "web-2")) == "done"
+    finally:
+        api.close()
+        server.shutdown()
+        server.server_close()
+    (method, path, headers, sent), (_, path2, _, sent2) = _Recorder.seen
+    assert method == "POST"
+    assert path == "/api/v1/namespaces/team%20a/pods/web-1/eviction?dryRun=All"
+    assert path2 == f"/api/v1/namespaces/{NS}/pods/web-2/eviction"
+    assert headers["authorization"] == "Bearer the-token"
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "application/json"
+    assert headers["user-agent"] == api.user_agent
+    assert json.loads(sent) == body.to_dict()
+    assert json.loads(sent)["deleteOptions"] == {"preconditions": {"uid": "uid-1"}}
+    assert "deleteOptions" not in json.loads(sent2)
+
+
+def test_each_eviction_waits_for_the_clients_rate_limiter() -> None:
+    """rightsizer's client (app.kube.client) paces evictions as every other request: with 1 qps
+    and a burst of 1, the second and third eviction each wait for their token."""
+    with running_simulator(SCENARIO) as sim:
+        api = api_client(sim.kubeconfig_path, qps=1, burst=1)
+        try:
+            name, uid = _pod(api)
+            waits: list[float] = []  # recorded, not slept; the clock stands still
+            api.rest_client.limiter = RateLimiter(1.0, 1, clock=lambda: 100.0, sleep=waits.append)
+            actions = PodActions(api, dry_run=True)
+            for _ in range(3):
+                assert actions.evict(EvictionBody(NS, name, uid)) == "done"
+            assert waits == [1.0, 2.0]
+        finally:
+            api.close()
