@@ -208,3 +208,38 @@ def test_an_error_while_sending_is_a_failed_eviction() -> None:
     with EvictionSender(evict, 2) as sender:
         sender.submit(EvictionBody("ns", "p1"), answers.append)
     assert answers == ["failed"]
+
+
+def test_an_interrupt_in_a_sender_thread_is_raised_in_the_callers_thread() -> None:
+    """Not an error of the eviction (those are `failed`): a BaseException reaches the caller when
+    its answer is handed over, and the sender still ends its threads."""
+
+    def evict(body: EvictionBody) -> Any:
+        raise KeyboardInterrupt
+
+    sender = EvictionSender(evict, 2)
+    sender.submit(EvictionBody("ns", "p1"), lambda o: None)
+    try:
+        sender.finish()
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the interrupt was lost")
+    assert not [t for t in threading.enumerate() if t.name.startswith("eviction")]
+
+
+def test_one_sender_serves_run_after_run() -> None:
+    """The updater keeps its sender for every run: each run's threads end with it, and the next
+    run's answers are its own, in order."""
+    sender = EvictionSender(lambda body: "done" if body.name != "p2" else "gone", 3)
+    for _ in range(3):
+        answers: list[tuple[str, str]] = []
+        with sender:
+            for name in ("p1", "p2", "p3", "p4", "p5"):
+                sender.submit(
+                    EvictionBody("ns", name), lambda o, n=name, a=answers: a.append((n, o))
+                )
+        assert answers == [
+            (n, "gone" if n == "p2" else "done") for n in ("p1", "p2", "p3", "p4", "p5")
+        ]
+        assert not [t for t in threading.enumerate() if t.name.startswith("eviction")]
