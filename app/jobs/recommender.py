@@ -205,6 +205,7 @@ class RecommenderJob:
     def _restore(self) -> None:
         loaded, skipped = load_checkpoints(db.session, self.model, self.model.settings)
         log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
+        self._kills_in_checkpoints()
         loaded, skipped = load_node_groups(db.session, self.node_groups.groups, self.model.settings)
         if loaded or skipped:
             log.info("restored %d node groups (%d unreadable, skipped)", loaded, skipped)
@@ -238,6 +239,27 @@ class RecommenderJob:
                 added,
             )
         self.restored = True
+
+    def _kills_in_checkpoints(self) -> None:
+        """The OOM kills pod statuses show as this process restores, of the containers restored
+        from a checkpoint, are taken as seen (restarts_seen, as new_oom_kills keys it): the process
+        that wrote the checkpoint counted every kill it saw, also those after its last sample
+        (`restored_until`: a container killed at a scrape, or down in its back-off, has no sample
+        then), and counting one again would add its peak twice. A kill while no process led is
+        not counted, as VPA's recommender, which sees kills only as pod updates, misses it.
+        Pods that never restarted (nearly all) are passed over before their workload is looked
+        up: this run's _feed_ooms counts them as it would."""
+        for pod in self.cluster.pods.items():
+            if not any(cs.restart_count for cs in pod.statuses):
+                continue
+            w = self.cluster.workload_of(pod)
+            restored = self.model.aggregates.get(w) if w is not None else None
+            if not restored:
+                continue
+            for cs in pod.statuses:
+                if cs.name in restored:
+                    key = (pod.namespace, pod.uid or pod.name, cs.name)
+                    self.restarts_seen[key] = cs.restart_count
 
     def _excluded(self, namespace: str) -> bool:
         return namespace in self.options.excluded_namespaces

@@ -1,0 +1,117 @@
+"""A restarted recommender (or a new leader) resumes from the checkpoints without counting again
+what they hold: nothing the cluster showed the process that wrote them is fed a second time.
+
+An OOM kill can come after a container's last CPU sample (`restored_until`): killed at a scrape, or
+down in its back-off, it has no sample then. The process that wrote the checkpoint counted the kill
+all the same, so a process restoring it must not add its peak again (the end-to-end restart test
+found it: the restored memory histogram of an OOM-killed container had one peak more).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
+
+from app.core.pods import PodView
+from app.core.recommend.model import WorkloadKey
+from app.extensions import db
+from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.models import Checkpoint
+
+CACHE = WorkloadKey("shop", "StatefulSet", "cache")
+SCRAPE = "2026-01-01T00:00:00Z"  # the metrics' timestamp: the container's last sample
+
+
+def pod(restarts: int, killed_at: str | None) -> PodView:
+    """The cache's pod, OOM-killed `restarts` times, the last at `killed_at`."""
+    status: dict[str, Any] = {"name": "redis", "restartCount": restarts}
+    if killed_at is not None:
+        status["lastState"] = {
+            "terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": killed_at}
+        }
+    return PodView.parse(
+        {
+            "metadata": {"name": "cache-0", "namespace": "shop", "uid": "uid-0"},
+            "spec": {
+                "nodeName": "n1",
+                "containers": [
+                    {
+                        "name": "redis",
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": "128Mi"},
+                            "limits": {"memory": "160Mi"},
+                        },
+                    }
+                ],
+            },
+            "status": {"phase": "Running", "containerStatuses": [status]},
+        }
+    )
+
+
+class Pods:
+    def __init__(self) -> None:
+        self.live: list[PodView] = []
+
+    def items(self) -> list[PodView]:
+        return list(self.live)
+
+
+class Cluster:
+    """The cache's pod and its metrics, as they stand; the clock does not move by itself."""
+
+    def __init__(self) -> None:
+        self.pods = Pods()
+
+    def wait_synced(self, timeout: float) -> bool:
+        return True
+
+    def pod_metrics(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "metadata": {"name": p.name, "namespace": "shop"},
+                "timestamp": SCRAPE,
+                "window": "15s",
+                "containers": [{"name": "redis", "usage": {"cpu": "50m", "memory": "150Mi"}}],
+            }
+            for p in self.pods.live
+        ]
+
+    def workload_of(self, p: PodView) -> WorkloadKey:
+        return CACHE
+
+    def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
+        return {}
+
+    def workload_exists(self, w: WorkloadKey) -> bool:
+        return True
+
+
+def job(app: Flask, cluster: Cluster) -> RecommenderJob:
+    return RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225660.0)  # type: ignore[arg-type]
+
+
+def memory_checkpoint(app: Flask) -> tuple[dict[str, int], float]:
+    with app.app_context():
+        row = db.session.scalars(select(Checkpoint)).one()
+        return dict(row.memory_buckets), row.memory_total_weight
+
+
+def test_a_restart_does_not_count_again_a_kill_after_the_last_sample(app: Flask) -> None:
+    cluster = Cluster()
+    cluster.pods.live = [pod(1, "2026-01-01T00:00:10Z")]  # killed 10 s after its last sample
+    first = job(app, cluster)
+    assert ", 1 OOM kills," in first.run_once(lambda: True)
+    saved = memory_checkpoint(app)
+
+    restarted = job(app, cluster)  # the same cluster, nothing new in it
+    summary = restarted.run_once(lambda: True)
+    assert ", 0 samples, 0 OOM kills," in summary, summary
+    assert memory_checkpoint(app) == saved  # written back as restored: no second peak
+
+    # A kill after the restore is new: counted.
+    cluster.pods.live = [pod(2, "2026-01-01T00:00:40Z")]
+    assert ", 1 OOM kills," in restarted.run_once(lambda: True)
+    assert memory_checkpoint(app) != saved
