@@ -23,8 +23,8 @@ from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy, governing_policy
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import save_aggregate
-from app.core.recommend.model import UsageModel, WorkloadKey
-from app.core.recommend.samples import new_oom_kills, usage_from_metrics
+from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.samples import new_oom_kills, usage_from_metrics, usage_samples
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample, UsageWindows
@@ -277,7 +277,12 @@ class RecommenderJob:
         tracks = None if self.tracker.everything else self.tracker.tracks
         grouping = self.node_groups.active
         workload_of, last_labels = self.workload_of, self.labels
-        add_usage, window_of = self.model.add_usage, self.windows.window
+        window_of = self.windows.window
+        # Each workload's samples, in the LIST's order, added in one call per workload once the
+        # LIST is read (UsageModel.add_usages: the model as sample by sample). Workloads share
+        # nothing in the model, so only each one's own order counts. When a policy groups
+        # DaemonSets per node group, each sample is also its group's, and all go one by one.
+        batches: dict[WorkloadKey, list[UsageSample]] = {}
         for item in metrics:
             meta = item.get("metadata") or {}
             ns = meta.get("namespace") or ""
@@ -296,27 +301,51 @@ class RecommenderJob:
                 workload_info = info[w] = WorkloadInfo()
             workload_info.add_pod(pod.name, resources)
             last_labels[w] = labels  # what selector policies match (last pod seen)
-            # a DaemonSet's node group, if grouped (none when no policy groups this run)
-            group = self.node_groups.group_of(w, pod) if grouping else None
+            if grouping:
+                fed += self._feed_grouped(w, pod, item, resources)
+                continue
+            batch = batches.get(w)
+            if batch is None:
+                batch = batches[w] = []
+            usage_samples(item, resources, batch)
+        add_usages = self.model.add_usages
+        for w, batch in batches.items():
+            for container, (cores, bytes_) in add_usages(w, batch).items():
+                window = window_of((w, container))
+                if cores:
+                    fed += len(cores)
+                    window.add_cpus(cores)
+                if bytes_:
+                    fed += len(bytes_)
+                    window.add_memories(bytes_)
+        return fed
+
+    def _feed_grouped(
+        self, w: WorkloadKey, pod: PodView, item: dict[str, Any], resources: dict[str, Any]
+    ) -> int:
+        """One PodMetrics item sample by sample, each also taken into the pod's node group
+        when its workload is a DaemonSet sized per node group."""
+        fed = 0
+        group = self.node_groups.group_of(w, pod)
+        if group is not None:
+            self.node_groups.saw_pod(group, w, pod.name, resources)
+        for u in usage_from_metrics(item):
+            r = resources.get(u.container)
+            if r is None:
+                continue
+            request = (r.cpu_request or 0) / 1000.0
+            window = self.windows.window((w, u.container))
+            cpu_taken, memory_taken = self.model.add_usage(
+                w, u.pod, u.container, u.time, u.cpu_cores, request, u.memory_bytes
+            )
+            if cpu_taken and u.cpu_cores is not None:
+                fed += 1
+                window.add_cpu(u.cpu_cores)
+            if memory_taken and u.memory_bytes is not None:
+                fed += 1
+                window.add_memory(u.memory_bytes)
             if group is not None:
-                self.node_groups.saw_pod(group, w, pod.name, resources)
-            for u in usage_from_metrics(item):
-                r = resources.get(u.container)
-                if r is None:
-                    continue
-                request = (r.cpu_request or 0) / 1000.0
-                window = window_of((w, u.container))
-                cpu_taken, memory_taken = add_usage(
-                    w, u.pod, u.container, u.time, u.cpu_cores, request, u.memory_bytes
-                )
-                if cpu_taken and u.cpu_cores is not None:
-                    fed += 1
-                    window.add_cpu(u.cpu_cores)
-                if memory_taken and u.memory_bytes is not None:
-                    fed += 1
-                    window.add_memory(u.memory_bytes)
-                if group is not None:
-                    self.node_groups.add(group, w, u, request)
+                self.node_groups.add(group, w, u, request)
         return fed
 
     def _feed_ooms(self, pods: Iterable[PodView]) -> int:

@@ -127,6 +127,27 @@ class AggregateState:
             self.first_sample = t
         self.total_samples += 1
 
+    def add_cpu_samples(self, times: list[float], cores: list[float], weights: list[float]) -> None:
+        """add_cpu(times[i], cores[i], weights[i]) for each i, in order: the same histogram, days
+        and counts, with one bucket computation per sample and one call for the batch."""
+        if not times:
+            return
+        cpu, daily = self.cpu, self.daily
+        buckets = cpu.buckets.find_buckets(cores)
+        cpu.add_samples_at(weights, times, buckets)
+        if daily.cpu_buckets is cpu.buckets:
+            daily.add_cpus(times, cores, buckets)
+        else:
+            daily.add_cpus(times, cores, daily.cpu_buckets.find_buckets(cores))
+        newest, oldest = max(times), min(times)
+        last = self.last_sample
+        if last is None or newest > last:
+            self.last_sample = newest
+        first = self.first_sample
+        if first is None or oldest < first:
+            self.first_sample = oldest
+        self.total_samples += len(times)
+
     def is_empty(self) -> bool:
         return self.cpu.is_empty() and self.memory.is_empty()
 
@@ -173,35 +194,50 @@ class PodContainerState:
         return True
 
     def add_memory_sample(self, t: float, usage: float, is_oom: bool = False) -> bool:
-        aggregate = self.aggregate
-        until = aggregate.restored_until  # _already_counted, inlined: this runs for every sample
+        if is_oom:
+            until = self.aggregate.restored_until
+            if usage < 0 or (until is not None and t <= until):
+                return False
+            self._take_peak(t, usage, True)
+            return True
+        if not self.add_memory_peak(t, usage):
+            return False
+        self.aggregate.daily.add_memory(t, usage)
+        return True
+
+    def add_memory_peak(self, t: float, usage: float) -> bool:
+        """add_memory_sample of a usage sample (not an OOM kill), all but counting it in the
+        aggregate's days (DailyUsage.add_memory): the caller does, when this says True."""
+        until = self.aggregate.restored_until  # _already_counted, inlined: runs for every sample
         if usage < 0 or (until is not None and t <= until):
             return False
-        if not is_oom and self.last_memory_sample is not None and t < self.last_memory_sample:
+        last = self.last_memory_sample
+        if last is not None and t < last:
             return False
-        if not is_oom:
-            aggregate.daily.add_memory(t, usage)
+        self._take_peak(t, usage, False)
+        return True
+
+    def _take_peak(self, t: float, usage: float, is_oom: bool) -> None:
+        """The sample's part in the open memory window (a new window at its end)."""
         self.last_memory_sample = t
-        if self.window_end is None:
-            self.window_end = t
-        add_new_peak = False
-        if t < self.window_end:
+        window_end = self.window_end
+        if window_end is None:
+            window_end = self.window_end = t
+        if t < window_end:
             old = max(self.memory_peak, self.oom_peak)
-            if old != 0 and usage > old:
-                self.aggregate.memory.subtract_sample_at(old, 1.0, self.window_end)
-                add_new_peak = True
+            if old == 0 or not usage > old:
+                return
+            self.aggregate.memory.subtract_sample_at(old, 1.0, window_end)
         else:
             interval = self.settings.memory_aggregation_interval_seconds
-            self.window_end += math.floor((t - self.window_end) / interval) * interval + interval
+            window_end += math.floor((t - window_end) / interval) * interval + interval
+            self.window_end = window_end
             self.memory_peak = self.oom_peak = 0.0
-            add_new_peak = True
-        if add_new_peak:
-            self.aggregate.memory.add_sample_at(usage, 1.0, self.window_end)
-            if is_oom:
-                self.oom_peak = usage
-            else:
-                self.memory_peak = usage
-        return True
+        self.aggregate.memory.add_sample_at(usage, 1.0, window_end)
+        if is_oom:
+            self.oom_peak = usage
+        else:
+            self.memory_peak = usage
 
     def _already_counted(self, t: float) -> bool:
         until = self.aggregate.restored_until

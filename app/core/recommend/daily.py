@@ -220,6 +220,50 @@ class DailyUsage:
             day.memory_sum += bytes_
             day.memory_max = max(day.memory_max, bytes_)
 
+    def add_cpus(self, times: list[float], cores: list[float], buckets: list[int]) -> None:
+        """add_cpu(times[i], cores[i], buckets[i]) for each i, in order: the day found once for
+        each run of samples of the same day (_day would answer the same in between: only a new
+        day drops others), its sums kept in locals meanwhile."""
+        self._add_many(times, cores, buckets, True)
+
+    def add_memories(self, times: list[float], bytes_: list[float]) -> None:
+        """add_memory(times[i], bytes_[i]) for each i, in order (as add_cpus)."""
+        self._add_many(times, bytes_, self.memory_buckets.find_buckets(bytes_), False)
+
+    def _add_many(
+        self, times: list[float], values: list[float], buckets: list[int], cpu: bool
+    ) -> None:
+        floor, day_length = math.floor, DAY
+        last_d: int | None = None
+        day: DayUsage | None = None
+        counts = BucketCounts()
+        count, total, top = 0, 0.0, 0.0
+        for t, value, b in zip(times, values, buckets, strict=True):
+            d = floor(t / day_length)
+            if d != last_d:
+                if day is not None:
+                    _flush(day, cpu, count, total, top)
+                last_d, day = d, self._day(t)
+                if day is None:
+                    continue
+                counts = day.cpu if cpu else day.memory
+                if cpu:
+                    count, total, top = day.cpu_count, day.cpu_sum, day.cpu_max
+                else:
+                    count, total, top = day.memory_count, day.memory_sum, day.memory_max
+            elif day is None:
+                continue
+            i = b - counts.offset
+            if 0 <= i < len(counts.counts):
+                counts.counts[i] += 1
+            else:
+                counts.add(b)
+            count += 1
+            total += value
+            top = max(top, value)
+        if day is not None:
+            _flush(day, cpu, count, total, top)
+
     def add_oom(self, t: float, bytes_: float) -> None:
         day = self._day(t)
         if day is not None:
@@ -299,3 +343,10 @@ class DailyUsage:
         if self.newest is not None:
             for old in [k for k in self.days if k <= self.newest - self.retained]:
                 del self.days[old]
+
+
+def _flush(day: DayUsage, cpu: bool, count: int, total: float, top: float) -> None:
+    if cpu:
+        day.cpu_count, day.cpu_sum, day.cpu_max = count, total, top
+    else:
+        day.memory_count, day.memory_sum, day.memory_max = count, total, top

@@ -59,6 +59,19 @@ class ExponentialBuckets:
         last = self.num_buckets - 1
         return bucket if bucket < last else last
 
+    def find_buckets(self, values: list[float]) -> list[int]:
+        """[find_bucket(v) for v in values], in one call (the same expression: the same buckets)."""
+        first, scale, log_ratio = self.first_bucket_size, self._scale, self._log_ratio
+        last = self.num_buckets - 1
+        out = []
+        for value in values:
+            if value < first:
+                out.append(0)
+            else:
+                bucket = int(_log(value * scale / first + 1) / log_ratio)
+                out.append(bucket if bucket < last else last)
+        return out
+
 
 @dataclass
 class HistogramCheckpoint:
@@ -207,6 +220,40 @@ class DecayingHistogram(Histogram):
             ref = self.reference_time
             assert ref is not None
         self.add_sample(value, weight * 2.0 ** ((t - ref) / self.half_life), bucket)
+
+    def add_samples_at(self, weights: list[float], times: list[float], buckets: list[int]) -> None:
+        """add_sample_at(value, weights[i], times[i], buckets[i]) for each i in order (buckets[i]
+        being the bucket of the value): the same weights, bit for bit, with the decay factor
+        computed once for each run of equal times and the running totals kept in locals."""
+        half_life, eps = self.half_life, self.buckets.epsilon
+        ref = self.reference_time
+        limit = 0.0 if ref is None else ref + MAX_DECAY_EXPONENT * half_life
+        bucket_weights = self.weights
+        total, low, high = self.total_weight, self.min_bucket, self.max_bucket
+        last_t: float | None = None
+        factor = 0.0
+        for weight, t, b in zip(weights, times, buckets, strict=True):
+            if ref is None or t > limit:
+                self.total_weight, self.min_bucket, self.max_bucket = total, low, high
+                self._shift_reference(t)
+                total, low, high = self.total_weight, self.min_bucket, self.max_bucket
+                ref = self.reference_time
+                assert ref is not None
+                limit, last_t = ref + MAX_DECAY_EXPONENT * half_life, None
+            if t != last_t:
+                factor, last_t = 2.0 ** ((t - ref) / half_life), t
+            weight *= factor
+            if weight < 0:
+                self.total_weight, self.min_bucket, self.max_bucket = total, low, high
+                raise ValueError("sample weight must be non-negative")
+            bucket_weights[b] += weight
+            total += weight
+            if bucket_weights[b] >= eps:
+                if b < low:
+                    low = b
+                if b > high:
+                    high = b
+        self.total_weight, self.min_bucket, self.max_bucket = total, low, high
 
     def subtract_sample_at(self, value: float, weight: float, t: float) -> None:
         self.subtract_sample(value, weight * self._decay_factor(t))

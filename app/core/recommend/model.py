@@ -19,7 +19,8 @@ so its first samples are already taken as its policy says.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import ClassVar
@@ -31,9 +32,10 @@ from app.core.recommend.capping import (
     apply_policy,
     policy_for_container,
 )
+from app.core.recommend.daily import RETAINED_DAYS
 from app.core.recommend.estimator import Estimate
 from app.core.recommend.rounding import integer_cpu, rounded
-from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
 
 # The API group of the kinds rightsizer knows by name (a WorkloadKey's kind is written bare).
@@ -105,6 +107,11 @@ def kind_key(group: str, kind: str) -> str:
 
 
 IDLE_AFTER_SECONDS = 8 * 86400.0
+
+# One PodMetrics container's usage, for UsageModel.add_usages: (pod, container, time, CPU cores,
+# CPU request in cores, memory bytes), the arguments of add_usage after the workload.
+UsageSample = tuple[str, str, float, float | None, float, float | None]
+Taken = tuple[list[float], list[float]]  # CPU cores, memory bytes taken
 
 
 class UsageModel:
@@ -207,6 +214,112 @@ class UsageModel:
         if self.tunings.get(w, self.default_tuning).idle_after > 0:
             return cpu, state.add_memory_sample(t, bytes_)
         return cpu, self.add_memory(w, pod, container, t, bytes_)
+
+    def add_usages(self, w: WorkloadKey, batch: Sequence[UsageSample]) -> dict[str, Taken]:
+        """add_usage for each of one workload's samples, in order: the model is left as those
+        calls leave it. Per container of the batch (each one, in the order they first appear),
+        the CPU cores and memory bytes taken, in order.
+
+        The samples' pod containers are checked one by one (duplicates, older samples, restored
+        checkpoints, memory windows), and the CPU samples they take are added to each aggregate
+        in one call (AggregateState.add_cpu_samples), as are the memory samples to its days. That
+        is the per-sample order for each aggregate's histograms and days, as long as no aggregate
+        of the workload is dropped as idle meanwhile (`_batchable`); when one might be, or the
+        idle time is 0 or less, the samples go through add_usage one by one."""
+        if not self._batchable(w, batch):
+            return self._add_one_by_one(w, batch)
+        taken: dict[str, Taken] = {}
+        pods = self.pods
+        # per aggregate fed (by identity: a pod container's own, which the one of its name
+        # normally is): it, then its CPU samples' times, cores and weights, memory times, bytes
+        pending: dict[
+            int,
+            tuple[AggregateState, list[float], list[float], list[float], list[float], list[float]],
+        ] = {}
+        agg: AggregateState | None = None
+        waiting = None
+        for pod, container, t, cores, request, bytes_ in batch:
+            lists = taken.get(container)
+            if lists is None:
+                lists = taken[container] = ([], [])
+            if cores is None and bytes_ is None:
+                continue
+            state = pods.get((w, pod, container))
+            if state is None:
+                state = self.pod_container(w, pod, container)
+            if state.aggregate is not agg:
+                agg = state.aggregate
+                waiting = pending.get(id(agg))
+                if waiting is None:
+                    waiting = pending[id(agg)] = (agg, [], [], [], [], [])
+            assert waiting is not None
+            if cores is not None:  # add_cpu_sample, with the aggregate's part deferred
+                last, until = state.last_cpu_sample, agg.restored_until
+                if not (
+                    cores < 0
+                    or (last is not None and t <= last)
+                    or (until is not None and t <= until)
+                ):
+                    waiting[1].append(t)
+                    waiting[2].append(cores)
+                    waiting[3].append(max(request, state.settings.min_cpu_sample_weight))
+                    state.last_cpu_sample = t
+                    lists[0].append(cores)
+            if bytes_ is not None and state.add_memory_peak(t, bytes_):
+                waiting[4].append(t)
+                waiting[5].append(bytes_)
+                lists[1].append(bytes_)
+        for agg, times, cores_taken, weights, memory_times, memory_taken in pending.values():
+            if times:
+                agg.add_cpu_samples(times, cores_taken, weights)
+            if memory_times:
+                agg.daily.add_memories(memory_times, memory_taken)
+        return taken
+
+    def _add_one_by_one(self, w: WorkloadKey, batch: Sequence[UsageSample]) -> dict[str, Taken]:
+        """add_usages through add_usage, sample by sample (the reference it follows)."""
+        taken: dict[str, Taken] = {}
+        for pod, container, t, cores, request, bytes_ in batch:
+            cpu, memory = self.add_usage(w, pod, container, t, cores, request, bytes_)
+            lists = taken.get(container)
+            if lists is None:
+                lists = taken[container] = ([], [])
+            if cpu and cores is not None:
+                lists[0].append(cores)
+            if memory and bytes_ is not None:
+                lists[1].append(bytes_)
+        return taken
+
+    def _batchable(self, w: WorkloadKey, batch: Sequence[UsageSample]) -> bool:
+        """No aggregate of the workload can be dropped as idle while the batch is added: every
+        sample is within the idle time of the aggregate's last sample before the batch and of
+        every other sample of the batch (the last sample only moves forward meanwhile), and that
+        time is positive. Also the batch's days are fewer than the days kept (so a day of the
+        batch is never dropped by a later one: DailyUsage._day)."""
+        if w not in self.aggregates and self.strategy_of is not None:
+            # as its first sample will tune it (_first_seen)
+            idle = tuning(self.strategy_of(w), self.settings, self.idle_after).idle_after
+        else:
+            idle = self.tunings.get(w, self.default_tuning).idle_after
+        if idle <= 0 or not batch:
+            return idle > 0
+        times = [s[2] for s in batch]
+        newest, oldest = max(times), min(times)
+        if not newest - oldest < idle or not math.isfinite(newest - oldest):
+            return False
+        days = math.floor(newest / DAY) - math.floor(oldest / DAY)
+        if days >= RETAINED_DAYS:
+            return False
+        containers = self.aggregates.get(w)
+        if containers is not None:
+            for name in {s[1] for s in batch}:
+                agg = containers.get(name)
+                if agg is None:
+                    continue
+                last = agg.last_sample
+                if (last is not None and not newest - last < idle) or days >= agg.daily.retained:
+                    return False
+        return True
 
     def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
         self._expire_if_idle(w, container, t)

@@ -12,12 +12,14 @@ to its metrics. An OOM kill shows up as a container whose lastState is `terminat
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from app.core.pods import ContainerResources, Obj, PodView, parse_time
 from app.core.quantity import amount_float
+from app.core.recommend.model import UsageSample
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,38 @@ def usage_from_metrics(item: Obj) -> list[Usage]:
             continue
         out.append(Usage(pod, c.get("name") or "", t, cpu, mem))
     return out
+
+
+def usage_samples(
+    item: Obj, resources: Mapping[str, ContainerResources], out: list[UsageSample]
+) -> None:
+    """usage_from_metrics(item), of the containers in `resources` only, appended to `out` as
+    UsageModel.add_usages takes them: with the container's CPU request in cores (0 without one),
+    which weighs its CPU samples. What is logged is what usage_from_metrics logs."""
+    meta = item.get("metadata") or {}
+    pod = meta.get("name") or ""
+    t = _time(item.get("timestamp"))
+    if t is None:
+        log.warning("PodMetrics %s/%s has no valid timestamp; skipped", meta.get("namespace"), pod)
+        return
+    for c in item.get("containers") or []:
+        usage = c.get("usage") or {}
+        try:
+            cpu = _amount(usage["cpu"]) if "cpu" in usage else None
+            mem = _amount(usage["memory"]) if "memory" in usage else None
+        except ValueError as e:
+            log.warning(
+                "PodMetrics %s/%s container %s: %s; skipped",
+                meta.get("namespace"),
+                pod,
+                c.get("name"),
+                e,
+            )
+            continue
+        name = c.get("name") or ""
+        r = resources.get(name)
+        if r is not None:
+            out.append((pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
 
 
 # The suffixes metrics-server writes (resource.Quantity's canonical forms of its usage: CPU in

@@ -54,6 +54,16 @@ class _Counts:
         self.counts[b] = (n + 1, max(top, value))
         self.total += 1
 
+    def add_many(self, values: list[float]) -> None:
+        """add(v) for each of the values, in order (one call, one bucket computation each)."""
+        isfinite = math.isfinite
+        kept = [v for v in values if isfinite(v) and v >= 0]
+        counts = self.counts
+        for value, b in zip(kept, self.buckets.find_buckets(kept), strict=True):
+            n, top = counts.get(b, (0, value))
+            counts[b] = (n + 1, max(top, value))
+        self.total += len(kept)
+
     def percentile(self, p: float) -> float | None:
         """The largest sample of the bucket where the running count reaches p of the total."""
         if not self.total:
@@ -88,6 +98,12 @@ class UsageWindow:
 
     def add_memory(self, bytes_: float) -> None:
         self.memory.add(bytes_)
+
+    def add_cpus(self, cores: list[float]) -> None:
+        self.cpu.add_many(cores)
+
+    def add_memories(self, bytes_: list[float]) -> None:
+        self.memory.add_many(bytes_)
 
     def percentiles(self) -> UsagePercentiles:
         def milli(v: float | None) -> int | None:
