@@ -57,6 +57,16 @@ def proc_memory_mb(pid: int) -> tuple[float, float]:
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
+def cpu_seconds(pid: int | None = None) -> float:
+    """User plus system CPU seconds of a process so far, all its threads (this one by default)."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()  # after the command, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 def settled_rss_mb() -> float:
     gc.collect()
     return rss_mb()
