@@ -105,8 +105,8 @@ class PodActions:
 
     def evict(self, body: EvictionBody) -> Outcome:
         """With the body's uid, only that pod: one that took its name since (a StatefulSet's
-        replacement) is left alone (409 Precondition failed, reported as `gone`). Sent through
-        `ApiClient.call_api` (see the module docstring); the outcomes are `_call`'s."""
+        replacement) is left alone (409 Precondition failed, reported as `gone`). Sent to the
+        client's own pool manager (`_post`, see the module docstring); outcomes as `_call`'s."""
         what = f"eviction of {body.namespace}/{body.name}"
         path = EVICTION_PATH.format(
             namespace=quote(body.namespace, safe=""), name=quote(body.name, safe="")
