@@ -4,13 +4,12 @@ the pods that are gone. It grew by every pod ever seen before (found by the chur
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Flask
 
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from tests.support.fixed_cluster import FixedCluster
 
 WEB = WorkloadKey("shop", "Deployment", "web")
 
@@ -31,44 +30,12 @@ def pod(name: str, uid: str) -> PodView:
     )
 
 
-class Pods:
-    def __init__(self) -> None:
-        self.live: list[PodView] = []
-
-    def items(self) -> list[PodView]:
-        return list(self.live)
-
-
-class Cluster:
-    def __init__(self) -> None:
-        self.pods = Pods()
-
-    def wait_synced(self, timeout: float) -> bool:
-        return True
-
-    def pod_metrics(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "metadata": {"name": p.name, "namespace": "shop"},
-                "timestamp": "2026-01-01T00:00:00Z",
-                "window": "15s",
-                "containers": [{"name": "app", "usage": {"cpu": "50m", "memory": "100Mi"}}],
-            }
-            for p in self.pods.live
-        ]
-
-    def workload_of(self, p: PodView) -> WorkloadKey:
-        return WEB
-
-    def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
-        return {}
-
-    def workload_exists(self, w: WorkloadKey) -> bool:
-        return True
+def fixed_cluster() -> FixedCluster:
+    return FixedCluster(WEB, "app", {"cpu": "50m", "memory": "100Mi"}, "2026-01-01T00:00:00Z")
 
 
 def test_a_rollout_leaves_no_state_of_the_pods_it_replaced(app: Flask) -> None:
-    cluster = Cluster()
+    cluster = fixed_cluster()
     job = RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225600.0)  # type: ignore[arg-type]
     for generation in range(5):
         cluster.pods.live = [

@@ -19,6 +19,7 @@ from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.models import Checkpoint
+from tests.support.fixed_cluster import FixedCluster
 
 CACHE = WorkloadKey("shop", "StatefulSet", "cache")
 SCRAPE = "2026-01-01T00:00:00Z"  # the metrics' timestamp: the container's last sample
@@ -51,45 +52,11 @@ def pod(restarts: int, killed_at: str | None) -> PodView:
     )
 
 
-class Pods:
-    def __init__(self) -> None:
-        self.live: list[PodView] = []
-
-    def items(self) -> list[PodView]:
-        return list(self.live)
+def fixed_cluster() -> FixedCluster:
+    return FixedCluster(CACHE, "redis", {"cpu": "50m", "memory": "150Mi"}, SCRAPE)
 
 
-class Cluster:
-    """The cache's pod and its metrics, as they stand; the clock does not move by itself."""
-
-    def __init__(self) -> None:
-        self.pods = Pods()
-
-    def wait_synced(self, timeout: float) -> bool:
-        return True
-
-    def pod_metrics(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "metadata": {"name": p.name, "namespace": "shop"},
-                "timestamp": SCRAPE,
-                "window": "15s",
-                "containers": [{"name": "redis", "usage": {"cpu": "50m", "memory": "150Mi"}}],
-            }
-            for p in self.pods.live
-        ]
-
-    def workload_of(self, p: PodView) -> WorkloadKey:
-        return CACHE
-
-    def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
-        return {}
-
-    def workload_exists(self, w: WorkloadKey) -> bool:
-        return True
-
-
-def job(app: Flask, cluster: Cluster) -> RecommenderJob:
+def job(app: Flask, cluster: FixedCluster) -> RecommenderJob:
     return RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225660.0)  # type: ignore[arg-type]
 
 
@@ -100,7 +67,7 @@ def memory_checkpoint(app: Flask) -> tuple[dict[str, int], float]:
 
 
 def test_a_restart_does_not_count_again_a_kill_after_the_last_sample(app: Flask) -> None:
-    cluster = Cluster()
+    cluster = fixed_cluster()
     cluster.pods.live = [pod(1, "2026-01-01T00:00:10Z")]  # killed 10 s after its last sample
     first = job(app, cluster)
     assert ", 1 OOM kills," in first.run_once(lambda: True)

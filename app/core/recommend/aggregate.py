@@ -119,13 +119,7 @@ class AggregateState:
             bucket = cpu.buckets.find_bucket(cores)
         cpu.add_sample_at(cores, weight, t, bucket)
         daily.add_cpu(t, cores, bucket)
-        last = self.last_sample
-        if last is None or t > last:
-            self.last_sample = t
-        first = self.first_sample
-        if first is None or t < first:
-            self.first_sample = t
-        self.total_samples += 1
+        self._counted(t, t, 1)
 
     def add_cpu_samples(self, times: list[float], cores: list[float], weights: list[float]) -> None:
         """add_cpu(times[i], cores[i], weights[i]) for each i, in order: the same histogram, days
@@ -139,14 +133,18 @@ class AggregateState:
             daily.add_cpus(times, cores, buckets)
         else:
             daily.add_cpus(times, cores, daily.cpu_buckets.find_buckets(cores))
-        newest, oldest = max(times), min(times)
+        self._counted(min(times), max(times), len(times))
+
+    def _counted(self, oldest: float, newest: float, n: int) -> None:
+        """n CPU samples taken, from `oldest` to `newest`: the first and last sample's times and
+        the count."""
         last = self.last_sample
         if last is None or newest > last:
             self.last_sample = newest
         first = self.first_sample
         if first is None or oldest < first:
             self.first_sample = oldest
-        self.total_samples += len(times)
+        self.total_samples += n
 
     def is_empty(self) -> bool:
         return self.cpu.is_empty() and self.memory.is_empty()

@@ -12,7 +12,7 @@ to its metrics. An OOM kill shows up as a container whose lastState is `terminat
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -45,29 +45,7 @@ class OomKill:
 
 def usage_from_metrics(item: Obj) -> list[Usage]:
     """One PodMetrics item -> a usage per container; malformed values are skipped and logged."""
-    meta = item.get("metadata") or {}
-    pod = meta.get("name") or ""
-    t = _time(item.get("timestamp"))
-    if t is None:
-        log.warning("PodMetrics %s/%s has no valid timestamp; skipped", meta.get("namespace"), pod)
-        return []
-    out = []
-    for c in item.get("containers") or []:
-        usage = c.get("usage") or {}
-        try:
-            cpu = _amount(usage["cpu"]) if "cpu" in usage else None
-            mem = _amount(usage["memory"]) if "memory" in usage else None
-        except ValueError as e:
-            log.warning(
-                "PodMetrics %s/%s container %s: %s; skipped",
-                meta.get("namespace"),
-                pod,
-                c.get("name"),
-                e,
-            )
-            continue
-        out.append(Usage(pod, c.get("name") or "", t, cpu, mem))
-    return out
+    return [Usage(*u) for u in _usages(item)]
 
 
 def usage_samples(
@@ -76,6 +54,15 @@ def usage_samples(
     """usage_from_metrics(item), of the containers in `resources` only, appended to `out` as
     UsageModel.add_usages takes them: with the container's CPU request in cores (0 without one),
     which weighs its CPU samples. What is logged is what usage_from_metrics logs."""
+    for pod, name, t, cpu, mem in _usages(item):
+        r = resources.get(name)
+        if r is not None:
+            out.append((pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
+
+
+def _usages(item: Obj) -> Iterator[tuple[str, str, float, float | None, float | None]]:
+    """(pod, container, time, CPU cores, memory bytes) of each container of a PodMetrics item
+    whose values parse; the others, and an item without a valid timestamp, are logged."""
     meta = item.get("metadata") or {}
     pod = meta.get("name") or ""
     t = _time(item.get("timestamp"))
@@ -96,10 +83,7 @@ def usage_samples(
                 e,
             )
             continue
-        name = c.get("name") or ""
-        r = resources.get(name)
-        if r is not None:
-            out.append((pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
+        yield pod, c.get("name") or "", t, cpu, mem
 
 
 # The suffixes metrics-server writes (resource.Quantity's canonical forms of its usage: CPU in

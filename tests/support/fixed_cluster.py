@@ -1,0 +1,49 @@
+"""A cluster of one workload whose pods and metrics are what a test set, for the recommender job
+(the parts of app.kube.cluster.ClusterView it reads): every pod is the workload's, its metrics
+one scrape at a fixed time with the same usage, and nothing moves by itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.pods import PodView
+from app.core.recommend.model import WorkloadKey
+
+
+class Pods:
+    def __init__(self) -> None:
+        self.live: list[PodView] = []
+
+    def items(self) -> list[PodView]:
+        return list(self.live)
+
+
+class FixedCluster:
+    def __init__(
+        self, workload: WorkloadKey, container: str, usage: dict[str, str], scrape: str
+    ) -> None:
+        self.workload, self.container, self.usage, self.scrape = workload, container, usage, scrape
+        self.pods = Pods()
+
+    def wait_synced(self, timeout: float) -> bool:
+        return True
+
+    def pod_metrics(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "metadata": {"name": p.name, "namespace": p.namespace},
+                "timestamp": self.scrape,
+                "window": "15s",
+                "containers": [{"name": self.container, "usage": dict(self.usage)}],
+            }
+            for p in self.pods.live
+        ]
+
+    def workload_of(self, p: PodView) -> WorkloadKey:
+        return self.workload
+
+    def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
+        return {}
+
+    def workload_exists(self, w: WorkloadKey) -> bool:
+        return True
