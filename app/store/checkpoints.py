@@ -23,40 +23,23 @@ from app.store.session import DbSession, to_datetime, to_unix
 log = logging.getLogger(__name__)
 
 
-# The columns of a checkpoint row beside its key, in the order of `checkpoint_values`.
-CHECKPOINT_COLUMNS = (
-    "cpu_buckets",
-    "cpu_total_weight",
-    "cpu_reference_time",
-    "memory_buckets",
-    "memory_total_weight",
-    "memory_reference_time",
-    "sample_count",
-    "first_sample_at",
-    "last_sample_at",
-    "version",
-    "daily",
-    "updated_at",
-)
-
-
-def checkpoint_values(cp: AggregateCheckpoint, now: datetime) -> tuple[Any, ...]:
-    """The values of CHECKPOINT_COLUMNS of a row holding `cp`, stamped `now` (for the bulk
-    statements of app.store.bulk: the recommender writes thousands a run)."""
-    return (
-        {str(k): v for k, v in sorted(cp.cpu.bucket_weights.items())},
-        cp.cpu.total_weight,
-        to_datetime(cp.cpu.reference_time),
-        {str(k): v for k, v in sorted(cp.memory.bucket_weights.items())},
-        cp.memory.total_weight,
-        to_datetime(cp.memory.reference_time),
-        cp.total_samples,
-        to_datetime(cp.first_sample),
-        to_datetime(cp.last_sample),
-        cp.version,
-        cp.daily,
-        now,
-    )
+def checkpoint_values(cp: AggregateCheckpoint, now: datetime) -> dict[str, Any]:
+    """The columns of a checkpoint row holding `cp`, stamped `now` (for Core statements: the
+    recommender writes thousands a run, app.store.recommendations)."""
+    return {
+        "cpu_buckets": {str(k): v for k, v in sorted(cp.cpu.bucket_weights.items())},
+        "cpu_total_weight": cp.cpu.total_weight,
+        "cpu_reference_time": to_datetime(cp.cpu.reference_time),
+        "memory_buckets": {str(k): v for k, v in sorted(cp.memory.bucket_weights.items())},
+        "memory_total_weight": cp.memory.total_weight,
+        "memory_reference_time": to_datetime(cp.memory.reference_time),
+        "sample_count": cp.total_samples,
+        "first_sample_at": to_datetime(cp.first_sample),
+        "last_sample_at": to_datetime(cp.last_sample),
+        "version": cp.version,
+        "daily": cp.daily,
+        "updated_at": now,
+    }
 
 
 def checkpoint_from_row(row: Checkpoint) -> AggregateCheckpoint:

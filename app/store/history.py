@@ -10,32 +10,17 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import delete, func, insert, select, tuple_
 
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
 from app.core.resources import Resources
 from app.models import RecommendationPoint
-from app.store.bulk import Columns, by_keys, delete_by_keys, placeholder
 from app.store.results import ContainerResult
-from app.store.session import DbSession
+from app.store.session import DbSession, to_unix
 
 HISTORY_STEP = timedelta(hours=1)  # at most one history point per container in this time
 HISTORY_KEEP = timedelta(days=8)  # the memory window: older points are deleted
-KEY = ("namespace", "kind", "name", "container")
-# a point's columns, in the order of _point_values
-POINT_COLUMNS = (
-    *KEY,
-    "time",
-    "target_cpu",
-    "target_memory",
-    "current_cpu_request",
-    "current_memory_request",
-    "usage_cpu_p50",
-    "usage_cpu_p90",
-    "usage_memory_p50",
-    "usage_memory_p90",
-)
 
 
 def append_history(
@@ -51,18 +36,15 @@ def append_history(
     if not keys:
         return written
     H = RecommendationPoint
-    table = H.__table__
-    columns = Columns(table, POINT_COLUMNS, session.get_bind().dialect)
-    # each container's newest point, as stored (app.store.bulk), and the hour's start encoded
-    # the same way: SQLite's text times (fixed width) order as the times do
-    key_cols = ", ".join(KEY)
+    cols = (H.namespace, H.kind, H.name, H.container)
     newest = {
-        tuple(row[:4]): row[4]
-        for row in by_keys(session, table, KEY, keys, (*KEY, "max(time)"), f" GROUP BY {key_cols}")
+        (ns, kind, name, container): to_unix(t)
+        for ns, kind, name, container, t in session.execute(
+            select(*cols, func.max(H.time)).where(tuple_(*cols).in_(list(keys))).group_by(*cols)
+        )
     }
-    time_at = POINT_COLUMNS.index("time")
-    due = columns.encoders[time_at](now - HISTORY_STEP)
-    new: list[tuple[Any, ...]] = []
+    due = now.timestamp() - HISTORY_STEP.total_seconds()
+    new: list[dict[str, Any]] = []
     for r in results:
         key = (r.workload.namespace, r.workload.kind, r.workload.name, r.container)
         last = newest.get(key)
@@ -70,28 +52,19 @@ def append_history(
             continue
         rec, cur = r.recommendation, r.current
         assert rec is not None
-        u = r.usage or UsagePercentiles()
         new.append(
-            columns.encode(
-                (
-                    *key,
-                    now,
-                    rec.target.cpu,
-                    rec.target.memory,
-                    cur.cpu if cur else None,
-                    cur.memory if cur else None,
-                    u.cpu_p50,
-                    u.cpu_p90,
-                    u.memory_p50,
-                    u.memory_p90,
-                )
+            _point_values(
+                key, now, rec.target, cur.cpu if cur else None, cur.memory if cur else None, r.usage
             )
         )
         written.append((r.workload, r.container))
-    columns.insert(session, new)  # one statement: the recommender appends thousands an hour
-    old = columns.encoders[time_at](now - HISTORY_KEEP)
-    mark = placeholder(session.get_bind().dialect)
-    delete_by_keys(session, table, KEY, keys, f"time < {mark}", (old,))
+    if new:  # one executemany (Core): the recommender appends thousands of points an hour
+        session.execute(insert(RecommendationPoint.__table__), new)
+    session.execute(
+        delete(H)
+        .where(tuple_(*cols).in_(list(keys)), H.time < now - HISTORY_KEEP)
+        .execution_options(synchronize_session=False)
+    )
     return written
 
 
