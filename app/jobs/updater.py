@@ -107,7 +107,7 @@ class UpdaterJob:
             # Dry run is a promise: whatever actions were passed, nothing is changed in the cluster.
             actions.dry_run = True
         self.bucket = TokenBucket(options.evictions_per_second, options.eviction_burst, clock)
-        self.sender = EvictionSender(actions.evict, options.evictions_in_flight)
+        self.sender = EvictionSender(actions.send_eviction, options.evictions_in_flight)
         self._boost_tools = (self.bucket, actions, self._record)  # app.jobs.boost_removal
         self.resizing = ResizeWatch()
         self.infeasible = InfeasibleAttempts()  # InPlace: resizes not to try again as they were

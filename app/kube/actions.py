@@ -15,28 +15,30 @@ frozen view (app.core.pods.PodView), so nothing above this module reads pod JSON
 An eviction, sent by the thousand in one run, skips the typed method's argument validation and
 models, and the generic per-call work of `ApiClient.call_api` / `RESTClientObject.request`
 (content-type regexes, a urllib3 Timeout built per call, form-field encoding): its JSON body goes
-to the urllib3 pool manager the official client configured (its TLS settings, proxy and retries),
-after the client's own rate limiter, with its default timeout, its default headers and its
-BearerToken auth hook, and only the status is read, with the API server's Status message on an
-error (issue 22: the typed call was 0.6-0.9 ms of CPU each, `call_api` 0.30-0.40 ms).
+to the connection pool of the urllib3 pool manager the official client configured (its TLS
+settings and certificates; through its proxy when it has one), after the client's own rate
+limiter, with its default timeout, its default headers and its BearerToken auth hook, and only
+the status is read, with the API server's Status message on an error (issue 22: the typed call
+was 0.6-0.9 ms of CPU each, `call_api` 0.30-0.40 ms). `send_eviction` sends one and reads its
+answer later (app.kube.posts), so that the updater keeps a few in flight without threads.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
+from http.client import HTTPException
 from typing import Any, Literal
 from urllib.parse import quote
 
-import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import HTTPError, SSLError
+from urllib3.exceptions import HTTPError
 
 from app.core.bodies import EvictionBody, ResizeBody
 from app.core.pods import PodView
 from app.kube.events import event_body, object_reference
+from app.kube.posts import SentPost, send_post
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "failed"]
@@ -45,6 +47,34 @@ Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "failed"]
 # `pods/eviction create` from this reference), sent to its path as that method sends it.
 EVICTION = client.CoreV1Api.create_namespaced_pod_eviction
 EVICTION_PATH = "/api/v1/namespaces/{namespace}/pods/{name}/eviction"
+
+
+class SentEviction:
+    """An eviction on the wire (PodActions.send_eviction); `outcome()` reads its answer once."""
+
+    def __init__(
+        self, actions: PodActions, what: str, sent: SentPost | None, outcome: Outcome = "failed"
+    ) -> None:
+        self.actions, self.what, self.sent, self._outcome = actions, what, sent, outcome
+
+    def outcome(self) -> Outcome:
+        sent, self.sent = self.sent, None
+        if sent is None:
+            return self._outcome
+        try:
+            status, reason, data = sent.answer()
+        except (HTTPError, HTTPException, OSError) as e:
+            log.warning("%s failed: %s", self.what, e)
+            return "failed"
+        if 200 <= status <= 299:
+            return "done"
+        return self.actions._refused(self.what, status, _status_message(data, reason))
+
+    def abandon(self) -> None:
+        """Its answer is not read: the connection is closed (a run interrupted)."""
+        sent, self.sent = self.sent, None
+        if sent is not None:
+            sent.abandon()
 
 
 class PodActions:
@@ -106,21 +136,24 @@ class PodActions:
     def evict(self, body: EvictionBody) -> Outcome:
         """With the body's uid, only that pod: one that took its name since (a StatefulSet's
         replacement) is left alone (409 Precondition failed, reported as `gone`). Sent to the
-        client's own pool manager (`_post`, see the module docstring); outcomes as `_call`'s."""
+        client's own connection pool (app.kube.posts, see the module docstring) and answered
+        before it returns; outcomes as `_call`'s."""
+        return self.send_eviction(body).outcome()
+
+    def send_eviction(self, body: EvictionBody) -> SentEviction:
+        """The eviction `evict` sends, its answer read later by `outcome()` (app.kube.posts: a
+        few sent before their answers are read keep the API server busy without a thread)."""
         what = f"eviction of {body.namespace}/{body.name}"
         path = EVICTION_PATH.format(
             namespace=quote(body.namespace, safe=""), name=quote(body.name, safe="")
         )
         try:
-            status, reason, data = _post(self.api, path, self.dry_run, body.to_dict())
+            return SentEviction(self, what, send_post(self.api, path, self.dry_run, body.to_dict()))
         except ApiException as e:  # the REST layer's own (an SSL error is status 0)
-            return self._refused(what, e.status, _message(e))
-        except (HTTPError, OSError) as e:
+            return SentEviction(self, what, None, self._refused(what, e.status, _message(e)))
+        except (HTTPError, HTTPException, OSError) as e:
             log.warning("%s failed: %s", what, e)
-            return "failed"
-        if 200 <= status <= 299:
-            return "done"
-        return self._refused(what, status, _status_message(data, reason))
+            return SentEviction(self, what, None, "failed")
 
     def server_minor(self) -> int | None:
         """The API server's Kubernetes minor version (GET /version, asked once), None if unknown."""
@@ -186,49 +219,6 @@ class PodActions:
             ref["namespace"],
             event_body(ref, reason, message, type_),
         )
-
-
-def _post(api: Any, path: str, dry_run: bool, body: dict[str, Any]) -> tuple[int, str, bytes]:
-    """POSTs `body` (JSON) to `path` as the typed methods do (the client's default headers, its
-    BearerToken auth, `Content-Type` and `Accept: application/json`, `dryRun=All` in a dry run),
-    through the client's REST layer's own pool manager, once the client's rate limiter lets it
-    and with its default timeout (see the module docstring): (status, reason, the answer's body
-    when it is not 2xx). A TLS error raises ApiException (status 0), as the REST layer raises it."""
-    headers = {**api.default_headers, **_JSON_HEADERS}
-    api.update_params_for_auth(headers, [], ["BearerToken"], path, "POST", body)
-    url = api.configuration.host + path + ("?dryRun=All" if dry_run else "")
-    rest = api.rest_client
-    limiter = getattr(rest, "limiter", None)  # app.kube.client's _TimedREST: the client's own
-    if limiter is not None:
-        limiter.wait()
-    try:
-        raw = rest.pool_manager.urlopen(
-            "POST",
-            url,
-            body=json.dumps(body).encode(),
-            headers=headers,
-            timeout=_timeout(getattr(rest, "default_timeout", None)),
-            preload_content=False,
-        )
-    except SSLError as e:  # as RESTClientObject.request reports it
-        raise ApiException(status=0, reason=f"{type(e).__name__}\n{e}") from None
-    try:
-        if 200 <= raw.status <= 299:
-            raw.drain_conn()
-            return raw.status, str(raw.reason), b""
-        return raw.status, str(raw.reason), raw.data
-    finally:
-        raw.release_conn()
-
-
-_JSON_HEADERS = {"Accept": "application/json", "Content-Type": "application/json"}
-
-
-@functools.lru_cache(maxsize=8)
-def _timeout(pair: tuple[float, float] | None) -> urllib3.Timeout | None:
-    """The REST layer's (connect, read) default as urllib3 takes it; None (a plain REST layer, no
-    default) is no timeout, as RESTClientObject.request passes it."""
-    return None if pair is None else urllib3.Timeout(connect=pair[0], read=pair[1])
 
 
 def _status_message(data: bytes, reason: str) -> str:

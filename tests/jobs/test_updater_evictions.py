@@ -1,18 +1,17 @@
 """Evictions sent a few at a time (app.jobs.evictions) never overshoot a disruption budget.
 
 The updater reserves a workload's budget before each eviction is sent and gives it back when the
-eviction fails; these tests inject failures and answers that arrive out of order, and check at
-the moment each eviction reaches the API server that the evictions in flight plus those that
-succeeded could all have been made one at a time within the budget.
+eviction fails; these tests inject failures, and check at the moment each eviction reaches the
+API server that the evictions in flight plus those that succeeded could all have been made one
+at a time within the budget. The sender against a real server: tests/kube/test_eviction_answers.py.
 """
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,38 +38,50 @@ def pod(name: str, pending: bool, ready: bool) -> PodView:
     )
 
 
+class Answer:
+    """A fake SentEviction: the server has the request; `outcome()` reads its answer."""
+
+    def __init__(self, server: FlakyServer | None, name: str, outcome: str) -> None:
+        self.server, self.name, self._outcome = server, name, outcome
+        self.read = self.abandoned = False
+
+    def outcome(self) -> Any:
+        assert not self.read and not self.abandoned, "an answer is read once"
+        self.read = True
+        if self.server is not None:
+            self.server.answered(self.name, self._outcome)
+        if self._outcome == "raises":
+            raise RuntimeError("connection reset")
+        return self._outcome
+
+    def abandon(self) -> None:
+        self.abandoned = True
+
+
 class FlakyServer:
-    """PodActions' evict, answering each pod as told after a random short delay; it checks,
-    under a lock, that what is in flight or done could have been done one at a time."""
+    """PodActions' send_eviction, answering each pod as told; it checks, as each eviction
+    arrives, that what is in flight or done could have been done one at a time."""
 
     dry_run = True
 
     def __init__(self, outcomes: dict[str, str], budgets: dict[str, tuple[int, int, float]]):
         self.outcomes, self.budgets = outcomes, budgets
-        self.lock = threading.Lock()
         self.in_flight: dict[str, PodView] = {}
         self.done: dict[str, PodView] = {}
         self.most = 0
         self.violations: list[str] = []
         self.pods: dict[str, PodView] = {}
-        self.rng = random.Random(7)
 
-    def evict(self, body: EvictionBody) -> str:
-        p = self.pods[body.name]
-        with self.lock:
-            self.in_flight[body.name] = p
-            self.most = max(self.most, len(self.in_flight))
-            self._check(body.name.split("-")[0])
-            delay = self.rng.random() * 0.002
-        time.sleep(delay)  # answers come back in any order
-        outcome = self.outcomes[body.name]
-        with self.lock:
-            del self.in_flight[body.name]
-            if outcome == "done":
-                self.done[body.name] = p
-        if outcome == "raises":
-            raise RuntimeError("connection reset")
-        return outcome
+    def send_eviction(self, body: EvictionBody) -> Answer:
+        self.in_flight[body.name] = self.pods[body.name]
+        self.most = max(self.most, len(self.in_flight))
+        self._check(body.name.split("-")[0])
+        return Answer(self, body.name, self.outcomes[body.name])
+
+    def answered(self, name: str, outcome: str) -> None:
+        p = self.in_flight.pop(name)
+        if outcome == "done":
+            self.done[name] = p
 
     def record_event(self, *args: Any) -> None:
         pass  # a dry run records none
@@ -158,80 +169,91 @@ def test_concurrent_evictions_never_exceed_the_budget(
         assert budget.disrupted_ready == sum(p.is_ready for p in mine)
 
 
-def test_one_in_flight_sends_in_the_callers_thread_in_order() -> None:
-    seen: list[tuple[str, str]] = []
+def test_one_in_flight_answers_each_before_the_next_is_sent() -> None:
+    sent: list[Answer] = []
 
-    def evict(body: EvictionBody) -> Any:
-        seen.append((body.name, threading.current_thread().name))
-        return "done"
+    def send(body: EvictionBody) -> Answer:
+        assert all(a.read for a in sent), "sent before the previous answer was read"
+        sent.append(Answer(None, body.name, "done"))
+        return sent[-1]
 
     answers: list[str] = []
-    with EvictionSender(evict, 1) as sender:
+    with EvictionSender(send, 1) as sender:
         for name in ("p1", "p2", "p3"):
-            sender.submit(EvictionBody("ns", name), lambda o: answers.append(o))
-            assert len(answers) == len(seen)  # answered before submit returns
-    me = threading.current_thread().name
-    assert seen == [("p1", me), ("p2", me), ("p3", me)]
+            sender.submit(EvictionBody("ns", name), answers.append)
+            assert len(answers) == len(sent)  # answered before submit returns
+    assert [a.name for a in sent] == ["p1", "p2", "p3"]
+    assert sender.most_in_flight == 1
 
 
-def test_answers_are_handed_over_in_submission_order_whatever_order_they_arrive_in() -> None:
-    release = {name: threading.Event() for name in ("p1", "p2", "p3", "p4")}
-    threads: set[str] = set()
+def test_answers_are_read_oldest_first_once_the_window_is_full() -> None:
+    """Four out before any answer is read; the fifth waits for the oldest's answer; every answer
+    is handed over in submission order, in the caller's thread, without a thread of its own."""
+    sent: dict[str, Answer] = {}
+    me = threading.current_thread()
 
-    def evict(body: EvictionBody) -> Any:
-        threads.add(threading.current_thread().name)
-        release[body.name].wait(5)
-        return "done" if body.name != "p2" else "blocked"
+    def send(body: EvictionBody) -> Answer:
+        sent[body.name] = Answer(None, body.name, "blocked" if body.name == "p2" else "done")
+        return sent[body.name]
 
     answers: list[tuple[str, str]] = []
-    sender = EvictionSender(evict, 4)
-    for name in ("p1", "p2", "p3", "p4"):
+    threads_before = threading.active_count()
+    sender = EvictionSender(send, 4)
+    for name in ("p1", "p2", "p3", "p4", "p5"):
 
         def on_answer(outcome: str, name: str = name) -> None:
+            assert threading.current_thread() is me
             answers.append((name, outcome))
 
         sender.submit(EvictionBody("ns", name), on_answer)
-    assert answers == []  # four in flight, none answered yet
-    for name in ("p4", "p3", "p2", "p1"):  # the server answers the last first
-        release[name].set()
+        if name == "p4":
+            assert answers == [] and not any(a.read for a in sent.values())
+        assert threading.active_count() == threads_before
+    assert answers == [("p1", "done")]  # p5 needed room: the oldest was read
     sender.finish()
-    assert answers == [("p1", "done"), ("p2", "blocked"), ("p3", "done"), ("p4", "done")]
-    assert threading.current_thread().name not in threads
+    assert answers == [
+        (n, "blocked" if n == "p2" else "done") for n in ("p1", "p2", "p3", "p4", "p5")
+    ]
     assert sender.most_in_flight == 4
 
 
-def test_an_error_while_sending_is_a_failed_eviction() -> None:
-    def evict(body: EvictionBody) -> Any:
-        raise ValueError("bad answer")
+@pytest.mark.parametrize("where", ["send", "outcome"])
+def test_an_error_while_sending_or_reading_is_a_failed_eviction(where: str) -> None:
+    def send(body: EvictionBody) -> Any:
+        if where == "send":
+            raise ValueError("bad request")
+        return Answer(None, body.name, "raises")
 
     answers: list[str] = []
-    with EvictionSender(evict, 2) as sender:
+    with EvictionSender(send, 2) as sender:
         sender.submit(EvictionBody("ns", "p1"), answers.append)
-    assert answers == ["failed"]
+        sender.submit(EvictionBody("ns", "p2"), answers.append)
+    assert answers == ["failed", "failed"]
 
 
-def test_an_interrupt_in_a_sender_thread_is_raised_in_the_callers_thread() -> None:
-    """Not an error of the eviction (those are `failed`): a BaseException reaches the caller when
-    its answer is handed over, and the sender still ends its threads."""
+def test_an_interrupted_run_drops_what_is_still_out_unread() -> None:
+    """A BaseException in the run (an interrupt) leaves the sender without reading the answers
+    still out: their connections are closed (abandon), nothing is handed over."""
+    sent: list[Answer] = []
 
-    def evict(body: EvictionBody) -> Any:
+    def send(body: EvictionBody) -> Answer:
+        sent.append(Answer(None, body.name, "done"))
+        return sent[-1]
+
+    answers: list[str] = []
+    with pytest.raises(KeyboardInterrupt), EvictionSender(send, 4) as sender:
+        sender.submit(EvictionBody("ns", "p1"), answers.append)
+        sender.submit(EvictionBody("ns", "p2"), answers.append)
         raise KeyboardInterrupt
-
-    sender = EvictionSender(evict, 2)
-    sender.submit(EvictionBody("ns", "p1"), lambda o: None)
-    try:
-        sender.finish()
-    except KeyboardInterrupt:
-        pass
-    else:
-        raise AssertionError("the interrupt was lost")
-    assert not [t for t in threading.enumerate() if t.name.startswith("eviction")]
+    assert answers == []
+    assert [(a.read, a.abandoned) for a in sent] == [(False, True), (False, True)]
 
 
 def test_one_sender_serves_run_after_run() -> None:
-    """The updater keeps its sender for every run: each run's threads end with it, and the next
-    run's answers are its own, in order."""
-    sender = EvictionSender(lambda body: "done" if body.name != "p2" else "gone", 3)
+    """The updater keeps its sender for every run: each run's answers are its own, in order."""
+    sender = EvictionSender(
+        lambda body: Answer(None, body.name, "done" if body.name != "p2" else "gone"), 3
+    )
     for _ in range(3):
         answers: list[tuple[str, str]] = []
         with sender:
@@ -242,4 +264,3 @@ def test_one_sender_serves_run_after_run() -> None:
         assert answers == [
             (n, "gone" if n == "p2" else "done") for n in ("p1", "p2", "p3", "p4", "p5")
         ]
-        assert not [t for t in threading.enumerate() if t.name.startswith("eviction")]

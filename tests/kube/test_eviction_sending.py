@@ -1,0 +1,182 @@
+"""PodActions.send_eviction writes the request now and reads its answer later (app.kube.posts):
+against the simulated API server, a few evictions are out at once over connections of the
+official client's pool and answered in order, each connection given back; through TLS (the
+client's CA and server name) and through the client's proxy as the client reaches them."""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from app.core.bodies import EvictionBody
+from app.kube.actions import PodActions
+from app.serving.certs import ensure, service_names
+from app.simulator.testing import running_simulator
+from tests.support.updater_runs import NS, deployment, server_pods
+
+SCENARIO: dict[str, Any] = {
+    "nodes": [{"namePrefix": "node", "count": 2, "cpu": "4", "memory": "16Gi"}],
+    "namespaces": [{"name": NS}],
+    "workloads": [deployment("web", 3)],
+}
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[Any]:
+    with running_simulator(SCENARIO) as sim:
+        api = sim.api_client()
+        try:
+            yield api
+        finally:
+            api.close()
+
+
+def _pool(api: Any) -> Any:
+    return api.rest_client.pool_manager.connection_from_url(api.configuration.host)
+
+
+def test_evictions_out_at_once_are_answered_in_order(api: Any) -> None:
+    """Four sent before any answer is read, each its own connection; the answers read in order
+    are the API server's (201, 404, 409 precondition, 201); the next four reuse the connections."""
+    actions = PodActions(api, dry_run=True)
+    pods = [p["metadata"] for p in server_pods(api)]
+    bodies = [
+        EvictionBody(NS, pods[0]["name"], pods[0]["uid"]),
+        EvictionBody(NS, "no-such-pod"),
+        EvictionBody(NS, pods[1]["name"], "an-older-uid"),
+        EvictionBody(NS, pods[2]["name"], pods[2]["uid"]),
+    ]
+    sent = [actions.send_eviction(b) for b in bodies]
+    opened = _pool(api).num_connections
+    assert [s.outcome() for s in sent] == ["done", "gone", "gone", "done"]
+    sent = [actions.send_eviction(b) for b in bodies]
+    assert [s.outcome() for s in sent] == ["done", "gone", "gone", "done"]
+    assert _pool(api).num_connections == opened  # the same connections, given back
+    assert opened >= 4
+
+
+def test_an_abandoned_eviction_frees_its_connection(api: Any) -> None:
+    actions = PodActions(api, dry_run=True)
+    pod = server_pods(api)[0]["metadata"]
+    body = EvictionBody(NS, pod["name"], pod["uid"])
+    sent = actions.send_eviction(body)
+    sent.abandon()
+    assert sent.outcome() == "failed"  # nothing to read any more
+    assert actions.send_eviction(body).outcome() == "done"
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Records each request line and answers 201 once `release` is set."""
+
+    seen: list[str] = []
+    answered: list[str] = []
+    release = threading.Event()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.seen.append(self.path)
+        self.release.wait(10)
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+        self.answered.append(self.path)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _serving(tls: ssl.SSLContext | None = None) -> Iterator[ThreadingHTTPServer]:
+    _Recorder.seen, _Recorder.answered, _Recorder.release = [], [], threading.Event()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server.daemon_threads = True
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        _Recorder.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def recorder() -> Iterator[ThreadingHTTPServer]:
+    with _serving() as server:
+        yield server
+
+
+def _wait_for(n: int) -> None:
+    deadline = time.monotonic() + 10
+    while len(_Recorder.seen) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_each_request_reaches_the_server_before_any_answer_is_read(
+    recorder: ThreadingHTTPServer,
+) -> None:
+    """send_eviction returns with the request on the wire: three reach a server that holds every
+    answer back, none of them read yet."""
+    api = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{recorder.server_port}"))
+    try:
+        actions = PodActions(api, dry_run=True)
+        sent = [actions.send_eviction(EvictionBody(NS, f"web-{i}")) for i in range(3)]
+        _wait_for(3)
+        assert _Recorder.answered == []
+        assert sorted(_Recorder.seen) == [
+            f"/api/v1/namespaces/{NS}/pods/web-{i}/eviction?dryRun=All" for i in range(3)
+        ]
+        _Recorder.release.set()
+        assert [s.outcome() for s in sent] == ["done"] * 3
+    finally:
+        api.close()
+
+
+def test_through_the_clients_proxy(recorder: ThreadingHTTPServer) -> None:
+    """With a proxy configured, the eviction goes to the proxy with the absolute URL, as the
+    client's own calls do (answered before send_eviction returns)."""
+    _Recorder.release.set()
+    cfg = client.Configuration(host="http://kube-apiserver.invalid:6443")
+    cfg.proxy = f"http://127.0.0.1:{recorder.server_port}"
+    api = client.ApiClient(cfg)
+    try:
+        assert PodActions(api).send_eviction(EvictionBody(NS, "web-1")).outcome() == "done"
+    finally:
+        api.close()
+    assert _Recorder.seen == [
+        f"http://kube-apiserver.invalid:6443/api/v1/namespaces/{NS}/pods/web-1/eviction"
+    ]
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_over_tls_with_the_clients_ca_and_server_name(tmp_path: Path, trusted: bool) -> None:
+    """TLS as the client configured it: verified with its CA for its tls_server_name; a server
+    whose certificate the CA did not sign is a failed eviction, nothing sent."""
+    certs, _ = ensure(tmp_path / "server", service_names("kubernetes", "default"))
+    other, _ = ensure(tmp_path / "other", service_names("kubernetes", "default"))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs.cert, certs.key)
+    with _serving(ctx) as server:
+        _Recorder.release.set()
+        cfg = client.Configuration(host=f"https://127.0.0.1:{server.server_port}")
+        cfg.ssl_ca_cert = str(certs.ca if trusted else other.ca)
+        cfg.tls_server_name = "kubernetes.default.svc"
+        api = client.ApiClient(cfg)
+        try:
+            outcome = PodActions(api).send_eviction(EvictionBody(NS, "web-1")).outcome()
+        finally:
+            api.close()
+    assert outcome == ("done" if trusted else "failed")
+    assert len(_Recorder.seen) == (1 if trusted else 0)
