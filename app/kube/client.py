@@ -52,7 +52,7 @@ class RefreshAtMost:
     ) -> None:
         self.hook, self.every, self.clock = hook, every, clock
         self._next = -math.inf
-        self._lock = threading.Lock()  # the updater sends evictions from a few threads
+        self._lock = threading.Lock()  # requests come from several threads (informers, jobs)
 
     def __call__(self, configuration: Any) -> None:
         with self._lock:
