@@ -19,6 +19,8 @@ from kubernetes import client
 
 from app.core.bodies import EvictionBody
 from app.kube.actions import PodActions
+from app.kube.client import _TimedREST
+from app.kube.throttle import RateLimiter
 from app.serving.certs import ensure, service_names
 from app.simulator.testing import running_simulator
 from tests.support.updater_runs import NS, deployment, server_pods
@@ -96,11 +98,17 @@ class _Recorder(BaseHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a refused TLS handshake (the untrusted case) is expected
+
+
 @contextlib.contextmanager
 def _serving(tls: ssl.SSLContext | None = None) -> Iterator[ThreadingHTTPServer]:
     _Recorder.seen, _Recorder.answered, _Recorder.release = [], [], threading.Event()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), _Recorder)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -180,3 +188,22 @@ def test_over_tls_with_the_clients_ca_and_server_name(tmp_path: Path, trusted: b
             api.close()
     assert outcome == ("done" if trusted else "failed")
     assert len(_Recorder.seen) == (1 if trusted else 0)
+
+
+def test_an_answer_that_never_comes_fails_after_the_read_timeout(
+    recorder: ThreadingHTTPServer,
+) -> None:
+    """The client's default (connect, read) timeout: the answer is waited for `read` seconds
+    (0.3 here, where the server holds it for 10 s and the connect timeout is 30 s), then the
+    eviction is failed and its connection closed; the next one goes through."""
+    cfg = client.Configuration(host=f"http://127.0.0.1:{recorder.server_port}")
+    api = client.ApiClient(cfg)
+    api.rest_client = _TimedREST(cfg, (30.0, 0.3), RateLimiter(0.0, 1))
+    try:
+        actions = PodActions(api, dry_run=True)
+        assert actions.send_eviction(EvictionBody(NS, "web-1")).outcome() == "failed"
+        assert _Recorder.answered == []  # failed before the server answered
+        _Recorder.release.set()
+        assert actions.send_eviction(EvictionBody(NS, "web-2")).outcome() == "done"
+    finally:
+        api.close()
