@@ -38,6 +38,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import SSLError
 from urllib3.util.timeout import Timeout
+from urllib3.util.url import parse_url
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +101,8 @@ def send_post(api: Any, path: str, dry_run: bool, body: dict[str, Any]) -> SentP
     HTTPError), the connection given back."""
     headers = {**api.default_headers, **_JSON_HEADERS}
     api.update_params_for_auth(headers, [], ["BearerToken"], path, "POST", body)
-    target = path + ("?dryRun=All" if dry_run else "")
-    url = api.configuration.host + target
+    query = "?dryRun=All" if dry_run else ""
+    host = api.configuration.host
     rest = api.rest_client
     limiter = getattr(rest, "limiter", None)  # app.kube.client's _TimedREST: the client's own
     if limiter is not None:
@@ -111,9 +112,11 @@ def send_post(api: Any, path: str, dry_run: bool, body: dict[str, Any]) -> SentP
     manager = rest.pool_manager
     try:
         if isinstance(manager, urllib3.ProxyManager):
+            url = host + path + query
             return SentPost.answered(_urlopen(manager, url, data, headers, timeout))
-        pool = manager.connection_from_url(url)
-        return _send(pool, target, data, headers, timeout)
+        scheme, hostname, port, prefix = _origin(host)
+        pool = manager.connection_from_host(hostname, port, scheme)
+        return _send(pool, prefix + path + query, data, headers, timeout)
     except SSLError as e:  # as RESTClientObject.request reports it
         raise ApiException(status=0, reason=f"{type(e).__name__}\n{e}") from None
 
@@ -156,6 +159,15 @@ def _urlopen(manager: Any, url: str, data: bytes, headers: dict[str, str], timeo
         return raw.status, str(raw.reason), raw.data
     finally:
         raw.release_conn()
+
+
+@functools.lru_cache(maxsize=8)
+def _origin(host: str) -> tuple[str, str | None, int | None, str]:
+    """The client's `host` setting as the pool manager keys its pools (scheme, host, port) and
+    the path it may carry (an API server behind a path prefix: the client sends every request
+    under it), parsed once instead of each URL per eviction."""
+    url = parse_url(host)
+    return url.scheme or "http", url.host, url.port, url.path or ""
 
 
 @functools.lru_cache(maxsize=8)

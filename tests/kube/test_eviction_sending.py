@@ -207,3 +207,20 @@ def test_an_answer_that_never_comes_fails_after_the_read_timeout(
         assert actions.send_eviction(EvictionBody(NS, "web-2")).outcome() == "done"
     finally:
         api.close()
+
+
+def test_under_the_path_prefix_of_the_clients_host(recorder: ThreadingHTTPServer) -> None:
+    """An API server behind a path prefix (the client's host setting carries it, as a proxy such
+    as Rancher's gives it): the eviction goes under it, as the client's own calls do."""
+    _Recorder.release.set()
+    prefix = "/k8s/clusters/c-1"
+    cfg = client.Configuration(host=f"http://127.0.0.1:{recorder.server_port}{prefix}")
+    api = client.ApiClient(cfg)
+    try:
+        assert PodActions(api).send_eviction(EvictionBody(NS, "web-1")).outcome() == "done"
+        client.CoreV1Api(api).create_namespaced_pod_eviction(
+            "web-1", NS, {"metadata": {"name": "web-1"}}
+        )
+    finally:
+        api.close()
+    assert _Recorder.seen == [f"{prefix}/api/v1/namespaces/{NS}/pods/web-1/eviction"] * 2
