@@ -20,24 +20,13 @@ from app.kube import rbac
 from app.kube.actions import EVICTION_PATH, PodActions
 from app.kube.client import api_client
 from app.kube.throttle import RateLimiter
-from app.simulator.testing import running_simulator
-from tests.support.updater_runs import NS, deployment, server_pods
-
-SCENARIO: dict[str, Any] = {
-    "nodes": [{"namePrefix": "node", "count": 2, "cpu": "4", "memory": "16Gi"}],
-    "namespaces": [{"name": NS}],
-    "workloads": [deployment("web", 3)],
-}
+from tests.support.updater_runs import NS, server_pods, web_api
 
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[Any]:
-    with running_simulator(SCENARIO) as sim:
-        api = sim.api_client()
-        try:
-            yield api
-        finally:
-            api.close()
+    with web_api() as api:
+        yield api
 
 
 def _budget(api: Any, name: str, min_available: int) -> None:
@@ -202,15 +191,11 @@ def test_an_eviction_is_sent_as_the_typed_method_sends_it() -> None:
 def test_each_eviction_waits_for_the_clients_rate_limiter() -> None:
     """rightsizer's client (app.kube.client) paces evictions as every other request: with 1 qps
     and a burst of 1, the second and third eviction each wait for their token."""
-    with running_simulator(SCENARIO) as sim:
-        api = api_client(sim.kubeconfig_path, qps=1, burst=1)
-        try:
-            name, uid = _pod(api)
-            waits: list[float] = []  # recorded, not slept; the clock stands still
-            api.rest_client.limiter = RateLimiter(1.0, 1, clock=lambda: 100.0, sleep=waits.append)
-            actions = PodActions(api, dry_run=True)
-            for _ in range(3):
-                assert actions.evict(EvictionBody(NS, name, uid)) == "done"
-            assert waits == [1.0, 2.0]
-        finally:
-            api.close()
+    with web_api(connect=lambda sim: api_client(sim.kubeconfig_path, qps=1, burst=1)) as api:
+        name, uid = _pod(api)
+        waits: list[float] = []  # recorded, not slept; the clock stands still
+        api.rest_client.limiter = RateLimiter(1.0, 1, clock=lambda: 100.0, sleep=waits.append)
+        actions = PodActions(api, dry_run=True)
+        for _ in range(3):
+            assert actions.evict(EvictionBody(NS, name, uid)) == "done"
+        assert waits == [1.0, 2.0]

@@ -22,24 +22,13 @@ from app.kube.actions import PodActions
 from app.kube.client import _TimedREST
 from app.kube.throttle import RateLimiter
 from app.serving.certs import ensure, service_names
-from app.simulator.testing import running_simulator
-from tests.support.updater_runs import NS, deployment, server_pods
-
-SCENARIO: dict[str, Any] = {
-    "nodes": [{"namePrefix": "node", "count": 2, "cpu": "4", "memory": "16Gi"}],
-    "namespaces": [{"name": NS}],
-    "workloads": [deployment("web", 3)],
-}
+from tests.support.updater_runs import NS, server_pods, web_api
 
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[Any]:
-    with running_simulator(SCENARIO) as sim:
-        api = sim.api_client()
-        try:
-            yield api
-        finally:
-            api.close()
+    with web_api() as api:
+        yield api
 
 
 def _pool(api: Any) -> Any:

@@ -4,8 +4,9 @@ recommendations) and the audit it writes."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.models import AuditEvent, Policy, Recommendation
 from app.simulator.simulator import Simulator
+from app.simulator.testing import running_simulator
 
 NS = "shop"
 GI = 1024**3
@@ -52,6 +54,25 @@ class Clock:
 
     def __call__(self) -> float:
         return self.t
+
+
+@contextlib.contextmanager
+def web_api(
+    replicas: int = 3, connect: Callable[[Simulator], Any] = Simulator.api_client
+) -> Iterator[Any]:
+    """A simulated cluster of two nodes and Deployment `web` in NS; the official client to it
+    (`connect(sim)`: the simulator's own by default)."""
+    scenario = {
+        "nodes": [{"namePrefix": "node", "count": 2, "cpu": "4", "memory": "16Gi"}],
+        "namespaces": [{"name": NS}],
+        "workloads": [deployment("web", replicas)],
+    }
+    with running_simulator(scenario) as sim:
+        api = connect(sim)
+        try:
+            yield api
+        finally:
+            api.close()
 
 
 def recommend(
