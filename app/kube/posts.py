@@ -29,7 +29,6 @@ from __future__ import annotations
 import errno
 import functools
 import json
-import logging
 import ssl
 from typing import Any
 
@@ -39,8 +38,6 @@ from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import SSLError
 from urllib3.util.timeout import Timeout
 from urllib3.util.url import parse_url
-
-log = logging.getLogger(__name__)
 
 Answer = tuple[int, str, bytes]  # status, reason, the body when it is not 2xx (else b"")
 _EARLY_CLOSE = (errno.EPROTOTYPE, errno.ECONNRESET)  # urlopen goes on to read the answer
