@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, tuple_
+from sqlalchemy import delete, func, insert, select
 
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
 from app.core.resources import Resources
 from app.models import RecommendationPoint
+from app.store.keys import key_params, key_rows, on_key
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_unix
 
@@ -36,11 +37,18 @@ def append_history(
     if not keys:
         return written
     H = RecommendationPoint
+    table = H.__table__
     cols = (H.namespace, H.kind, H.name, H.container)
+    rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
+    params = key_params(keys)
     newest = {
         (ns, kind, name, container): to_unix(t)
         for ns, kind, name, container, t in session.execute(
-            select(*cols, func.max(H.time)).where(tuple_(*cols).in_(list(keys))).group_by(*cols)
+            select(*cols, func.max(H.time))
+            .select_from(rows)
+            .join(table, on_key(table, parts))
+            .group_by(*cols),
+            params,
         )
     }
     due = now.timestamp() - HISTORY_STEP.total_seconds()
@@ -60,10 +68,12 @@ def append_history(
         written.append((r.workload, r.container))
     if new:  # one executemany (Core): the recommender appends thousands of points an hour
         session.execute(insert(RecommendationPoint.__table__), new)
+    old = select(H.id).select_from(rows).join(table, on_key(table, parts))
     session.execute(
         delete(H)
-        .where(tuple_(*cols).in_(list(keys)), H.time < now - HISTORY_KEEP)
-        .execution_options(synchronize_session=False)
+        .where(H.id.in_(old.where(H.time < now - HISTORY_KEEP).scalar_subquery()))
+        .execution_options(synchronize_session=False),
+        params,
     )
     return written
 
@@ -117,9 +127,13 @@ def add_replayed_points(
     H = RecommendationPoint
     cols = (H.namespace, H.kind, H.name, H.container)
     keys = {(p.workload.namespace, p.workload.kind, p.workload.name, p.container) for p in points}
+    rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
     have = {
         tuple(k)
-        for k in session.execute(select(*cols).where(tuple_(*cols).in_(list(keys))).distinct())
+        for k in session.execute(
+            select(*cols).select_from(rows).join(H, on_key(H.__table__, parts)).distinct(),
+            key_params(keys),
+        )
     }
     added = 0
     try:

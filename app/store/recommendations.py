@@ -14,13 +14,14 @@ from datetime import datetime
 from typing import Any
 
 from prometheus_client import Gauge
-from sqlalchemy import bindparam, delete, func, insert, select, tuple_, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 
 from app.core.recommend.model import WorkloadKey
 from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import checkpoint_values
 from app.store.history import append_history
+from app.store.keys import KEY, Key, key_params, key_rows, on_key
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_datetime, to_unix
 
@@ -56,7 +57,6 @@ def count_recommendations(session: DbSession) -> tuple[int, int]:
     return containers, workloads
 
 
-KEY = ("namespace", "kind", "name", "container")
 # The columns a recommendation row holds beside its key; a row whose values are all the same as
 # this run's is not written (as VPA updates a VPA's status only when it changed), so its
 # updated_at says when the recommendation last changed.
@@ -80,24 +80,25 @@ RECOMMENDATION_COLUMNS = (
     "conflicts",
     "reason",
 )
-Key = tuple[str, str, str, str]
 
 
 def _existing(
     session: DbSession, table: Any, keys: set[Key], columns: Sequence[str]
 ) -> dict[Key, Any]:
-    """The rows of `keys` (id, key and `columns`), as plain rows: one query, no ORM objects."""
+    """The rows of `keys` (id, key and `columns`), as plain rows: one query joined with the keys
+    (app.store.keys), no ORM objects."""
     if not keys:
         return {}
-    cols = [table.c[k] for k in KEY]
-    rows = session.execute(
-        select(table.c.id, *cols, *(table.c[c] for c in columns)).where(
-            tuple_(*cols).in_(list(keys))
-        )
+    rows, parts = key_rows(session.get_bind().dialect.name)
+    selected = session.execute(
+        select(table.c.id, *(table.c[k] for k in KEY), *(table.c[c] for c in columns))
+        .select_from(rows)
+        .join(table, on_key(table, parts)),
+        key_params(keys),
     )
     # the key by position (id first, then KEY's columns): a Row reads an index at C speed, a
     # name through its key map (four names for each of a run's 15,000 rows, twice)
-    return {r[1:5]: r for r in rows}
+    return {r[1:5]: r for r in selected}
 
 
 def _same(old: Any, new: Any) -> bool:
