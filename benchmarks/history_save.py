@@ -1,0 +1,165 @@
+"""Benchmark: a recommender run's save with eight days of recommendation history stored.
+
+The scale benchmark's database holds at most two history points per container; a recommender
+that has run for a week holds 192 (one an hour, kept 8 days). This fills a throw-away database
+(SQLite, or a fresh schema of --database-url) with `--containers` recommendations and their
+eight days of hourly points, then times `app.store.recommendations.save_all` of one run's
+results (batches of 500, as the recommender saves), the best of `--rounds` on copies of the same
+rows (each round's points are deleted again). Baseline, in the same run: one batch's lookup of
+its newest history points written as the previous rounds wrote it (a tuple IN list of the keys)
+beside the join with the keys that `app.store.keys` builds, each the best of 5.
+
+    .venv/bin/python benchmarks/history_save.py [--containers 15000] [--database-url URL]
+
+Not run by the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import scale_common as sc
+
+NOW = datetime(2026, 7, 12, tzinfo=UTC)
+DAYS = 8
+
+
+def fill(app: Any, containers: int) -> Any:
+    from sqlalchemy import insert
+
+    from app.core.recommend.model import UsageModel, WorkloadKey
+    from app.extensions import db
+    from app.models import RecommendationPoint
+    from app.store.recommendations import save_all
+    from app.store.results import results_from_model
+
+    model = UsageModel()
+    workloads = [WorkloadKey(f"ns-{i % 100}", "Deployment", f"w-{i}") for i in range(containers)]
+    t = NOW.timestamp() - 3600
+    for w in workloads:
+        model.add_cpu(w, f"{w.name}-p", "app", t, 0.2, 0.5)
+        model.add_memory(w, f"{w.name}-p", "app", t, 3e8)
+    with app.app_context():
+        table = RecommendationPoint.__table__
+        rows: list[dict[str, Any]] = []
+        for w in workloads:
+            for h in range(2, DAYS * 24 + 2):
+                rows.append(
+                    {
+                        **{"namespace": w.namespace, "kind": w.kind, "name": w.name},
+                        **{"container": "app", "time": NOW - timedelta(hours=h)},
+                        **{"target_cpu": 100, "target_memory": 10**8},
+                    }
+                )
+            if len(rows) >= 50000:
+                db.session.execute(insert(table), rows)
+                rows = []
+        if rows:
+            db.session.execute(insert(table), rows)
+        db.session.commit()
+        save_all(db.session, results_from_model(model), NOW - timedelta(hours=1, minutes=30), 500)
+        db.session.remove()
+    return model
+
+
+def timed_save(app: Any, model: Any) -> tuple[float, int, int]:
+    from sqlalchemy import delete, func, select
+
+    from app.extensions import db
+    from app.models import RecommendationPoint as H
+    from app.store.recommendations import save_all
+    from app.store.results import results_from_model
+
+    with app.app_context():
+        points = db.session.scalar(select(func.count()).select_from(H)) or 0
+        began = time.perf_counter()
+        saved, failed = save_all(db.session, results_from_model(model), NOW, 500)
+        seconds = time.perf_counter() - began
+        db.session.execute(delete(H).where(H.time >= NOW))  # this round's points
+        db.session.commit()
+        db.session.remove()
+    if failed:
+        raise SystemExit(f"{failed} rows not saved")
+    return seconds, saved, points
+
+
+def timed_lookups(app: Any, containers: int) -> tuple[float, float]:
+    """One batch's newest-point query: a tuple IN list (before) and joined with the keys."""
+    from sqlalchemy import func, select, tuple_
+
+    from app.extensions import db
+    from app.models import RecommendationPoint as H
+    from app.store.keys import key_params, key_rows, on_key
+
+    keys = [(f"ns-{i % 100}", "Deployment", f"w-{i}", "app") for i in range(0, containers, 30)]
+    keys = keys[:500]
+    cols = (H.namespace, H.kind, H.name, H.container)
+    with app.app_context():
+        session = db.session
+        rows, parts = key_rows(session.get_bind().dialect.name)
+        joined = select(*cols, func.max(H.time)).select_from(rows)
+        joined = joined.join(H.__table__, on_key(H.__table__, parts)).group_by(*cols)
+        tuple_in = select(*cols, func.max(H.time)).where(tuple_(*cols).in_(keys)).group_by(*cols)
+
+        def best(run: Any) -> float:
+            times = []
+            for _ in range(5):
+                began = time.perf_counter()
+                assert len(run()) == len(keys)
+                times.append(time.perf_counter() - began)
+            return min(times)
+
+        before = best(lambda: session.execute(tuple_in).all())
+        after = best(lambda: session.execute(joined, key_params(keys)).all())
+        session.remove()
+    return before, after
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--containers", type=int, default=15000)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--database-url")
+    p.add_argument("--output", type=Path)
+    args = p.parse_args(argv)
+    with sc.temp_workdir() as tmp, sc.database(args.database_url, Path(tmp)) as url:
+        app = sc.make_app(url)
+        began = time.perf_counter()
+        model = fill(app, args.containers)
+        filled = time.perf_counter() - began
+        seconds, saved, points = min(timed_save(app, model) for _ in range(args.rounds))
+        before, after = timed_lookups(app, args.containers)
+        from app.extensions import db
+
+        with app.app_context():
+            db.engine.dispose()
+    text = "\n".join(
+        [
+            f"rightsizer save with {DAYS} days of history: {args.containers} containers, "
+            f"{points} history points (database {url.split(':', 1)[0]}; filled in {filled:.0f} s)",
+            f"machine: {sc.machine()}",
+            "",
+            sc.table(
+                ["phase", "seconds"],
+                [
+                    (f"save_all of one run (best of {args.rounds})", f"{seconds:.2f}"),
+                    ("one batch's newest points: joined with the keys", f"{after:.3f}"),
+                    ("baseline: the same as a tuple IN list", f"{before:.3f}"),
+                ],
+            ),
+            f"saved {saved}; newest-point lookup, tuple IN / joined: {before / after:.1f}x",
+        ]
+    )
+    print(text)
+    if args.output:
+        args.output.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
