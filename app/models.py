@@ -109,7 +109,9 @@ class RecommendationPoint(db.Model):  # type: ignore[name-defined]
     """The target of one workload container at one time: at most one point an hour, 8 days."""
 
     __tablename__ = "recommendation_history"
-    __table_args__ = (Index("ix_recommendation_history_key", "namespace", "kind", "name", "time"),)
+    __table_args__ = (  # the key of app.store.keys, then time (migration 0010)
+        Index("ix_recommendation_history_key", "namespace", "kind", "name", "container", "time"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     namespace: Mapped[str] = mapped_column(String(63))
