@@ -5,7 +5,8 @@ tuple IN list, `(namespace, kind, name, container) IN ((...), ...)`, SQLite does
 key's index once per key: it scans the whole index (EXPLAIN QUERY PLAN: `SCAN ... USING INDEX`),
 for every batch. With eight days of hourly history points (192 per container, 2.9 million rows
 at 15,000 containers) one run's save took 42 s, most of it those scans. Joined with the keys as
-rows of their own, each key is one index search (`SEARCH ... USING INDEX`): 7 s.
+rows of their own, each key is one index search (`SEARCH ... USING INDEX`): 4.7 s, and 4.1 s
+once the history's index held the container too (migration 0010; benchmarks/history_save.py).
 
 The keys go as ONE bound parameter, a JSON array of objects, read back as rows by the database's
 own JSON function: `json_each` on SQLite, `json_to_recordset` on PostgreSQL (which plans either
@@ -30,13 +31,15 @@ KEYS = "keys"  # the bound parameter's name
 
 
 def key_params(keys: Collection[Key]) -> dict[str, str]:
-    """The statement's parameter: the keys as a JSON array of {namespace, kind, name, container}."""
-    return {KEYS: json.dumps([dict(zip(KEY, k, strict=True)) for k in keys])}
+    """The statement's parameter: the keys as a JSON array of {namespace, kind, name, container}
+    (text as it is, no \\u escapes for the database's JSON reader to decode)."""
+    return {KEYS: json.dumps([dict(zip(KEY, k, strict=True)) for k in keys], ensure_ascii=False)}
 
 
 def key_rows(dialect: str) -> tuple[Any, tuple[ColumnElement[Any], ...]]:
     """The keys of `key_params` as a table to join (`keys`) and its four key columns, in KEY's
-    order, for the dialect named."""
+    order, for the dialect named: PostgreSQL's, else SQLite's (the two databases rightsizer
+    runs on)."""
     param = bindparam(KEYS, type_=String)
     if dialect == "postgresql":
         rows = (

@@ -314,3 +314,22 @@ def test_a_batch_searches_the_key_indexes_and_scans_no_keyed_table(app: Flask) -
         if step.startswith("SCAN ") and step.split()[1] in KEYED_TABLES
     ]
     assert scans == []
+
+
+def test_keys_of_any_text_are_found_again(app: Flask) -> None:
+    """The keys reach the lookups as data inside one JSON parameter (app.store.keys): quotes,
+    SQL, backslashes and text beyond ASCII find their rows again, so a second save updates the
+    row and its history instead of adding another (the unique key would refuse it)."""
+    odd = WorkloadKey("shop' OR '1'='1", 'Deploy"ment', "wéb-😀\\n")
+    m = UsageModel(S)
+    for i in range(12):
+        m.add_cpu(odd, "p-1", "ä'pp", 1_719_792_000.0 + 300 * i, 0.25, 0.5)
+        m.add_memory(odd, "p-1", "ä'pp", 1_719_792_000.0 + 300 * i, 3e8)
+    for later in (0.0, 0.5, 3.0):
+        assert save_all(db.session, results_from_model(m), NOW + timedelta(hours=later), 500) == (
+            1,
+            0,
+        )
+    assert count(Recommendation) == 1 and count(Checkpoint) == 1
+    history = recommendation_history(db.session, odd.namespace, odd.kind, odd.name)
+    assert len(history) == 2  # at 0 h and 3 h: at most one point an hour
