@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import ColumnElement, Select, delete, func, insert, select
 
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
@@ -22,6 +22,16 @@ from app.store.session import DbSession, to_unix
 
 HISTORY_STEP = timedelta(hours=1)  # at most one history point per container in this time
 HISTORY_KEEP = timedelta(days=8)  # the memory window: older points are deleted
+
+
+def newest_points(table: Any, rows: Any, parts: tuple[ColumnElement[Any], ...]) -> Select[Any]:
+    """Each key's newest point time (NULL without points), for the keys of `key_rows`: a
+    max() per key, which both databases answer from the end of the key's range in the history's
+    index (namespace, kind, name, container, time). Grouping the join of the keys with the
+    points, as before, read all 192 points of each key (eight days): 57 ms for a batch of 500
+    keys on SQLite against 3 ms (PostgreSQL 80 ms against 7 ms; benchmarks/history_save.py)."""
+    latest = select(func.max(table.c.time)).where(on_key(table, parts)).scalar_subquery()
+    return select(*parts, latest).select_from(rows)
 
 
 def append_history(
@@ -38,18 +48,14 @@ def append_history(
         return written
     H = RecommendationPoint
     table = H.__table__
-    cols = (H.namespace, H.kind, H.name, H.container)
     rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
     params = key_params(keys)
     newest = {
         (ns, kind, name, container): to_unix(t)
         for ns, kind, name, container, t in session.execute(
-            select(*cols, func.max(H.time))
-            .select_from(rows)
-            .join(table, on_key(table, parts))
-            .group_by(*cols),
-            params,
+            newest_points(table, rows, parts), params
         )
+        if t is not None
     }
     due = now.timestamp() - HISTORY_STEP.total_seconds()
     new: list[dict[str, Any]] = []
@@ -124,16 +130,14 @@ def add_replayed_points(
     transaction. Returns the points added."""
     if not points:
         return 0
-    H = RecommendationPoint
-    cols = (H.namespace, H.kind, H.name, H.container)
     keys = {(p.workload.namespace, p.workload.kind, p.workload.name, p.container) for p in points}
     rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
     have = {
-        tuple(k)
-        for k in session.execute(
-            select(*cols).select_from(rows).join(H, on_key(H.__table__, parts)).distinct(),
-            key_params(keys),
+        (ns, kind, name, container)
+        for ns, kind, name, container, t in session.execute(
+            newest_points(RecommendationPoint.__table__, rows, parts), key_params(keys)
         )
+        if t is not None
     }
     added = 0
     try:
