@@ -1,0 +1,196 @@
+"""Benchmark: the least a Python recommender must do per sample, against `json.loads`.
+
+Issue 22's target for a recommender run is at most 3x `json.loads` of the same PodMetrics LIST.
+This measures how much of that budget the unavoidable part of any run in Python takes, with
+rightsizer's own primitives and nothing else: a PodMetrics LIST of `--pods` pods (`--containers`
+each, 1 as in the scale benchmark; items as the simulator's metrics-server writes them: CPU in
+nanocores, memory in Ki) is parsed
+(`json.loads`, the baseline, and `orjson.loads`, which the recommender uses), then each item's pod
+is found in a dict of the pod cache's keys, its two quantities are read
+(`app.core.recommend.samples._amount`, the recommender's fast path) and each value's histogram
+bucket found (`ExponentialBuckets.find_bucket`) and weighted in a dict per workload container.
+No model, no decay, no memory peaks, no estimation, no database: a floor, not a recommender.
+Each figure is the best of `--rounds`, with the cyclic garbage collector paused as in the
+recommender's runs. What is left of 3x after the floor is what the per-container work
+(estimation, results, the save of recommendations, checkpoints and history) may take; beside it,
+what rightsizer's estimation alone takes for those containers (`results_from_model`: VPA's
+percentiles, bounds, rounding, caps and each checkpoint, over a model fed the LIST's samples).
+
+    .venv/bin/python benchmarks/metrics_floor.py [--pods 150000] [--replicas 10] [--containers 1]
+
+Not run by the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import scale_common as sc
+
+from app.core.recommend.aggregate import cpu_buckets, memory_buckets
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.samples import _amount
+from app.core.recommend.settings import RecommenderSettings
+from app.store.results import results_from_model
+
+NAMES = ("app", "proxy", "log-shipper", "cache")
+
+
+def pod_metrics_list(pods: int, replicas: int, containers: int, seed: int = 1) -> bytes:
+    """A PodMetricsList as metrics-server serves it (metrics.k8s.io/v1beta1)."""
+    rng = random.Random(seed)
+    items = [
+        {
+            "kind": "PodMetrics",
+            "apiVersion": "metrics.k8s.io/v1beta1",
+            "metadata": {
+                "name": f"w-{i // replicas}-{i % replicas:05d}",
+                "namespace": f"ns-{i % 100}",
+                "creationTimestamp": "2026-07-12T00:00:00Z",
+                "labels": {"app": f"w-{i // replicas}", "pod-template-hash": "5d8f7c9b6d"},
+            },
+            "timestamp": "2026-07-12T00:00:00Z",
+            "window": "30s",
+            "containers": [
+                {
+                    "name": name,
+                    "usage": {
+                        "cpu": f"{rng.randint(10**5, 2 * 10**9)}n",
+                        "memory": f"{rng.randint(10**4, 4 * 10**6)}Ki",
+                    },
+                }
+                for name in NAMES[:containers]
+            ],
+        }
+        for i in range(pods)
+    ]
+    doc = {"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": {}}
+    return json.dumps({**doc, "items": items}).encode()
+
+
+def floor(items: list[dict[str, Any]], workload_of: dict[tuple[str, str], int]) -> int:
+    """Each sample's pod found, values read, buckets found and weighted; returns the samples."""
+    s = RecommenderSettings()
+    find_cpu, find_memory = cpu_buckets(s).find_bucket, memory_buckets(s).find_bucket
+    histograms: dict[tuple[int, str], tuple[dict[int, float], dict[int, float]]] = {}
+    samples = 0
+    for item in items:
+        meta = item["metadata"]
+        w = workload_of.get((meta["namespace"], meta["name"]))
+        if w is None:
+            continue
+        for c in item["containers"]:
+            usage = c["usage"]
+            cores, bytes_ = _amount(usage["cpu"]), _amount(usage["memory"])
+            key = (w, c["name"])
+            h = histograms.get(key)
+            if h is None:
+                h = histograms[key] = ({}, {})
+            cpu, memory = h
+            b = find_cpu(cores)
+            cpu[b] = cpu.get(b, 0.0) + 1.0
+            b = find_memory(bytes_)
+            memory[b] = memory.get(b, 0.0) + 1.0
+            samples += 2
+    return samples
+
+
+def fed_model(items: list[dict[str, Any]], workload_of: dict[tuple[str, str], int]) -> UsageModel:
+    """A model fed every sample of the LIST once (one sample per container: a minute's run)."""
+    model = UsageModel()
+    keys: dict[int, WorkloadKey] = {}
+    for item in items:
+        meta = item["metadata"]
+        n = workload_of[(meta["namespace"], meta["name"])]
+        w = keys.get(n) or keys.setdefault(
+            n, WorkloadKey(meta["namespace"], "Deployment", f"w-{n}")
+        )
+        for c in item["containers"]:
+            usage = c["usage"]
+            cores, bytes_ = _amount(usage["cpu"]), _amount(usage["memory"])
+            model.add_usage(w, meta["name"], c["name"], 1_783_814_400.0, cores, 0.5, bytes_)
+    return model
+
+
+def best(fn: Callable[[], object], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - began)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pods", type=int, default=150000)
+    p.add_argument("--replicas", type=int, default=10, help="pods per workload")
+    p.add_argument("--containers", type=int, default=1, choices=range(1, len(NAMES) + 1))
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--output", type=Path)
+    args = p.parse_args(argv)
+    raw = pod_metrics_list(args.pods, args.replicas, args.containers)
+    items = orjson.loads(raw)["items"]
+    workload_of = {
+        (i["metadata"]["namespace"], i["metadata"]["name"]): n // args.replicas
+        for n, i in enumerate(items)
+    }
+    containers = len(set(workload_of.values())) * args.containers
+    gc.disable()
+    try:
+        loads = best(lambda: json.loads(raw), args.rounds)
+        fast = best(lambda: orjson.loads(raw), args.rounds)
+        least = best(lambda: floor(items, workload_of), args.rounds)
+        model = fed_model(items, workload_of)
+        estimation = best(lambda: list(results_from_model(model)), args.rounds)
+    finally:
+        gc.enable()
+    left = 3 * loads - fast - least
+    text = "\n".join(
+        [
+            f"the least a Python recommender does per sample: {args.pods} pods, "
+            f"{args.containers} container(s) each, {containers} workload containers, "
+            f"PodMetrics LIST {len(raw) / 1e6:.1f} MB",
+            f"machine: {sc.machine()}",
+            "",
+            sc.table(
+                [f"step (best of {args.rounds}, gc paused)", "seconds", "x json.loads"],
+                [
+                    ("baseline: json.loads of the LIST", f"{loads:.3f}", "1.00"),
+                    ("orjson.loads of the LIST", f"{fast:.3f}", f"{fast / loads:.2f}"),
+                    (
+                        "pods found, values read, buckets weighted",
+                        f"{least:.3f}",
+                        f"{least / loads:.2f}",
+                    ),
+                    (
+                        "the two together (the floor)",
+                        f"{fast + least:.3f}",
+                        f"{(fast + least) / loads:.2f}",
+                    ),
+                ],
+            ),
+            f"left of 3x json.loads ({3 * loads:.2f} s) for everything else: {left:.2f} s, "
+            f"{left / containers * 1e6:.0f} us per workload container",
+            f"rightsizer's estimation alone (results_from_model, {containers} containers): "
+            f"{estimation:.2f} s, {estimation / containers * 1e6:.0f} us per container, "
+            f"{estimation / left:.1f}x what is left",
+        ]
+    )
+    print(text)
+    if args.output:
+        args.output.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
