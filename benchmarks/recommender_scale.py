@@ -8,7 +8,10 @@ SQLite database (or a fresh schema of --database-url), then in this process, as 
    through the API client rightsizer builds (app.kube.client, with its request timeouts);
 2. recommender run 1: PodMetrics for all pods -> histograms -> a recommendation and a checkpoint
    row per workload container (every row is new: all inserts);
-3. `advance` seconds of simulated time, then recommender run 2 (every row is an update);
+3. `--history-days` (default 8) of hourly recommendation history added for every container
+   recommended (192 points each, as a recommender that has run for a week keeps: its save looks
+   up and trims them every run), then `advance` seconds of simulated time, then recommender
+   run 2 (every row is an update; the steady state);
 4. with --updater: a cluster-wide Recreate policy, and one UpdaterJob.run_once in dry run
    (UpdaterOptions(dry_run=True), PodActions(dry_run=True): evictions are sent with dryRun=All,
    so the API server validates them and changes nothing). The webhook check is bypassed
@@ -177,17 +180,55 @@ def podmetrics_baseline(cluster: Any) -> dict[str, float]:
     return {"bytes": float(len(body)), "fetch": fetch, "loads": min(loads)}
 
 
-def row_counts(app: Any) -> tuple[int, int]:
+def row_counts(app: Any) -> tuple[int, int, int]:
     from sqlalchemy import func, select
 
     from app.extensions import db
-    from app.models import Checkpoint, Recommendation
+    from app.models import Checkpoint, Recommendation, RecommendationPoint
 
     with app.app_context():
-        recs = db.session.scalar(select(func.count()).select_from(Recommendation)) or 0
-        cps = db.session.scalar(select(func.count()).select_from(Checkpoint)) or 0
+        counts = [
+            db.session.scalar(select(func.count()).select_from(table)) or 0
+            for table in (Recommendation, Checkpoint, RecommendationPoint)
+        ]
         db.session.remove()
-    return int(recs), int(cps)
+    return int(counts[0]), int(counts[1]), int(counts[2])
+
+
+def add_history(app: Any, days: int) -> int:
+    """Hourly history points for every recommendation row, from an hour before its newest point
+    back `days` days (the history the recommender keeps: 8 days); returns the points added."""
+    from datetime import timedelta
+
+    from sqlalchemy import func, insert, select
+
+    from app.extensions import db
+    from app.models import Recommendation as R
+    from app.models import RecommendationPoint as H
+
+    added = 0
+    with app.app_context():
+        newest = db.session.scalar(select(func.max(H.time)))
+        keys = db.session.execute(select(R.namespace, R.kind, R.name, R.container)).all()
+        if newest is None:
+            return 0
+        rows: list[dict[str, Any]] = []
+        for ns, kind, name, container in keys:
+            for h in range(1, days * 24):
+                rows.append(
+                    {"namespace": ns, "kind": kind, "name": name, "container": container}
+                    | {"time": newest - timedelta(hours=h), "target_cpu": 100}
+                    | {"target_memory": 10**8}
+                )
+            if len(rows) >= 50000:
+                db.session.execute(insert(H.__table__), rows)
+                added, rows = added + len(rows), []
+        if rows:
+            db.session.execute(insert(H.__table__), rows)
+            added += len(rows)
+        db.session.commit()
+        db.session.remove()
+    return added
 
 
 def add_cluster_policy(app: Any, mode: str) -> None:
@@ -265,6 +306,12 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     res["stats"]["run 1"] = sim.stats()
     res["podmetrics"]["run 1"], metrics_calls[0] = metrics_calls[0], 0
 
+    if args.history_days > 0:
+        began = time.perf_counter()
+        res["history added"] = (add_history(app, args.history_days), time.perf_counter() - began)
+        res["history days"] = args.history_days
+        print(f"  history: {res['history added'][0]} points in {res['history added'][1]:.0f}s")
+
     began = time.perf_counter()
     sim.advance(args.advance)
     res["times"][f"simulator advance {args.advance:g}s (not rightsizer)"] = (
@@ -273,7 +320,8 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     time.sleep(0.5)  # watch events of the advance (restarts, OOM kills) reach the caches
     sim.reset_stats()
     secs, summary, _ = cpu_timed("recommender run 2", lambda: job.run_once(leader))
-    res["times"][f"recommender run 2 (+{args.advance:g}s, rows updated)"] = secs
+    history = f", {args.history_days} days of history" if args.history_days > 0 else ""
+    res["times"][f"recommender run 2 (+{args.advance:g}s, rows updated{history})"] = secs
     res["summaries"]["run 2"] = summary
     res["rows after run 2"] = row_counts(app)
     res["memory"]["after run 2"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
@@ -374,12 +422,16 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
         )
     )
     out.append("")
-    recs1, cps1 = res["rows after run 1"]
-    recs2, cps2 = res["rows after run 2"]
+    if "history added" in res:
+        out.append(
+            f"history: {res['history added'][0]} points added after run 1 ("
+            f"{res['history days']} days hourly for each container; "
+            f"{res['history added'][1]:.0f} s)"
+        )
     out.append(
         sc.table(
-            ["rows in the database", "recommendations", "checkpoints"],
-            [("after run 1", recs1, cps1), ("after run 2", recs2, cps2)],
+            ["rows in the database", "recommendations", "checkpoints", "history points"],
+            [("after run 1", *res["rows after run 1"]), ("after run 2", *res["rows after run 2"])],
         )
     )
     for k, v in res["summaries"].items():
@@ -487,6 +539,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--pods", type=int, default=150000)
     p.add_argument("--database-url", help="default: a temporary SQLite file")
     p.add_argument("--advance", type=float, default=60.0, help="simulated seconds between runs")
+    p.add_argument(
+        "--history-days",
+        type=int,
+        default=8,
+        help="days of hourly history added before run 2 (8: as kept; 0: none, as before)",
+    )
     p.add_argument("--updater", action="store_true", help="also time one updater run (dry run)")
     p.add_argument("--min-history", type=float, default=0.0, help="updater: seconds of history")
     p.add_argument("--min-lifetime", type=float, help="updater: pod lifetime for the 10%% rule")
