@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
         with app.app_context():
             db.engine.dispose()
-    text = "\n".join(
+    return sc.emit(
         [
             f"rightsizer save with {DAYS} days of history: {args.containers} containers, "
             f"{points} history points (database {url.split(':', 1)[0]}; filled in {filled:.0f} s)",
@@ -161,12 +161,9 @@ def main(argv: list[str] | None = None) -> int:
             ),
             f"saved {saved}; newest-point lookup, joined and grouped / max() per key: "
             f"{grouped / after:.1f}x, tuple IN / max() per key: {before / after:.1f}x",
-        ]
+        ],
+        args.output,
     )
-    print(text)
-    if args.output:
-        args.output.write_text(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":

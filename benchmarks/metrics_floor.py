@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         gc.enable()
     left = 3 * loads - fast - least
-    text = "\n".join(
+    return sc.emit(
         [
             f"the least a Python recommender does per sample: {args.pods} pods, "
             f"{args.containers} container(s) each, {containers} workload containers, "
@@ -184,12 +184,9 @@ def main(argv: list[str] | None = None) -> int:
             f"rightsizer's estimation alone (results_from_model, {containers} containers): "
             f"{estimation:.2f} s, {estimation / containers * 1e6:.0f} us per container, "
             f"{estimation / left:.1f}x what is left",
-        ]
+        ],
+        args.output,
     )
-    print(text)
-    if args.output:
-        args.output.write_text(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":

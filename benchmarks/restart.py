@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         with app.app_context():
             db.engine.dispose()
     best, loaded = min(restores)
-    text = "\n".join(
+    return sc.emit(
         [
             f"rightsizer restart: {loaded} checkpoints restored into memory "
             f"(database {url.split(':', 1)[0]}; filled in {filled:.0f} s)",
@@ -111,12 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             ),
             f"restore / SELECT: {best / select_s:.1f}x; target: {args.workloads} checkpoints in "
             f"<= 5 s -> {'met' if best <= 5 else 'NOT met'}",
-        ]
+        ],
+        args.output,
     )
-    print(text)
-    if args.output:
-        args.output.write_text(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":

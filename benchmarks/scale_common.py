@@ -291,3 +291,12 @@ def machine() -> str:
                 break
     py = ".".join(map(str, sys.version_info[:3]))
     return f"{os.cpu_count()} cores ({model or 'unknown CPU'}), {mem}, Python {py}"
+
+
+def emit(lines: Sequence[str], output: Path | None) -> int:
+    """A benchmark's report: its lines printed, and kept in `output` when given; exit status 0."""
+    text = "\n".join(lines)
+    print(text)
+    if output:
+        output.write_text(text + "\n")
+    return 0
