@@ -7,7 +7,8 @@ SQLite database (or a fresh schema of --database-url), then in this process, as 
    updater's LimitRange cache do their initial LISTs (`resourceVersion=0`) and open their watches,
    through the API client rightsizer builds (app.kube.client, with its request timeouts);
 2. recommender run 1: PodMetrics for all pods -> histograms -> a recommendation and a checkpoint
-   row per workload container (every row is new: all inserts);
+   row per workload container (every row is new: all inserts); with --policy-per-workload, a
+   policy names each workload first (VPA's one VerticalPodAutoscaler per workload);
 3. `--history-days` (default 8) of hourly recommendation history added for every container
    recommended (192 points each, as a recommender that has run for a week keeps: its save looks
    up and trims them every run), then `advance` seconds of simulated time, then recommender
@@ -241,6 +242,29 @@ def add_cluster_policy(app: Any, mode: str) -> None:
         db.session.remove()
 
 
+def add_workload_policies(app: Any, cluster: Any) -> int:
+    """A policy naming each workload with a pod (VPA's one VerticalPodAutoscaler per workload),
+    update mode Off; returns how many."""
+    from sqlalchemy import insert
+
+    from app.extensions import db
+    from app.models import Policy
+
+    workloads = {w for p in cluster.pods.items() if (w := cluster.workload_of(p)) is not None}
+    rows = [
+        {"name": f"{w.name}-{w.kind.lower()}", "namespace": w.namespace}
+        | {"target_kind": w.kind, "target_name": w.name, "update_mode": "Off"}
+        | {"container_policies": [], "version": 1}
+        for w in sorted(workloads)
+    ]
+    with app.app_context():
+        if rows:
+            db.session.execute(insert(Policy.__table__), rows)
+        db.session.commit()
+        db.session.remove()
+    return len(rows)
+
+
 def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, Any]:
     from dataclasses import replace
 
@@ -295,6 +319,9 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     res["stats"]["start-up"] = sim.stats()
     sim.reset_stats()
 
+    if args.policy_per_workload:
+        res["workload policies"] = add_workload_policies(app, cluster)
+        print(f"  policies: one for each of {res['workload policies']} workloads")
     job = RecommenderJob(app, cluster, recommender_options(settings))
     leader = lambda: True  # noqa: E731
 
@@ -422,6 +449,8 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
         )
     )
     out.append("")
+    if "workload policies" in res:
+        out.append(f"policies: one naming each of the {res['workload policies']} workloads")
     if "history added" in res:
         out.append(
             f"history: {res['history added'][0]} points added after run 1 ("
@@ -539,6 +568,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--pods", type=int, default=150000)
     p.add_argument("--database-url", help="default: a temporary SQLite file")
     p.add_argument("--advance", type=float, default=60.0, help="simulated seconds between runs")
+    p.add_argument(
+        "--policy-per-workload",
+        action="store_true",
+        help="a policy naming each workload (VPA's one VerticalPodAutoscaler per workload)",
+    )
     p.add_argument(
         "--history-days",
         type=int,

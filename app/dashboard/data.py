@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.policy import Policy, governing_policy
+from app.core.policy import Policy, PolicyIndex
 from app.core.recommend.model import WorkloadKey
 from app.core.savings import Prices, Savings, total
 from app.extensions import db
@@ -158,12 +158,12 @@ def _container(r: Recommendation) -> ContainerView:
 
 
 def workloads(namespace: str | None = None) -> list[WorkloadView]:
-    known = policies()
+    known = PolicyIndex(policies())
     out: dict[tuple[str, str, str], WorkloadView] = {}
     for r in find_recommendations(db.session, namespace=namespace):
         key = (r.namespace, r.kind, r.name)
         if key not in out:
-            p = governing_policy(known, WorkloadKey(*key))
+            p = known.governing(WorkloadKey(*key))
             out[key] = WorkloadView(
                 *key,
                 mode=p.update_mode if p else "Off",

@@ -20,7 +20,7 @@ from app.core.conditions import (
     target_problem,
 )
 from app.core.pods import PodView
-from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
+from app.core.policy import CLUSTER_WIDE, Policy, PolicyIndex
 from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import UsageModel, WorkloadKey, sorted_keys
 from app.core.sizing.limitrange import LimitRangeItem
@@ -100,12 +100,14 @@ class RecommenderConditions:
     def publish(
         self,
         session: DbSession,
-        policies: Sequence[Policy],
+        policies: Iterable[Policy],
         model: UsageModel,
         recommended: Mapping[WorkloadKey, Mapping[str, Recommendation]],
         now: datetime,
     ) -> int:
         """Computes and saves the conditions of every workload; returns the rows changed."""
+        if not isinstance(policies, PolicyIndex):
+            policies = PolicyIndex(policies)
         pods = self._pods()
         workloads = set(model.aggregates) | set(recommended) | self._targets(policies)
         out: dict[WorkloadKey, list[Condition]] = {}
@@ -113,7 +115,7 @@ class RecommenderConditions:
             if w.namespace in self.excluded:
                 continue
             pod = pods.get(w)
-            policy = governing_policy(policies, w, pod.labels if pod is not None else None)
+            policy = policies.governing(w, pod.labels if pod is not None else None)
             facts = self.facts(w, policy, model, recommended.get(w, {}), pod)
             out[w] = recommender_conditions(facts, policy, self.low_confidence_seconds)
         return save_conditions(session, RECOMMENDER_TYPES, out, now)

@@ -20,7 +20,7 @@ from flask import Flask
 from app.core.gcpause import without_cyclic_gc
 from app.core.owner_memo import WorkloadMemo
 from app.core.pods import ContainerResources, PodView
-from app.core.policy import Policy, governing_policy
+from app.core.policy import PolicyIndex
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
@@ -131,13 +131,14 @@ class RecommenderJob:
             return "caches not synced yet; nothing done"
         now = self.clock()
         with self.app.app_context():
-            policies = valid_policies(db.session, self.invalid_policies)
+            # indexed: each workload's policy found among its candidates alone (PolicyIndex)
+            policies = PolicyIndex(valid_policies(db.session, self.invalid_policies))
             self.tracker.refresh(policies)  # what is learned this run (RIGHTSIZER_TRACK)
             self._tune(policies)
             self.node_groups.begin(  # DaemonSets sized per node group: this run's groups
-                policies,
+                list(policies),
                 lambda: self.cluster.node_views(),  # read only when a policy groups
-                lambda w: governing_policy(policies, w, self.labels.get(w)),
+                lambda w: policies.governing(w, self.labels.get(w)),
             )
             if not self.restored:
                 self._restore()
@@ -189,13 +190,13 @@ class RecommenderJob:
             f"dropped {dropped} idle, deleted {deleted} gone"
         )
 
-    def _tune(self, policies: list[Policy]) -> None:
+    def _tune(self, policies: PolicyIndex) -> None:
         """Each workload's history is taken as its policy's strategy says (UsageModel.tune: a
         policy's `vpa` parameters replace settings): the workloads the model has now, and those
         it first sees in this run's checkpoints, history and samples."""
 
         def strategy_of(w: WorkloadKey) -> Strategy:
-            p = governing_policy(policies, w, self.labels.get(w))
+            p = policies.governing(w, self.labels.get(w))
             return p.recommender if p else VPA
 
         self.model.strategy_of = strategy_of
@@ -211,14 +212,14 @@ class RecommenderJob:
             log.info("restored %d node groups (%d unreadable, skipped)", loaded, skipped)
         if self.history is not None:
             have = set(self.model.aggregates)
-            policies = valid_policies(db.session, self.invalid_policies)
+            policies = PolicyIndex(valid_policies(db.session, self.invalid_policies))
 
             for pod in self.cluster.pods.items():  # the labels selector policies match
                 if (owner := self.cluster.workload_of(pod)) is not None:
                     self.labels[owner] = pod.labels
 
             def policies_for(w: WorkloadKey) -> list[ContainerPolicy]:
-                p = governing_policy(policies, w, self.labels.get(w))
+                p = policies.governing(w, self.labels.get(w))
                 return list(p.container_policies) if p else []
 
             # FetchingHistory on what is loaded, until this run's conditions replace it
@@ -412,7 +413,7 @@ class RecommenderJob:
 
     def _results(
         self,
-        policies: list[Policy],
+        policies: PolicyIndex,
         info: dict[WorkloadKey, WorkloadInfo],
         still_leader: Callable[[], bool],
     ) -> Any:
@@ -422,7 +423,7 @@ class RecommenderJob:
             if not still_leader():
                 log.warning("lost leadership while saving: the remaining workloads are not saved")
                 return
-            p = governing_policy(policies, w, self.labels.get(w))
+            p = policies.governing(w, self.labels.get(w))
             cps: list[ContainerPolicy] = list(p.container_policies) if p else []
             recs = self.model.recommend(w, cps, p.recommender if p else VPA)  # its strategy
             self.recommended[w] = recs

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from app.core.policy import Policy, governing_policy
+from app.core.policy import Policy, PolicyIndex
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.kube.namespaces import NamespacesUnknown, namespace_labels
 
@@ -35,7 +35,7 @@ def namespace_enabled(labels: Mapping[str, str], key: str) -> bool:
 class Tracker:
     def __init__(self, modes: frozenset[str], label: str, api: Any) -> None:
         self.modes, self.label, self.api = modes, label, api
-        self.policies: list[Policy] = []
+        self.policies = PolicyIndex(())
         self.enabled: set[str] | None = None  # labelled namespaces; None: cannot tell (keep all)
         self._failing = False
 
@@ -45,7 +45,7 @@ class Tracker:
 
     def refresh(self, policies: Iterable[Policy]) -> None:
         """At the start of a run: the policies and the labelled namespaces of now."""
-        self.policies = list(policies)
+        self.policies = policies if isinstance(policies, PolicyIndex) else PolicyIndex(policies)
         if "labelled" in self.modes and self.api is not None:
             self.enabled = self._labelled()
 
@@ -67,7 +67,7 @@ class Tracker:
             return True
         if "labelled" in self.modes and (self.enabled is None or w.namespace in self.enabled):
             return True
-        return "policies" in self.modes and governing_policy(self.policies, w, labels) is not None
+        return "policies" in self.modes and self.policies.governing(w, labels) is not None
 
     def forget_untracked(
         self, model: UsageModel, labels: Mapping[WorkloadKey, Mapping[str, str]]

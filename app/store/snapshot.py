@@ -19,7 +19,7 @@ from typing import TypeVar
 from sqlalchemy import select
 
 from app.core.node_groups import NodeGroupRecommendations, grouping_label
-from app.core.policy import CLUSTER_WIDE, Policy, governing_policy
+from app.core.policy import Policy, PolicyIndex
 from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources
@@ -90,11 +90,16 @@ class Snapshot:
     counts: Mapping[str, int] = field(default_factory=dict)
     # grouped DaemonSets: their recommendations per node group (app.store.node_groups)
     node_groups: Mapping[WorkloadKey, NodeGroupRecommendations] = field(default_factory=dict)
+    # the policies indexed by what they govern: a namespace of thousands of policies, one per
+    # workload, is not scanned for each review (app.core.policy.PolicyIndex)
+    index: PolicyIndex = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", PolicyIndex(chain.from_iterable(self.policies.values())))
 
     def policy_for(self, w: WorkloadKey, labels: Mapping[str, str] | None = None) -> Policy | None:
         """The policy of `w`, whose pods carry `labels` (selector policies need them)."""
-        candidates = chain(self.policies.get(w.namespace, ()), self.policies.get(CLUSTER_WIDE, ()))
-        return governing_policy(candidates, w, labels)
+        return self.index.governing(w, labels)
 
     def node_groups_of(self, w: WorkloadKey, policy: Policy) -> NodeGroupRecommendations | None:
         """`w`'s recommendations per node group, when its policy groups it by their label."""

@@ -3,10 +3,11 @@ cluster; the oldest among equals."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.policy import Policy, governing_policy, normalize_update_mode
+from app.core.policy import Policy, PolicyIndex, governing_policy, normalize_update_mode
 from app.core.recommend.model import WorkloadKey
 from app.core.selectors import CONTROLLER_LABELS, LabelSelector, Requirement, template_labels
 
@@ -112,3 +113,68 @@ def test_a_selector_of_template_labels_selects_whatever_labels_controllers_add(
         other = Policy("n", "shop", target_selector=negated, created=1.0, id=2)
         assert governing_policy([other], WEB, pod_labels) is None
     assert selector.matches(template_labels(pod_labels)) == selector.matches(template)
+
+
+# --- the index the jobs and the webhook find policies with -------------------------------------
+
+NAMESPACES = ("shop", "ops", "*")
+KINDS = ("Deployment", "StatefulSet")
+NAMES = ("web", "db", "api")
+SELECTORS = (TIER_WEB, LabelSelector((Requirement("app", "In", frozenset({"web", "api"})),)))
+
+
+@st.composite
+def policy_lists(draw: st.DrawFn) -> list[Policy]:
+    """Policies of every kind (named targets, selectors, namespace-wide, cluster defaults, and a
+    cluster default naming a target, which never applies) with ties in age and id; names unique
+    per namespace, as stored."""
+    out = []
+    for i in range(draw(st.integers(0, 12))):
+        namespace = draw(st.sampled_from(NAMESPACES))
+        shape = draw(st.sampled_from(("named", "selector", "namespace")))
+        target: dict[str, object] = {}
+        if shape == "named":
+            target = {"target_kind": draw(st.sampled_from(KINDS))}
+            target["target_name"] = draw(st.sampled_from(NAMES))
+        elif shape == "selector":
+            target = {"target_selector": draw(st.sampled_from(SELECTORS))}
+        created = float(draw(st.integers(0, 3)))
+        ident = draw(st.integers(0, 3))
+        out.append(Policy(f"p-{i}", namespace, **target, created=created, id=ident))  # type: ignore[arg-type]
+    return out
+
+
+@given(
+    policy_lists(),
+    st.sampled_from(NAMESPACES[:2]),
+    st.sampled_from(KINDS),
+    st.sampled_from(NAMES),
+    st.sampled_from((None, {}, WEB_PODS, {"app": "api"})),
+)
+def test_the_index_answers_as_the_scan_of_all_policies(
+    policies: list[Policy], namespace: str, kind: str, name: str, labels: dict[str, str] | None
+) -> None:
+    w = WorkloadKey(namespace, kind, name)
+    assert PolicyIndex(policies).governing(w, labels) is governing_policy(policies, w, labels)
+
+
+def test_the_index_reads_only_a_workloads_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One policy per workload, as VPA's one VerticalPodAutoscaler per Deployment: finding every
+    workload's policy reads each policy about once, where the scan read them all for each
+    workload (15,000 workloads: 225 million reads a pass, 14 s)."""
+    workloads = [WorkloadKey(f"ns-{i % 3}", "Deployment", f"w-{i}") for i in range(300)]
+    policies = [
+        Policy(f"p-{i}", w.namespace, w.kind, w.name, id=i) for i, w in enumerate(workloads)
+    ]
+    policies.append(CLUSTER)
+    reads = []
+    specificity = Policy.specificity
+
+    def counted(self: Policy, w: WorkloadKey, labels: object = None) -> int | None:
+        reads.append(self)
+        return specificity(self, w, labels)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Policy, "specificity", counted)
+    index = PolicyIndex(policies)
+    assert [index.governing(w) for w in workloads] == policies[:-1]
+    assert len(reads) == 2 * len(workloads)  # its own and the cluster default
