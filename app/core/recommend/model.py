@@ -347,7 +347,13 @@ class UsageModel:
             if self.is_expired(w, agg, now)
         ]
         for w, name in expired:
-            self._drop(w, name)
+            self._drop_aggregate(w, name)
+        # their pod containers' windows in one pass: a pass for each (as _drop makes) took 35 s
+        # for 3,000 aggregates expiring together among 120,000 pod containers (the workloads
+        # of a namespace deleted eight days before)
+        gone = set(expired)
+        for key in [k for k in self.pods if (k[0], k[2]) in gone]:
+            del self.pods[key]
         return len(expired)
 
     def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
@@ -360,13 +366,17 @@ class UsageModel:
             self._drop(w, container)
 
     def _drop(self, w: WorkloadKey, container: str) -> None:
+        self._drop_aggregate(w, container)
+        for key in [k for k in self.pods if k[0] == w and k[2] == container]:
+            del self.pods[key]
+
+    def _drop_aggregate(self, w: WorkloadKey, container: str) -> None:
+        """The aggregate alone (its pod containers' windows stay: the caller drops them)."""
         containers = self.aggregates[w]
         del containers[container]
         if not containers:
             del self.aggregates[w]
             self.tunings.pop(w, None)
-        for key in [k for k in self.pods if k[0] == w and k[2] == container]:
-            del self.pods[key]
 
     def workloads(self) -> Iterator[WorkloadKey]:
         return iter(sorted_keys(self.aggregates))
