@@ -112,12 +112,10 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
         per_key = newest_points(table, rows, parts)
 
         def best(run: Any) -> float:
-            times = []
-            for _ in range(5):
-                began = time.perf_counter()
+            def checked() -> None:
                 assert len(run()) == len(keys)
-                times.append(time.perf_counter() - began)
-            return min(times)
+
+            return sc.best_of(checked, 5)
 
         before = best(lambda: session.execute(tuple_in).all())
         grouped = best(lambda: session.execute(joined, key_params(keys)).all())

@@ -49,12 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     dropped = m.expire_idle(NOW)
     now = time.perf_counter() - began
     reference = model_of(args.workloads, args.idle, args.pods)
-    expired = [
-        (w, name)
-        for w, containers in reference.aggregates.items()
-        for name, agg in containers.items()
-        if reference.is_expired(w, agg, NOW)
-    ]
+    expired = reference.expired(NOW)
     began = time.perf_counter()
     for w, name in expired:
         reference._drop(w, name)

@@ -28,8 +28,6 @@ import gc
 import json
 import random
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,15 +119,6 @@ def fed_model(items: list[dict[str, Any]], workload_of: dict[tuple[str, str], in
     return model
 
 
-def best(fn: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        began = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - began)
-    return min(times)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pods", type=int, default=150000)
@@ -147,11 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     containers = len(set(workload_of.values())) * args.containers
     gc.disable()
     try:
-        loads = best(lambda: json.loads(raw), args.rounds)
-        fast = best(lambda: orjson.loads(raw), args.rounds)
-        least = best(lambda: floor(items, workload_of), args.rounds)
+        loads = sc.best_of(lambda: json.loads(raw), args.rounds)
+        fast = sc.best_of(lambda: orjson.loads(raw), args.rounds)
+        least = sc.best_of(lambda: floor(items, workload_of), args.rounds)
         model = fed_model(items, workload_of)
-        estimation = best(lambda: list(results_from_model(model)), args.rounds)
+        estimation = sc.best_of(lambda: list(results_from_model(model)), args.rounds)
     finally:
         gc.enable()
     left = 3 * loads - fast - least

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import scale_common as sc
@@ -42,15 +41,6 @@ def policies_of(workloads: list[WorkloadKey], namespaces: int) -> list[Policy]:
     return out
 
 
-def best(fn: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        began = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - began)
-    return min(times)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--workloads", type=int, default=15000)
@@ -69,8 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     index = PolicyIndex(policies)
     built = time.perf_counter() - began
-    indexed = best(lambda: [index.governing(w, labels) for w in workloads], args.rounds)
-    scanned = best(lambda: [governing_policy(policies, w, labels) for w in sample], args.rounds)
+    indexed = sc.best_of(lambda: [index.governing(w, labels) for w in workloads], args.rounds)
+    scanned = sc.best_of(
+        lambda: [governing_policy(policies, w, labels) for w in sample], args.rounds
+    )
     scanned_all = scanned * len(workloads) / len(sample)
     same = all(index.governing(w, labels) is governing_policy(policies, w, labels) for w in sample)
     return sc.emit(

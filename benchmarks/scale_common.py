@@ -21,7 +21,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -291,6 +291,16 @@ def machine() -> str:
                 break
     py = ".".join(map(str, sys.version_info[:3]))
     return f"{os.cpu_count()} cores ({model or 'unknown CPU'}), {mem}, Python {py}"
+
+
+def best_of(fn: Callable[[], object], rounds: int) -> float:
+    """The shortest of `rounds` timed calls of `fn`, in seconds."""
+    times = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - began)
+    return min(times)
 
 
 def emit(lines: Sequence[str], output: Path | None) -> int:

@@ -338,14 +338,18 @@ class UsageModel:
         times = [a.last_sample for c in self.aggregates.values() for a in c.values()]
         return max((t for t in times if t is not None), default=None)
 
-    def expire_idle(self, now: float) -> int:
-        """Drops every aggregate expired at `now` (and its pod containers' windows); the count."""
-        expired = [
+    def expired(self, now: float) -> list[tuple[WorkloadKey, str]]:
+        """The (workload, container) of every aggregate expired at `now`."""
+        return [
             (w, name)
             for w, containers in self.aggregates.items()
             for name, agg in containers.items()
             if self.is_expired(w, agg, now)
         ]
+
+    def expire_idle(self, now: float) -> int:
+        """Drops every aggregate expired at `now` (and its pod containers' windows); the count."""
+        expired = self.expired(now)
         for w, name in expired:
             self._drop_aggregate(w, name)
         # their pod containers' windows in one pass: a pass for each (as _drop makes) took 35 s

@@ -61,12 +61,7 @@ def test_expiring_together_leaves_what_expiring_one_by_one_leaves(
     shape: list[tuple[int, int, bool]],
 ) -> None:
     together, one_by_one = model_of(shape), model_of(shape)
-    expired = [
-        (w, name)
-        for w, containers in one_by_one.aggregates.items()
-        for name, agg in containers.items()
-        if one_by_one.is_expired(w, agg, T0)
-    ]
+    expired = one_by_one.expired(T0)
     for w, name in expired:
         one_by_one._drop(w, name)  # the reference: an aggregate and its windows at a time
     assert together.expire_idle(T0) == len(expired)
