@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import scale_common as sc
+from run_phases import recommender_phases
 
 
 # Baseline: listing every pod, in a process of its own -----------------------------------------
@@ -324,9 +325,11 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
         print(f"  policies: one for each of {res['workload policies']} workloads")
     job = RecommenderJob(app, cluster, recommender_options(settings))
     leader = lambda: True  # noqa: E731
+    phases = recommender_phases(job)
 
     secs, summary, _ = cpu_timed("recommender run 1", lambda: job.run_once(leader))
     res["times"]["recommender run 1 (all rows inserted)"] = secs
+    res["run phases"] = {"run 1": (phases.take(), secs)}
     res["summaries"] = {"run 1": summary}
     res["rows after run 1"] = row_counts(app)
     res["memory"]["after run 1"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
@@ -350,6 +353,8 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     history = f", {args.history_days} days of history" if args.history_days > 0 else ""
     res["times"][f"recommender run 2 (+{args.advance:g}s, rows updated{history})"] = secs
     res["summaries"]["run 2"] = summary
+    res["run phases"]["run 2"] = (phases.take(), secs)
+    phases.restore()
     res["rows after run 2"] = row_counts(app)
     res["memory"]["after run 2"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
     res["stats"]["run 2"] = sim.stats()
@@ -406,6 +411,20 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
 
 
 # Report --------------------------------------------------------------------------------------
+def phase_table(runs: dict[str, tuple[dict[str, float], float]]) -> str:
+    """Each run's exclusive seconds per step (benchmarks/run_phases.py), in the order of run 2's
+    largest first, with what no step covers as "other"."""
+    names = list(runs)
+    last, _ = runs[names[-1]]
+    steps = sorted({s for times, _ in runs.values() for s in times}, key=lambda s: -last.get(s, 0))
+    rows = [(s, *(f"{runs[n][0].get(s, 0.0):.2f}" for n in names)) for s in steps]
+    rows.append(("other (policies, caches, leadership, gc)",
+                 *(f"{total - sum(times.values()):.2f}" for times, total in runs.values())))
+    rows.append(("the whole run", *(f"{total:.2f}" for _, total in runs.values())))
+    return sc.table(["step (exclusive wall seconds)", *names], rows,
+                    "where each recommender run's time goes:")
+
+
 def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) -> str:
     out = [
         f"rightsizer scale benchmark: {sim.nodes} nodes, {sim.pods} pods, "
@@ -463,6 +482,8 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
             [("after run 1", *res["rows after run 1"]), ("after run 2", *res["rows after run 2"])],
         )
     )
+    out.append(phase_table(res["run phases"]))
+    out.append("")
     for k, v in res["summaries"].items():
         out.append(f"{k}: {v}")
     base = res.get("podmetrics baseline")
