@@ -202,6 +202,13 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
         positive(int),
     ),
     "RIGHTSIZER_GC_GRACE_SECONDS": ("recommender.gc_grace_seconds", 600.0, positive(float)),
+    # Each container's checkpoint is rewritten about this often, the oldest first (VPA: oldest
+    # first within --checkpoints-timeout); at most the run interval: every one, every run.
+    "RIGHTSIZER_CHECKPOINT_INTERVAL_SECONDS": (
+        "recommender.checkpoint_interval_seconds",
+        600.0,
+        positive(float),
+    ),
     "RIGHTSIZER_IDLE_AFTER_SECONDS": (
         "recommender.idle_after_seconds",
         8 * 86400.0,

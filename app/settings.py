@@ -46,6 +46,7 @@ class RecommenderJobSettings:
     checkpoint_batch_size: int
     idle_after_seconds: float
     gc_grace_seconds: float
+    checkpoint_interval_seconds: float
     model: RecommenderSettings
     # which workloads are learned (app.jobs.tracking): {"all"}, or "policies" and/or "labelled"
     track: frozenset[str]

@@ -418,11 +418,16 @@ def phase_table(runs: dict[str, tuple[dict[str, float], float]]) -> str:
     last, _ = runs[names[-1]]
     steps = sorted({s for times, _ in runs.values() for s in times}, key=lambda s: -last.get(s, 0))
     rows = [(s, *(f"{runs[n][0].get(s, 0.0):.2f}" for n in names)) for s in steps]
-    rows.append(("other (policies, caches, leadership, gc)",
-                 *(f"{total - sum(times.values()):.2f}" for times, total in runs.values())))
+    rows.append(
+        (
+            "other (policies, caches, leadership, gc)",
+            *(f"{total - sum(times.values()):.2f}" for times, total in runs.values()),
+        )
+    )
     rows.append(("the whole run", *(f"{total:.2f}" for _, total in runs.values())))
-    return sc.table(["step (exclusive wall seconds)", *names], rows,
-                    "where each recommender run's time goes:")
+    return sc.table(
+        ["step (exclusive wall seconds)", *names], rows, "where each recommender run's time goes:"
+    )
 
 
 def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) -> str:

@@ -3,7 +3,11 @@
 Each run reads PodMetrics once, feeds every container's usage into the model (CPU weighted by
 its current request), records OOM kills seen in pod statuses, forgets aggregates idle for the
 memory window (8 days) and the rows of workloads gone for longer than the grace period, then
-writes recommendations and checkpoints in batches, each batch one transaction.
+writes recommendations and checkpoints in batches, each batch one transaction. A container's
+first checkpoint is written in the run that first sees it; after that, checkpoints are rewritten
+the oldest first, enough each run for every one to be rewritten once per
+RIGHTSIZER_CHECKPOINT_INTERVAL_SECONDS (app.core.recommend.checkpoint: VPA rewrites them oldest
+first too, as many as its time budget and client rate allow).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from app.core.owner_memo import WorkloadMemo
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import PolicyIndex
 from app.core.recommend.capping import ContainerPolicy, Recommendation
-from app.core.recommend.checkpoint import save_aggregate
+from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due, save_aggregate
 from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics, usage_samples
 from app.core.recommend.settings import RecommenderSettings
@@ -46,7 +50,7 @@ from app.store.recommendations import (
     save_all,
     stored_workloads,
 )
-from app.store.results import ContainerResult, CurrentRequests
+from app.store.results import ContainerResult, CurrentRequests, SampleSpan
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,9 @@ class RecommenderOptions:
     excluded_namespaces: frozenset[str] = frozenset()
     idle_after: float = 8 * 86400.0  # drop aggregates without a sample for this long
     gc_grace: float = 600.0  # delete rows of a vanished workload after this long
+    # each container's checkpoint rewritten about this often, the oldest first (at most the
+    # interval: every one, every run)
+    checkpoint_interval: float = 600.0
     batch_size: int = 500
     model: RecommenderSettings = field(default_factory=RecommenderSettings)
     # LowConfidence: less history than the updater needs (RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS)
@@ -120,6 +127,8 @@ class RecommenderJob:
         self.node_groups = NodeGroupRecorder(self.options.model, self.options.idle_after)
         # the labels of a pod of each workload, last seen: what selector policies match
         self.labels: dict[WorkloadKey, Mapping[str, str]] = {}
+        # when each aggregate's checkpoint was last written (or restored) by this process
+        self.checkpointed: dict[tuple[WorkloadKey, str], float] = {}
 
     # One run -----------------------------------------------------------------------------------
     def run_once(self, still_leader: Callable[[], bool]) -> str:
@@ -141,7 +150,7 @@ class RecommenderJob:
                 lambda w: policies.governing(w, self.labels.get(w)),
             )
             if not self.restored:
-                self._restore()
+                self._restore(now)
             # each pod template's workload found once this run (the caches may move between
             # runs), answered with the model's own key objects (WorkloadMemo: found by identity)
             keys = {w: w for w in self.model.aggregates}
@@ -170,13 +179,16 @@ class RecommenderJob:
                 return "lost leadership before writing; nothing saved"
             self.recommended = {}
             points: set[tuple[WorkloadKey, str]] = set()
+            checkpointed: set[tuple[WorkloadKey, str]] = set()
             saved, failed = save_all(
                 db.session,
-                self._results(policies, info, still_leader),
+                self._results(policies, info, still_leader, self._checkpoints_due()),
                 datetime.fromtimestamp(now, UTC),  # the job's clock, as the samples' times
                 self.options.batch_size,
                 points,
+                checkpointed,
             )
+            self.checkpointed.update(dict.fromkeys(checkpointed, now))
             self.windows.reset(points)
             stamp = datetime.fromtimestamp(now, UTC)
             self.conditions.publish(db.session, policies, self.model, self.recommended, stamp)
@@ -203,8 +215,10 @@ class RecommenderJob:
         for w in list(self.model.aggregates):
             self.model.tune(w, strategy_of(w))
 
-    def _restore(self) -> None:
+    def _restore(self, now: float) -> None:
         loaded, skipped = load_checkpoints(db.session, self.model, self.model.settings)
+        # as stored: rewritten in turn from now on (checkpoints_due)
+        self.checkpointed = {(w, c): now for w, cs in self.model.aggregates.items() for c in cs}
         log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
         self._kills_in_checkpoints()
         loaded, skipped = load_node_groups(db.session, self.node_groups.groups, self.model.settings)
@@ -411,14 +425,27 @@ class RecommenderJob:
         except Exception:
             log.exception("could not save the node groups; keeping the previous values")
 
+    def _checkpoints_due(self) -> set[tuple[WorkloadKey, str]]:
+        """The aggregates whose checkpoint this run writes: those never written, and the ones
+        written longest ago, as many as checkpoint_budget says. Forgets the write times of
+        aggregates the model no longer has."""
+        keys = [(w, c) for w in self.model.workloads() for c in sorted(self.model.aggregates[w])]
+        self.checkpointed = {k: self.checkpointed[k] for k in keys if k in self.checkpointed}
+        budget = checkpoint_budget(
+            len(self.checkpointed), self.interval, self.options.checkpoint_interval
+        )
+        return checkpoints_due(keys, self.checkpointed, budget)
+
     def _results(
         self,
         policies: PolicyIndex,
         info: dict[WorkloadKey, WorkloadInfo],
         still_leader: Callable[[], bool],
+        checkpoints: set[tuple[WorkloadKey, str]],
     ) -> Any:
         """Results to save, lazily: save_all pulls them batch by batch, so checking leadership
-        here stops a long save as soon as the lease is lost, not only before it starts."""
+        here stops a long save as soon as the lease is lost, not only before it starts. Only
+        the aggregates in `checkpoints` carry their checkpoint."""
         for w in self.model.workloads():
             if not still_leader():
                 log.warning("lost leadership while saving: the remaining workloads are not saved")
@@ -435,10 +462,11 @@ class RecommenderJob:
                     w,
                     name,
                     recs.get(name),
-                    save_aggregate(agg),
+                    save_aggregate(agg) if (w, name) in checkpoints else None,
                     current,
                     wi.conflicts,
                     self.windows.peek((w, name)),
+                    SampleSpan.of(agg),
                 )
 
     def _collect_garbage(self, now: float, still_leader: Callable[[], bool]) -> int:

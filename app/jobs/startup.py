@@ -75,6 +75,7 @@ def recommender_options(settings: Settings) -> RecommenderOptions:
         excluded_namespaces=settings.cluster.left_alone,
         idle_after=recommender.idle_after_seconds,
         gc_grace=recommender.gc_grace_seconds,
+        checkpoint_interval=recommender.checkpoint_interval_seconds,
         batch_size=recommender.checkpoint_batch_size,
         model=recommender.model,
         low_confidence_seconds=settings.updater.min_history_seconds,

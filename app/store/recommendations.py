@@ -111,7 +111,7 @@ def _same(old: Any, new: Any) -> bool:
 def _recommendation_values(r: ContainerResult, old: Any) -> dict[str, Any]:
     """The row's columns for `r`; what this run did not see (current requests, replicas when no
     pod of the container reported) keeps its stored value."""
-    rec, cp = r.recommendation, r.checkpoint
+    rec, span = r.recommendation, r.span
     assert rec is not None
     values: dict[str, Any] = {
         "target_cpu": rec.target.cpu,
@@ -122,9 +122,9 @@ def _recommendation_values(r: ContainerResult, old: Any) -> dict[str, Any]:
         "upper_bound_memory": rec.upper_bound.memory,
         "uncapped_target_cpu": rec.uncapped_target.cpu,
         "uncapped_target_memory": rec.uncapped_target.memory,
-        "sample_count": cp.total_samples,
-        "first_sample_at": to_datetime(cp.first_sample),
-        "last_sample_at": to_datetime(cp.last_sample),
+        "sample_count": span.total,
+        "first_sample_at": to_datetime(span.first),
+        "last_sample_at": to_datetime(span.last),
         "conflicts": dict(r.conflicts),
         "reason": rec.reason or None,
     }
@@ -147,29 +147,38 @@ def save_batch(
     results: Sequence[ContainerResult],
     now: datetime,
     points: set[tuple[WorkloadKey, str]] | None = None,
+    checkpointed: set[tuple[WorkloadKey, str]] | None = None,
 ) -> None:
-    """Upserts the recommendations and checkpoints of `results` in one transaction; adds the
-    (workload, container) of each history point written to `points`. Rows are read with one
+    """Upserts the recommendations and checkpoints of `results` in one transaction (a result
+    without a checkpoint leaves its checkpoint row as it is); adds the (workload, container) of
+    each history point written to `points`, and of each checkpoint written to `checkpointed`,
+    once the transaction is committed. Rows are read with one
     query per table and written with one executemany statement per kind of change (SQLAlchemy
     Core: no ORM object per row); a recommendation row whose values did not change is left
     alone."""
     recs_t, cps_t = RecommendationRow.__table__, Checkpoint.__table__
-    keys = {(r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results}
+    keys_in_order = [
+        (r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results
+    ]
+    keys = set(keys_in_order)
     try:
         recs = _existing(session, recs_t, keys, RECOMMENDATION_COLUMNS)
-        cps = _existing(session, cps_t, keys, ())
+        checkpointing = {
+            k for k, r in zip(keys_in_order, results, strict=True) if r.checkpoint is not None
+        }
+        cps = _existing(session, cps_t, checkpointing, ())
         rec_new: list[dict[str, Any]] = []
         rec_changed: list[dict[str, Any]] = []
         rec_gone: list[int] = []
         cp_new: list[dict[str, Any]] = []
         cp_changed: list[dict[str, Any]] = []
-        for r in results:
-            key = (r.workload.namespace, r.workload.kind, r.workload.name, r.container)
-            values = checkpoint_values(r.checkpoint, now)
-            if key in cps:
-                cp_changed.append({"_id": cps[key].id, **values})
-            else:
-                cp_new.append({**dict(zip(KEY, key, strict=True)), **values})
+        for key, r in zip(keys_in_order, results, strict=True):
+            if r.checkpoint is not None:
+                values = checkpoint_values(r.checkpoint, now)
+                if key in cps:
+                    cp_changed.append({"_id": cps[key].id, **values})
+                else:
+                    cp_new.append({**dict(zip(KEY, key, strict=True)), **values})
             old = recs.get(key)
             if r.recommendation is None:
                 if old is not None:
@@ -193,6 +202,10 @@ def save_batch(
         session.commit()
         if points is not None:
             points.update(written)
+        if checkpointed is not None:
+            checkpointed.update(
+                (r.workload, r.container) for r in results if r.checkpoint is not None
+            )
     except Exception:
         session.rollback()
         raise
@@ -204,16 +217,18 @@ def save_all(
     now: datetime,
     batch_size: int,
     points: set[tuple[WorkloadKey, str]] | None = None,
+    checkpointed: set[tuple[WorkloadKey, str]] | None = None,
 ) -> tuple[int, int]:
     """Writes results in batches; a failing batch is logged and skipped. Returns (saved, failed);
-    `points` collects the (workload, container) of the history points written."""
+    `points` collects the (workload, container) of the history points written, `checkpointed`
+    those of the checkpoints."""
     saved = failed = 0
     batch: list[ContainerResult] = []
 
     def flush() -> None:
         nonlocal saved, failed
         try:
-            save_batch(session, batch, now, points)
+            save_batch(session, batch, now, points, checkpointed)
             saved += len(batch)
         except Exception:
             log.exception(

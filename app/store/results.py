@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import AggregateCheckpoint, save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
@@ -26,14 +27,38 @@ class CurrentRequests:
 
 
 @dataclass(frozen=True)
+class SampleSpan:
+    """The history behind a recommendation: its CPU samples, the first and the last one's time."""
+
+    total: int
+    first: float | None
+    last: float | None
+
+    @classmethod
+    def of(cls, agg: AggregateState | AggregateCheckpoint) -> SampleSpan:
+        return cls(agg.total_samples, agg.first_sample, agg.last_sample)
+
+
+@dataclass(frozen=True)
 class ContainerResult:
     workload: WorkloadKey
     container: str
     recommendation: Recommendation | None  # None: no recommendation (e.g. turned off by policy)
-    checkpoint: AggregateCheckpoint
+    # None: the checkpoint is not rewritten this run (app.core.recommend.checkpoint: written
+    # longest ago first); `samples` then says what the recommendation row needs of the history
+    checkpoint: AggregateCheckpoint | None
     current: CurrentRequests | None = None  # None: no pod seen in this run; keep what is stored
     conflicts: dict[str, str] = field(default_factory=dict)
     usage: UsagePercentiles | None = None  # of the samples since the last history point
+    samples: SampleSpan | None = None  # None: the checkpoint's
+
+    @property
+    def span(self) -> SampleSpan:
+        if self.samples is not None:
+            return self.samples
+        if self.checkpoint is None:
+            raise ValueError(f"{self.workload} {self.container}: neither samples nor checkpoint")
+        return SampleSpan.of(self.checkpoint)
 
 
 def results_from_model(
