@@ -1,5 +1,7 @@
 """The usage histograms behind a recommendation, read from its checkpoint rows through the loader
-the recommender restarts from, so the buckets shown are the ones its percentiles come from.
+the recommender restarts from, so the buckets shown are the ones its percentiles come from, as of
+the checkpoint's last sample (rewritten in turn: at most RIGHTSIZER_CHECKPOINT_INTERVAL_SECONDS
+old while the recommender runs).
 
 One read model for the REST API (GET .../histogram) and the dashboard's workload page. Weights are
 decayed weights relative to each histogram's reference time: only their proportions matter.

@@ -152,10 +152,9 @@ def save_batch(
     """Upserts the recommendations and checkpoints of `results` in one transaction (a result
     without a checkpoint leaves its checkpoint row as it is); adds the (workload, container) of
     each history point written to `points`, and of each checkpoint written to `checkpointed`,
-    once the transaction is committed. Rows are read with one
-    query per table and written with one executemany statement per kind of change (SQLAlchemy
-    Core: no ORM object per row); a recommendation row whose values did not change is left
-    alone."""
+    once the transaction is committed. Rows are read with one query per table and written with
+    one executemany statement per kind of change (SQLAlchemy Core: no ORM object per row); a
+    recommendation row whose values did not change is left alone."""
     recs_t, cps_t = RecommendationRow.__table__, Checkpoint.__table__
     keys_in_order = [
         (r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results
