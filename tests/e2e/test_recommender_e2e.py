@@ -158,7 +158,10 @@ def test_recommendations_match_the_engine_and_survive_a_restart(
     sim: Simulator, tmp_path: Path
 ) -> None:
     db = f"sqlite:///{tmp_path}/rightsizer.db"
-    app = AppProcess(sim.kubeconfig_path, db, tmp_path / "app.log")
+    # every checkpoint rewritten every run (an interval no longer than the runs'): the restart
+    # below resumes from checkpoints as current as the model, so nothing is fed again
+    every_run = {"RIGHTSIZER_CHECKPOINT_INTERVAL_SECONDS": "1"}
+    app = AppProcess(sim.kubeconfig_path, db, tmp_path / "app.log", **every_run)
     engine = Engine(sim)
     try:
         app.wait_ready()
@@ -182,7 +185,7 @@ def test_recommendations_match_the_engine_and_survive_a_restart(
         app.stop()
 
     # A new process restores the histograms from checkpoints: the same numbers within a bucket.
-    again = AppProcess(sim.kubeconfig_path, db, tmp_path / "app2.log")
+    again = AppProcess(sim.kubeconfig_path, db, tmp_path / "app2.log", **every_run)
     try:
         again.wait_ready()
         # The run that restored, once it saved: before, the API serves what the first process
