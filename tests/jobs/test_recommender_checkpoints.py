@@ -22,6 +22,7 @@ from app.kube.cluster import ClusterView
 from app.models import Checkpoint, Recommendation
 from app.simulator.simulator import Simulator
 from app.store.session import to_unix
+from tests.support.kubectl import deployment as manifest
 from tests.support.recommender_runs import deployment, make_job, step, wait_cache_caught_up
 
 WORKLOADS = 3 * MIN_CHECKPOINTS_PER_RUN  # three runs' worth at the minimum
@@ -86,28 +87,7 @@ def test_a_new_container_gets_its_checkpoint_in_its_first_run(
     job = make_job(app, cluster, sim, checkpoint_interval=600)
     step(sim, job)
     client.AppsV1Api(sim.api_client()).create_namespaced_deployment(
-        "shop",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "late"},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "late"}},
-                "template": {
-                    "metadata": {"labels": {"app": "late"}},
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "app",
-                                "image": "example.com/app:1",
-                                "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
-                            }
-                        ]
-                    },
-                },
-            },
-        },
+        "shop", manifest("late", replicas=1, namespace="shop")
     )
     sim.settle()
     wait_cache_caught_up(sim, cluster)
