@@ -28,6 +28,7 @@ from app.core.policy import PolicyIndex
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due, save_aggregate
 from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.podmetrics import PodMetrics
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics, usage_samples
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
@@ -281,7 +282,7 @@ class RecommenderJob:
 
     def _feed_metrics(
         self,
-        metrics: list[dict[str, Any]],
+        metrics: list[PodMetrics],
         pods: dict[tuple[str, str], PodView],
         info: dict[WorkloadKey, WorkloadInfo],
     ) -> int:
@@ -299,9 +300,9 @@ class RecommenderJob:
         # DaemonSets per node group, each sample is also its group's, and all go one by one.
         batches: dict[WorkloadKey, list[UsageSample]] = {}
         for item in metrics:
-            meta = item.get("metadata") or {}
-            ns = meta.get("namespace") or ""
-            pod = pods.get((str(ns), str(meta.get("name") or "")))
+            meta = item.metadata
+            ns = meta.namespace
+            pod = pods.get((ns, meta.name))
             if pod is None or ns in excluded:
                 continue
             w = workload_of(pod)
@@ -336,7 +337,7 @@ class RecommenderJob:
         return fed
 
     def _feed_grouped(
-        self, w: WorkloadKey, pod: PodView, item: dict[str, Any], resources: dict[str, Any]
+        self, w: WorkloadKey, pod: PodView, item: PodMetrics, resources: dict[str, Any]
     ) -> int:
         """One PodMetrics item sample by sample, each also taken into the pod's node group
         when its workload is a DaemonSet sized per node group."""

@@ -15,6 +15,7 @@ from kubernetes import client
 from sqlalchemy import func, select
 
 from app.core.recommend.model import WorkloadKey
+from app.core.recommend.podmetrics import PodMetrics
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.models import Checkpoint, Recommendation
@@ -175,7 +176,7 @@ def test_the_cyclic_collector_is_paused_during_a_run_and_restored_after(
     during: list[bool] = []
     fetch = cluster.pod_metrics
 
-    def metrics() -> list[dict[str, Any]]:
+    def metrics() -> list[PodMetrics]:
         during.append(gc.isenabled())
         return fetch()
 
@@ -184,7 +185,7 @@ def test_the_cyclic_collector_is_paused_during_a_run_and_restored_after(
     step(sim, job)
     assert during == [False] and gc.isenabled()
 
-    def failing() -> list[dict[str, Any]]:
+    def failing() -> list[PodMetrics]:
         raise RuntimeError("metrics.k8s.io is down")
 
     monkeypatch.setattr(cluster, "pod_metrics", failing)

@@ -22,6 +22,7 @@ from flask import Flask
 
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
+from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.recommend.trace import recommendations_json
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 
@@ -88,8 +89,9 @@ class TraceCluster:
     def wait_synced(self, timeout: float) -> bool:
         return True
 
-    def pod_metrics(self) -> list[dict[str, Any]]:
-        return self.metrics
+    def pod_metrics(self) -> list[PodMetrics]:
+        """The LIST, read as ClusterView reads it."""
+        return decode_pod_metrics_list(json.dumps({"items": self.metrics}).encode())
 
     def workload_of(self, p: PodView) -> WorkloadKey:
         return self.pods.owners[p.name]

@@ -4,10 +4,11 @@ one scrape at a fixed time with the same usage, and nothing moves by itself."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
 
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
+from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 
 
 class Pods:
@@ -28,8 +29,9 @@ class FixedCluster:
     def wait_synced(self, timeout: float) -> bool:
         return True
 
-    def pod_metrics(self) -> list[dict[str, Any]]:
-        return [
+    def pod_metrics(self) -> list[PodMetrics]:
+        """The LIST metrics-server would send, read as ClusterView reads it."""
+        items = [
             {
                 "metadata": {"name": p.name, "namespace": p.namespace},
                 "timestamp": self.scrape,
@@ -38,6 +40,7 @@ class FixedCluster:
             }
             for p in self.pods.live
         ]
+        return decode_pod_metrics_list(json.dumps({"items": items}).encode())
 
     def workload_of(self, p: PodView) -> WorkloadKey:
         return self.workload

@@ -1,7 +1,8 @@
 """The metrics wire format -> recommender samples (no I/O): PodMetrics items, OOM kills.
 
-The one place that reads metrics.k8s.io PodMetrics (app.kube.cluster only fetches them) and a
-pod's container statuses for OOM kills, from its view (app.core.pods.PodView).
+The one place that reads the usage of metrics.k8s.io PodMetrics items (app.kube.cluster fetches
+the LIST, app.core.recommend.podmetrics decodes it into the items' fields) and a pod's container
+statuses for OOM kills, from its view (app.core.pods.PodView).
 
 CPU samples are weighted by the container's current CPU request, so the pod object is needed next
 to its metrics. An OOM kill shows up as a container whose lastState is `terminated` with reason
@@ -20,6 +21,7 @@ from typing import Any, NamedTuple
 from app.core.pods import ContainerResources, Obj, PodView, parse_time
 from app.core.quantity import amount_float
 from app.core.recommend.model import UsageSample
+from app.core.recommend.podmetrics import PodMetrics, pod_metrics_of
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +45,19 @@ class OomKill:
     memory_bytes: float
 
 
-def usage_from_metrics(item: Obj) -> list[Usage]:
-    """One PodMetrics item -> a usage per container; malformed values are skipped and logged."""
+def usage_from_metrics(item: PodMetrics | Obj) -> list[Usage]:
+    """One PodMetrics item -> a usage per container; malformed values are skipped and logged.
+    The item as decode_pod_metrics_list reads it, or as plain JSON (read as it reads that)."""
+    if not isinstance(item, PodMetrics):
+        read = pod_metrics_of(item)
+        if read is None:
+            return []
+        item = read
     return [Usage(*u) for u in _usages(item)]
 
 
 def usage_samples(
-    item: Obj, resources: Mapping[str, ContainerResources], out: list[UsageSample]
+    item: PodMetrics, resources: Mapping[str, ContainerResources], out: list[UsageSample]
 ) -> None:
     """usage_from_metrics(item), of the containers in `resources` only, appended to `out` as
     UsageModel.add_usages takes them: with the container's CPU request in cores (0 without one),
@@ -60,30 +68,26 @@ def usage_samples(
             out.append((pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
 
 
-def _usages(item: Obj) -> Iterator[tuple[str, str, float, float | None, float | None]]:
+def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, float | None]]:
     """(pod, container, time, CPU cores, memory bytes) of each container of a PodMetrics item
     whose values parse; the others, and an item without a valid timestamp, are logged."""
-    meta = item.get("metadata") or {}
-    pod = meta.get("name") or ""
-    t = _time(item.get("timestamp"))
+    meta = item.metadata
+    pod = meta.name
+    t = _time(item.timestamp)
     if t is None:
-        log.warning("PodMetrics %s/%s has no valid timestamp; skipped", meta.get("namespace"), pod)
+        log.warning("PodMetrics %s/%s has no valid timestamp; skipped", meta.namespace, pod)
         return
-    for c in item.get("containers") or []:
-        usage = c.get("usage") or {}
+    for c in item.containers:
+        usage = c.usage
         try:
             cpu = _amount(usage["cpu"]) if "cpu" in usage else None
             mem = _amount(usage["memory"]) if "memory" in usage else None
         except ValueError as e:
             log.warning(
-                "PodMetrics %s/%s container %s: %s; skipped",
-                meta.get("namespace"),
-                pod,
-                c.get("name"),
-                e,
+                "PodMetrics %s/%s container %s: %s; skipped", meta.namespace, pod, c.name, e
             )
             continue
-        yield pod, c.get("name") or "", t, cpu, mem
+        yield pod, c.name, t, cpu, mem
 
 
 # The suffixes metrics-server writes (resource.Quantity's canonical forms of its usage: CPU in
