@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.settings import DAY, MIB, RecommenderSettings
@@ -38,18 +39,14 @@ def confidence_factor(conf: float, multiplier: float, exponent: float) -> float:
     return scaled
 
 
-def percentiles(agg: AggregateState, cpu_p: float, memory_p: float) -> Resources:
-    return Resources(
-        amount(agg.cpu.percentile(cpu_p) * 1000.0), amount(agg.memory.percentile(memory_p))
-    )
-
-
 def with_margin(r: Resources, fraction: float) -> Resources:
     return Resources(r.cpu + amount(r.cpu * fraction), r.memory + amount(r.memory * fraction))
 
 
+@lru_cache(maxsize=256)
 def pod_minimum(containers: int, s: RecommenderSettings) -> Resources:
-    """The pod-wide floor (25m, 250 MiB by default) split equally among its containers."""
+    """The pod-wide floor (25m, 250 MiB by default) split equally among its containers (kept
+    for each count and settings: it is asked twice for every container of every run)."""
     share = 1.0 / max(containers, 1)
     whole = Resources(amount(s.pod_min_cpu_millicores), amount(s.pod_min_memory_mb * MIB))
     return whole.scaled(share)
@@ -58,24 +55,42 @@ def pod_minimum(containers: int, s: RecommenderSettings) -> Resources:
 def estimate(agg: AggregateState, containers: int, s: RecommenderSettings) -> Estimate:
     floor = pod_minimum(containers, s)
     conf = confidence(agg, s)
-    target = with_margin(
-        percentiles(agg, s.target_cpu_percentile, s.target_memory_percentile),
-        s.safety_margin_fraction,
+    # the three percentiles of each histogram read in one pass over its buckets
+    cpu = agg.cpu.percentiles(
+        (s.target_cpu_percentile, s.lower_bound_cpu_percentile, s.upper_bound_cpu_percentile)
     )
-    lower = with_margin(
-        percentiles(agg, s.lower_bound_cpu_percentile, s.lower_bound_memory_percentile),
-        s.safety_margin_fraction,
-    ).scaled(
+    memory = agg.memory.percentiles(
+        (
+            s.target_memory_percentile,
+            s.lower_bound_memory_percentile,
+            s.upper_bound_memory_percentile,
+        )
+    )
+    factors = (
+        None,  # the target is not scaled
         confidence_factor(
             conf, s.lower_bound_confidence_multiplier, s.lower_bound_confidence_exponent
-        )
-    )
-    upper = with_margin(
-        percentiles(agg, s.upper_bound_cpu_percentile, s.upper_bound_memory_percentile),
-        s.safety_margin_fraction,
-    ).scaled(
+        ),
         confidence_factor(
             conf, s.upper_bound_confidence_multiplier, s.upper_bound_confidence_exponent
-        )
+        ),
     )
-    return Estimate(target.at_least(floor), lower.at_least(floor), upper.at_least(floor))
+    margin = s.safety_margin_fraction
+    # with_margin, Resources.scaled and at_least, on plain ints: one Resources per value
+    target, lower, upper = (
+        _bound(amount(c * 1000.0), amount(m), margin, factor, floor)
+        for c, m, factor in zip(cpu, memory, factors, strict=True)
+    )
+    return Estimate(target, lower, upper)
+
+
+def _bound(
+    cpu: int, memory: int, margin: float, factor: float | None, floor: Resources
+) -> Resources:
+    """with_margin(Resources(cpu, memory), margin), then .scaled(factor) unless None, then
+    .at_least(floor)."""
+    cpu += amount(cpu * margin)
+    memory += amount(memory * margin)
+    if factor is not None:
+        cpu, memory = amount(cpu * factor), amount(memory * factor)
+    return Resources(max(cpu, floor.cpu), max(memory, floor.memory))

@@ -9,7 +9,10 @@ O(1); the reference is moved forward (and all weights rescaled) only when expone
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 _log = math.log
 MAX_CHECKPOINT_WEIGHT = 10_000
@@ -140,9 +143,35 @@ class Histogram:
         return self.weights[self.min_bucket] < self.buckets.epsilon
 
     def percentile(self, p: float) -> float:
-        """The END of the bucket where the running weight first reaches p * total."""
+        """The END of the bucket where the running weight first reaches p * total (VPA's
+        histogram.Percentile: the walk from the lightest bucket with weight stops at the
+        heaviest one, whose end is the answer when no earlier bucket reaches it)."""
+        return self.percentiles((p,))[0]
+
+    def percentiles(self, ps: Sequence[float]) -> list[float]:
+        """[percentile(p) for p in ps]: the running weight of the buckets from min_bucket to
+        max_bucket summed once, in that order (itertools.accumulate: the same sums, bit for bit,
+        as the walk adds them one by one), and each threshold found in it by bisection. That is
+        the first bucket the walk stops at as long as the running weight never decreases, which
+        holds for weights that are not negative; a NaN among them (or a NaN threshold, which the
+        walk never reaches) is read as the walk reads it."""
         if self.is_empty():
-            return 0.0
+            return [0.0] * len(ps)
+        low, high, total = self.min_bucket, self.max_bucket, self.total_weight
+        walked = self.weights[low:high]
+        running = list(accumulate(walked))
+        if running and not (running[-1] == running[-1] and min(walked) >= 0):
+            return [self._walk(p) for p in ps]  # a NaN or a negative weight: the plain walk
+        last, start = self.buckets.num_buckets - 1, self.buckets.bucket_start
+        out = []
+        for p in ps:
+            threshold = p * total
+            b = high if threshold != threshold else low + bisect_left(running, threshold)
+            out.append(start(b + 1) if b < last else start(b))  # the last bucket has no end
+        return out
+
+    def _walk(self, p: float) -> float:
+        """percentile(p), bucket by bucket (VPA's loop as it is written)."""
         threshold = p * self.total_weight
         running = 0.0
         b = self.min_bucket
@@ -153,7 +182,7 @@ class Histogram:
             b += 1
         if b < self.buckets.num_buckets - 1:
             return self.buckets.bucket_start(b + 1)
-        return self.buckets.bucket_start(b)  # the last bucket has no end
+        return self.buckets.bucket_start(b)
 
     def scale(self, factor: float) -> None:
         if factor < 0:

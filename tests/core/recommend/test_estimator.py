@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import AggregateState, oom_bump
 from app.core.recommend.estimator import (
@@ -14,7 +16,7 @@ from app.core.recommend.estimator import (
 )
 from app.core.recommend.settings import DAY, MIB, RecommenderSettings
 from app.core.recommend.trace import parse_trace, recommendations_json, replay
-from app.core.resources import Resources
+from app.core.resources import Resources, amount
 
 S = RecommenderSettings()
 
@@ -93,3 +95,74 @@ def test_estimate_orders_bounds() -> None:
     est = estimate(agg, 1, S)
     assert est.lower_bound.cpu <= est.target.cpu <= est.upper_bound.cpu
     assert est.lower_bound.cpu > 25
+
+
+def _chained(agg: AggregateState, containers: int, s: RecommenderSettings) -> tuple:
+    """VPA's estimator chain step by step (each percentile on its own, +margin, x confidence
+    for the bounds, at least the pod minimum), the reference `estimate` is checked against."""
+    conf = confidence(agg, s)
+    floor = pod_minimum(containers, s)
+    out = []
+    for cpu_p, memory_p, multiplier, exponent in (
+        (s.target_cpu_percentile, s.target_memory_percentile, None, None),
+        (
+            s.lower_bound_cpu_percentile,
+            s.lower_bound_memory_percentile,
+            s.lower_bound_confidence_multiplier,
+            s.lower_bound_confidence_exponent,
+        ),
+        (
+            s.upper_bound_cpu_percentile,
+            s.upper_bound_memory_percentile,
+            s.upper_bound_confidence_multiplier,
+            s.upper_bound_confidence_exponent,
+        ),
+    ):
+        r = Resources(
+            amount(agg.cpu.percentile(cpu_p) * 1000.0), amount(agg.memory.percentile(memory_p))
+        )
+        r = with_margin(r, s.safety_margin_fraction)
+        if multiplier is not None:
+            r = r.scaled(confidence_factor(conf, multiplier, exponent))
+        out.append(r.at_least(floor))
+    return tuple(out)
+
+
+_FRACTION = st.floats(min_value=0.01, max_value=1.0)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 30 * DAY),
+            st.one_of(st.just(0.0), st.floats(0, 64)),
+            st.one_of(st.just(0.0), st.floats(0, 1e11)),
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 4),
+    st.fixed_dictionaries(
+        {
+            "target_cpu_percentile": _FRACTION,
+            "lower_bound_memory_percentile": _FRACTION,
+            "upper_bound_cpu_percentile": _FRACTION,
+            "safety_margin_fraction": st.floats(0, 2),
+            "upper_bound_confidence_multiplier": st.floats(0, 2),
+            "lower_bound_confidence_exponent": st.floats(-3, 3),
+            "pod_min_cpu_millicores": st.floats(0, 1000),
+            "pod_min_memory_mb": st.floats(0, 4096),
+        }
+    ),
+)
+def test_estimate_is_the_chain_step_by_step(
+    samples: list[tuple[float, float, float]], containers: int, changed: dict[str, float]
+) -> None:
+    """estimate (each histogram's three percentiles in one pass, the chain on plain integers)
+    gives what the chain's steps give one by one, for any history and settings."""
+    s = RecommenderSettings(**changed)
+    agg = AggregateState.empty(s)
+    for t, cores, memory in sorted(samples):
+        agg.add_cpu(t, cores, 0.5)
+        agg.memory.add_sample_at(memory, 1.0, t)
+    got = estimate(agg, containers, s)
+    assert (got.target, got.lower_bound, got.upper_bound) == _chained(agg, containers, s)

@@ -6,7 +6,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import cpu_buckets, memory_buckets
@@ -187,3 +187,96 @@ def test_empty_checkpoint_loads_nothing() -> None:
     h = Histogram(CPU)
     h.load(HistogramCheckpoint({}, 0.0))
     assert h.is_empty()
+
+
+def _walked(h: Histogram, p: float) -> float:
+    """VPA's histogram.Percentile as written: bucket by bucket from the lightest with weight,
+    stopping at the heaviest (the reference Histogram.percentiles is checked against)."""
+    if h.weights[h.min_bucket] < h.buckets.epsilon:
+        return 0.0
+    threshold, running, b = p * h.total_weight, 0.0, h.min_bucket
+    while b < h.max_bucket:
+        running += h.weights[b]
+        if running >= threshold:
+            break
+        b += 1
+    return h.buckets.bucket_start(b + 1 if b < h.buckets.num_buckets - 1 else b)
+
+
+# thresholds a running weight meets exactly (halves, quarters of whole weights) and any other
+_FRACTIONS = st.one_of(
+    st.sampled_from([0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0, math.nan]),
+    st.floats(min_value=-0.5, max_value=1.5, allow_nan=False),
+)
+_VALUES = st.one_of(
+    st.sampled_from([0.0, 0.01, 0.015, 0.5, 0.51, 3.0, 1e6]),
+    st.floats(min_value=0, max_value=2e3, allow_nan=False),
+)
+# whole half-lives from the reference keep whole weights whole (ties again), and any other time
+_TIMES = st.one_of(
+    st.sampled_from([0.0, S.cpu_half_life_seconds, 2 * S.cpu_half_life_seconds]),
+    st.floats(0, 30 * DAY),
+)
+_OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("add"),
+            _VALUES,
+            st.one_of(st.sampled_from([1.0, 2.0, 3.0]), st.floats(0, 1e3, allow_nan=False)),
+            _TIMES,
+        ),
+        st.tuples(st.just("subtract"), _VALUES, st.sampled_from([1.0, 0.5]), _TIMES),
+        st.tuples(st.just("scale"), st.sampled_from([0.0, 0.5, 2.0]), st.just(0.0), st.just(0.0)),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=400)  # a tie takes about a hundred examples to come up
+@given(_OPERATIONS, st.lists(_FRACTIONS, max_size=5))
+def test_percentiles_are_the_walks_of_each(ops: list[tuple], ps: list[float]) -> None:
+    """Histogram.percentiles (one running sum, thresholds found by bisection) gives what the
+    walk gives for each fraction, on histograms made by any sequence of samples added and
+    taken out, decays and rescales, ties of the running weight with a threshold included."""
+    h = DecayingHistogram(CPU, S.cpu_half_life_seconds)
+    for op, value, weight, t in ops:
+        if op == "add":
+            h.add_sample_at(value, weight, t)
+        elif op == "subtract":
+            h.subtract_sample_at(value, weight, t)
+        else:
+            h.scale(value)
+    expected = [_walked(h, p) for p in ps]
+    assert h.percentiles(ps) == expected
+    assert [h.percentile(p) for p in ps] == expected
+
+
+@pytest.mark.parametrize("odd", [math.nan, -1.0])
+def test_percentiles_of_odd_weights_are_the_walks(odd: float) -> None:
+    """A NaN or negative weight among the walked buckets (no operation makes one; a weight set
+    by hand does) and a NaN fraction are read as the walk reads them."""
+    h = Histogram(CPU)
+    for value, weight in ((0.015, 3.0), (0.1, 1.0), (0.5, 2.0), (1.0, 1.0)):
+        h.add_sample(value, weight)
+    h.weights[CPU.find_bucket(0.1)] = odd
+    ps = [0.1, 0.5, 0.9, math.nan]
+    assert h.percentiles(ps) == [_walked(h, p) for p in ps]
+    assert math.isnan(h.total_weight) or h.percentile(0.9) == _walked(h, 0.9)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.01, 0.015, 0.1, 0.5, 3.0]), st.sampled_from([1.0, 2.0, 4.0])),
+        max_size=8,
+    ),
+    st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=1, max_size=4),
+)
+def test_percentiles_at_ties_are_the_walks(
+    samples: list[tuple[float, float]], ps: list[float]
+) -> None:
+    """Whole weights and quarter fractions: a running weight equal to a threshold stops the walk
+    at that bucket, and Histogram.percentiles there too."""
+    h = Histogram(CPU)
+    for value, weight in samples:
+        h.add_sample(value, weight)
+    assert h.percentiles(ps) == [_walked(h, p) for p in ps]

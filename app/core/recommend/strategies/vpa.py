@@ -23,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 from app.core.quantity import readable
 from app.core.recommend.estimator import confidence, estimate, pod_minimum
+from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies.base import (
     ROUNDING_PARAMS,
     Configured,
@@ -184,22 +186,13 @@ class VpaStrategy(Configured):
     def propose(self, given: StrategyInput) -> Proposal:
         s = given.settings
         est = estimate(given.aggregate, given.containers, s)
-        reason = (
-            f"vpa: CPU p{_pct(s.target_cpu_percentile)} of usage (half-life "
-            f"{_hours(s.cpu_half_life_seconds)}), memory p{_pct(s.target_memory_percentile)} of "
-            f"{_peaks(s.memory_aggregation_interval_seconds)}, each "
-            f"+{_pct(s.safety_margin_fraction)}%; confidence "
-            f"{confidence(given.aggregate, s):.1f} days"
-        )
+        reason = f"{_summary(s)}; confidence {confidence(given.aggregate, s):.1f} days"
         floor = pod_minimum(given.containers, s)
-        at_floor = [
-            text
-            for value, minimum, text in (
-                (est.target.cpu, floor.cpu, f"CPU {format_cpu(floor.cpu)}"),
-                (est.target.memory, floor.memory, f"memory {readable('memory', floor.memory)}"),
-            )
-            if value == minimum
-        ]
+        at_floor = []  # formatted only when a target is at its floor
+        if est.target.cpu == floor.cpu:
+            at_floor.append(f"CPU {format_cpu(floor.cpu)}")
+        if est.target.memory == floor.memory:
+            at_floor.append(f"memory {readable('memory', floor.memory)}")
         if at_floor:
             reason += "; pod minimum " + ", ".join(at_floor)
         retuned = given.aggregate.retuned
@@ -207,6 +200,18 @@ class VpaStrategy(Configured):
         if note:
             reason += "; " + note
         return Proposal(est, reason)
+
+
+@lru_cache(maxsize=64)
+def _summary(s: RecommenderSettings) -> str:
+    """What the reason says of the settings, the same for every container estimated with them
+    (written once for each settings)."""
+    return (
+        f"vpa: CPU p{_pct(s.target_cpu_percentile)} of usage (half-life "
+        f"{_hours(s.cpu_half_life_seconds)}), memory p{_pct(s.target_memory_percentile)} of "
+        f"{_peaks(s.memory_aggregation_interval_seconds)}, each "
+        f"+{_pct(s.safety_margin_fraction)}%"
+    )
 
 
 def _pct(fraction: float) -> str:
