@@ -397,7 +397,11 @@ class UsageModel:
         (app/core/recommend/strategies: `tuning`)."""
         containers = self.aggregates.get(workload, {})
         out: dict[str, Recommendation] = {}
-        settings = tuning(strategy, self.settings, self.idle_after).settings
+        # the default strategy replaces no setting (tuning(VPA, ...) is the model's own)
+        if strategy is VPA:
+            settings = self.settings
+        else:
+            settings = tuning(strategy, self.settings, self.idle_after).settings
         for name in sorted(containers):
             agg = containers[name]
             if agg.is_empty():

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.core.recommend.checkpoint import load_aggregate, save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.strategies import VPA, configure, tuning
+from app.core.recommend.strategies import VPA, Tuning, configure, tuning
 
 A = WorkloadKey("shop", "Deployment", "a")
 B = WorkloadKey("shop", "Deployment", "b")
@@ -30,6 +33,26 @@ def test_without_parameters_nothing_is_tuned() -> None:
     assert not m.tune(A, VPA)
     assert not m.tune(A, configure("krr-simple", {"cpuPercentile": 90}))
     assert m.tunings == {}
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "target_cpu_percentile": st.floats(0.01, 1.0),
+            "memory_aggregation_interval_seconds": st.sampled_from([3600.0, 86400.0, 7 * 86400.0]),
+            "cpu_half_life_seconds": st.floats(1.0, 1e7),
+            "round_memory_bytes": st.sampled_from([1.0, 1024.0, 2.0**20]),
+            "pod_min_cpu_millicores": st.floats(0, 1000),
+        },
+    ),
+    st.floats(1.0, 1e8),
+)
+def test_the_default_strategy_replaces_no_setting(changed: dict, idle_after: float) -> None:
+    """UsageModel.recommend takes the model's own settings for VPA without asking `tuning`:
+    what tuning gives for VPA is those settings and idle time, whatever they are."""
+    s = RecommenderSettings(**changed)
+    assert tuning(VPA, s, idle_after) == Tuning(s, idle_after)
 
 
 def test_the_idle_time_is_interval_times_count() -> None:
