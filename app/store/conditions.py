@@ -32,7 +32,13 @@ def save_conditions(
     statement each (SQLAlchemy Core: the recommender states two conditions for each of
     thousands of workloads at every run)."""
     table = WorkloadCondition.__table__
-    wanted = {(w, c.type): c for w, cs in conditions.items() for c in cs if c.type in types}
+    # keyed by the row's own fields (no WorkloadKey built for each of the rows read)
+    wanted = {
+        (w.namespace, w.kind, w.name, c.type): c
+        for w, cs in conditions.items()
+        for c in cs
+        if c.type in types
+    }
     gone: list[int] = []
     changed: list[dict[str, Any]] = []
     try:
@@ -49,30 +55,31 @@ def save_conditions(
                 table.c.last_transition_time,
             ).where(table.c.type.in_(types))
         )
-        for row in rows:
-            c = wanted.pop((WorkloadKey(row.namespace, row.kind, row.name), row.type), None)
+        # by position, as selected: a Row reads an index at C speed, a name through its key map
+        for row_id, *key, status, stored_reason, stored_message, transition in rows:
+            c = wanted.pop(tuple(key), None)
             if c is None:
-                gone.append(row.id)
+                gone.append(row_id)
                 continue
             reason, message = c.reason[:128], c.message[:4000]
-            if (row.status, row.reason, row.message) == (c.status, reason, message):
+            if (status, stored_reason, stored_message) == (c.status, reason, message):
                 continue
-            moved = row.status != c.status  # lastTransitionTime moves with the status only
+            moved = status != c.status  # lastTransitionTime moves with the status only
             changed.append(
                 {
-                    "_id": row.id,
+                    "_id": row_id,
                     "status": c.status,
                     "reason": reason,
                     "message": message,
-                    "last_transition_time": now if moved else row.last_transition_time,
+                    "last_transition_time": now if moved else transition,
                     "updated_at": now,
                 }
             )
         new = [
             {
-                "namespace": w.namespace,
-                "kind": w.kind,
-                "name": w.name,
+                "namespace": namespace,
+                "kind": kind,
+                "name": name,
                 "type": c.type,
                 "status": c.status,
                 "reason": c.reason[:128],
@@ -80,7 +87,7 @@ def save_conditions(
                 "last_transition_time": now,
                 "updated_at": now,
             }
-            for (w, _), c in wanted.items()
+            for (namespace, kind, name, _), c in wanted.items()
         ]
         if gone:
             session.execute(delete(table).where(table.c.id.in_(gone)))
