@@ -29,6 +29,7 @@ import gc
 import json
 import random
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -42,6 +43,7 @@ from app.core.recommend.settings import RecommenderSettings
 from app.store.results import results_from_model
 
 NAMES = ("app", "proxy", "log-shipper", "cache")
+START = datetime(2026, 7, 12, tzinfo=UTC)
 
 
 def pod_metrics_list(pods: int, replicas: int, containers: int, seed: int = 1) -> bytes:
@@ -118,6 +120,71 @@ def fed_model(items: list[PodMetrics], workload_of: dict[tuple[str, str], int]) 
     return model
 
 
+def _row_values(i: int, run: int) -> dict[str, object]:
+    """A recommendation row's columns as a steady run writes them (run `run` of container i)."""
+    return {
+        "target_cpu": 100 + i % 900,
+        "target_memory": (200 + i % 800) * 2**20,
+        "lower_bound_cpu": 50 + i % 500,
+        "lower_bound_memory": (100 + i % 400) * 2**20,
+        "upper_bound_cpu": 400 + i % 900 + run,
+        "upper_bound_memory": (800 + i % 800 + run) * 2**20,
+        "uncapped_target_cpu": 100 + i % 900,
+        "uncapped_target_memory": (200 + i % 800) * 2**20,
+        "sample_count": 10 * run,
+        "first_sample_at": START,
+        "last_sample_at": START + timedelta(minutes=run),
+        "current_cpu_request": 250,
+        "current_memory_request": 512 * 2**20,
+        "replicas": 10,
+        "requested_cpu_total": 2500,
+        "requested_memory_total": 5120 * 2**20,
+        "conflicts": {},
+        "reason": "vpa: CPU p90 of usage (half-life 24h), memory p90 of daily peaks, each +15%; "
+        "confidence 0.0 days",
+        "updated_at": START + timedelta(minutes=run),
+    }
+
+
+def database_floor(containers: int, rounds: int) -> float:
+    """The least a run writes: each container's recommendation row updated by its id, the
+    columns a steady run changes (its sample count and last sample time, at least, change every
+    run), in one executemany UPDATE on a throw-away SQLite database migrated as the service's,
+    and committed; the rows' parameters built beforehand. No read of the stored rows, no
+    checkpoint, history point or condition: a floor, not a save."""
+    from sqlalchemy import bindparam, insert, select, update
+
+    from app.extensions import db
+    from app.models import Recommendation
+
+    table = Recommendation.__table__
+    with sc.temp_workdir() as workdir:
+        app = sc.make_app(f"sqlite:///{workdir}/floor.db")
+        with app.app_context():
+            db.session.execute(
+                insert(table),
+                [
+                    {"namespace": "ns", "kind": "Deployment", "name": f"w-{i}", "container": "app"}
+                    | _row_values(i, 0)
+                    for i in range(containers)
+                ],
+            )
+            db.session.commit()
+            ids = list(db.session.scalars(select(table.c.id)))
+            runs = iter(
+                [[{"_id": n} | _row_values(n, run) for n in ids] for run in range(1, rounds + 1)]
+            )
+
+            def write() -> None:
+                db.session.execute(update(table).where(table.c.id == bindparam("_id")), next(runs))
+                db.session.commit()
+
+            seconds = sc.best_of(write, rounds)
+            db.session.remove()
+            db.engine.dispose()
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pods", type=int, default=150000)
@@ -140,9 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         least = sc.best_of(lambda: floor(items, workload_of), args.rounds)
         model = fed_model(items, workload_of)
         estimation = sc.best_of(lambda: list(results_from_model(model)), args.rounds)
+        write = database_floor(containers, args.rounds)
     finally:
         gc.enable()
     left = 3 * loads - fast - least
+    beyond = left - write
     return sc.emit(
         [
             f"the least a Python recommender does per sample: {args.pods} pods, "
@@ -177,6 +246,11 @@ def main(argv: list[str] | None = None) -> int:
             f"rightsizer's estimation alone (results_from_model, {containers} containers): "
             f"{estimation:.2f} s, {estimation / containers * 1e6:.0f} us per container, "
             f"{estimation / left:.1f}x what is left",
+            f"the least write of a run (each container's recommendation row updated by id, one "
+            f"executemany UPDATE, SQLite): {write:.2f} s, {write / loads:.2f}x json.loads; "
+            f"left after it: {beyond:.2f} s, {beyond / containers * 1e6:.0f} us per workload "
+            f"container for fetching the LIST, the model's bookkeeping, the estimation, the "
+            f"checkpoints, history and conditions",
         ],
         args.output,
     )
