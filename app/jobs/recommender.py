@@ -42,7 +42,7 @@ from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store.checkpoints import load_checkpoints
-from app.store.history import add_replayed_points
+from app.store.history import HistoryKey, add_replayed_points
 from app.store.node_groups import load_node_groups, save_node_groups
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.recommendations import (
@@ -130,6 +130,9 @@ class RecommenderJob:
         self.labels: dict[WorkloadKey, Mapping[str, str]] = {}
         # when each aggregate's checkpoint was last written (or restored) by this process
         self.checkpointed: dict[tuple[WorkloadKey, str], float] = {}
+        # each container's newest history point, as this term's saves read or wrote it: only the
+        # leader writes points, so one less than an hour old needs no lookup (append_history)
+        self.history_points: dict[HistoryKey, float] = {}
 
     # One run -----------------------------------------------------------------------------------
     def run_once(self, still_leader: Callable[[], bool]) -> str:
@@ -188,6 +191,7 @@ class RecommenderJob:
                 self.options.batch_size,
                 points,
                 checkpointed,
+                self.history_points,
             )
             self.checkpointed.update(dict.fromkeys(checkpointed, now))
             self.windows.reset(points)
@@ -473,6 +477,7 @@ class RecommenderJob:
     def _collect_garbage(self, now: float, still_leader: Callable[[], bool]) -> int:
         """Deletes the rows of workloads that no longer exist, once gone for the grace period."""
         deleted = 0
+        gone: set[tuple[str, str, str]] = set()
         for w in stored_workloads(db.session):
             if self.cluster.workload_exists(w) and self.tracker.tracks(w, self.labels.get(w)):
                 self.missing_since.pop(w, None)
@@ -480,6 +485,7 @@ class RecommenderJob:
             since = self.missing_since.setdefault(w, now)
             if now - since >= self.options.gc_grace and still_leader():
                 delete_workload(db.session, w)
+                gone.add((w.namespace, w.kind, w.name))
                 self.model.aggregates.pop(w, None)
                 self.node_groups.groups.drop(w)
                 self.missing_since.pop(w, None)
@@ -488,4 +494,7 @@ class RecommenderJob:
                 log.info(
                     "deleted recommendations and checkpoints of %s: gone for %.0fs", w, now - since
                 )
+        if gone:  # their history went too: a workload of that name again starts without points
+            for key in [k for k in self.history_points if k[:3] in gone]:
+                del self.history_points[key]
         return deleted

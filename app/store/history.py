@@ -7,6 +7,7 @@ transaction, and read back for the history views (REST and dashboard).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -34,33 +35,55 @@ def newest_points(table: Any, rows: Any, parts: tuple[ColumnElement[Any], ...]) 
     return select(*parts, latest).select_from(rows)
 
 
+HistoryKey = tuple[str, str, str, str]  # namespace, kind, name, container (app.store.keys)
+
+
+@dataclass
+class Appended:
+    """What append_history did: the (workload, container) of each point written, and the newest
+    point time of each key it looked up or wrote (unix seconds)."""
+
+    written: list[tuple[WorkloadKey, str]] = field(default_factory=list)
+    newest: dict[HistoryKey, float] = field(default_factory=dict)
+
+
 def append_history(
     session: DbSession,
     results: Sequence[ContainerResult],
-    keys: set[tuple[str, str, str, str]],
+    keys: set[HistoryKey],
     now: datetime,
-) -> list[tuple[WorkloadKey, str]]:
+    recent: Mapping[HistoryKey, float] | None = None,
+) -> Appended:
     """A point per container whose newest point is an hour old or more, with the usage
     percentiles of its result; trims the batch's points older than 8 days. Part of the batch's
-    transaction. Returns the (workload, container) of the points written."""
-    written: list[tuple[WorkloadKey, str]] = []
+    transaction.
+
+    `recent`, when given, is the newest point time of keys as the caller last learned it
+    (`Appended.newest` of earlier batches, once committed): a key whose point there is less
+    than an hour old has no point due, so it is left out of the lookup and of the trim, and its
+    points older than 8 days go with its next point's batch, within the hour. Only a caller
+    that alone writes points may keep it (the recommender, while it leads); without it, every
+    key of the batch is looked up and trimmed."""
+    out = Appended()
+    due = now.timestamp() - HISTORY_STEP.total_seconds()
+    if recent:
+        keys = {k for k in keys if not recent.get(k, due) > due}
     if not keys:
-        return written
+        return out
     H = RecommendationPoint
     table = H.__table__
     rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
     params = key_params(keys)
-    newest = {
-        (ns, kind, name, container): to_unix(t)
-        for ns, kind, name, container, t in session.execute(
-            newest_points(table, rows, parts), params
-        )
-        if t is not None
-    }
-    due = now.timestamp() - HISTORY_STEP.total_seconds()
+    newest = out.newest
+    for ns, kind, name, container, t in session.execute(newest_points(table, rows, parts), params):
+        seconds = to_unix(t)
+        if seconds is not None:
+            newest[(ns, kind, name, container)] = seconds
     new: list[dict[str, Any]] = []
     for r in results:
         key = (r.workload.namespace, r.workload.kind, r.workload.name, r.container)
+        if key not in keys:
+            continue  # a point less than an hour old (`recent`)
         last = newest.get(key)
         if last is not None and last > due:
             continue
@@ -71,7 +94,8 @@ def append_history(
                 key, now, rec.target, cur.cpu if cur else None, cur.memory if cur else None, r.usage
             )
         )
-        written.append((r.workload, r.container))
+        newest[key] = now.timestamp()
+        out.written.append((r.workload, r.container))
     if new:  # one executemany (Core): the recommender appends thousands of points an hour
         session.execute(insert(RecommendationPoint.__table__), new)
     old = select(H.id).select_from(rows).join(table, on_key(table, parts))
@@ -81,7 +105,7 @@ def append_history(
         .execution_options(synchronize_session=False),
         params,
     )
-    return written
+    return out
 
 
 def _point_values(

@@ -20,7 +20,7 @@ from app.core.recommend.model import WorkloadKey
 from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import checkpoint_values
-from app.store.history import append_history
+from app.store.history import Appended, HistoryKey, append_history
 from app.store.keys import KEY, Key, key_params, key_rows, on_key
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_datetime, to_unix
@@ -148,13 +148,16 @@ def save_batch(
     now: datetime,
     points: set[tuple[WorkloadKey, str]] | None = None,
     checkpointed: set[tuple[WorkloadKey, str]] | None = None,
+    recent: dict[HistoryKey, float] | None = None,
 ) -> None:
     """Upserts the recommendations and checkpoints of `results` in one transaction (a result
     without a checkpoint leaves its checkpoint row as it is); adds the (workload, container) of
     each history point written to `points`, and of each checkpoint written to `checkpointed`,
-    once the transaction is committed. Rows are read with one query per table and written with
-    one executemany statement per kind of change (SQLAlchemy Core: no ORM object per row); a
-    recommendation row whose values did not change is left alone."""
+    once the transaction is committed, and the newest history point of each key looked up or
+    written to `recent`, which the history append reads (app.store.history.append_history).
+    Rows are read with one query per table and written with one executemany statement per kind
+    of change (SQLAlchemy Core: no ORM object per row); a recommendation row whose values did
+    not change is left alone."""
     recs_t, cps_t = RecommendationRow.__table__, Checkpoint.__table__
     keys_in_order = [
         (r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results
@@ -195,19 +198,30 @@ def save_batch(
                 session.execute(update(table).where(table.c.id == bindparam("_id")), changed)
         if rec_gone:
             session.execute(delete(recs_t).where(recs_t.c.id.in_(rec_gone)))
-        written = append_history(
-            session, [r for r in results if r.recommendation is not None], keys, now
+        appended = append_history(
+            session, [r for r in results if r.recommendation is not None], keys, now, recent
         )
         session.commit()
-        if points is not None:
-            points.update(written)
-        if checkpointed is not None:
-            checkpointed.update(
-                (r.workload, r.container) for r in results if r.checkpoint is not None
-            )
     except Exception:
         session.rollback()
         raise
+    _report(results, appended, points, checkpointed, recent)
+
+
+def _report(
+    results: Sequence[ContainerResult],
+    appended: Appended,
+    points: set[tuple[WorkloadKey, str]] | None,
+    checkpointed: set[tuple[WorkloadKey, str]] | None,
+    recent: dict[HistoryKey, float] | None,
+) -> None:
+    """What a committed batch wrote, into the caller's collections (save_batch's)."""
+    if points is not None:
+        points.update(appended.written)
+    if recent is not None:
+        recent.update(appended.newest)
+    if checkpointed is not None:
+        checkpointed.update((r.workload, r.container) for r in results if r.checkpoint is not None)
 
 
 def save_all(
@@ -217,17 +231,18 @@ def save_all(
     batch_size: int,
     points: set[tuple[WorkloadKey, str]] | None = None,
     checkpointed: set[tuple[WorkloadKey, str]] | None = None,
+    recent: dict[HistoryKey, float] | None = None,
 ) -> tuple[int, int]:
     """Writes results in batches; a failing batch is logged and skipped. Returns (saved, failed);
     `points` collects the (workload, container) of the history points written, `checkpointed`
-    those of the checkpoints."""
+    those of the checkpoints, `recent` each key's newest history point (save_batch)."""
     saved = failed = 0
     batch: list[ContainerResult] = []
 
     def flush() -> None:
         nonlocal saved, failed
         try:
-            save_batch(session, batch, now, points, checkpointed)
+            save_batch(session, batch, now, points, checkpointed, recent)
             saved += len(batch)
         except Exception:
             log.exception(

@@ -115,6 +115,11 @@ def test_rows_of_a_deleted_workload_go_after_the_grace_period_and_not_before(
             select(func.count()).select_from(Checkpoint).where(Checkpoint.name == "api")
         )
     assert left == 0 and API not in job.model.aggregates
+    # the newest history points the job keeps (RecommenderJob.history_points) forget it too, so
+    # a workload of that name again is looked up and gets its first point in its first run
+    assert {k[:3] for k in job.history_points} == {
+        (w.namespace, w.kind, w.name) for w in (WEB, PRIVATE)
+    }
 
 
 def test_aggregates_without_a_sample_for_the_idle_period_are_dropped(

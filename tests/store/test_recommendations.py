@@ -201,6 +201,58 @@ def test_history_gets_at_most_one_point_an_hour_and_keeps_eight_days(app: Flask)
     assert [t for _, t, _ in points(DB_)] == [NOW + timedelta(minutes=125), later]
 
 
+def test_keys_with_a_point_known_to_be_recent_are_not_looked_up(app: Flask) -> None:
+    """With `recent` (the recommender's, for its term as leader), a container whose newest point
+    is known to be less than an hour old has no history statement in its batch, neither the
+    lookup nor the trim; the points written are those of the saves without it (the test above)."""
+    m = fed_model()
+    cpu = m.recommend(DB_)["postgres"].target.cpu
+    recent: dict[tuple[str, str, str, str], float] = {}
+    history_statements: list[int] = []
+
+    def grab(conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: bool) -> None:
+        if "recommendation_history" in statement:
+            history_statements.append(minutes)
+
+    event.listen(db.engine, "before_cursor_execute", grab)
+    try:
+        for minutes in (0, 30, 59, 60, 90, 125):
+            at = NOW + timedelta(minutes=minutes)
+            save_all(db.session, with_current(m, 1), at, batch_size=2, recent=recent)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", grab)
+    assert sorted(set(history_statements)) == [0, 60, 125]  # a point due, or none known
+    hours = [NOW, NOW + timedelta(minutes=60), NOW + timedelta(minutes=125)]
+    assert points(DB_) == [("postgres", t, cpu) for t in hours]
+    assert [c for c, _, _ in points(WEB)] == ["app"] * 3 + ["proxy"] * 3
+    assert recent == {
+        (w.namespace, w.kind, w.name, c): hours[-1].timestamp()
+        for w, c in ((WEB, "app"), (WEB, "proxy"), (DB_, "postgres"))
+    }
+
+    later = NOW + timedelta(days=8, minutes=61)  # the first two points are now older than 8 days
+    save_all(db.session, with_current(m, 1), later, batch_size=2, recent=recent)
+    assert [t for _, t, _ in points(DB_)] == [NOW + timedelta(minutes=125), later]
+
+
+def test_a_failed_batch_tells_recent_nothing(app: Flask) -> None:
+    """`recent` learns a batch's points once it is committed: a batch rolled back wrote none."""
+    good = with_current(fed_model(), 1)
+    bad = [
+        ContainerResult(
+            DB_,
+            "postgres",
+            good[0].recommendation,
+            good[0].checkpoint,
+            CurrentRequests(2**70, None, 1),  # does not fit the column: the batch fails
+        )
+    ]
+    recent: dict[tuple[str, str, str, str], float] = {}
+    with pytest.raises(Exception):  # noqa: B017  (whichever error the driver raises)
+        save_batch(db.session, bad, NOW, recent=recent)
+    assert recent == {}
+
+
 def test_history_point_is_part_of_the_batch_transaction(app: Flask) -> None:
     m = fed_model()
     good = with_current(m, 1)
