@@ -10,12 +10,14 @@ nanocores, memory in Ki) is parsed
 is found in a dict of the pod cache's keys, its two quantities are read
 (`app.core.recommend.samples._amount`, the recommender's fast path) and each value's histogram
 bucket found (`ExponentialBuckets.find_bucket`) and weighted in a dict per workload container.
-No model, no decay, no memory peaks, no estimation, no database: a floor, not a recommender.
+No model, no decay, no memory peaks, no estimation: a floor, not a recommender.
 Each figure is the best of `--rounds`, with the cyclic garbage collector paused as in the
 recommender's runs. What is left of 3x after the floor is what the per-container work
 (estimation, results, the save of recommendations, checkpoints and history) may take; beside it,
 what rightsizer's estimation alone takes for those containers (`results_from_model`: VPA's
-percentiles, bounds, rounding, caps and each checkpoint, over a model fed the LIST's samples).
+percentiles, bounds, rounding, caps and each checkpoint, over a model fed the LIST's samples),
+and the least write of a run (`database_floor`: each container's recommendation row updated by
+its id, one executemany UPDATE on a throw-away SQLite database, no read, no other table).
 
     .venv/bin/python benchmarks/metrics_floor.py [--pods 150000] [--replicas 10] [--containers 1]
 
