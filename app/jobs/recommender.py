@@ -162,7 +162,7 @@ class RecommenderJob:
             memo = WorkloadMemo(self.cluster.workload_of, keys, earlier)
             self.workload_of = self.conditions.workload_of = memo
             metrics = self.cluster.pod_metrics()
-            pods = {(p.namespace, p.name): p for p in self.cluster.pods.items()}
+            pods = self.cluster.pods.snapshot()  # by (namespace, name), fixed for the run
             info: dict[WorkloadKey, WorkloadInfo] = {}
             samples = self._feed_metrics(metrics, pods, info)
             ooms = self._feed_ooms(pods.values())

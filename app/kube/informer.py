@@ -138,6 +138,12 @@ class Informer(Generic[T]):
         with self._lock:
             return list(self.objects.values())
 
+    def snapshot(self) -> dict[Key, T]:
+        """The cached objects by (namespace, name) as they are now: a copy, which the watch
+        events that follow leave as it is (one C-level copy of the map, not a key per object)."""
+        with self._lock:
+            return dict(self.objects)
+
     def _convert(self, obj: Obj) -> T:
         return cast(T, self.transform(obj) if self.transform is not None else obj)
 

@@ -74,6 +74,9 @@ class Pods:
     def items(self) -> list[PodView]:
         return self.live
 
+    def snapshot(self) -> dict[tuple[str, str], PodView]:
+        return {(p.namespace, p.name): p for p in self.live}
+
     def add(self, name: str, workload: WorkloadKey) -> None:
         self.live.append(pod(name))
         self.owners[name] = workload

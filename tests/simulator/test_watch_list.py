@@ -240,9 +240,14 @@ def test_the_informer_syncs_from_a_watch_list_where_served_else_lists(
             stats = sim.stats()["byResource"]["configmaps"]
             assert (inf.watch_lists, inf.lists) == ((1, 1) if streamed else (0, 1))
             assert stats.get("list", 0) == (0 if streamed else 1), stats
+            before = inf.snapshot()  # the cache by key, as it is now
+            assert {k: before[k] for k in before if k[0] == NS} == {
+                (NS, f"c{i}"): inf.get(NS, f"c{i}") for i in range(5)
+            }
             core.create_namespaced_config_map(NS, {"metadata": {"name": "new"}})
             wait_for(lambda: inf.get(NS, "new") is not None, 10, "a change after the sync")
             assert inf.watch_list is streamed
+            assert (NS, "new") not in before and (NS, "new") in inf.snapshot()  # a copy
         finally:
             inf.stop()
             api.close()

@@ -18,6 +18,9 @@ class Pods:
     def items(self) -> list[PodView]:
         return list(self.live)
 
+    def snapshot(self) -> dict[tuple[str, str], PodView]:
+        return {(p.namespace, p.name): p for p in self.live}
+
 
 class FixedCluster:
     def __init__(
