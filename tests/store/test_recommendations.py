@@ -235,9 +235,10 @@ def test_keys_with_a_point_known_to_be_recent_are_not_looked_up(app: Flask) -> N
     assert [t for _, t, _ in points(DB_)] == [NOW + timedelta(minutes=125), later]
 
 
-def test_a_failed_batch_tells_recent_nothing(app: Flask) -> None:
-    """`recent` learns a batch's points once it is committed: a batch rolled back wrote none."""
-    good = with_current(fed_model(), 1)
+def test_history_point_is_part_of_the_batch_transaction(app: Flask) -> None:
+    """A batch rolled back wrote no point, and tells `recent` (save_batch) none either."""
+    m = fed_model()
+    good = with_current(m, 1)
     bad = [
         ContainerResult(
             DB_,
@@ -250,24 +251,7 @@ def test_a_failed_batch_tells_recent_nothing(app: Flask) -> None:
     recent: dict[tuple[str, str, str, str], float] = {}
     with pytest.raises(Exception):  # noqa: B017  (whichever error the driver raises)
         save_batch(db.session, bad, NOW, recent=recent)
-    assert recent == {}
-
-
-def test_history_point_is_part_of_the_batch_transaction(app: Flask) -> None:
-    m = fed_model()
-    good = with_current(m, 1)
-    bad = [
-        ContainerResult(
-            DB_,
-            "postgres",
-            good[0].recommendation,
-            good[0].checkpoint,
-            CurrentRequests(2**70, None, 1),  # does not fit the column: the batch fails
-        )
-    ]
-    with pytest.raises(Exception):  # noqa: B017  (whichever error the driver raises)
-        save_batch(db.session, bad, NOW)
-    assert points(DB_) == []
+    assert points(DB_) == [] and recent == {}
 
 
 def test_delete_workload_forgets_its_history(app: Flask) -> None:
