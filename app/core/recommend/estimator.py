@@ -40,7 +40,12 @@ def confidence_factor(conf: float, multiplier: float, exponent: float) -> float:
 
 
 def with_margin(r: Resources, fraction: float) -> Resources:
-    return Resources(r.cpu + amount(r.cpu * fraction), r.memory + amount(r.memory * fraction))
+    return Resources(plus_margin(r.cpu, fraction), plus_margin(r.memory, fraction))
+
+
+def plus_margin(value: int, fraction: float) -> int:
+    """An amount with its safety margin: the margin truncated to a whole amount, as VPA's."""
+    return value + amount(value * fraction)
 
 
 @lru_cache(maxsize=256)
@@ -89,8 +94,7 @@ def _bound(
 ) -> Resources:
     """with_margin(Resources(cpu, memory), margin), then .scaled(factor) unless None, then
     .at_least(floor)."""
-    cpu += amount(cpu * margin)
-    memory += amount(memory * margin)
+    cpu, memory = plus_margin(cpu, margin), plus_margin(memory, margin)
     if factor is not None:
         cpu, memory = amount(cpu * factor), amount(memory * factor)
     return Resources(max(cpu, floor.cpu), max(memory, floor.memory))
