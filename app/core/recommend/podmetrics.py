@@ -98,9 +98,9 @@ def pod_metrics_of(obj: Any, index: int | None = None) -> PodMetrics | None:
     it is not an object (logged). A missing or null field takes its default (an empty name, no
     containers, no usage); a name that is not text is read as its text, and a container or a
     usage that is not an object is skipped (logged)."""
-    where = f"PodMetrics item {index}" if index is not None else "PodMetrics item"
     if not isinstance(obj, Mapping):
-        log.warning("%s is not an object (%s); skipped", where, type(obj).__name__)
+        what = f"PodMetrics item {index}" if index is not None else "PodMetrics item"
+        log.warning("%s is not an object (%s); skipped", what, type(obj).__name__)
         return None
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
