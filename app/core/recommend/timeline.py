@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.histogram import ExponentialBuckets
@@ -39,59 +40,72 @@ class UsagePercentiles:
 
 
 class _Counts:
-    """How many samples fell in each bucket, and the largest of them."""
+    """How many samples fell in each bucket, and the largest of them. Two dicts of plain numbers,
+    not a (count, largest) tuple per bucket: a dict holding only numbers is not tracked by the
+    cyclic garbage collector, and a run leaves 15,000 windows' counts for its first collection
+    to walk (the recommender pauses the collector during a run: app.core.gcpause)."""
 
     def __init__(self, buckets: ExponentialBuckets) -> None:
         self.buckets = buckets
-        self.counts: dict[int, tuple[int, float]] = {}  # bucket -> (samples, largest)
+        self.counts: dict[int, int] = {}  # bucket -> samples in it
+        self.tops: dict[int, float] = {}  # bucket -> the largest of them
         self.total = 0
 
     def add(self, value: float) -> None:
         if not math.isfinite(value) or value < 0:
             return
         b = self.buckets.find_bucket(value)
-        n, top = self.counts.get(b, (0, value))
-        self.counts[b] = (n + 1, max(top, value))
+        self.counts[b] = self.counts.get(b, 0) + 1
+        top = self.tops.get(b)
+        if top is None or value > top:
+            self.tops[b] = value
         self.total += 1
 
     def add_many(self, values: list[float]) -> None:
         """add(v) for each of the values, in order (one call, one bucket computation each)."""
         isfinite = math.isfinite
         kept = [v for v in values if isfinite(v) and v >= 0]
-        counts = self.counts
+        counts, tops = self.counts, self.tops
         for value, b in zip(kept, self.buckets.find_buckets(kept), strict=True):
-            n, top = counts.get(b, (0, value))
-            counts[b] = (n + 1, max(top, value))
+            counts[b] = counts.get(b, 0) + 1
+            top = tops.get(b)
+            if top is None or value > top:
+                tops[b] = value
         self.total += len(kept)
 
     def percentile(self, p: float) -> float | None:
         """The largest sample of the bucket where the running count reaches p of the total."""
         if not self.total:
             return None
-        running, threshold, top = 0, p * self.total, 0.0
+        running, threshold, b = 0, p * self.total, 0
         for b in sorted(self.counts):
-            n, top = self.counts[b]
-            running += n
+            running += self.counts[b]
             if running >= threshold:
                 break
-        return top
+        return self.tops[b]
+
+
+@lru_cache(maxsize=64)
+def _window_buckets(s: RecommenderSettings) -> tuple[ExponentialBuckets, ExponentialBuckets]:
+    """The CPU and memory bucket layouts of the windows of settings `s`: one pair shared by all
+    of them (a run starts thousands of windows afresh)."""
+    return (
+        ExponentialBuckets(
+            s.cpu_histogram_max, s.cpu_histogram_first_bucket, s.histogram_bucket_ratio
+        ),
+        ExponentialBuckets(
+            s.memory_histogram_max, s.memory_histogram_first_bucket, s.histogram_bucket_ratio
+        ),
+    )
 
 
 class UsageWindow:
     """The usage samples of one workload container since its last history point."""
 
     def __init__(self, settings: RecommenderSettings) -> None:
-        s = settings
-        self.cpu = _Counts(
-            ExponentialBuckets(
-                s.cpu_histogram_max, s.cpu_histogram_first_bucket, s.histogram_bucket_ratio
-            )
-        )
-        self.memory = _Counts(
-            ExponentialBuckets(
-                s.memory_histogram_max, s.memory_histogram_first_bucket, s.histogram_bucket_ratio
-            )
-        )
+        cpu, memory = _window_buckets(settings)
+        self.cpu = _Counts(cpu)
+        self.memory = _Counts(memory)
 
     def add_cpu(self, cores: float) -> None:
         self.cpu.add(cores)

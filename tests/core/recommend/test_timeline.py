@@ -3,6 +3,7 @@ past samples writes (app.core.recommend.timeline)."""
 
 from __future__ import annotations
 
+import gc
 import math
 
 import pytest
@@ -44,6 +45,57 @@ def test_memory_percentiles_in_bytes_and_bad_samples_ignored() -> None:
     p = w.percentiles()
     assert p.memory_p50 == 100_000_000
     assert p.memory_p90 == 400_000_000  # never above the largest sample
+
+
+def bucket_top(values: list[float], window: UsageWindow, p: float) -> float:
+    """The reference: the largest value of the bucket where the count of values (in bucket
+    order) reaches p of them, each value's bucket found on its own."""
+    find = window.cpu.buckets.find_bucket
+    by_bucket: dict[int, list[float]] = {}
+    for v in values:
+        by_bucket.setdefault(find(v), []).append(v)
+    running = 0
+    for b in sorted(by_bucket):
+        running += len(by_bucket[b])
+        if running >= p * len(values):
+            return max(by_bucket[b])
+    raise AssertionError("the count never reached p")
+
+
+@given(
+    st.lists(st.floats(0.0, 200.0), min_size=1, max_size=300),
+    st.integers(1, 5),
+    st.sampled_from([0.5, 0.9, 1.0]),
+)
+def test_a_percentile_is_the_largest_sample_of_its_bucket(
+    values: list[float], parts: int, p: float
+) -> None:
+    """Added one by one or in slices, the counts answer as the reference does."""
+    one, many = UsageWindow(RecommenderSettings()), UsageWindow(RecommenderSettings())
+    for v in values:
+        one.add_cpu(v)
+    step = max(1, len(values) // parts)
+    for i in range(0, len(values), step):
+        many.add_cpus(values[i : i + step])
+    want = bucket_top(values, one, p)
+    assert one.cpu.percentile(p) == want
+    assert many.cpu.percentile(p) == want
+    assert one.cpu.total == many.cpu.total == len(values)
+
+
+def test_windows_share_their_layouts_and_hold_nothing_the_collector_walks() -> None:
+    """A run starts thousands of windows: they share one bucket layout per settings, and their
+    counts (dicts of plain numbers) are not tracked by the cyclic garbage collector, which walks
+    whatever a run leaves behind."""
+    a, b = UsageWindow(RecommenderSettings()), UsageWindow(RecommenderSettings())
+    other = UsageWindow(RecommenderSettings(histogram_bucket_ratio=1.1))
+    assert a.cpu.buckets is b.cpu.buckets and a.memory.buckets is b.memory.buckets
+    assert other.cpu.buckets.ratio == 1.1 and a.cpu.buckets.ratio == 1.05
+    a.add_cpus([0.1, 0.2, 5.0])
+    a.add_memory(3e8)
+    for counts in (a.cpu, a.memory):
+        assert counts.total and not gc.is_tracked(counts.counts)
+        assert not gc.is_tracked(counts.tops)
 
 
 def test_windows_hand_over_and_restart() -> None:
