@@ -77,12 +77,19 @@ class WorkloadMemo:
         self.resolve = resolve
         self.keys = keys
         self.known: dict[MemoKey, WorkloadKey | None] = {}
-        # id -> (view, answer, memo key)
-        self.views: dict[int, tuple[PodView, WorkloadKey | None, MemoKey | None]] = {}
-        self.earlier = earlier.views if earlier is not None else {}
+        # by the view's id: the view (its id is its own while it is held), its answer, its memo
+        # key. Three maps, not a tuple per view: the tuples, 150,000 of them, were most of what
+        # a run leaves for the first collection after it (the recommender pauses the collector
+        # during a run: app.core.gcpause), and a map is one object to it
+        self.views: dict[int, PodView] = {}
+        self.answers: dict[int, WorkloadKey | None] = {}
+        self.memo_keys: dict[int, MemoKey | None] = {}
+        self.earlier: tuple[dict[int, PodView], dict[int, MemoKey | None]] = (
+            (earlier.views, earlier.memo_keys) if earlier is not None else ({}, {})
+        )
 
     def release(self) -> None:
-        self.earlier = {}
+        self.earlier = ({}, {})
 
     def _resolve(self, pod: PodView) -> WorkloadKey | None:
         w = self.resolve(pod)
@@ -91,16 +98,18 @@ class WorkloadMemo:
         return w
 
     def __call__(self, pod: PodView) -> WorkloadKey | None:
-        seen = self.views.get(id(pod))
-        if seen is not None and seen[0] is pod:  # the view is held: its id is still its own
-            return seen[1]
-        before = self.earlier.get(id(pod))
-        key = before[2] if before is not None and before[0] is pod else memo_key(pod)
+        i = id(pod)
+        if self.views.get(i) is pod:  # the view is held: its id is still its own
+            return self.answers[i]
+        views, keys = self.earlier
+        key = keys[i] if views.get(i) is pod else memo_key(pod)
         if key is None:
             w = self._resolve(pod)
         elif key in self.known:
             w = self.known[key]
         else:
             w = self.known[key] = self._resolve(pod)
-        self.views[id(pod)] = (pod, w, key)
+        self.views[i] = pod
+        self.answers[i] = w
+        self.memo_keys[i] = key
         return w
