@@ -44,10 +44,10 @@ class RecommenderConditions:
         # the owner walk; the recommender gives each run its memo (app.core.owner_memo)
         self.workload_of: Callable[[PodView], WorkloadKey | None] = cluster.workload_of
 
-    def _pods(self) -> dict[WorkloadKey, PodView]:
-        """One live pod of each workload (the one a LimitRange check is made on)."""
+    def live_pods(self, pods: Iterable[PodView]) -> dict[WorkloadKey, PodView]:
+        """One live pod of each workload among `pods` (the one a LimitRange check is made on)."""
         out: dict[WorkloadKey, PodView] = {}
-        for pod in self.cluster.pods.items():
+        for pod in pods:
             if not pod.is_live or pod.namespace in self.excluded:
                 continue
             w = self.workload_of(pod)
@@ -56,8 +56,8 @@ class RecommenderConditions:
         return out
 
     def live_workloads(self) -> set[WorkloadKey]:
-        """The workloads with a live pod."""
-        return set(self._pods())
+        """The workloads with a live pod in the cache."""
+        return set(self.live_pods(self.cluster.pods.items()))
 
     def _targets(self, policies: Iterable[Policy]) -> set[WorkloadKey]:
         return {
@@ -104,11 +104,13 @@ class RecommenderConditions:
         model: UsageModel,
         recommended: Mapping[WorkloadKey, Mapping[str, Recommendation]],
         now: datetime,
+        live: Mapping[WorkloadKey, PodView] | None = None,
     ) -> int:
-        """Computes and saves the conditions of every workload; returns the rows changed."""
+        """Computes and saves the conditions of every workload; returns the rows changed.
+        `live` is `live_pods` of the pods the run read (by default, of the cache now)."""
         if not isinstance(policies, PolicyIndex):
             policies = PolicyIndex(policies)
-        pods = self._pods()
+        pods = live if live is not None else self.live_pods(self.cluster.pods.items())
         workloads = set(model.aggregates) | set(recommended) | self._targets(policies)
         out: dict[WorkloadKey, list[Condition]] = {}
         for w in sorted_keys(workloads):

@@ -1,7 +1,8 @@
 """The recommender job: metrics.k8s.io + OOM kills -> histograms -> recommendations in the DB.
 
-Each run reads PodMetrics once, feeds every container's usage into the model (CPU weighted by
-its current request), records OOM kills seen in pod statuses, forgets aggregates idle for the
+Each run reads PodMetrics once (in a thread of its own, app.jobs.background, while it finds the
+workload of each live pod), feeds every container's usage into the model (CPU weighted by its
+current request), records OOM kills seen in pod statuses, forgets aggregates idle for the
 memory window (8 days) and the rows of workloads gone for longer than the grace period, then
 writes recommendations and checkpoints in batches, each batch one transaction. A container's
 first checkpoint is written in the run that first sees it; after that, checkpoints are rewritten
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -35,6 +37,7 @@ from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample, UsageWindows
 from app.core.savings import pod_requests
 from app.extensions import db
+from app.jobs.background import in_background
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import PrometheusHistory
 from app.jobs.node_groups import NodeGroupRecorder
@@ -161,8 +164,14 @@ class RecommenderJob:
             earlier = self.workload_of if isinstance(self.workload_of, WorkloadMemo) else None
             memo = WorkloadMemo(self.cluster.workload_of, keys, earlier)
             self.workload_of = self.conditions.workload_of = memo
-            metrics = self.cluster.pod_metrics()
+            fetching = in_background(self.cluster.pod_metrics, "recommender-pod-metrics")
             pods = self.cluster.pods.snapshot()  # by (namespace, name), fixed for the run
+            # While the LIST is read (mostly a wait on the socket): what needs the pods alone,
+            # and nothing that a failed fetch would leave half done. Finding each workload's
+            # live pod for the conditions finds every live pod's workload for the feed too.
+            live = self.conditions.live_pods(pods.values())
+            self._forget_restarts(pods.values())
+            metrics = self._await_metrics(fetching)
             info: dict[WorkloadKey, WorkloadInfo] = {}
             samples = self._feed_metrics(metrics, pods, info)
             ooms = self._feed_ooms(pods.values())
@@ -175,7 +184,6 @@ class RecommenderJob:
             if newest is not None:
                 self.node_groups.groups.expire_idle(newest)
             self._forget_deleted_pods(set(pods))
-            self._forget_restarts(pods.values())
             conflicts = self.cluster.hpa_conflicts()
             for w, c in conflicts.items():
                 info.setdefault(w, WorkloadInfo()).conflicts = c
@@ -196,7 +204,7 @@ class RecommenderJob:
             self.checkpointed.update(dict.fromkeys(checkpointed, now))
             self.windows.reset(points)
             stamp = datetime.fromtimestamp(now, UTC)
-            self.conditions.publish(db.session, policies, self.model, self.recommended, stamp)
+            self.conditions.publish(db.session, policies, self.model, self.recommended, stamp, live)
             memo.release()  # the last pod asked about: the previous run's views may go
             self._save_node_groups(stamp)
             deleted = self._collect_garbage(now, still_leader)
@@ -206,6 +214,11 @@ class RecommenderJob:
             f"{len(self.model.aggregates)} workloads; saved {saved}, failed {failed}, "
             f"dropped {dropped} idle, deleted {deleted} gone"
         )
+
+    @staticmethod
+    def _await_metrics(fetching: Future[list[PodMetrics]]) -> list[PodMetrics]:
+        """The PodMetrics LIST read in the background; its error, when it failed, raised here."""
+        return fetching.result()
 
     def _tune(self, policies: PolicyIndex) -> None:
         """Each workload's history is taken as its policy's strategy says (UsageModel.tune: a
