@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from prometheus_client import Gauge
@@ -101,6 +102,17 @@ def _existing(
     return {r[1:5]: r for r in selected}
 
 
+# What moves at nearly every run (each run's samples): a row where only these changed, the
+# common case, is written with these columns alone (and updated_at), not every column again.
+SPAN_COLUMNS = ("sample_count", "first_sample_at", "last_sample_at")
+_VALUE_COLUMNS = tuple(c for c in RECOMMENDATION_COLUMNS if c not in SPAN_COLUMNS)
+# A column's place in a row _existing reads (the id, the key's four columns, then the columns);
+# the value columns (none a datetime: those need _same) compared as one tuple, in C
+_AT = {c: 1 + len(KEY) + i for i, c in enumerate(RECOMMENDATION_COLUMNS)}
+_STORED_VALUES = itemgetter(*(_AT[c] for c in _VALUE_COLUMNS))
+_NEW_VALUES = itemgetter(*_VALUE_COLUMNS)
+
+
 def _same(old: Any, new: Any) -> bool:
     """A stored value equals a new one (SQLite hands back naive datetimes, written as UTC)."""
     if isinstance(old, datetime) and isinstance(new, datetime):
@@ -131,7 +143,7 @@ def _recommendation_values(r: ContainerResult, old: Any) -> dict[str, Any]:
     kept = ("current_cpu_request", "current_memory_request")
     kept_replicas = ("replicas", "requested_cpu_total", "requested_memory_total")
     for column in (*kept, *kept_replicas):
-        values[column] = getattr(old, column) if old is not None else None
+        values[column] = old[_AT[column]] if old is not None else None
     if r.current is not None:
         values["current_cpu_request"] = r.current.cpu
         values["current_memory_request"] = r.current.memory
@@ -157,7 +169,8 @@ def save_batch(
     written to `recent`, which the history append reads (app.store.history.append_history).
     Rows are read with one query per table and written with one executemany statement per kind
     of change (SQLAlchemy Core: no ORM object per row); a recommendation row whose values did
-    not change is left alone."""
+    not change is left alone, and one where only the span of its samples did gets those columns
+    alone."""
     recs_t, cps_t = RecommendationRow.__table__, Checkpoint.__table__
     keys_in_order = [
         (r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results
@@ -171,6 +184,7 @@ def save_batch(
         cps = _existing(session, cps_t, checkpointing, ())
         rec_new: list[dict[str, Any]] = []
         rec_changed: list[dict[str, Any]] = []
+        rec_span: list[dict[str, Any]] = []  # rows where only SPAN_COLUMNS changed
         rec_gone: list[int] = []
         cp_new: list[dict[str, Any]] = []
         cp_changed: list[dict[str, Any]] = []
@@ -189,13 +203,20 @@ def save_batch(
             values = _recommendation_values(r, old)
             if old is None:
                 rec_new.append({**dict(zip(KEY, key, strict=True)), **values, "updated_at": now})
-            elif not all(_same(getattr(old, c), v) for c, v in values.items()):
+            elif _STORED_VALUES(old) != _NEW_VALUES(values):
                 rec_changed.append({"_id": old.id, **values, "updated_at": now})
-        for table, new, changed in ((cps_t, cp_new, cp_changed), (recs_t, rec_new, rec_changed)):
+            elif not all(_same(old[_AT[c]], values[c]) for c in SPAN_COLUMNS):
+                span = {c: values[c] for c in SPAN_COLUMNS}
+                rec_span.append({"_id": old.id, **span, "updated_at": now})
+        for table, new, *changes in (
+            (cps_t, cp_new, cp_changed),
+            (recs_t, rec_new, rec_changed, rec_span),
+        ):
             if new:
                 session.execute(insert(table), new)
-            if changed:
-                session.execute(update(table).where(table.c.id == bindparam("_id")), changed)
+            for changed in changes:
+                if changed:  # one statement: its rows set the same columns
+                    session.execute(update(table).where(table.c.id == bindparam("_id")), changed)
         if rec_gone:
             session.execute(delete(recs_t).where(recs_t.c.id.in_(rec_gone)))
         appended = append_history(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +20,7 @@ from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints
 from app.store.history import recommendation_history
 from app.store.recommendations import delete_workload, find_recommendations, save_all, save_batch
-from app.store.results import ContainerResult, CurrentRequests, results_from_model
+from app.store.results import ContainerResult, CurrentRequests, SampleSpan, results_from_model
 
 S = RecommenderSettings()
 NOW = datetime(2024, 7, 4, tzinfo=UTC)
@@ -285,6 +286,56 @@ def test_an_unchanged_recommendation_is_not_rewritten_and_a_changed_one_is(app: 
     assert set(updated(WEB).values()) == {later + timedelta(minutes=1)}  # a third replica
     [row] = find_recommendations(db.session, name="db")
     assert (row.replicas, row.sample_count) == (3, 3 * 288 + 1)
+
+
+def test_a_row_where_only_the_sample_span_moved_gets_those_columns_alone(app: Flask) -> None:
+    """The common run: new samples, the same recommendation. The row's span columns and
+    updated_at are written, and only they; a row whose recommendation changed too gets every
+    column again."""
+    m = fed_model()
+    first = with_current(m, 2)
+    save_all(db.session, first, NOW, batch_size=10)
+    moved = [
+        replace(r, samples=SampleSpan(r.span.total + 10, r.span.first, (r.span.last or 0) + 60))
+        for r in first
+    ]
+    web_app = next(i for i, r in enumerate(moved) if (r.workload, r.container) == (WEB, "app"))
+    rec = moved[web_app].recommendation
+    assert rec is not None
+    moved[web_app] = replace(moved[web_app], recommendation=replace(rec, reason="another"))
+    written: list[tuple[str, Any]] = []
+
+    def grab(conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: bool) -> None:
+        if statement.lstrip().upper().startswith("UPDATE RECOMMENDATIONS"):
+            written.append((statement, params))
+
+    later = NOW + timedelta(minutes=1)
+    event.listen(db.engine, "before_cursor_execute", grab)
+    try:
+        save_all(db.session, moved, later, batch_size=10)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", grab)
+    set_columns = sorted(
+        (
+            statement.split(" SET ", 1)[1].split(" WHERE ", 1)[0].count("="),
+            len(rows if isinstance(rows, list) else [rows]),
+        )
+        for statement, rows in written
+    )
+    assert set_columns == [(4, 2), (19, 1)]  # the two span-only rows; the changed one in full
+    db.session.expire_all()
+    rows = {r.container: r for r in find_recommendations(db.session)}
+    for r in first:
+        row = rows[r.container]
+        assert row.sample_count == r.span.total + 10
+        assert row.last_sample_at is not None
+        assert row.last_sample_at.replace(tzinfo=UTC).timestamp() == (r.span.last or 0) + 60
+        assert row.updated_at.replace(tzinfo=UTC) == later
+        assert row.target_cpu == r.recommendation.target.cpu  # type: ignore[union-attr]
+        assert row.replicas == 2
+    proxy = next(r for r in first if r.container == "proxy").recommendation
+    assert rows["app"].reason == "another" and proxy is not None
+    assert rows["proxy"].reason == (proxy.reason or None)
 
 
 def test_checkpoints_are_rewritten_each_save(app: Flask) -> None:
