@@ -50,7 +50,11 @@ class Phases:
                 self._stack[-1] += spent
 
     def wrap(self, owner: Any, attribute: str, label: str) -> None:
-        original = getattr(owner, attribute)
+        """Times `owner.attribute` under `label`; nothing when the owner has no such attribute
+        (an earlier commit's job, run side by side as a baseline, lacks later steps)."""
+        original = getattr(owner, attribute, None)
+        if original is None:
+            return
         phases = self
 
         if inspect.isgeneratorfunction(original):
