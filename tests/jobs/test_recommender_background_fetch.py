@@ -18,7 +18,7 @@ from app.extensions import db
 from app.jobs.background import in_background
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.models import Recommendation
-from tests.support.fixed_cluster import FixedCluster
+from tests.support.fixed_cluster import FixedCluster, cache_pod
 
 CACHE = WorkloadKey("shop", "StatefulSet", "cache")
 SCRAPE = "2026-01-01T00:00:00Z"
@@ -26,39 +26,7 @@ SCRAPE = "2026-01-01T00:00:00Z"
 
 def pod() -> PodView:
     """The cache's pod, OOM-killed once (a kill the run counts from the pod's status)."""
-    return PodView.parse(
-        {
-            "metadata": {"name": "cache-0", "namespace": "shop", "uid": "uid-0"},
-            "spec": {
-                "nodeName": "n1",
-                "containers": [
-                    {
-                        "name": "redis",
-                        "resources": {
-                            "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "limits": {"memory": "160Mi"},
-                        },
-                    }
-                ],
-            },
-            "status": {
-                "phase": "Running",
-                "containerStatuses": [
-                    {
-                        "name": "redis",
-                        "restartCount": 1,
-                        "lastState": {
-                            "terminated": {
-                                "reason": "OOMKilled",
-                                "exitCode": 137,
-                                "finishedAt": "2026-01-01T00:00:10Z",
-                            }
-                        },
-                    }
-                ],
-            },
-        }
-    )
+    return cache_pod(1, "2026-01-01T00:00:10Z")
 
 
 class SlowMetrics(FixedCluster):

@@ -9,47 +9,18 @@ found it: the restored memory histogram of an OOM-killed container had one peak 
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Flask
 from sqlalchemy import select
 
-from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.models import Checkpoint
 from tests.support.fixed_cluster import FixedCluster
+from tests.support.fixed_cluster import cache_pod as pod
 
 CACHE = WorkloadKey("shop", "StatefulSet", "cache")
 SCRAPE = "2026-01-01T00:00:00Z"  # the metrics' timestamp: the container's last sample
-
-
-def pod(restarts: int, killed_at: str | None) -> PodView:
-    """The cache's pod, OOM-killed `restarts` times, the last at `killed_at`."""
-    status: dict[str, Any] = {"name": "redis", "restartCount": restarts}
-    if killed_at is not None:
-        status["lastState"] = {
-            "terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": killed_at}
-        }
-    return PodView.parse(
-        {
-            "metadata": {"name": "cache-0", "namespace": "shop", "uid": "uid-0"},
-            "spec": {
-                "nodeName": "n1",
-                "containers": [
-                    {
-                        "name": "redis",
-                        "resources": {
-                            "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "limits": {"memory": "160Mi"},
-                        },
-                    }
-                ],
-            },
-            "status": {"phase": "Running", "containerStatuses": [status]},
-        }
-    )
 
 
 def fixed_cluster() -> FixedCluster:

@@ -1,10 +1,12 @@
 """A cluster of one workload whose pods and metrics are what a test set, for the recommender job
 (the parts of app.kube.cluster.ClusterView it reads): every pod is the workload's, its metrics
-one scrape at a fixed time with the same usage, and nothing moves by itself."""
+one scrape at a fixed time with the same usage, and nothing moves by itself. `cache_pod` is a
+pod of such a workload whose status shows OOM kills."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
@@ -53,3 +55,31 @@ class FixedCluster:
 
     def workload_exists(self, w: WorkloadKey) -> bool:
         return True
+
+
+def cache_pod(restarts: int, killed_at: str | None) -> PodView:
+    """A StatefulSet's pod (shop/cache-0, container redis), OOM-killed `restarts` times, the
+    last at `killed_at`."""
+    status: dict[str, Any] = {"name": "redis", "restartCount": restarts}
+    if killed_at is not None:
+        status["lastState"] = {
+            "terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": killed_at}
+        }
+    return PodView.parse(
+        {
+            "metadata": {"name": "cache-0", "namespace": "shop", "uid": "uid-0"},
+            "spec": {
+                "nodeName": "n1",
+                "containers": [
+                    {
+                        "name": "redis",
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": "128Mi"},
+                            "limits": {"memory": "160Mi"},
+                        },
+                    }
+                ],
+            },
+            "status": {"phase": "Running", "containerStatuses": [status]},
+        }
+    )
