@@ -45,7 +45,8 @@ from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store.checkpoints import load_checkpoints
-from app.store.history import HistoryKey, add_replayed_points
+from app.store.history import add_replayed_points
+from app.store.keys import Key
 from app.store.node_groups import load_node_groups, save_node_groups
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.recommendations import (
@@ -135,7 +136,7 @@ class RecommenderJob:
         self.checkpointed: dict[tuple[WorkloadKey, str], float] = {}
         # each container's newest history point, as this term's saves read or wrote it: only the
         # leader writes points, so one less than an hour old needs no lookup (append_history)
-        self.history_points: dict[HistoryKey, float] = {}
+        self.history_points: dict[Key, float] = {}
 
     # One run -----------------------------------------------------------------------------------
     def run_once(self, still_leader: Callable[[], bool]) -> str:

@@ -17,7 +17,7 @@ from app.core.recommend.model import WorkloadKey
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
 from app.core.resources import Resources
 from app.models import RecommendationPoint
-from app.store.keys import key_params, key_rows, on_key
+from app.store.keys import Key, key_params, key_rows, on_key
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_unix
 
@@ -35,24 +35,21 @@ def newest_points(table: Any, rows: Any, parts: tuple[ColumnElement[Any], ...]) 
     return select(*parts, latest).select_from(rows)
 
 
-HistoryKey = tuple[str, str, str, str]  # namespace, kind, name, container (app.store.keys)
-
-
 @dataclass
 class Appended:
     """What append_history did: the (workload, container) of each point written, and the newest
     point time of each key it looked up or wrote (unix seconds)."""
 
     written: list[tuple[WorkloadKey, str]] = field(default_factory=list)
-    newest: dict[HistoryKey, float] = field(default_factory=dict)
+    newest: dict[Key, float] = field(default_factory=dict)
 
 
 def append_history(
     session: DbSession,
     results: Sequence[ContainerResult],
-    keys: set[HistoryKey],
+    keys: set[Key],
     now: datetime,
-    recent: Mapping[HistoryKey, float] | None = None,
+    recent: Mapping[Key, float] | None = None,
 ) -> Appended:
     """A point per container whose newest point is an hour old or more, with the usage
     percentiles of its result; trims the batch's points older than 8 days. Part of the batch's

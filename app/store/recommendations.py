@@ -21,7 +21,7 @@ from app.core.recommend.model import WorkloadKey
 from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import checkpoint_values
-from app.store.history import Appended, HistoryKey, append_history
+from app.store.history import Appended, append_history
 from app.store.keys import KEY, Key, key_params, key_rows, on_key
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_datetime, to_unix
@@ -160,7 +160,7 @@ def save_batch(
     now: datetime,
     points: set[tuple[WorkloadKey, str]] | None = None,
     checkpointed: set[tuple[WorkloadKey, str]] | None = None,
-    recent: dict[HistoryKey, float] | None = None,
+    recent: dict[Key, float] | None = None,
 ) -> None:
     """Upserts the recommendations and checkpoints of `results` in one transaction (a result
     without a checkpoint leaves its checkpoint row as it is); adds the (workload, container) of
@@ -234,7 +234,7 @@ def _report(
     appended: Appended,
     points: set[tuple[WorkloadKey, str]] | None,
     checkpointed: set[tuple[WorkloadKey, str]] | None,
-    recent: dict[HistoryKey, float] | None,
+    recent: dict[Key, float] | None,
 ) -> None:
     """What a committed batch wrote, into the caller's collections (save_batch's)."""
     if points is not None:
@@ -252,7 +252,7 @@ def save_all(
     batch_size: int,
     points: set[tuple[WorkloadKey, str]] | None = None,
     checkpointed: set[tuple[WorkloadKey, str]] | None = None,
-    recent: dict[HistoryKey, float] | None = None,
+    recent: dict[Key, float] | None = None,
 ) -> tuple[int, int]:
     """Writes results in batches; a failing batch is logged and skipped. Returns (saved, failed);
     `points` collects the (workload, container) of the history points written, `checkpointed`
