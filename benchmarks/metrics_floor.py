@@ -154,7 +154,7 @@ def database_floor(containers: int, rounds: int) -> float:
     run), in one executemany UPDATE on a throw-away SQLite database migrated as the service's,
     and committed; the rows' parameters built beforehand. No read of the stored rows, no
     checkpoint, history point or condition: a floor, not a save."""
-    from sqlalchemy import bindparam, insert, select, update
+    from sqlalchemy import insert, select
 
     from app.extensions import db
     from app.models import Recommendation
@@ -173,15 +173,10 @@ def database_floor(containers: int, rounds: int) -> float:
             )
             db.session.commit()
             ids = list(db.session.scalars(select(table.c.id)))
-            runs = iter(
-                [[{"_id": n} | _row_values(n, run) for n in ids] for run in range(1, rounds + 1)]
+            seconds = sc.best_update_by_id(
+                table,
+                [[{"_id": n} | _row_values(n, run) for n in ids] for run in range(1, rounds + 1)],
             )
-
-            def write() -> None:
-                db.session.execute(update(table).where(table.c.id == bindparam("_id")), next(runs))
-                db.session.commit()
-
-            seconds = sc.best_of(write, rounds)
             db.session.remove()
             db.engine.dispose()
     return seconds

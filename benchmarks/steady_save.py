@@ -33,7 +33,7 @@ NOW = datetime(2026, 7, 12, tzinfo=UTC)
 
 def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]:
     """(each round's save_all seconds, the floor's best of `rounds`)."""
-    from sqlalchemy import bindparam, select, update
+    from sqlalchemy import select
 
     from app.core.recommend.model import UsageModel, WorkloadKey
     from app.extensions import db
@@ -70,7 +70,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
                 raise SystemExit(f"saved {saved}, failed {failed}")
         table = Recommendation.__table__
         ids = list(db.session.scalars(select(table.c.id)))
-        runs = iter(
+        floor = sc.best_update_by_id(
+            table,
             [
                 [
                     {
@@ -82,14 +83,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
                     for n in ids
                 ]
                 for run in range(rounds)
-            ]
+            ],
         )
-
-        def write() -> None:
-            db.session.execute(update(table).where(table.c.id == bindparam("_id")), next(runs))
-            db.session.commit()
-
-        floor = sc.best_of(write, rounds)
         db.session.remove()
         db.engine.dispose()
     return seconds, floor
