@@ -10,7 +10,10 @@ nanocores, memory in Ki) is parsed
 is found in a dict of the pod cache's keys, its two quantities are read
 (`app.core.recommend.samples._amount`, the recommender's fast path) and each value's histogram
 bucket found (`ExponentialBuckets.find_bucket`) and weighted in a dict per workload container.
-No model, no decay, no memory peaks, no estimation: a floor, not a recommender.
+No model, no decay, no memory peaks, no estimation: a floor, not a recommender. Beside it, the
+columnar floor: the same with every value's bucket found and weighted by numpy for all workload
+containers at once, as a model kept in arrays would (numpy is the `bench` extra's:
+`pip install -e '.[bench]'`; without it that line says it was not measured).
 Each figure is the best of `--rounds`, with the cyclic garbage collector paused as in the
 recommender's runs. What is left of 3x after the floor is what the per-container work
 (estimation, results, the save of recommendations, checkpoints and history) may take; beside it,
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import importlib.util
 import json
 import math
@@ -142,8 +146,8 @@ def columnar_floor(items: list[PodMetrics], workload_of: dict[tuple[str, str], i
     at = np.asarray(rows, dtype=np.int64)
     for values, b in ((cpus, cpu_buckets(s)), (memories, memory_buckets(s))):
         bucket = array_buckets(values, b)
-        weights = np.bincount(at * b.num_buckets + bucket, minlength=len(index) * b.num_buckets)
-        weights.reshape(len(index), b.num_buckets)
+        # the weight of each (container row, bucket), flat: row-major containers x buckets
+        np.bincount(at * b.num_buckets + bucket, minlength=len(index) * b.num_buckets)
     return 2 * len(rows)
 
 
@@ -248,7 +252,11 @@ def database_floor(containers: int, rounds: int) -> float:
 
 
 def _has_numpy() -> bool:
-    return importlib.util.find_spec("numpy") is not None
+    """numpy is installed; imported here, so its import is not timed with the floor."""
+    if importlib.util.find_spec("numpy") is None:
+        return False
+    importlib.import_module("numpy")
+    return True
 
 
 def _columnar_line(
