@@ -34,7 +34,6 @@ import gc
 import importlib
 import importlib.util
 import json
-import math
 import random
 import sys
 from datetime import UTC, datetime, timedelta
@@ -152,14 +151,14 @@ def columnar_floor(items: list[PodMetrics], workload_of: dict[tuple[str, str], i
 
 
 def array_buckets(values: list[float], b: ExponentialBuckets) -> Any:
-    """ExponentialBuckets.find_bucket's expression over an array of values, by numpy (whose
-    vectorised log need not round as the C library's does: `bucket_mismatches` counts where the
-    bucket differs)."""
+    """ExponentialBuckets.find_bucket's expression, with the constants it keeps, over an array
+    of values, by numpy (whose vectorised log need not round as the C library's does:
+    `bucket_mismatches` counts where the bucket differs)."""
     import numpy as np
 
     v = np.asarray(values)
     first, last = b.first_bucket_size, b.num_buckets - 1
-    bucket = (np.log(v * (b.ratio - 1) / first + 1) / math.log(b.ratio)).astype(np.int64)
+    bucket = (np.log(v * b._scale / first + 1) / b._log_ratio).astype(np.int64)
     return np.where(v < first, 0, np.minimum(bucket, last))
 
 
