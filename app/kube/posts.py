@@ -9,15 +9,17 @@ the same thread. A few requests sent before their answers are read (one connecti
 the API server busy while the caller goes on planning, without a thread: 0.12 ms of client CPU
 per eviction at 4 outstanding against the simulator, where threads took 0.34 ms.
 
-It is what urllib3's `HTTPConnectionPool.urlopen` does for one request, split in its two halves
-(`_make_request`: the pool's connection, its connect timeout, `_validate_conn` for TLS, the
-request; then the read timeout and `getresponse`), on the pool the client's pool manager keeps for
-the API server (its TLS settings and certificates, its connection limits). What is not split:
+The connection is urllib3's, taken from and given back to the pool the client's pool manager
+keeps for the API server (its TLS settings and certificates, its connection limits), connected
+and timed as urllib3's `urlopen` does it (`_get_conn`, which replaces a connection the server
+closed while idle; the connect timeout; `_validate_conn` for TLS). The request and its answer go
+over its socket directly (app.kube.http1: the head rendered once, the answer parsed by
+httptools), where urllib3 would go through http.client: that was most of an eviction's client
+CPU. What is not done this way:
 - A pool manager that goes through a proxy (the client's `proxy` setting) sends with `urlopen`,
   answered at once: a proxy's request line and CONNECT tunnel are urllib3's business.
 - urlopen retries a request that could not connect (its Retry); here the eviction fails and its
-  pod is tried again next run. A connection the server closed while idle is replaced before
-  the request as urlopen does (`_get_conn` checks it).
+  pod is tried again next run.
 
 Every request waits for the client's rate limiter first (app.kube.throttle), in the caller's
 thread, and gets the client's default (connect, read) timeout (app.kube.client), its default
@@ -28,16 +30,18 @@ from __future__ import annotations
 
 import errno
 import functools
-import json
 import ssl
 from typing import Any
 
+import orjson
 import urllib3
 from kubernetes.client.exceptions import ApiException
 from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import SSLError
 from urllib3.util.timeout import Timeout
 from urllib3.util.url import parse_url
+
+from app.kube.http1 import read_answer, render_head, request_bytes
 
 Answer = tuple[int, str, bytes]  # status, reason, the body when it is not 2xx (else b"")
 _EARLY_CLOSE = (errno.EPROTOTYPE, errno.ECONNRESET)  # urlopen goes on to read the answer
@@ -59,8 +63,8 @@ class SentPost:
         return sent
 
     def answer(self) -> Answer:
-        """(status, reason, body when not 2xx). Raises what reading raises (OSError, urllib3's
-        HTTPError, http.client's HTTPException), the connection then closed."""
+        """(status, reason, body when not 2xx). Raises what reading raises (OSError, http.client's
+        HTTPException: app.kube.http1.read_answer), the connection then closed."""
         if self._answer is not None:
             return self._answer
         pool, conn = self._pool, self._conn
@@ -68,19 +72,19 @@ class SentPost:
             raise RuntimeError("this POST was abandoned or already answered")
         self._conn = None
         try:
-            if not conn.is_closed:
-                conn.timeout = self._read_timeout  # as _make_request sets it for getresponse
-            raw = conn.getresponse()
-            ok = 200 <= raw.status <= 299
-            data = b"" if ok else raw.data
-            if ok:
-                raw.drain_conn()
-            self._answer = (raw.status, str(raw.reason), data)
+            sock = conn.sock
+            if sock is None:
+                raise ConnectionError("the connection closed before its answer was read")
+            sock.settimeout(Timeout.resolve_default_timeout(self._read_timeout))  # as urllib3
+            status, reason, body, reusable = read_answer(sock)
         except BaseException:
             conn.close()
             pool._put_conn(None)  # the pool's slot, as urlopen gives it back after an error
             raise
-        pool._put_conn(conn)  # closed by http.client if the server said so: _get_conn reopens
+        if not reusable:
+            conn.close()  # the server closes it, or it carried more than the answer
+        pool._put_conn(conn)  # a closed one is reconnected when it is next taken
+        self._answer = (status, reason, b"" if 200 <= status <= 299 else body)
         return self._answer
 
     def abandon(self) -> None:
@@ -104,7 +108,7 @@ def send_post(api: Any, path: str, dry_run: bool, body: dict[str, Any]) -> SentP
     limiter = getattr(rest, "limiter", None)  # app.kube.client's _TimedREST: the client's own
     if limiter is not None:
         limiter.wait()
-    data = json.dumps(body).encode()
+    data = orjson.dumps(body)
     timeout = _timeout(getattr(rest, "default_timeout", None))
     manager = rest.pool_manager
     try:
@@ -121,7 +125,7 @@ def send_post(api: Any, path: str, dry_run: bool, body: dict[str, Any]) -> SentP
 def _send(
     pool: HTTPConnectionPool, target: str, data: bytes, headers: dict[str, str], timeout: Any
 ) -> SentPost:
-    conn = pool._get_conn()
+    conn: Any = pool._get_conn()
     try:
         limits = pool._get_timeout(timeout)  # None: no timeout, as urlopen takes it
         limits.start_connect()
@@ -130,8 +134,14 @@ def _send(
             pool._validate_conn(conn)  # connects; for TLS, the handshake and its checks
         except ssl.SSLError as e:  # certificate checks too: as urlopen raises them
             raise SSLError(e) from e
+        if conn.is_closed:  # plain HTTP: connected here, as http.client would in `request`
+            conn.connect()
+        sock = conn.sock
+        sock.settimeout(conn.timeout)  # sent within the connect timeout, as urllib3 sends it
+        head = render_head(conn.host, conn.port, conn.default_port, tuple(headers.items()))
+        request = request_bytes("POST", target, head, data)
         try:
-            conn.request("POST", target, body=data, headers=headers)
+            sock.sendall(request)
         except OSError as e:
             # As urlopen: the server may have answered and closed before reading it all (an
             # early 4xx); the answer is read next, or reading fails.

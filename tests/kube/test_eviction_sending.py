@@ -68,13 +68,16 @@ def test_an_abandoned_eviction_frees_its_connection(api: Any) -> None:
 class _Recorder(BaseHTTPRequestHandler):
     """Records each request line and answers 201 once `release` is set."""
 
+    protocol_version = "HTTP/1.1"  # keep-alive, as kube-apiserver
     seen: list[str] = []
     answered: list[str] = []
+    ports: list[int] = []  # each request's client port: its connection
     release = threading.Event()
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.seen.append(self.path)
+        self.ports.append(self.client_address[1])
         self.release.wait(10)
         self.send_response(201)
         self.send_header("Content-Type", "application/json")
@@ -96,7 +99,8 @@ class _Server(ThreadingHTTPServer):
 
 @contextlib.contextmanager
 def _serving(tls: ssl.SSLContext | None = None) -> Iterator[ThreadingHTTPServer]:
-    _Recorder.seen, _Recorder.answered, _Recorder.release = [], [], threading.Event()
+    _Recorder.seen, _Recorder.answered, _Recorder.ports = [], [], []
+    _Recorder.release = threading.Event()
     server = _Server(("127.0.0.1", 0), _Recorder)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
@@ -137,6 +141,28 @@ def test_each_request_reaches_the_server_before_any_answer_is_read(
         ]
         _Recorder.release.set()
         assert [s.outcome() for s in sent] == ["done"] * 3
+    finally:
+        api.close()
+
+
+def test_one_at_a_time_they_share_one_kept_alive_connection(
+    recorder: ThreadingHTTPServer,
+) -> None:
+    """Each answer read whole leaves its connection open for the next eviction; one the server
+    closes is replaced."""
+    _Recorder.release.set()
+    api = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{recorder.server_port}"))
+    try:
+        actions = PodActions(api, dry_run=True)
+        assert [actions.evict(EvictionBody(NS, f"web-{i}")) for i in range(3)] == ["done"] * 3
+        assert len(set(_Recorder.ports)) == 1
+        _Recorder.protocol_version = "HTTP/1.0"  # the server now closes after each answer
+        try:
+            assert [actions.evict(EvictionBody(NS, f"web-{i}")) for i in range(2)] == ["done"] * 2
+        finally:
+            _Recorder.protocol_version = "HTTP/1.1"
+        first, then = _Recorder.ports[0], _Recorder.ports[4]
+        assert _Recorder.ports == [first] * 4 + [then] and then != first
     finally:
         api.close()
 
