@@ -6,8 +6,10 @@ GIL back from the thread planning the next pods, which on two cores tripled an e
 CPU (issue 22: 0.30-0.57 ms against 0.21 ms one at a time). `send_post` writes the request on a
 connection of the client's pool and returns at once; `SentPost.answer` reads the answer later, in
 the same thread. A few requests sent before their answers are read (one connection each) keep
-the API server busy while the caller goes on planning, without a thread: 0.12 ms of client CPU
-per eviction at 4 outstanding against the simulator, where threads took 0.34 ms.
+the API server busy while the caller goes on planning, without a thread (threads took 0.34 ms
+of client CPU per eviction against the simulator where this took 0.12 ms, through http.client
+then; on a slower machine, 0.29-0.32 ms through http.client, 0.13 ms as below:
+benchmarks/eviction_send.py).
 
 The connection is urllib3's, taken from and given back to the pool the client's pool manager
 keeps for the API server (its TLS settings and certificates, its connection limits), connected
