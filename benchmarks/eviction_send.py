@@ -30,11 +30,11 @@ from scale_common import ROOT, SimProcess, emit, machine, table, temp_workdir
 
 sys.path.insert(0, str(ROOT))
 
-from kubernetes import client  # noqa: E402
+from kubernetes import client
 
-from app.core.bodies import EvictionBody  # noqa: E402
-from app.jobs.evictions import EvictionSender  # noqa: E402
-from app.kube.actions import EVICTION_PATH, PodActions  # noqa: E402
+from app.core.bodies import EvictionBody
+from app.jobs.evictions import EvictionSender
+from app.kube.actions import EVICTION_PATH, PodActions
 
 
 def _timed(fn: Callable[[], int]) -> tuple[float, float, int]:
@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             api = sim.api_client()
             pods = client.CoreV1Api(api).list_pod_for_all_namespaces().items
-            bodies = [EvictionBody(p.metadata.namespace, p.metadata.name, p.metadata.uid) for p in pods]
+            bodies = [
+                EvictionBody(p.metadata.namespace, p.metadata.name, p.metadata.uid) for p in pods
+            ]
             results = _compare(api, bodies, args.rounds)
         finally:
             sim.stop()
