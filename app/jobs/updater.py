@@ -44,6 +44,7 @@ from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.plan import (
     Candidate,
     PodKeys,
+    SizedMemo,
     change_details,
     configured_replicas,
     describe,
@@ -65,7 +66,7 @@ from app.kube.limitranges import LimitRangeCache
 from app.store import audit
 from app.store.conditions import save_conditions
 from app.store.policies import InvalidPolicyLog
-from app.store.snapshot import Snapshot, history_seconds, load_snapshot
+from app.store.snapshot import Snapshot, carry_forward, history_seconds, load_snapshot
 
 log = logging.getLogger(__name__)
 ACTIVE_MODES = ("Recreate", *IN_PLACE_MODES)
@@ -111,6 +112,10 @@ class UpdaterJob:
         self._boost_tools = (self.bucket, actions, self._record)  # app.jobs.boost_removal
         self.resizing = ResizeWatch()
         self.infeasible = InfeasibleAttempts()  # InPlace: resizes not to try again as they were
+        # The previous run's snapshot and the patches ranked from it: a run reuses the objects
+        # of what did not change, and the patch and priority of each pod shape ranked from them.
+        self.snapshot: Snapshot | None = None
+        self.sized_memo = SizedMemo()
         self.tally = Tally()
         # this run's conditions per workload: type -> (reason, message)
         self.notes: dict[WorkloadKey, dict[str, tuple[str, str]]] = {}
@@ -139,6 +144,9 @@ class UpdaterJob:
         with self.app.app_context():
             snapshot = load_snapshot(db.session(), invalid=self.invalid_policies)
             history = history_seconds(db.session)
+        if self.snapshot is not None:
+            snapshot = carry_forward(self.snapshot, snapshot)
+        self.snapshot = snapshot
         pods = self.cluster.pods.items()
         by_workload = live_pods_by_workload(
             pods, self.cluster.workload_of, self.options.excluded_namespaces
@@ -198,6 +206,7 @@ class UpdaterJob:
                 self._workload(
                     w, wpods, policy, snapshot, history, rooms, keys, budgets[w], still_leader
                 )
+        self.sized_memo.end_run()
         self._save_conditions(now)
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
@@ -261,6 +270,7 @@ class UpdaterJob:
                     self.clock(),
                     s,
                     keys,
+                    self.sized_memo,
                 )
             ),
             key=lambda c: c.priority.sort_key(),

@@ -15,13 +15,16 @@ from typing import Any
 import pytest
 from flask import Flask
 from kubernetes import client
+from sqlalchemy import select
 
 from app.core.bodies import ContainerResize, EvictionBody, ResizeBody
+from app.extensions import db
 from app.jobs import updater
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.kube.webhook_config import is_registered
+from app.models import Recommendation
 from app.simulator.simulator import Simulator
 from tests.support.updater_runs import (
     GI,
@@ -94,6 +97,32 @@ def test_dry_run_logs_and_changes_nothing(
     assert audit(app) == []
     assert events(api) == []
     assert len([m for m in caplog.messages if m.startswith("[dry run] evict shop/web-")]) == 3
+
+
+def test_a_run_reuses_the_ranking_of_what_did_not_change_and_redoes_what_did(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The second run ranks `web` from the first run's patch (snapshot carried forward, plan's
+    SizedMemo); once its recommendation row changes, the third run sizes it from the new one."""
+    policy(app, "web", "Recreate")
+    recommend(app, "web", cpu=200)
+    job = make_job(app, cluster, api, Clock(sim.now()), dry_run=True)
+    with caplog.at_level(logging.INFO, logger="app.jobs.updater"):
+        job.run_once(LEADER)
+        job.run_once(LEADER)
+        assert (job.sized_memo.hits, job.sized_memo.misses) == (1, 1)
+        with app.app_context():
+            row = db.session.execute(select(Recommendation)).scalar_one()
+            row.target_cpu, row.lower_bound_cpu, row.upper_bound_cpu = 400, 200, 600
+            db.session.commit()
+        job.run_once(LEADER)
+    assert (job.sized_memo.hits, job.sized_memo.misses) == (1, 2)
+    evicted = [m for m in caplog.messages if m.startswith("[dry run] evict shop/web-")]
+    assert [m.split(" -> ")[1] for m in evicted] == [
+        "app[cpu=200m, memory=1Gi]",
+        "app[cpu=200m, memory=1Gi]",
+        "app[cpu=400m, memory=1Gi]",
+    ]
 
 
 def test_a_dry_run_with_info_off_builds_no_message(

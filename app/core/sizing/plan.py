@@ -39,7 +39,7 @@ from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodPatch
-from app.core.sizing.patch_cache import PatchCache, shared_key
+from app.core.sizing.patch_cache import PatchCache, pod_inputs, shared_key
 from app.core.sizing.priority import (
     ContainerView,
     PodPriority,
@@ -54,6 +54,7 @@ from app.core.sizing.requirements import admits
 from app.core.sizing.resize_rules import ResizeCheck, known_refusal
 
 PodKeys = dict[int, Hashable | None]  # id(pod) -> shared_key(pod.wire), computed once a run
+Sized = tuple[PodPatch, PodPriority] | None  # a pod shape's patch and priority, None: no update
 Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits -> resource -> amount
 POD_VIEW = "spec.resources"  # the pod-level values, beside the containers in views and records
 
@@ -242,13 +243,15 @@ def workload_candidates(
     now: float,
     settings: UpdaterSettings,
     keys: PodKeys | None = None,
+    memo: SizedMemo | None = None,
 ) -> list[Candidate]:
     """The pods of `w` that qualify for an update, in the order to take them: each has a patch
     that changes a request (the webhook would give it something else), an update reason, and
     meets the policy's evictionRequirements (app.core.sizing.requirements). A pod still carrying
     its CPU startup boost is left to the boost (app.core.sizing.boost); the policy's
     evictAfterOOMSeconds replaces the global quick-OOM time. `keys`: the pods' shared_key by
-    id(pod), as node_rooms filled it; a pod not in it has its key computed here."""
+    id(pod), as node_rooms filled it; a pod not in it has its key computed here. `memo`: the
+    patches and priorities of earlier runs (SizedMemo); without it, they are computed here."""
     if policy.evict_after_oom_seconds is not None:
         settings = replace(settings, quick_oom_seconds=float(policy.evict_after_oom_seconds))
     candidates = []
@@ -264,11 +267,13 @@ def workload_candidates(
         found = shapes.get(key) if key is not None else None
         if found is None:
             left = bool(boosted(pod))  # left to its boost's removal
-            found = (
-                pod,
-                left,
-                None if left else _sized(pod, policy, recs, excluded, ranges, patches),
-            )
+            if left:
+                sized_now: Sized = None
+            elif memo is not None:
+                sized_now = memo.sized(pod, policy, recs, excluded, ranges)
+            else:
+                sized_now = _sized(pod, policy, recs, excluded, ranges, patches)
+            found = (pod, left, sized_now)
             if key is not None:
                 shapes[key] = found
         _, left, sized = found
@@ -280,6 +285,57 @@ def workload_candidates(
             candidates.append(Candidate(pod, w, prio, reason, patch, not pod.is_running))
     candidates.sort(key=lambda c: c.priority.sort_key())
     return candidates
+
+
+class SizedMemo:
+    """The ranking's patch and priority of each pod shape, kept from one updater run to the next.
+
+    Both are functions of what `pod_inputs` holds of a pod (its containers' names, restart
+    policies and resources, its pod-level resources, the annotations build_patch reads) and of
+    the policy, recommendations, exclusions and LimitRanges it is sized by: `_sized` reads
+    nothing else. Those four are keyed by identity, and an entry holds them, so an id names the
+    same object for as long as the entry lives. The updater carries its snapshot forward
+    (app.store.snapshot.carry_forward: what did not change is the previous run's object) and the
+    LimitRange cache keeps each namespace's items until they change, so a workload whose
+    recommendation, policy and pods did not change between two runs is ranked without building
+    its patch again (build_patch was most of a dry run's planning: 13,500 templates at 150,000
+    pods, issue 22). Entries not used in a run are dropped when it ends (`end_run`): the memo
+    holds at most one run's shapes."""
+
+    def __init__(self) -> None:
+        self._previous: dict[Hashable, tuple[tuple[object, ...], Sized]] = {}
+        self._current: dict[Hashable, tuple[tuple[object, ...], Sized]] = {}
+        self.hits = self.misses = 0
+
+    def sized(
+        self,
+        pod: PodView,
+        policy: Policy,
+        recs: Mapping[str, Recommendation],
+        excluded: Mapping[str, frozenset[str]] | None,
+        ranges: Sequence[LimitRangeItem],
+    ) -> Sized:
+        inputs = pod_inputs(pod.wire)
+        if inputs is None:  # not JSON values: never kept
+            return _sized(pod, policy, recs, excluded, ranges, PatchCache(parse=parse_amount))
+        refs = (policy, recs, excluded, ranges)
+        key = (inputs, *map(id, refs))
+        found = self._current.get(key) or self._previous.get(key)
+        if found is None:
+            self.misses += 1
+            patches = PatchCache(parse=parse_amount)
+            found = (refs, _sized(pod, policy, recs, excluded, ranges, patches))
+        else:
+            self.hits += 1
+        self._current[key] = found
+        return found[1]
+
+    def end_run(self) -> None:
+        """Keeps what this run used, for the next; drops the rest."""
+        self._previous, self._current = self._current, {}
+
+    def __len__(self) -> int:
+        return len(self._previous.keys() | self._current.keys())
 
 
 def _sized(
