@@ -13,14 +13,15 @@ SQLite database (or a fresh schema of --database-url), then in this process, as 
    recommended (192 points each, as a recommender that has run for a week keeps: its save looks
    up and trims them every run), then `advance` seconds of simulated time, then recommender
    run 2 (every row is an update; the steady state);
-4. with --updater: a cluster-wide Recreate policy, and one UpdaterJob.run_once in dry run
+4. with --updater: a cluster-wide Recreate policy, and UpdaterJob.run_once twice in dry run
    (UpdaterOptions(dry_run=True), PodActions(dry_run=True): evictions are sent with dryRun=All,
    so the API server validates them and changes nothing). The webhook check is bypassed
    (`webhook_registered=lambda: True`): nothing is registered in the benchmark cluster, and the
    updater would otherwise do nothing at all. --min-history (default 0: the recommendations are
    only `advance` seconds old, the setting's 1h would hold every workload back) and
    --min-lifetime (default: the setting, 12h; scale-mode pods have run for 1h) shape how many
-   pods qualify;
+   pods qualify. The second run finds nothing changed (a dry run evicts nothing): the steady
+   state, where each pod shape's ranking is the previous run's (app.core.sizing.plan.SizedMemo);
 5. baseline, side by side, each in a fresh process: all pods listed the way the informer does it
    (one raw-JSON LIST at resourceVersion=0, trimmed) against the client's typed models
    (`CoreV1Api().list_pod_for_all_namespaces(limit=500)`, pages deserialised to V1Pod), and
@@ -410,6 +411,18 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
         res["memory"]["after updater run"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
         res["stats"]["updater"] = sim.stats()
         res["podmetrics"]["updater"], metrics_calls[0] = metrics_calls[0], 0
+        # The next run with nothing changed (a dry run evicted nothing): the steady state, where
+        # the snapshot is carried forward and each pod shape's ranking kept (plan.SizedMemo).
+        memo = getattr(updater, "sized_memo", None)  # None: a commit before it, side by side
+        hits, misses = (memo.hits, memo.misses) if memo is not None else (0, 0)
+        secs, summary, _ = cpu_timed("updater run 2", lambda: updater.run_once(leader))
+        res["times"]["updater run 2 (dry run, nothing changed)"] = secs
+        if memo is not None:
+            summary += (
+                f"; pod shapes ranked from the previous run {memo.hits - hits}, "
+                f"ranked anew {memo.misses - misses}"
+            )
+        res["summaries"]["updater run 2"] = summary
 
     res["lists per informer"] = [(inf.name, inf.lists) for inf in informers]
     res["sim memory"] = sim.memory_mb()
