@@ -423,6 +423,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
                 f"ranked anew {memo.misses - misses}"
             )
         res["summaries"]["updater run 2"] = summary
+        res["memory"]["after updater run 2"] = (sc.settled_rss_mb(), sc.peak_rss_mb())
 
     res["lists per informer"] = [(inf.name, inf.lists) for inf in informers]
     res["sim memory"] = sim.memory_mb()

@@ -38,7 +38,7 @@ from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
-from app.core.sizing.patch import PodInvalid, PodPatch
+from app.core.sizing.patch import PodInvalid, PodPatch, build_patch
 from app.core.sizing.patch_cache import PatchCache, pod_inputs, shared_key
 from app.core.sizing.priority import (
     ContainerView,
@@ -255,7 +255,8 @@ def workload_candidates(
     if policy.evict_after_oom_seconds is not None:
         settings = replace(settings, quick_oom_seconds=float(policy.evict_after_oom_seconds))
     candidates = []
-    patches = PatchCache(parse=parse_amount)  # the pods of one template share their patch
+    # the pods of one template share their patch (the memo, when given, keeps it for all runs)
+    patches = PatchCache(parse=parse_amount) if memo is None else None
     # ... and all that follows from it: pods whose parts are the same objects (shared_key) get
     # the same (patch, priority) and are boosted alike (the boost is an annotation, a part); the
     # first pod of each key is kept, so its ids stay its own.
@@ -317,14 +318,13 @@ class SizedMemo:
     ) -> Sized:
         inputs = pod_inputs(pod.wire)
         if inputs is None:  # not JSON values: never kept
-            return _sized(pod, policy, recs, excluded, ranges, PatchCache(parse=parse_amount))
+            return _sized(pod, policy, recs, excluded, ranges, None)
         refs = (policy, recs, excluded, ranges)
         key = (inputs, *map(id, refs))
         found = self._current.get(key) or self._previous.get(key)
         if found is None:
             self.misses += 1
-            patches = PatchCache(parse=parse_amount)
-            found = (refs, _sized(pod, policy, recs, excluded, ranges, patches))
+            found = (refs, _sized(pod, policy, recs, excluded, ranges, None))
         else:
             self.hits += 1
         self._current[key] = found
@@ -344,13 +344,18 @@ def _sized(
     recs: Mapping[str, Recommendation],
     excluded: Mapping[str, frozenset[str]] | None,
     ranges: Sequence[LimitRangeItem],
-    patches: PatchCache,
-) -> tuple[PodPatch, PodPriority] | None:
+    patches: PatchCache | None,
+) -> Sized:
     """The pod's patch and priority; None when it does not qualify whatever its age: the patch
     is refused or changes no request, or the policy's evictionRequirements are not met. Reads
-    only what shared_key covers (containers, init containers, pod-level resources, annotations)."""
+    only what shared_key covers (containers, init containers, pod-level resources, annotations)
+    and pod_inputs holds. `patches`: None builds the patch uncached (SizedMemo keeps it)."""
+    wire = pod.wire
     try:
-        patch = patches.build_patch(pod.wire, recs, policy, ranges, excluded=excluded)
+        if patches is None:
+            patch = build_patch(wire, recs, policy, ranges, parse=parse_amount, excluded=excluded)
+        else:
+            patch = patches.build_patch(wire, recs, policy, ranges, excluded=excluded)
     except PodInvalid:
         return None
     if not changes_requests(patch):
