@@ -6,7 +6,8 @@ pool. http.client, under urllib3, spent most of an eviction's client CPU on gene
 package's feed parser reads (issue 22: 0.29-0.32 ms of CPU per eviction against the simulator,
 about half of a 150,000-pod dry run). Here the request head is rendered once per set of headers
 and written with the body in one `sendall`, and the answer is parsed by httptools (llhttp, the
-parser Node.js uses, in C): 0.05 ms per eviction in the same measurement.
+parser Node.js uses, in C): 0.12-0.13 ms per eviction with the pool's own work around it
+(benchmarks/eviction_send.py), most of it the two system calls.
 
 What http.client and urllib3 would do is kept: the same headers (Host as http.client writes it,
 `Accept-Encoding: identity`, urllib3's User-Agent unless one is given, Content-Length), the same

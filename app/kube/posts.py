@@ -8,7 +8,7 @@ connection of the client's pool and returns at once; `SentPost.answer` reads the
 the same thread. A few requests sent before their answers are read (one connection each) keep
 the API server busy while the caller goes on planning, without a thread (threads took 0.34 ms
 of client CPU per eviction against the simulator where this took 0.12 ms, through http.client
-then; on a slower machine, 0.29-0.32 ms through http.client, 0.13 ms as below:
+then; on a slower machine, 0.29-0.32 ms through http.client, 0.12-0.13 ms as below:
 benchmarks/eviction_send.py).
 
 The connection is urllib3's, taken from and given back to the pool the client's pool manager
