@@ -7,8 +7,8 @@ request on a connection of the client's pool, app.kube.posts) and its answer rea
 caller plans the next pods. No thread: sender threads each had to win the GIL back from the
 planning thread for every answer, which made an eviction cost 0.57 ms of CPU in the 150,000-pod
 run (0.34 ms against the simulator with nothing else running, 0.21 ms sent one at a time);
-sent and read later in the caller's thread, 0.12 ms (0.12-0.13 ms on a slower machine since the answers
-are parsed by httptools, app.kube.http1, where http.client took 0.29-0.32 ms there).
+sent and read later in the caller's thread, 0.12 ms. On a slower machine, 0.12-0.13 ms since the
+answers are parsed by httptools (app.kube.http1), where http.client took 0.29-0.32 ms there.
 
 The caller reserves everything an eviction may cost BEFORE it is submitted: the workload's
 disruption budget (`DisruptionBudget.record`), the global eviction rate (`TokenBucket.take`) and
