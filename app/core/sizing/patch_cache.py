@@ -111,6 +111,14 @@ def shared_key(pod: Any) -> Hashable | None:
     )
 
 
+def input_key(pod: Any, refs: tuple[object, ...]) -> Hashable | None:
+    """A cache key for what is computed from `pod` and `refs`: pod_inputs(pod) by value, each of
+    `refs` by identity (the entry must hold `refs`, so that an id names the same object while it
+    lives). None when the pod cannot be keyed."""
+    inputs = pod_inputs(pod)
+    return None if inputs is None else (inputs, *map(id, refs))
+
+
 class PatchCache:
     """build_patch with its answers kept (see the module's docstring). `boost` and `parse` are
     the cache's own: they are the same for every call."""
@@ -132,9 +140,8 @@ class PatchCache:
         excluded: Mapping[str, Collection[str]] | None = None,
     ) -> PodPatch:
         """The same PodPatch build_patch returns for these arguments (or raises as it does)."""
-        inputs = pod_inputs(pod)
         refs = (recommendations, policy, limit_ranges, excluded)
-        key = None if inputs is None else (inputs, *map(id, refs))
+        key = input_key(pod, refs)
         if key is not None:
             found = self._entries.get(key)
             if found is not None:

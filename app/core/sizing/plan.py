@@ -39,7 +39,7 @@ from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodPatch, build_patch
-from app.core.sizing.patch_cache import PatchCache, pod_inputs, shared_key
+from app.core.sizing.patch_cache import input_key, shared_key
 from app.core.sizing.priority import (
     ContainerView,
     PodPriority,
@@ -251,16 +251,16 @@ def workload_candidates(
     its CPU startup boost is left to the boost (app.core.sizing.boost); the policy's
     evictAfterOOMSeconds replaces the global quick-OOM time. `keys`: the pods' shared_key by
     id(pod), as node_rooms filled it; a pod not in it has its key computed here. `memo`: the
-    patches and priorities of earlier runs (SizedMemo); without it, they are computed here."""
+    patches and priorities of earlier runs (SizedMemo); without it, a memo of this call alone
+    (pods of one template, equal by value, share their patch all the same)."""
     if policy.evict_after_oom_seconds is not None:
         settings = replace(settings, quick_oom_seconds=float(policy.evict_after_oom_seconds))
     candidates = []
-    # the pods of one template share their patch (the memo, when given, keeps it for all runs)
-    patches = PatchCache(parse=parse_amount) if memo is None else None
+    memo = memo if memo is not None else SizedMemo()  # equal pods share their patch
     # ... and all that follows from it: pods whose parts are the same objects (shared_key) get
     # the same (patch, priority) and are boosted alike (the boost is an annotation, a part); the
     # first pod of each key is kept, so its ids stay its own.
-    shapes: dict[Hashable, tuple[PodView, bool, tuple[PodPatch, PodPriority] | None]] = {}
+    shapes: dict[Hashable, tuple[PodView, bool, Sized]] = {}
     for pod in pods:
         if pod.deleting:
             continue
@@ -268,12 +268,7 @@ def workload_candidates(
         found = shapes.get(key) if key is not None else None
         if found is None:
             left = bool(boosted(pod))  # left to its boost's removal
-            if left:
-                sized_now: Sized = None
-            elif memo is not None:
-                sized_now = memo.sized(pod, policy, recs, excluded, ranges)
-            else:
-                sized_now = _sized(pod, policy, recs, excluded, ranges, patches)
+            sized_now = None if left else memo.sized(pod, policy, recs, excluded, ranges)
             found = (pod, left, sized_now)
             if key is not None:
                 shapes[key] = found
@@ -316,15 +311,14 @@ class SizedMemo:
         excluded: Mapping[str, frozenset[str]] | None,
         ranges: Sequence[LimitRangeItem],
     ) -> Sized:
-        inputs = pod_inputs(pod.wire)
-        if inputs is None:  # not JSON values: never kept
-            return _sized(pod, policy, recs, excluded, ranges, None)
         refs = (policy, recs, excluded, ranges)
-        key = (inputs, *map(id, refs))
+        key = input_key(pod.wire, refs)
+        if key is None:  # not JSON values: never kept
+            return _sized(pod, policy, recs, excluded, ranges)
         found = self._current.get(key) or self._previous.get(key)
         if found is None:
             self.misses += 1
-            found = (refs, _sized(pod, policy, recs, excluded, ranges, None))
+            found = (refs, _sized(pod, policy, recs, excluded, ranges))
         else:
             self.hits += 1
         self._current[key] = found
@@ -344,18 +338,13 @@ def _sized(
     recs: Mapping[str, Recommendation],
     excluded: Mapping[str, frozenset[str]] | None,
     ranges: Sequence[LimitRangeItem],
-    patches: PatchCache | None,
 ) -> Sized:
     """The pod's patch and priority; None when it does not qualify whatever its age: the patch
     is refused or changes no request, or the policy's evictionRequirements are not met. Reads
     only what shared_key covers (containers, init containers, pod-level resources, annotations)
-    and pod_inputs holds. `patches`: None builds the patch uncached (SizedMemo keeps it)."""
-    wire = pod.wire
+    and pod_inputs holds (SizedMemo keeps its answer)."""
     try:
-        if patches is None:
-            patch = build_patch(wire, recs, policy, ranges, parse=parse_amount, excluded=excluded)
-        else:
-            patch = patches.build_patch(wire, recs, policy, ranges, excluded=excluded)
+        patch = build_patch(pod.wire, recs, policy, ranges, parse=parse_amount, excluded=excluded)
     except PodInvalid:
         return None
     if not changes_requests(patch):
