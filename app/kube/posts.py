@@ -33,6 +33,7 @@ from __future__ import annotations
 import errno
 import functools
 import ssl
+import weakref
 from typing import Any
 
 import orjson
@@ -118,10 +119,39 @@ def send_post(api: Any, path: str, dry_run: bool, body: dict[str, Any]) -> SentP
             url = host + path + query
             return SentPost.answered(_urlopen(manager, url, data, headers, timeout))
         scheme, hostname, port, prefix = _origin(host)
-        pool = manager.connection_from_host(hostname, port, scheme)
-        return _send(pool, prefix + path + query, data, headers, timeout)
+        return _send(
+            _pool(manager, scheme, hostname, port),
+            prefix + path + query,
+            data,
+            headers,
+            timeout,
+        )
     except SSLError as e:  # as RESTClientObject.request reports it
         raise ApiException(status=0, reason=f"{type(e).__name__}\n{e}") from None
+
+
+# Each pool manager's pool for the API server, as connection_from_host last handed it out: the
+# lookup builds the pool's key from the manager's settings on every call (about 0.01 ms, 4% of a
+# 150,000-pod dry run's CPU). It is looked up anew once that pool is closed, or once the manager
+# holds no pool (after its `clear`); the manager then hands out what it would.
+_POOLS: weakref.WeakKeyDictionary[Any, tuple[tuple[str, str | None, int | None], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _pool(manager: Any, scheme: str, hostname: str | None, port: int | None) -> Any:
+    origin = (scheme, hostname, port)
+    cached = _POOLS.get(manager)
+    if (
+        cached is not None
+        and cached[0] == origin
+        and cached[1].pool is not None
+        and len(manager.pools)
+    ):
+        return cached[1]
+    pool = manager.connection_from_host(hostname, port, scheme)
+    _POOLS[manager] = (origin, pool)
+    return pool
 
 
 def _send(

@@ -167,6 +167,36 @@ def test_one_at_a_time_they_share_one_kept_alive_connection(
         api.close()
 
 
+def test_the_pool_is_looked_up_once_until_the_manager_lets_it_go(
+    recorder: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API server's pool is asked of the pool manager for the first eviction only; after the
+    manager's `clear` it is asked again, and the evictions go on in the manager's new pool."""
+    _Recorder.release.set()
+    api = client.ApiClient(client.Configuration(host=f"http://127.0.0.1:{recorder.server_port}"))
+    manager = api.rest_client.pool_manager
+    asked: list[Any] = []
+    lookup = manager.connection_from_host
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        pool = lookup(*args, **kwargs)
+        asked.append(pool)
+        return pool
+
+    # counts the lookups; the requests go over HTTP
+    monkeypatch.setattr(manager, "connection_from_host", counted)
+    try:
+        actions = PodActions(api, dry_run=True)
+        assert [actions.evict(EvictionBody(NS, f"web-{i}")) for i in range(3)] == ["done"] * 3
+        assert len(asked) == 1
+        manager.clear()
+        assert actions.evict(EvictionBody(NS, "web-0")) == "done"
+        assert actions.evict(EvictionBody(NS, "web-1")) == "done"
+        assert len(asked) == 2 and asked[1] is not asked[0]  # the manager's new pool
+    finally:
+        api.close()
+
+
 def test_through_the_clients_proxy(recorder: ThreadingHTTPServer) -> None:
     """With a proxy configured, the eviction goes to the proxy with the absolute URL, as the
     client's own calls do (answered before send_eviction returns)."""
