@@ -109,11 +109,18 @@ class PodView:
     conditions: tuple[Condition, ...]
     statuses: tuple[ContainerStatus, ...]
     wire: Mapping[str, Any]  # {"metadata": ..., "spec": ...} as the API server sent them
+    # some container has restarted (a restartCount above 0): only such a pod can show an OOM
+    # kill, so the recommender passes the others over without reading their statuses
+    restarted: bool = False
 
     @classmethod
     def parse(cls, pod: Mapping[str, Any]) -> PodView:
         meta, spec, status = section(pod, "metadata"), section(pod, "spec"), section(pod, "status")
         pod_level = spec.get("resources")
+        statuses = (
+            *(_status(s, False) for s in entries(status, "containerStatuses")),
+            *(_status(s, True) for s in entries(status, "initContainerStatuses")),
+        )
         return cls(
             namespace=text(meta.get("namespace")),
             name=text(meta.get("name")),
@@ -141,11 +148,9 @@ class PodView:
                 for c in entries(status, "conditions")
                 if c.get("status") == "True"
             ),
-            statuses=(
-                *(_status(s, False) for s in entries(status, "containerStatuses")),
-                *(_status(s, True) for s in entries(status, "initContainerStatuses")),
-            ),
+            statuses=statuses,
             wire={"metadata": meta, "spec": spec},
+            restarted=any(s.restart_count > 0 for s in statuses),
         )
 
     @property

@@ -31,7 +31,12 @@ from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due, save_aggregate
 from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics
-from app.core.recommend.samples import new_oom_kills, usage_from_metrics, usage_samples
+from app.core.recommend.samples import (
+    new_oom_kills,
+    usage_from_metrics,
+    usage_samples,
+    watched_pods,
+)
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample, UsageWindows
@@ -171,11 +176,11 @@ class RecommenderJob:
             # and nothing that a failed fetch would leave half done. Finding each workload's
             # live pod for the conditions finds every live pod's workload for the feed too.
             live = self.conditions.live_pods(pods.values())
-            self._forget_restarts(pods.values())
+            restarted = self._forget_restarts(pods.values())
             metrics = self._await_metrics(fetching)
             info: dict[WorkloadKey, WorkloadInfo] = {}
             samples = self._feed_metrics(metrics, pods, info)
-            ooms = self._feed_ooms(pods.values())
+            ooms = self._feed_ooms(restarted)
             # Idleness is judged on the metrics' own clock, not ours: a skewed node clock (or
             # a metrics source running behind) must not make fresh data look 8 days old. The
             # model expires idle aggregates itself (as `recommend --from-csv` does too).
@@ -284,7 +289,7 @@ class RecommenderJob:
         Pods that never restarted (nearly all) are passed over before their workload is looked
         up: this run's _feed_ooms counts them as it would."""
         for pod in self.cluster.pods.items():
-            if not any(cs.restart_count for cs in pod.statuses):
+            if not pod.restarted:
                 continue
             w = self.cluster.workload_of(pod)
             restored = self.model.aggregates.get(w) if w is not None else None
@@ -410,12 +415,10 @@ class RecommenderJob:
                     )
         return count
 
-    def _forget_restarts(self, pods: Iterable[PodView]) -> None:
-        """Restart counts of pods that are gone (keyed by uid: a pod never comes back). Kept,
-        they grew by every pod a rollout ever made (the churn soak benchmark found it)."""
-        live = {(p.namespace, p.uid or p.name) for p in pods}
-        for key in [k for k in self.restarts_seen if k[:2] not in live]:
-            del self.restarts_seen[key]
+    def _forget_restarts(self, pods: Iterable[PodView]) -> list[PodView]:
+        """The pods whose restart counts are watched for OOM kills this run; the counts of pods
+        that are gone are forgotten (app.core.recommend.samples.watched_pods)."""
+        return watched_pods(pods, self.restarts_seen)
 
     def _forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
         """Memory windows of pods that are gone; their history stays in the aggregates."""

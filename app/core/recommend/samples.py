@@ -13,7 +13,7 @@ to its metrics. An OOM kill shows up as a container whose lastState is `terminat
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -141,3 +141,21 @@ def new_oom_kills(pod: PodView, restarts_seen: dict[tuple[str, str, str], int]) 
             continue
         out.append(OomKill(pod.name, cs.name, term.finished, float(memory)))
     return out
+
+
+def watched_pods(
+    pods: Iterable[PodView], restarts_seen: dict[tuple[str, str, str], int]
+) -> list[PodView]:
+    """The pods new_oom_kills needs to read: those with a container that restarted. The others
+    have no kill to show and no count worth keeping: a pod's counts never go down, so a count of
+    0 and no count let its first kill count alike. Forgets, in `restarts_seen`, the counts of
+    every other pod: those of pods that are gone (keyed by uid: a pod never comes back; kept,
+    they grew by every pod a rollout ever made, as the churn soak benchmark found), and those of
+    a pod without a uid, keyed by its name, when a pod of that name is back at no restart.
+    Reading every pod kept 300,000 counts at 150,000 pods, each rewritten every run."""
+    watched = [p for p in pods if p.restarted]
+    if restarts_seen:
+        live = {(p.namespace, p.uid or p.name) for p in watched}
+        for key in [k for k in restarts_seen if k[:2] not in live]:
+            del restarts_seen[key]
+    return watched

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.core.pods import ContainerResources, PodView
 from app.core.quantity import amount_float
-from app.core.recommend.samples import new_oom_kills, usage_from_metrics
+from app.core.recommend.samples import new_oom_kills, usage_from_metrics, watched_pods
 
 
 def pod(
@@ -128,3 +128,59 @@ def test_metrics_quantities_read_as_amount_float_reads_them(text: str) -> None:
         return
     [u] = usage_from_metrics(item)
     assert (u.cpu_cores, u.memory_bytes) == (expected, expected)
+
+
+# A pod seen by a run: (name, uid: "" for none, its container's restart count, the last one an
+# OOM kill). Counts of one uid never go down; a name without a uid may come back from zero.
+_SEEN = st.tuples(
+    st.sampled_from(["web-0", "web-1", "web-2"]),
+    st.sampled_from(["", "u0", "u1", "u2", "u3"]),
+    st.integers(0, 3),
+    st.booleans(),
+)
+
+
+def _view(name: str, uid: str, restarts: int, oom: bool) -> PodView:
+    status: dict[str, object] = {"name": "app", "restartCount": restarts}
+    if oom:
+        status["lastState"] = {
+            "terminated": {"reason": "OOMKilled", "finishedAt": f"2026-01-01T00:0{restarts}:00Z"}
+        }
+    return PodView.parse(
+        {
+            "metadata": {"name": name, "namespace": "shop", "uid": uid},
+            "spec": {
+                "nodeName": "n1",
+                "containers": [{"name": "app", "resources": {"limits": {"memory": "1Gi"}}}],
+            },
+            "status": {"phase": "Running", "containerStatuses": [status]},
+        }
+    )
+
+
+@given(st.lists(st.lists(_SEEN, max_size=4), max_size=6))
+def test_only_restarted_pods_are_read_and_the_same_kills_are_found(
+    runs: list[list[tuple[str, str, int, bool]]],
+) -> None:
+    """Over runs of pods coming, restarting and going, reading only watched_pods finds the same
+    OOM kills as reading every pod and keeping every count (the job before), and keeps the same
+    counts but those of 0."""
+    top: dict[str, int] = {}  # a uid's count never goes down
+    seen: dict[tuple[str, str, str], int] = {}
+    reference: dict[tuple[str, str, str], int] = {}
+    for run in runs:
+        pods: dict[str, PodView] = {}
+        for name, uid, restarts, oom in run:
+            if uid:
+                restarts = top[uid] = max(restarts, top.get(uid, 0))
+            if uid in {p.uid for p in pods.values()} - {""}:
+                continue  # one pod per uid
+            pods[name] = _view(name, uid, restarts, oom)
+        live = {(p.namespace, p.uid or p.name) for p in pods.values()}
+        for key in [k for k in reference if k[:2] not in live]:
+            del reference[key]
+        expected = [k for p in pods.values() for k in new_oom_kills(p, reference)]
+        found = [k for p in watched_pods(pods.values(), seen) for k in new_oom_kills(p, seen)]
+        assert found == expected
+        assert all(seen.values())  # no count of 0 is kept
+        assert {k: v for k, v in reference.items() if v} == seen
