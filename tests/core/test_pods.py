@@ -201,3 +201,38 @@ def test_labels_are_metadata_labels_when_they_are_an_object() -> None:
     assert PodView.parse({}).labels == {}
     meta = MappingProxyType({"labels": {"app": "web"}})
     assert PodView.parse({"metadata": meta}).labels == {"app": "web"}
+
+
+@given(
+    st.sampled_from([None, "Pending", "Running", "Succeeded", "Failed", "Unknown"]),
+    st.booleans(),
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["Ready", "ContainersReady", "PodScheduled", "ready"]),
+                "status": st.sampled_from(["True", "False", "Unknown"]),
+            }
+        ),
+        max_size=5,
+    ),
+    st.lists(st.integers(0, 3), max_size=3),
+)
+def test_ready_and_restarted_are_what_the_statuses_say(
+    phase: str | None, deleting: bool, conditions: list[dict[str, str]], restarts: list[int]
+) -> None:
+    """is_ready and restarted, found once when the pod is parsed, say what searching its
+    conditions and statuses says: running, not being deleted, with a true Ready condition; some
+    container's restartCount above 0."""
+    meta: dict[str, object] = {"name": "web-0", "namespace": "shop"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    status: dict[str, object] = {
+        "conditions": conditions,
+        "containerStatuses": [{"name": f"c{i}", "restartCount": n} for i, n in enumerate(restarts)],
+    }
+    if phase is not None:
+        status["phase"] = phase
+    pod = PodView.parse({"metadata": meta, "spec": {"nodeName": "n1"}, "status": status})
+    searched = pod.is_running and pod.condition("Ready") is not None
+    assert pod.is_ready == searched
+    assert pod.restarted == any(s.restart_count > 0 for s in pod.statuses)
