@@ -82,8 +82,13 @@ class BoostOptions:
 def recorded(annotations: Mapping[str, Any]) -> Unboosted:
     """The annotation's entries (an earlier pass's, or the one the pod was created with); garbage
     reads as none."""
+    text = annotations.get(BOOST_ANNOTATION)
+    if not text:
+        # nearly every pod: no annotation. json.loads("") raised and was caught for each, 5-10
+        # us a pod in every updater run (the boosts it removes), and as much in the webhook
+        return {}
     try:
-        doc = json.loads(annotations.get(BOOST_ANNOTATION) or "")
+        doc = json.loads(text)
     except (ValueError, TypeError, RecursionError):
         return {}
     if not isinstance(doc, dict):

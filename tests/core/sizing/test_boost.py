@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.pods import PodView
 from app.core.policy import Policy
@@ -19,6 +21,7 @@ from app.core.sizing.boost import (
     boost_for,
     boosted_cpu,
     expired,
+    recorded,
     remaining,
     unboost_body,
 )
@@ -216,3 +219,37 @@ def test_unboost_resizes_to_the_recorded_values_and_drops_the_annotation() -> No
     assert details["before"]["app"] == {"requests": {"cpu": 1200}, "limits": {"cpu": 2400}}
     assert details["boost"] == "removed"
     assert remaining(ready, ["app"]) is None
+
+
+def _recorded_by_parsing_everything(annotations: dict[str, Any]) -> Any:
+    """recorded() as it was: every value through json.loads, its failure read as none."""
+    try:
+        json.loads(annotations.get(BOOST_ANNOTATION) or "")
+    except (ValueError, TypeError, RecursionError):
+        return {}
+    return recorded(annotations)
+
+
+@given(
+    st.one_of(
+        st.none(),
+        st.sampled_from(["", 0, False, [], {}, "null", "[]", "{}", "{", "0", '{"app": 1}']),
+        st.text(max_size=20),
+        st.dictionaries(
+            st.sampled_from(["app", "sidecar"]),
+            st.fixed_dictionaries(
+                {"requests": st.fixed_dictionaries({"cpu": st.sampled_from(["100m", "1", "x"])})}
+            ),
+        ).map(json.dumps),
+    ),
+    st.booleans(),
+)
+def test_a_pod_without_the_annotation_reads_as_none_without_parsing(
+    value: Any, present: bool
+) -> None:
+    """An absent or empty annotation is no boost, as parsing it said (json.loads of "" failed and
+    was read as none); any other value is read as before."""
+    annotations = {BOOST_ANNOTATION: value} if present else {"other": "x"}
+    assert recorded(annotations) == _recorded_by_parsing_everything(annotations)
+    if not present or not value:
+        assert recorded(annotations) == {}
