@@ -187,8 +187,13 @@ def revert_boost(slots: Sequence[Slot], unboosted: Unboosted) -> None:
 def boosted(pod: PodView) -> Unboosted:
     """The pod's boosted containers, with what each holds without the boost."""
     meta = pod.wire.get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-    return recorded(annotations) if isinstance(annotations, Mapping) else {}
+    # plain dicts as parsed go without the ABC checks (read for every pod of every updater run)
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        return {}
+    annotations = meta.get("annotations")
+    if type(annotations) is not dict and not isinstance(annotations, Mapping):
+        return {}
+    return recorded(annotations)
 
 
 def boost_duration(policy: Policy, container: str) -> int:

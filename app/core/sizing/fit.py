@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from app.core.wire import section
@@ -210,11 +210,16 @@ def moves(
         if i == own:
             cpu, mem = cpu + current[0], mem + current[1]
         if new[0] <= cpu and new[1] <= mem:
-            out = {i: replace(n, cpu_free=cpu - new[0], memory_free=mem - new[1])}
+            # built field by field (dataclasses.replace looks the fields up on every call)
+            out = {i: NodeRoom(n.name, cpu - new[0], mem - new[1], n.taints, n.labels)}
             if own is not None and i != own:
                 m = nodes[own]
-                out[own] = replace(
-                    m, cpu_free=m.cpu_free + current[0], memory_free=m.memory_free + current[1]
+                out[own] = NodeRoom(
+                    m.name,
+                    m.cpu_free + current[0],
+                    m.memory_free + current[1],
+                    m.taints,
+                    m.labels,
                 )
             return out
     return None
