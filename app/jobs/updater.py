@@ -33,7 +33,6 @@ from flask import Flask
 
 from app.core.bodies import EvictionBody
 from app.core.conditions import HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE, UPDATER_TYPES, Condition
-from app.core.gcpause import without_cyclic_gc
 from app.core.node_groups import pods_by_group
 from app.core.pods import PodView
 from app.core.policy import IN_PLACE_MODES, Policy
@@ -142,40 +141,34 @@ class UpdaterJob:
                 "webhook not registered or not serving: no pod touched "
                 "(it would come back unchanged)"
             )
-        # The run's picture of the cluster with the cyclic collector paused (app.core.gcpause),
-        # as a recommender run: it makes objects by the hundred thousand at 150,000 pods (views'
-        # keys, groups, rooms), and the collections they set off, the full ones walking every
-        # object of the informer caches, took 0.3-0.5 s of a dry run over them. Only this part:
-        # what follows waits on rate limits, for as long as they make it (minutes).
-        with without_cyclic_gc():
-            with self.app.app_context():
-                snapshot = load_snapshot(db.session(), invalid=self.invalid_policies)
-                history = history_seconds(db.session)
-            if self.snapshot is not None:
-                snapshot = carry_forward(self.snapshot, snapshot)
-            self.snapshot = snapshot
-            pods = self.cluster.pods.items()
-            by_workload = live_pods_by_workload(
-                pods, self.cluster.workload_of, self.options.excluded_namespaces
+        with self.app.app_context():
+            snapshot = load_snapshot(db.session(), invalid=self.invalid_policies)
+            history = history_seconds(db.session)
+        if self.snapshot is not None:
+            snapshot = carry_forward(self.snapshot, snapshot)
+        self.snapshot = snapshot
+        pods = self.cluster.pods.items()
+        by_workload = live_pods_by_workload(
+            pods, self.cluster.workload_of, self.options.excluded_namespaces
+        )
+        nodes = self.cluster.node_views()
+        keys: PodKeys = {}  # each pod's shared_key, computed once (issue 22)
+        rooms = node_rooms(nodes, pods, keys)
+        self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
+        s = self.options.settings
+        budgets = {
+            w: DisruptionBudget(
+                self._configured(w, wpods), sum(p.is_ready for p in wpods), s.eviction_tolerance
             )
-            nodes = self.cluster.node_views()
-            keys: PodKeys = {}  # each pod's shared_key, computed once (issue 22)
-            rooms = node_rooms(nodes, pods, keys)
-            self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
-            s = self.options.settings
-            budgets = {
-                w: DisruptionBudget(
-                    self._configured(w, wpods), sum(p.is_ready for p in wpods), s.eviction_tolerance
-                )
-                for w, wpods in by_workload.items()
-            }
-            self.tally = Tally()
-            self.notes = {}
-            governed = {  # selector policies match its first pod's labels
-                w: p
-                for w, wpods in by_workload.items()
-                if (p := snapshot.policy_for(w, wpods[0].labels)) is not None
-            }
+            for w, wpods in by_workload.items()
+        }
+        self.tally = Tally()
+        self.notes = {}
+        governed = {
+            w: p
+            for w, wpods in by_workload.items()
+            if (p := snapshot.policy_for(w, wpods[0].labels)) is not None  # selectors: its labels
+        }
         self.infeasible.keep_only(p.uid or p.name for ps in by_workload.values() for p in ps)
         self._resize_fallbacks(by_workload, budgets, governed, still_leader)
         considered = settling = 0

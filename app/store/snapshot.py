@@ -18,7 +18,6 @@ from typing import TypeVar
 
 from sqlalchemy import select
 
-from app.core.gcpause import without_cyclic_gc
 from app.core.node_groups import NodeGroupRecommendations, grouping_label
 from app.core.policy import Policy, PolicyIndex
 from app.core.recommend.capping import Recommendation
@@ -185,12 +184,7 @@ def load_snapshot(
     clock: Callable[[], float] = time.monotonic,
     invalid: InvalidPolicyLog | None = None,
 ) -> Snapshot:
-    """Reads all policies and recommendations (three queries: node groups too), with the cyclic
-    collector paused (app.core.gcpause): the rows become a few objects each, 90,000 at 15,000
-    containers, long-lived, and the full collections they set off walked every object of the
-    process; reading 15,000 rows took 0.4 s paused and 0.9-1.3 s not (the webhook reloads every
-    few seconds, the updater every run)."""
-    with without_cyclic_gc():
-        policies = valid_policies(session, invalid or InvalidPolicyLog("webhook"))
-        recs = recommendation_targets(session)
-        return build_snapshot(policies, recs, clock(), node_group_targets(session))
+    """Reads all policies and recommendations (three queries: node groups too)."""
+    policies = valid_policies(session, invalid or InvalidPolicyLog("webhook"))
+    recs = recommendation_targets(session)
+    return build_snapshot(policies, recs, clock(), node_group_targets(session))

@@ -8,7 +8,6 @@ No webhook runs here, so evicted pods come back unchanged; the tests count evict
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
 from typing import Any
@@ -98,38 +97,6 @@ def test_dry_run_logs_and_changes_nothing(
     assert audit(app) == []
     assert events(api) == []
     assert len([m for m in caplog.messages if m.startswith("[dry run] evict shop/web-")]) == 3
-
-
-def test_the_collector_is_paused_while_the_run_reads_the_cluster_not_while_it_evicts(
-    app: Flask,
-    sim: Simulator,
-    api: Any,
-    cluster: ClusterView,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The run's picture of the cluster (pods grouped, node rooms, budgets) is made with the
-    cyclic collector paused; the evictions, which wait on rate limits for as long as those make
-    them, go with it running, and it is on after the run."""
-    policy(app, "web", "Recreate")
-    recommend(app, "web", cpu=200)
-    grouping: list[bool] = []
-    sending: list[bool] = []
-    group, send = updater.live_pods_by_workload, PodActions.send_eviction
-
-    def grouped(*args: Any, **kwargs: Any) -> Any:
-        grouping.append(gc.isenabled())
-        return group(*args, **kwargs)
-
-    def sent(self: PodActions, body: EvictionBody) -> Any:
-        sending.append(gc.isenabled())
-        return send(self, body)
-
-    monkeypatch.setattr(updater, "live_pods_by_workload", grouped)
-    monkeypatch.setattr(PodActions, "send_eviction", sent)
-    job = make_job(app, cluster, api, Clock(sim.now()), dry_run=True)
-    assert gc.isenabled()
-    assert "1 pods updated" in job.run_once(LEADER)
-    assert grouping == [False] and sending == [True] and gc.isenabled()
 
 
 def test_a_run_reuses_the_ranking_of_what_did_not_change_and_redoes_what_did(
