@@ -217,7 +217,7 @@ class PodView:
     @property
     def is_ready(self) -> bool:
         """Running with a true Ready condition: available, as PodDisruptionBudgets count it."""
-        return self.ready_condition and self.phase == "Running" and not self.deleting
+        return self.ready_condition and self.is_running
 
 
 def parse_time(text: Any) -> float | None:

@@ -176,7 +176,8 @@ class RecommenderJob:
             # and nothing that a failed fetch would leave half done. Finding each workload's
             # live pod for the conditions finds every live pod's workload for the feed too.
             live = self.conditions.live_pods(pods.values())
-            restarted = self._forget_restarts(pods.values())
+            # the pods watched for OOM kills; the restart counts of the others forgotten
+            restarted = watched_pods(pods.values(), self.restarts_seen)
             metrics = self._await_metrics(fetching)
             info: dict[WorkloadKey, WorkloadInfo] = {}
             samples = self._feed_metrics(metrics, pods, info)
@@ -414,11 +415,6 @@ class RecommenderJob:
                         k.memory_bytes / 2**20,
                     )
         return count
-
-    def _forget_restarts(self, pods: Iterable[PodView]) -> list[PodView]:
-        """The pods whose restart counts are watched for OOM kills this run; the counts of pods
-        that are gone are forgotten (app.core.recommend.samples.watched_pods)."""
-        return watched_pods(pods, self.restarts_seen)
 
     def _forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
         """Memory windows of pods that are gone; their history stays in the aggregates."""
