@@ -39,6 +39,7 @@ from app.core.bodies import EvictionBody, ResizeBody
 from app.core.pods import PodView
 from app.kube.events import event_body, object_reference
 from app.kube.posts import SentPost, send_post
+from app.kube.responses import finish
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "failed"]
@@ -92,9 +93,7 @@ class PodActions:
         try:
             # The answer is not read into the client's models (nothing here uses it, and that
             # deserialisation was a third of an eviction's cost); errors still raise ApiException.
-            resp = fn(*args, _preload_content=False, **kwargs)
-            resp.drain_conn()
-            resp.release_conn()
+            finish(fn(*args, _preload_content=False, **kwargs))
             return "done"
         except ApiException as e:
             return self._refused(what, e.status, _message(e))
@@ -179,7 +178,8 @@ class PodActions:
         if outcome != "gone":
             return outcome
         try:
-            self.core.read_namespaced_pod(name, namespace, _preload_content=False).release_conn()
+            # read to its end: the eviction that follows may be sent on this connection
+            finish(self.core.read_namespaced_pod(name, namespace, _preload_content=False))
         except ApiException as e:
             if e.status == 404:
                 return "gone"

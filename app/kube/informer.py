@@ -30,6 +30,7 @@ from kubernetes.client.exceptions import ApiException
 
 from app.kube.client import DEFAULT_TIMEOUT
 from app.kube.liststream import read_list, response_chunks
+from app.kube.responses import give_back
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +277,7 @@ class Informer(Generic[T]):
         finally:
             self._watching = False
             self._resp = None
-            resp.release_conn()
+            give_back(resp)  # closed if left midway: the stream would go on on it
         return done
 
     def _replace(self, fresh: dict[Key, T], rv: str) -> None:
@@ -342,7 +343,7 @@ class Informer(Generic[T]):
         finally:
             self._watching = False
             self._resp = None
-            resp.release_conn()
+            give_back(resp)  # closed if left midway: the stream would go on on it
 
     def _apply(self, event: Obj) -> None:
         kind, obj = event.get("type"), event.get("object") or {}

@@ -16,6 +16,8 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from app.kube.responses import give_back
+
 CHUNK = 1 << 16
 _DECODER = json.JSONDecoder()
 _WHITESPACE = " \t\n\r"
@@ -108,8 +110,9 @@ def read_list(chunks: Iterable[bytes], on_item: Callable[[dict[str, Any]], None]
 
 
 def response_chunks(resp: Any, size: int = CHUNK) -> Iterator[bytes]:
-    """The body of an urllib3 response (`_preload_content=False`) as it arrives."""
+    """The body of an urllib3 response (`_preload_content=False`) as it arrives; its connection
+    given back once read, or closed if reading stopped midway (a malformed LIST)."""
     try:
         yield from resp.stream(size, decode_content=True)
     finally:
-        resp.release_conn()
+        give_back(resp)

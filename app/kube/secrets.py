@@ -17,6 +17,8 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from app.kube.responses import finish
+
 log = logging.getLogger(__name__)
 
 
@@ -62,11 +64,15 @@ class SecretStore:
         }
         try:
             if self._resource_version is None:
-                self.core.create_namespaced_secret(self.namespace, body, _preload_content=False)
+                finish(
+                    self.core.create_namespaced_secret(self.namespace, body, _preload_content=False)
+                )
             else:
                 body["metadata"]["resourceVersion"] = self._resource_version
-                self.core.replace_namespaced_secret(
-                    self.name, self.namespace, body, _preload_content=False
+                finish(
+                    self.core.replace_namespaced_secret(
+                        self.name, self.namespace, body, _preload_content=False
+                    )
                 )
         except ApiException as e:
             if e.status == 409:
