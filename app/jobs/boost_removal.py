@@ -51,6 +51,9 @@ def remove_boosts(
             break
         body, details = unboost_body(pod, names)
         outcome = actions.resize(pod.namespace, pod.name, body)
+        if outcome == "unanswered":  # it may have been resized: counted, the rest next run
+            budget.record(False, pod.is_ready)
+            continue
         if outcome != "done":
             log.info("startup boost of %s not removed (%s)", pod.ref, outcome)
             continue

@@ -14,9 +14,11 @@ The caller reserves everything an eviction may cost BEFORE it is submitted: the 
 disruption budget (`DisruptionBudget.record`), the global eviction rate (`TokenBucket.take`) and
 the room the pod takes on its node. The answer of each request is handed to the caller's
 `on_answer` in the order they were submitted (in `submit` when the window is full, or in
-`finish`), where a failed eviction gives its budget back (`DisruptionBudget.release`). The
-evictions in flight are therefore always counted in the budgets: however many are in flight, no
-more are sent than one-at-a-time sending could have sent had every one of them succeeded. The
+`finish`), where a failed eviction gives its budget back (`DisruptionBudget.release`); one
+whose request went out but whose answer was lost (`unanswered`: it may have been done) keeps
+it. The evictions in flight are therefore always counted in the budgets: however many are in
+flight, no more are sent than one-at-a-time sending could have sent had every one of them
+succeeded. The
 client's rate limiter (app.kube.throttle) paces every request. The leader check before each
 eviction stays: once the lease is lost nothing more is sent, but those already sent (at most
 `in_flight`) are answered.
@@ -110,7 +112,7 @@ class EvictionSender:
         body, sent, on_answer = self._out.popleft()
         try:
             outcome = sent.outcome()
-        except Exception:
-            log.exception("eviction of %s/%s failed", body.namespace, body.name)
-            outcome = "failed"
+        except Exception:  # sent, then no answer: it may have been done
+            log.exception("eviction of %s/%s: no answer", body.namespace, body.name)
+            outcome = "unanswered"
         on_answer(outcome)

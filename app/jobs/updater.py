@@ -211,9 +211,10 @@ class UpdaterJob:
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
         unboosted = f", {t.unboosted} startup boosts removed" if t.unboosted else ""
+        lost = f", {t.unanswered} answers lost (counted as disruptions)" if t.unanswered else ""
         return (
             f"{considered} workloads in an active mode: {t.updated} pods updated, "
-            f"{t.fallbacks} resize fallbacks, {t.held} held back{unboosted}{waiting}"
+            f"{t.fallbacks} resize fallbacks, {t.held} held back{unboosted}{lost}{waiting}"
         )
 
     def _ranges(self, namespace: str) -> Sequence[LimitRangeItem]:
@@ -305,8 +306,11 @@ class UpdaterJob:
             if done is None:
                 t.held += 1
                 continue
-            budget.record(c.pending, c.pod.is_ready)
+            budget.record(c.pending, c.pod.is_ready)  # an unanswered one too: it may be done
             _take(rooms, placed)  # later pods of this run see the room this one took
+            if done == "unanswered":
+                t.unanswered += 1
+                continue
             t.updated += 1
             if done == "fallback":
                 t.fallbacks += 1
@@ -405,7 +409,8 @@ class UpdaterJob:
         self, c: Candidate, policy: Policy, live: PodView, may_evict: bool = True
     ) -> str | None:
         """Resize in place (evictions go through _evict); "resize" or "fallback" (evicted instead
-        of resized) when done, None when nothing happened (tried again next run). `live`: the pod
+        of resized) when done, "unanswered" when the resize or the eviction went out but its
+        answer was lost, None when nothing happened (tried again next run). `live`: the pod
         as the cache holds it (its resizePolicy and pod-level resources too:
         app.kube.cluster.trim_pod). `may_evict`: the budget and minReplicas allow a fallback."""
         ns, name = c.pod.namespace, c.pod.name
@@ -417,6 +422,8 @@ class UpdaterJob:
                 if not self.options.dry_run:
                     self.resizing.requested(c.pod.uid or name, self.clock(), details)
                 return self._done("resize", "RightsizerResized", c, details)
+            if outcome == "unanswered":
+                return outcome
             if outcome not in ("refused", "unsupported"):
                 log.info("resize %s/%s not done (%s)", ns, name, outcome)
                 return None
@@ -435,12 +442,16 @@ class UpdaterJob:
 
     def _evict(self, c: Candidate, budget: DisruptionBudget) -> None:
         """Sends the eviction with the budget reserved first, given back if it fails (tried
-        again next run). No GET first: the eviction carries the pod's uid as a precondition (a
-        pod that took its name since is left alone: 409, `gone`), as VPA's updater relies on."""
+        again next run), kept if its answer was lost (it may have been done). No GET first: the
+        eviction carries the pod's uid as a precondition (a pod that took its name since is left
+        alone: 409, `gone`), as VPA's updater relies on."""
         pending, ready = c.pending, c.pod.is_ready
         budget.record(pending, ready)
 
         def answer(outcome: str) -> None:
+            if outcome == "unanswered":  # it may have been evicted: the budget stays taken
+                self.tally.unanswered += 1
+                return
             if outcome != "done":
                 budget.release(pending, ready)
                 self.tally.held += 1
@@ -466,9 +477,12 @@ class UpdaterJob:
         return action
 
     def _fallback(self, pod: PodView, why: str, details: dict[str, Any]) -> str | None:
-        """Evict instead of resizing; the event and the audit row say why, with the values."""
+        """Evict instead of resizing; the event and the audit row say why, with the values.
+        "fallback" when done, "unanswered" when its answer was lost, else None."""
         ns, name = pod.namespace, pod.name
         outcome = self.actions.evict(EvictionBody(ns, name, pod.uid))
+        if outcome == "unanswered":
+            return outcome
         if outcome != "done":
             log.info("fallback eviction of %s/%s (%s) not done (%s)", ns, name, why, outcome)
             return None
@@ -553,12 +567,16 @@ class UpdaterJob:
                     log.info("fallback for %s waits: global eviction rate limit", pod.ref)
                     continue
                 reason = f"resize {why}" + (f" ({text})" if text else "")
-                if self._fallback(pod, reason, details):
-                    self.resizing.forget(uid)
-                    budgets[w].record(False, ready)
-                    t.fallbacks += 1
-                else:
+                done = self._fallback(pod, reason, details)
+                if done is None:
                     t.held += 1
+                    continue
+                budgets[w].record(False, ready)  # an unanswered one too: it may be done
+                if done == "unanswered":
+                    t.unanswered += 1  # still watched: the next run sees whether it went
+                    continue
+                self.resizing.forget(uid)
+                t.fallbacks += 1
         self.resizing.keep_only(live_uids)
 
     def _audit(self, action: str, ref: str, message: str, details: dict[str, Any]) -> None:
@@ -576,6 +594,7 @@ class Tally:
     updated: int = 0  # pods resized or evicted (fallback evictions included)
     fallbacks: int = 0  # evicted instead of resized: refused, not resizable, or stuck
     held: int = 0  # qualified but left for a later run (budget, room, rate, refusals)
+    unanswered: int = 0  # sent but answer lost: counted against the budget, not as updated
     unboosted: int = 0  # pods whose CPU startup boost was removed
 
 

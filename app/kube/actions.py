@@ -7,7 +7,12 @@ longer exists; `unsupported` that the pod exists but the API server has no `resi
 (Kubernetes before 1.33 answers 404 for it too, so a 404 is checked against the pod itself);
 `refused` that the API server will not do it as asked (400, 403, 422: e.g. a resize that
 ValidatePodResize or the PodResizeValidator admission rejects), its message in `last_refusal`;
-trying again would get the same answer. `failed` is anything else (5xx, network, 409 Conflict).
+trying again would get the same answer. `unanswered` that the request went out but its answer
+was lost (the connection broke or timed out while it was read): the API server may have done it,
+so the updater counts it against the disruption budget as if done, and the next run sees from
+the cache what happened (in CI an eviction whose answer was unreadable, counted as failed, let
+the updater evict a second pod of an owner allowed one). `failed` is anything else (5xx, 409
+Conflict, a connection that could not be made or a request that could not be written).
 
 What is sent is built in app.core.bodies (ResizeBody, EvictionBody); the pod read back is a
 frozen view (app.core.pods.PodView), so nothing above this module reads pod JSON.
@@ -33,7 +38,7 @@ from urllib.parse import quote
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import HTTPError
+from urllib3.exceptions import HTTPError, ProtocolError, ReadTimeoutError
 
 from app.core.bodies import EvictionBody, ResizeBody
 from app.core.pods import PodView
@@ -42,7 +47,7 @@ from app.kube.posts import SentPost, send_post
 from app.kube.responses import finish
 
 log = logging.getLogger(__name__)
-Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "failed"]
+Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "unanswered", "failed"]
 
 # An eviction is the client's CoreV1Api.create_namespaced_pod_eviction (app.kube.rbac grants
 # `pods/eviction create` from this reference), sent to its path as that method sends it.
@@ -65,8 +70,8 @@ class SentEviction:
         try:
             status, reason, data = sent.answer()
         except (HTTPError, HTTPException, OSError) as e:
-            log.warning("%s failed: %s", self.what, e)
-            return "failed"
+            log.warning("%s: its answer was lost (%s); it may have been done", self.what, e)
+            return "unanswered"
         if 200 <= status <= 299:
             return "done"
         return self.actions._refused(self.what, status, _status_message(data, reason))
@@ -97,6 +102,9 @@ class PodActions:
             return "done"
         except ApiException as e:
             return self._refused(what, e.status, _message(e))
+        except (ReadTimeoutError, ProtocolError) as e:  # sent; urllib3 retries no PATCH or POST
+            log.warning("%s: its answer was lost (%s); it may have been done", what, e)
+            return "unanswered"
         except (HTTPError, OSError) as e:
             log.warning("%s failed: %s", what, e)
             return "failed"

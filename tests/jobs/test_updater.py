@@ -411,6 +411,47 @@ def test_resize_404_on_a_live_pod_falls_back_to_eviction(
     assert [e.reason for e in events(api)] == ["RightsizerResizeFallback"]
 
 
+@pytest.mark.parametrize("mode", ["Recreate", "InPlaceOrRecreate"])
+def test_an_eviction_whose_answer_is_lost_counts_against_the_budget(
+    app: Flask,
+    sim: Simulator,
+    api: Any,
+    cluster: ClusterView,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+) -> None:
+    """The API server evicts each pod but its answer never comes back (the connection drops):
+    the eviction may have been done, so it takes the budget (one pod of three per run). Before,
+    it was `failed` and its budget given back. Under InPlaceOrRecreate, whose resize is refused
+    as unknown first (Kubernetes < 1.33) and whose fallback evicts at once, every pod of `web`
+    was then evicted in one run (in CI an unreadable answer let it evict two)."""
+    from app.simulator.apiserver import errors
+    from app.simulator.endpoints import server, subresources
+
+    real_send, real_sub = server._Handler._send_body, subresources.handle
+
+    def lost(handler: Any, resp: Any) -> None:
+        if handler.path.split("?")[0].endswith("/eviction"):
+            handler.close_connection = True  # done, and no answer leaves
+            return
+        real_send(handler, resp)
+
+    def without_resize(api: Any, rt: Any, ns: str, name: str, sub: str, req: Any) -> Any:
+        if sub == "resize":
+            raise errors.unknown_resource()
+        return real_sub(api, rt, ns, name, sub, req)
+
+    monkeypatch.setattr(server._Handler, "_send_body", lost)
+    monkeypatch.setattr(subresources, "handle", without_resize)
+    policy(app, "web", mode)
+    recommend(app, "web", cpu=200)
+    before = uids(api, "web")
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    summary = job.run_once(LEADER)
+    assert len(before - uids(api, "web")) == 1
+    assert "0 pods updated" in summary and "1 answers lost" in summary
+
+
 def test_resize_of_a_deleted_pod_is_gone_not_unsupported(sim: Simulator, api: Any) -> None:
     actions = PodActions(api)
     [pod, *_] = server_pods(api)

@@ -24,7 +24,8 @@ from app.core.sizing.priority import DisruptionBudget, PodPriority
 from app.jobs.evictions import EvictionSender
 from app.jobs.updater import UpdaterJob, UpdaterOptions
 
-OUTCOMES = ("done", "blocked", "gone", "failed", "raises")
+OUTCOMES = ("done", "blocked", "gone", "failed", "unanswered", "raises")
+MAYBE_DONE = ("done", "unanswered", "raises")  # the server evicted it, whatever the answer said
 
 
 def pod(name: str, pending: bool, ready: bool) -> PodView:
@@ -80,7 +81,7 @@ class FlakyServer:
 
     def answered(self, name: str, outcome: str) -> None:
         p = self.in_flight.pop(name)
-        if outcome == "done":
+        if outcome in MAYBE_DONE:  # an answer lost after the server evicted the pod, at worst
             self.done[name] = p
 
     def record_event(self, *args: Any) -> None:
@@ -161,10 +162,12 @@ def test_concurrent_evictions_never_exceed_the_budget(
     assert server.violations == []
     assert server.most <= in_flight
     succeeded = [n for n in sent if server.outcomes[n] == "done"]
+    maybe = [n for n in sent if server.outcomes[n] in MAYBE_DONE]
     assert job.tally.updated == len(succeeded)
-    assert job.tally.held == len(sent) - len(succeeded)
+    assert job.tally.unanswered == len(maybe) - len(succeeded)
+    assert job.tally.held == len(sent) - len(maybe)
     for w, budget in budgets.items():  # every failed eviction gave its reservation back
-        mine = [views[n] for n in succeeded if n.startswith(w + "-") and views[n].is_running]
+        mine = [views[n] for n in maybe if n.startswith(w + "-") and views[n].is_running]
         assert budget.disrupted == len(mine)
         assert budget.disrupted_ready == sum(p.is_ready for p in mine)
 
@@ -218,7 +221,7 @@ def test_answers_are_read_oldest_first_once_the_window_is_full() -> None:
 
 
 @pytest.mark.parametrize("where", ["send", "outcome"])
-def test_an_error_while_sending_or_reading_is_a_failed_eviction(where: str) -> None:
+def test_an_error_while_sending_is_a_failed_eviction_while_reading_unanswered(where: str) -> None:
     def send(body: EvictionBody) -> Any:
         if where == "send":
             raise ValueError("bad request")
@@ -228,7 +231,7 @@ def test_an_error_while_sending_or_reading_is_a_failed_eviction(where: str) -> N
     with EvictionSender(send, 2) as sender:
         sender.submit(EvictionBody("ns", "p1"), answers.append)
         sender.submit(EvictionBody("ns", "p2"), answers.append)
-    assert answers == ["failed", "failed"]
+    assert answers == ["failed", "failed"] if where == "send" else ["unanswered", "unanswered"]
 
 
 def test_an_interrupted_run_drops_what_is_still_out_unread() -> None:
