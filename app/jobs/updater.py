@@ -66,7 +66,7 @@ from app.kube.limitranges import LimitRangeCache
 from app.store import audit
 from app.store.conditions import save_conditions
 from app.store.policies import InvalidPolicyLog
-from app.store.snapshot import Snapshot, carry_forward, history_seconds, load_snapshot
+from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds, load_snapshot
 
 log = logging.getLogger(__name__)
 ACTIVE_MODES = ("Recreate", *IN_PLACE_MODES)
@@ -115,6 +115,7 @@ class UpdaterJob:
         # The previous run's snapshot and the patches ranked from it: a run reuses the objects
         # of what did not change, and the patch and priority of each pod shape ranked from them.
         self.snapshot: Snapshot | None = None
+        self.row_memo = RowMemo()  # what the last load built from each recommendation row
         self.sized_memo = SizedMemo()
         self.tally = Tally()
         # this run's conditions per workload: type -> (reason, message)
@@ -142,7 +143,9 @@ class UpdaterJob:
                 "(it would come back unchanged)"
             )
         with self.app.app_context():
-            snapshot = load_snapshot(db.session(), invalid=self.invalid_policies)
+            snapshot = load_snapshot(
+                db.session(), invalid=self.invalid_policies, memo=self.row_memo
+            )
             history = history_seconds(db.session)
         if self.snapshot is not None:
             snapshot = carry_forward(self.snapshot, snapshot)

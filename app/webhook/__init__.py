@@ -20,7 +20,7 @@ from app.settings import settings_of
 from app.store import audit as audit_trail
 from app.store.policies import InvalidPolicyLog
 from app.store.session import own_session
-from app.store.snapshot import Snapshot, load_snapshot
+from app.store.snapshot import RowMemo, Snapshot, load_snapshot
 from app.webhook.audit import ACTOR, MutationCount, MutationCounter
 from app.webhook.cache import WebhookCache
 from app.webhook.handler import Webhook
@@ -50,10 +50,11 @@ def init_app(app: Flask) -> None:
     settings = settings_of(app)
     config = settings.webhook
     invalid = InvalidPolicyLog("webhook")
+    memo = RowMemo()  # what the last reload built from each row (a forked worker: its copy)
 
     def load() -> Snapshot:
         with app.app_context(), own_session() as session:
-            return load_snapshot(session, invalid=invalid)
+            return load_snapshot(session, invalid=invalid, memo=memo)
 
     def store(counts: Sequence[MutationCount]) -> None:
         with app.app_context(), own_session() as session:
