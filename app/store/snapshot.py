@@ -11,8 +11,8 @@ A `RowMemo` given to `load_snapshot` keeps what the previous load built from eac
 row, by the row's values: a reload builds objects only for the rows that changed. Each webhook
 process reloads every few seconds; at 15,000 rows a reload built ~100,000 objects that outlive
 the reload (the new snapshot's), which made the cyclic collector run full collections on every
-reload: 0.47-0.63 s of CPU per reload, 0.15 s of it building and reading, the rest collections
-(benchmarks/snapshot_reload.py). With the memo only the rows themselves are made, and die young.
+reload: 0.57-0.68 s of CPU per reload on a 2-core machine, half of it in the collector. With the
+memo only the rows themselves are made, and die young: 0.13-0.19 s (benchmarks/snapshot_reload.py).
 """
 
 from __future__ import annotations
