@@ -18,10 +18,9 @@ the room the pod takes on its node. The answer of each request is handed to the 
 whose request went out but whose answer was lost (`unanswered`: it may have been done) keeps
 it. The evictions in flight are therefore always counted in the budgets: however many are in
 flight, no more are sent than one-at-a-time sending could have sent had every one of them
-succeeded. The
-client's rate limiter (app.kube.throttle) paces every request. The leader check before each
-eviction stays: once the lease is lost nothing more is sent, but those already sent (at most
-`in_flight`) are answered.
+succeeded. The client's rate limiter (app.kube.throttle) paces every request. The leader check
+before each eviction stays: once the lease is lost nothing more is sent, but those already sent
+(at most `in_flight`) are answered.
 
 `in_flight` <= 1 answers each eviction before `submit` returns, one at a time.
 """
