@@ -9,6 +9,7 @@ bytes. Watches are sent with chunked transfer encoding, one event per chunk, lik
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
@@ -100,6 +101,16 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024  # many informers connect at once in a benchmark
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that went away mid-request (reset, broken pipe) is routine, as for
+        kube-apiserver: a debug line, where socketserver printed a traceback to stderr.
+        Anything else is logged with its traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            log.debug("client %s went away: %s", client_address, error)
+            return
+        log.exception("serving %s failed", client_address)
 
 
 class SimServer:
