@@ -34,9 +34,10 @@ def remove_boosts(
     bucket: TokenBucket,
     actions: PodActions,
     record: Record,
-) -> tuple[int, int]:
-    """(boosts removed, pods held back by the budget or the rate) for the pods of `w`."""
-    removed = held = 0
+) -> tuple[int, int, int]:
+    """(boosts removed, pods held back by the budget or the rate, resizes whose answer was lost)
+    for the pods of `w`."""
+    removed = held = lost = 0
     for pod in pods:
         if not boosted(pod):
             continue
@@ -53,6 +54,7 @@ def remove_boosts(
         outcome = actions.resize(pod.namespace, pod.name, body)
         if outcome == "unanswered":  # it may have been resized: counted, the rest next run
             budget.record(False, pod.is_ready)
+            lost += 1
             continue
         if outcome != "done":
             log.info("startup boost of %s not removed (%s)", pod.ref, outcome)
@@ -66,4 +68,4 @@ def remove_boosts(
         message = f"startup boost removed: {describe(details['before'])} -> "
         message += describe(details["after"])
         record("resize", pod, "RightsizerStartupBoostRemoved", message, details)
-    return removed, held
+    return removed, held, lost

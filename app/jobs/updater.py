@@ -181,11 +181,12 @@ class UpdaterJob:
                 policy = governed.get(w)
                 if policy is None:
                     continue
-                removed, held = remove_boosts(
+                removed, held, lost = remove_boosts(
                     w, wpods, policy, budgets[w], now, still_leader, *self._boost_tools
                 )
                 self.tally.unboosted += removed
                 self.tally.held += held
+                self.tally.unanswered += lost
                 if policy.update_mode not in ACTIVE_MODES:
                     continue
                 considered += 1
@@ -214,10 +215,10 @@ class UpdaterJob:
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
         unboosted = f", {t.unboosted} startup boosts removed" if t.unboosted else ""
-        lost = f", {t.unanswered} answers lost (counted as disruptions)" if t.unanswered else ""
+        answers = f", {t.unanswered} answers lost (counted as disruptions)" if t.unanswered else ""
         return (
             f"{considered} workloads in an active mode: {t.updated} pods updated, "
-            f"{t.fallbacks} resize fallbacks, {t.held} held back{unboosted}{lost}{waiting}"
+            f"{t.fallbacks} resize fallbacks, {t.held} held back{unboosted}{answers}{waiting}"
         )
 
     def _ranges(self, namespace: str) -> Sequence[LimitRangeItem]:

@@ -241,6 +241,37 @@ def test_a_startup_boost_is_removed_in_place_once_ready_for_its_duration(
     assert len(audit(app)) == 1
 
 
+def test_a_boost_removal_whose_answer_is_lost_counts_against_the_budget(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both pods of `web` boosted and due; the API server resizes each but its answer never
+    comes back (the connection drops). The first removal may have been done, so it takes the
+    budget (one pod of two per run) and the other waits. Before, the lost answer gave nothing
+    back to count and both pods were resized in one run."""
+    from app.simulator.endpoints import server
+
+    for pod in pods_of(api, "web"):
+        boost(api, pod, "1500m", "500m")
+    settled(sim, api, cluster)
+    since = max(ready_since(p) for p in pods_of(api, "web"))
+    startup = {"cpu": {"type": "Factor", "factor": 3, "durationSeconds": 60}}
+    policy(app, "web", "Off", startupBoost=startup)
+    real_send = server._Handler._send_body
+
+    def lost(handler: Any, resp: Any) -> None:
+        if handler.command == "PATCH" and handler.path.split("?")[0].endswith("/resize"):
+            handler.close_connection = True  # done, and no answer leaves
+            return
+        real_send(handler, resp)
+
+    monkeypatch.setattr(server._Handler, "_send_body", lost)
+    job = make_job(app, cluster, api, Clock(since + 61))
+    summary = job.run_once(LEADER)
+    settled(sim, api, cluster)
+    assert sorted(cpu_requests(api, "web")) == ["1500m", "500m"]
+    assert "1 answers lost" in summary and "startup boosts removed" not in summary
+
+
 # --- evictAfterOOMSeconds ------------------------------------------------------------------------
 
 LEAK = {
