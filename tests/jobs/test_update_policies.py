@@ -19,6 +19,7 @@ from tests.support.updater_runs import (
     LEADER,
     NS,
     Clock,
+    answers_lost,
     audit,
     deployment,
     events,
@@ -248,23 +249,13 @@ def test_a_boost_removal_whose_answer_is_lost_counts_against_the_budget(
     comes back (the connection drops). The first removal may have been done, so it takes the
     budget (one pod of two per run) and the other waits. Before, the lost answer gave nothing
     back to count and both pods were resized in one run."""
-    from app.simulator.endpoints import server
-
     for pod in pods_of(api, "web"):
         boost(api, pod, "1500m", "500m")
     settled(sim, api, cluster)
     since = max(ready_since(p) for p in pods_of(api, "web"))
     startup = {"cpu": {"type": "Factor", "factor": 3, "durationSeconds": 60}}
     policy(app, "web", "Off", startupBoost=startup)
-    real_send = server._Handler._send_body
-
-    def lost(handler: Any, resp: Any) -> None:
-        if handler.command == "PATCH" and handler.path.split("?")[0].endswith("/resize"):
-            handler.close_connection = True  # done, and no answer leaves
-            return
-        real_send(handler, resp)
-
-    monkeypatch.setattr(server._Handler, "_send_body", lost)
+    answers_lost(monkeypatch, "PATCH", "/resize")
     job = make_job(app, cluster, api, Clock(since + 61))
     summary = job.run_once(LEADER)
     settled(sim, api, cluster)

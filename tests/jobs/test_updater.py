@@ -31,6 +31,7 @@ from tests.support.updater_runs import (
     LEADER,
     NS,
     Clock,
+    answers_lost,
     audit,
     deployment,
     events,
@@ -426,22 +427,16 @@ def test_an_eviction_whose_answer_is_lost_counts_against_the_budget(
     as unknown first (Kubernetes < 1.33) and whose fallback evicts at once, every pod of `web`
     was then evicted in one run (in CI an unreadable answer let it evict two)."""
     from app.simulator.apiserver import errors
-    from app.simulator.endpoints import server, subresources
+    from app.simulator.endpoints import subresources
 
-    real_send, real_sub = server._Handler._send_body, subresources.handle
-
-    def lost(handler: Any, resp: Any) -> None:
-        if handler.path.split("?")[0].endswith("/eviction"):
-            handler.close_connection = True  # done, and no answer leaves
-            return
-        real_send(handler, resp)
+    real_sub = subresources.handle
 
     def without_resize(api: Any, rt: Any, ns: str, name: str, sub: str, req: Any) -> Any:
         if sub == "resize":
             raise errors.unknown_resource()
         return real_sub(api, rt, ns, name, sub, req)
 
-    monkeypatch.setattr(server._Handler, "_send_body", lost)
+    answers_lost(monkeypatch, "POST", "/eviction")
     monkeypatch.setattr(subresources, "handle", without_resize)
     policy(app, "web", mode)
     recommend(app, "web", cpu=200)

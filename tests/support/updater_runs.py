@@ -221,3 +221,19 @@ def settled(sim: Simulator, api: Any, cluster: ClusterView) -> None:
 def LEADER() -> bool:
     """Passed to run_once where the job asks "still the leader?": always."""
     return True
+
+
+def answers_lost(monkeypatch: Any, method: str, suffix: str) -> None:
+    """The simulated API server does what each `method` request to a path ending in `suffix`
+    asks, then drops the connection without answering: a network failure after the fact."""
+    from app.simulator.endpoints import server
+
+    real_send = server._Handler._send_body
+
+    def lost(handler: Any, resp: Any) -> None:
+        if handler.command == method and handler.path.split("?")[0].endswith(suffix):
+            handler.close_connection = True  # done, and no answer leaves
+            return
+        real_send(handler, resp)
+
+    monkeypatch.setattr(server._Handler, "_send_body", lost)
