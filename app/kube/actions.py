@@ -70,8 +70,7 @@ class SentEviction:
         try:
             status, reason, data = sent.answer()
         except (HTTPError, HTTPException, OSError) as e:
-            log.warning("%s: its answer was lost (%s); it may have been done", self.what, e)
-            return "unanswered"
+            return _unanswered(self.what, e)
         if 200 <= status <= 299:
             return "done"
         return self.actions._refused(self.what, status, _status_message(data, reason))
@@ -103,8 +102,7 @@ class PodActions:
         except ApiException as e:
             return self._refused(what, e.status, _message(e))
         except (ReadTimeoutError, ProtocolError) as e:  # sent; urllib3 retries no PATCH or POST
-            log.warning("%s: its answer was lost (%s); it may have been done", what, e)
-            return "unanswered"
+            return _unanswered(what, e)
         except (HTTPError, OSError) as e:
             log.warning("%s failed: %s", what, e)
             return "failed"
@@ -227,6 +225,12 @@ class PodActions:
             ref["namespace"],
             event_body(ref, reason, message, type_),
         )
+
+
+def _unanswered(what: str, error: Exception) -> Outcome:
+    """The request went out, its answer was lost: the API server may have done it."""
+    log.warning("%s: its answer was lost (%s); it may have been done", what, error)
+    return "unanswered"
 
 
 def _status_message(data: bytes, reason: str) -> str:
