@@ -34,7 +34,7 @@ from app.core.policy import Policy
 from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation
 from app.core.sizing.limitrange import LimitRangeItem
-from app.core.sizing.patch import UPDATES_ANNOTATION, PodInvalid, build_patch
+from app.core.sizing.patch import UPDATES_ANNOTATION, PodInvalid, size_pod
 
 RECOMMENDATION_PROVIDED = "RecommendationProvided"
 LOW_CONFIDENCE = "LowConfidence"
@@ -201,7 +201,7 @@ def limit_range_notes(
     }
     sizing = replace(policy, update_mode="Initial") if policy.update_mode == "Off" else policy
     try:
-        patch = build_patch(fresh, recs, sizing, ranges, parse=parse_amount)
+        patch = size_pod(fresh, recs, sizing, ranges, parse=parse_amount)
     except PodInvalid:
         return []
     notes = {u.name: list(u.notes) for u in patch.updates}

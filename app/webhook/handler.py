@@ -175,7 +175,7 @@ class Webhook:
     def patch_for(self, review: PodReview) -> PodPatch | None:
         """The patch, or None when the cache cannot be trusted (counted as failed open)."""
         if review.operation != "CREATE" or review.pod is None:
-            return PodPatch([], (), "not-a-create")
+            return PodPatch((), "not-a-create")
         if self.autostart:
             self.start(wait=FIRST_LOAD_WAIT)
         snapshot, state = self.cache.state()
@@ -191,14 +191,14 @@ class Webhook:
         if not isinstance(namespace, str):
             raise PodInvalid("metadata.namespace is not a string")
         if namespace in self.excluded_namespaces:
-            return PodPatch([], (), "excluded-namespace")
+            return PodPatch((), "excluded-namespace")
         workload = workload_of_pod(pod, namespace, self.owner_lookup, self.scalable)
         if workload is None:
-            return PodPatch([], (), "no-workload")
+            return PodPatch((), "no-workload")
         labels = (meta or {}).get("labels")
         policy = snapshot.policy_for(workload, labels if isinstance(labels, dict) else {})
         if policy is None:
-            return PodPatch([], (), "no-policy")
+            return PodPatch((), "no-policy")
         recommendations = snapshot.recommendations.get(workload, NO_RECOMMENDATIONS)
         groups = snapshot.node_groups_of(workload, policy)
         if groups is not None:  # a DaemonSet sized per node group: the group of its node

@@ -153,7 +153,7 @@ def test_concurrent_evictions_never_exceed_the_budget(
                 WorkloadKey("ns", "Deployment", w),
                 PodPriority(True, True, 1.0),
                 "test",
-                PodPatch([], (), "test"),
+                PodPatch((), "test"),
                 not p.is_running,
             )
             if budgets[w].can_disrupt(c.pending, p.is_ready):

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.pods import CONTAINER, INIT, SIDECAR, is_sidecar
@@ -113,13 +113,23 @@ class PodLevelUpdate:
 
 
 @dataclass(frozen=True)
-class PodPatch:
-    operations: list[dict[str, Any]]  # RFC 6902; empty when nothing changes
+class PodSizing:
+    """What sizing does to a pod (size_pod): what the updater ranks a pod by, and the notes the
+    conditions read; a PodPatch without its JSON Patch."""
+
     updates: tuple[ContainerUpdate, ...]
     reason: str  # one word on the outcome, for logs and metrics
     detail: str = ""  # why, when the reason alone does not say (e.g. "unfit": what kube refuses)
     boosted: tuple[str, ...] = ()  # containers given a CPU startup boost (app.core.sizing.boost)
     pod_level: PodLevelUpdate | None = None  # the pod-level values it changes
+
+
+@dataclass(frozen=True)
+class PodPatch(PodSizing):
+    """The sizing of a pod and the JSON Patch that makes it (build_patch)."""
+
+    # RFC 6902; empty when nothing changes
+    operations: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
 
     @property
     def changed(self) -> bool:
@@ -446,25 +456,11 @@ def _result(
 ) -> PodPatch:
     """The patch of `ops` with its annotations and the per-container updates it makes."""
     records: dict[str, Any] = {}
-    updates = []
     for slot in slots:
         if slot.record is not None:
             records[slot.name] = slot.record
         elif slot.target:  # sized, changed or not: a later pass leaves it as it is now
             records[slot.name] = _record(slot, unboosted)
-        if slot.record is None and slot.changes() != ({}, {}):
-            updates.append(
-                ContainerUpdate(
-                    slot.name,
-                    slot.path,
-                    dict(slot.target),
-                    {r: v for r, v in slot.new_requests.items()},
-                    {r: v for r, v in slot.new_limits.items()},
-                    {r: slot.requests[r] for r in slot.new_requests if r in slot.requests},
-                    {r: slot.limits[r] for r in slot.new_limits if r in slot.limits},
-                    tuple(dict.fromkeys(slot.notes)),
-                )
-            )
     wanted = {}
     if records:  # a pod only boosted (updateMode Off) is not said to be sized
         wanted[UPDATES_ANNOTATION] = json.dumps(
@@ -476,11 +472,29 @@ def _result(
     if unboosted:
         wanted[BOOST_ANNOTATION] = annotation_value(unboosted)
     return PodPatch(
-        ops + _annotation_ops(pod, wanted),
-        tuple(updates),
+        _updates(slots),
         "patched",
         boosted=tuple(sorted(unboosted)),
         pod_level=_pod_level_update(plan),
+        operations=ops + _annotation_ops(pod, wanted),
+    )
+
+
+def _updates(slots: Sequence[Slot]) -> tuple[ContainerUpdate, ...]:
+    """What sizing changes in each container (those an earlier pass sized are left as they are)."""
+    return tuple(
+        ContainerUpdate(
+            slot.name,
+            slot.path,
+            dict(slot.target),
+            {r: v for r, v in slot.new_requests.items()},
+            {r: v for r, v in slot.new_limits.items()},
+            {r: slot.requests[r] for r in slot.new_requests if r in slot.requests},
+            {r: slot.limits[r] for r in slot.new_limits if r in slot.limits},
+            tuple(dict.fromkeys(slot.notes)),
+        )
+        for slot in slots
+        if slot.record is None and slot.changes() != ({}, {})
     )
 
 
@@ -501,13 +515,46 @@ def build_patch(
     every mode, Off included (app.core.sizing.boost). Raises PodInvalid when the pod does not have
     the shape of a pod.
     """
+    patch = _size(pod, recommendations, policy, limit_ranges, parse, excluded, boost, True)
+    assert isinstance(patch, PodPatch)
+    return patch
+
+
+def size_pod(
+    pod: Mapping[str, Any],
+    recommendations: Mapping[str, Recommendation],
+    policy: Policy | None,
+    limit_ranges: Sequence[LimitRangeItem] = (),
+    *,
+    parse: QuantityParser,
+    excluded: Mapping[str, Collection[str]] | None = None,
+) -> PodSizing:
+    """build_patch without a boost, all but its JSON Patch: the same updates, reason, detail and
+    pod-level update, without the operations and the annotations' JSON, which the updater and
+    the conditions never read (the updater ranks each pod template by it at every run: the
+    patch's operations were a third of that). Raises PodInvalid as build_patch does."""
+    return _size(pod, recommendations, policy, limit_ranges, parse, excluded, None, False)
+
+
+def _size(
+    pod: Mapping[str, Any],
+    recommendations: Mapping[str, Recommendation],
+    policy: Policy | None,
+    limit_ranges: Sequence[LimitRangeItem],
+    parse: QuantityParser,
+    excluded: Mapping[str, Collection[str]] | None,
+    boost: BoostOptions | None,
+    patching: bool,
+) -> PodSizing:
+    """build_patch when `patching`, else size_pod."""
     if not isinstance(pod, Mapping):
         raise PodInvalid("the pod is not an object")
+    outcome = PodPatch if patching else PodSizing
     if policy is None:
-        return PodPatch([], (), "no-policy")
+        return outcome((), "no-policy")
     boosting = boost is not None and has_boost(policy)
     if policy.update_mode == "Off" and not boosting:
-        return PodPatch([], (), "mode-off")
+        return outcome((), "mode-off")
     items = [item.defaulted() for item in limit_ranges]
     container_range = merged(items, "Container")
     pod_range = merged(items, "Pod")
@@ -541,16 +588,31 @@ def build_patch(
     unboosted: Unboosted = {}
     if boost is not None and boosting:
         unboosted = apply_boost(slots, policy, bounds["cpu"], annotations, boost)
-    ops = [op for slot in slots for op in _resource_ops(slot)] + _pod_level_ops(pod, plan)
+    ops = _changes(pod, slots, plan, patching)
     refused = violations(entries(slots), items, pod_level) if ops else []
     if refused and unboosted:  # the boost would make the pod unacceptable: size it without
         revert_boost(slots, unboosted)
         unboosted = {}
-        ops = [op for slot in slots for op in _resource_ops(slot)] + _pod_level_ops(pod, plan)
+        ops = _changes(pod, slots, plan, patching)
         refused = violations(entries(slots), items, pod_level) if ops else []
     if not ops:
-        return PodPatch([], (), "up-to-date" if sized or previous else "no-recommendation")
+        return outcome((), "up-to-date" if sized or previous else "no-recommendation")
     if refused:
         # Sizing cannot make this pod acceptable (often it was not as written): leave it as is.
-        return PodPatch([], (), UNFIT, "; ".join(dict.fromkeys(refused)))
+        return outcome((), UNFIT, "; ".join(dict.fromkeys(refused)))
+    if not patching:
+        return PodSizing(_updates(slots), "patched", pod_level=_pod_level_update(plan))
+    assert isinstance(ops, list)
     return _result(pod, policy, slots, ops, unboosted, plan)
+
+
+def _changes(
+    pod: Mapping[str, Any], slots: Sequence[Slot], plan: PodLevelPlan | None, patching: bool
+) -> list[dict[str, Any]] | bool:
+    """The JSON Patch of the containers' and the pod-level values sizing changed (`patching`),
+    or only whether there is one, as bool() of that patch would say."""
+    if patching:
+        return [op for slot in slots for op in _resource_ops(slot)] + _pod_level_ops(pod, plan)
+    return any(slot.changes() != ({}, {}) for slot in slots) or (
+        plan is not None and plan.changes() != ({}, {})
+    )

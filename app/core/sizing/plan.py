@@ -8,7 +8,8 @@ decisions are unit-tested directly.
 
 - `node_rooms`: each schedulable, Ready node's allocatable minus the requests of its pods.
 - `workload_candidates`: the pods of one workload that qualify (app.core.sizing.priority), each with
-  the patch the webhook would give it (app.core.sizing.patch), scale-ups and the farthest first.
+  the values the webhook would give it (app.core.sizing.patch.size_pod), scale-ups and the farthest
+  first.
 - `placement`: the rooms after the pod takes its new requests, or None when it fits on no node.
 - `not_resizable`: why kube-apiserver or the kubelet would refuse the resize, known beforehand.
 - `resize_body` (an app.core.bodies.ResizeBody), `change_details`, `describe`, `holds`,
@@ -38,7 +39,7 @@ from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
-from app.core.sizing.patch import PodInvalid, PodPatch, build_patch
+from app.core.sizing.patch import PodInvalid, PodSizing, size_pod
 from app.core.sizing.patch_cache import input_key, shared_key
 from app.core.sizing.priority import (
     ContainerView,
@@ -54,7 +55,7 @@ from app.core.sizing.requirements import admits
 from app.core.sizing.resize_rules import ResizeCheck, known_refusal
 
 PodKeys = dict[int, Hashable | None]  # id(pod) -> shared_key(pod.wire), computed once a run
-Sized = tuple[PodPatch, PodPriority] | None  # a pod shape's patch and priority, None: no update
+Sized = tuple[PodSizing, PodPriority] | None  # a pod shape's sizing and priority; None: no update
 Values = dict[str, dict[str, dict[str, int]]]  # container -> requests/limits -> resource -> amount
 POD_VIEW = "spec.resources"  # the pod-level values, beside the containers in views and records
 
@@ -67,7 +68,7 @@ class Candidate:
     workload: WorkloadKey
     priority: PodPriority
     reason: str
-    patch: PodPatch
+    patch: PodSizing
     pending: bool  # not Running yet: it counts against the budget only as unavailable
 
 
@@ -141,7 +142,7 @@ def pod_views(
     policy: Policy,
     recs: Mapping[str, Recommendation],
     excluded: Mapping[str, frozenset[str]],
-    patch: PodPatch,
+    patch: PodSizing,
 ) -> list[ContainerView]:
     """The controlled containers, each against what the patch would set: the target after the
     policy's and the LimitRanges' caps. The bounds widen to take that value in, so a pod that
@@ -183,7 +184,7 @@ def pod_views(
 
 
 def _pod_level_view(
-    pod: PodView, recs: Mapping[str, Recommendation], patch: PodPatch
+    pod: PodView, recs: Mapping[str, Recommendation], patch: PodSizing
 ) -> ContainerView | None:
     """The pod-level values the patch changes, as one more view: the pod-level request against
     the new one, within the sum of the containers' bounds (each container's own request where
@@ -212,7 +213,7 @@ def _pod_level_view(
     )
 
 
-def changes_requests(patch: PodPatch) -> bool:
+def changes_requests(patch: PodSizing) -> bool:
     """The patch changes a request: a container's, or the pod-level one."""
     level = patch.pod_level
     return any(u.requests != u.previous_requests for u in patch.updates) or (
@@ -284,19 +285,19 @@ def workload_candidates(
 
 
 class SizedMemo:
-    """The ranking's patch and priority of each pod shape, kept from one updater run to the next.
+    """The ranking's sizing and priority of each pod shape, kept from one updater run to the next.
 
     Both are functions of what `pod_inputs` holds of a pod (its containers' names, restart
-    policies and resources, its pod-level resources, the annotations build_patch reads) and of
+    policies and resources, its pod-level resources, the annotations sizing reads) and of
     the policy, recommendations, exclusions and LimitRanges it is sized by: `_sized` reads
     nothing else. Those four are keyed by identity, and an entry holds them, so an id names the
     same object for as long as the entry lives. The updater carries its snapshot forward
     (app.store.snapshot.carry_forward: what did not change is the previous run's object) and the
     LimitRange cache keeps each namespace's items until they change, so a workload whose
-    recommendation, policy and pods did not change between two runs is ranked without building
-    its patch again (build_patch was most of a dry run's planning: 13,500 templates at 150,000
-    pods, issue 22). Entries not used in a run are dropped when it ends (`end_run`): the memo
-    holds at most one run's shapes."""
+    recommendation, policy and pods did not change between two runs is ranked without sizing it
+    again (the patch of each of 13,500 templates was most of a dry run's planning at 150,000
+    pods, issue 22; size_pod, which it is now, builds no JSON Patch). Entries not used in a run
+    are dropped when it ends (`end_run`): the memo holds at most one run's shapes."""
 
     def __init__(self) -> None:
         self._previous: dict[Hashable, tuple[tuple[object, ...], Sized]] = {}
@@ -339,12 +340,13 @@ def _sized(
     excluded: Mapping[str, frozenset[str]] | None,
     ranges: Sequence[LimitRangeItem],
 ) -> Sized:
-    """The pod's patch and priority; None when it does not qualify whatever its age: the patch
-    is refused or changes no request, or the policy's evictionRequirements are not met. Reads
-    only what shared_key covers (containers, init containers, pod-level resources, annotations)
-    and pod_inputs holds (SizedMemo keeps its answer)."""
+    """The pod's sizing (what the webhook's patch would do) and priority; None when it does not
+    qualify whatever its age: the sizing is refused or changes no request, or the policy's
+    evictionRequirements are not met. Reads only what shared_key covers (containers, init
+    containers, pod-level resources, annotations) and pod_inputs holds (SizedMemo keeps its
+    answer)."""
     try:
-        patch = build_patch(pod.wire, recs, policy, ranges, parse=parse_amount, excluded=excluded)
+        patch = size_pod(pod.wire, recs, policy, ranges, parse=parse_amount, excluded=excluded)
     except PodInvalid:
         return None
     if not changes_requests(patch):
