@@ -219,8 +219,11 @@ def policy_ref(policy: Policy) -> str:
 
 def _previous_records(annotations: Mapping[str, Any], policy: Policy) -> dict[str, Any]:
     """Containers recorded by an earlier pass under the same policy; garbage counts as none."""
+    text = annotations.get(UPDATES_ANNOTATION)
+    if not text:  # no earlier pass (most pods): json.loads("") would raise, at 10 times the cost
+        return {}
     try:
-        doc = json.loads(annotations.get(UPDATES_ANNOTATION) or "")
+        doc = json.loads(text)
     except (ValueError, TypeError, RecursionError):
         return {}
     if not isinstance(doc, dict) or doc.get("policy") != policy_ref(policy):
@@ -392,10 +395,11 @@ def _size_slots(
         cp = policy_for_container(list(policy.container_policies), slot.name)
         if slot.kind == INIT or rec is None or cp.mode == "Off":
             continue
-        target = {"cpu": format_cpu(rec.target.cpu), "memory": format_memory(rec.target.memory)}
-        if slot.name in previous and _still_applied(previous[slot.name], slot, target, parse):
-            slot.record = previous[slot.name]
-            continue
+        if slot.name in previous:  # the target as the record writes it, only to compare
+            target = {"cpu": format_cpu(rec.target.cpu), "memory": format_memory(rec.target.memory)}
+            if _still_applied(previous[slot.name], slot, target, parse):
+                slot.record = previous[slot.name]
+                continue
         sized = True
         _size_container(
             slot,
