@@ -16,12 +16,12 @@ from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BOOST_ANNOTATION, boosted, expired, remaining, unboost_body
 from app.core.sizing.plan import describe
 from app.core.sizing.priority import DisruptionBudget, TokenBucket
-from app.kube.actions import PodActions
+from app.kube.actions import ANSWER_LOST, MAY_BE_DONE, PodActions
 
 log = logging.getLogger(__name__)
 
-# The updater's audit and Event: (action, pod, reason, message, details)
-Record = Callable[[str, PodView, str, str, dict[str, Any]], None]
+# The updater's audit and Event: (action, pod, reason, message, details, Event type)
+Record = Callable[[str, PodView, str, str, dict[str, Any], str], None]
 
 
 def remove_boosts(
@@ -52,9 +52,13 @@ def remove_boosts(
             break
         body, details = unboost_body(pod, names)
         outcome = actions.resize(pod.namespace, pod.name, body)
+        details = {"workload": str(w), **details}
+        change = f"{describe(details['before'])} -> {describe(details['after'])}"
         if outcome == "unanswered":  # it may have been resized: counted, the rest next run
             budget.record(False, pod.is_ready)
             lost += 1
+            message = f"startup boost removal: {change}; {MAY_BE_DONE}"
+            record("resize-unanswered", pod, ANSWER_LOST, message, details, "Warning")
             continue
         if outcome != "done":
             log.info("startup boost of %s not removed (%s)", pod.ref, outcome)
@@ -64,8 +68,6 @@ def remove_boosts(
         if actions.annotate(pod.namespace, pod.name, BOOST_ANNOTATION, left) != "done":
             log.warning("startup boost of %s removed, its annotation not (next run)", pod.ref)
         removed += 1
-        details = {"workload": str(w), **details}
-        message = f"startup boost removed: {describe(details['before'])} -> "
-        message += describe(details["after"])
-        record("resize", pod, "RightsizerStartupBoostRemoved", message, details)
+        message = f"startup boost removed: {change}"
+        record("resize", pod, "RightsizerStartupBoostRemoved", message, details, "Normal")
     return removed, held, lost

@@ -60,7 +60,7 @@ from app.extensions import db
 from app.jobs.boost_removal import remove_boosts
 from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
 from app.jobs.workload_pods import live_pods_by_workload
-from app.kube.actions import PodActions
+from app.kube.actions import ANSWER_LOST, MAY_BE_DONE, PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store import audit
@@ -427,6 +427,7 @@ class UpdaterJob:
                     self.resizing.requested(c.pod.uid or name, self.clock(), details)
                 return self._done("resize", "RightsizerResized", c, details)
             if outcome == "unanswered":
+                self._lost("resize", c.pod, self._change(f"resize ({c.reason})", details), details)
                 return outcome
             if outcome not in ("refused", "unsupported"):
                 log.info("resize %s/%s not done (%s)", ns, name, outcome)
@@ -455,6 +456,11 @@ class UpdaterJob:
         def answer(outcome: str) -> None:
             if outcome == "unanswered":  # it may have been evicted: the budget stays taken
                 self.tally.unanswered += 1
+                if not self._unheard():
+                    details = change_details(c)
+                    self._lost(
+                        "evict", c.pod, self._change(f"evict ({c.reason})", details), details
+                    )
                 return
             if outcome != "done":
                 budget.release(pending, ready)
@@ -475,24 +481,37 @@ class UpdaterJob:
             return action
         if details is None:
             details = change_details(c)
-        message = f"{action} ({c.reason}): {describe(details['before'])} -> "
-        message += describe(details["after"])
-        self._record(action, c.pod, reason, message, details)
+        self._record(
+            action, c.pod, reason, self._change(f"{action} ({c.reason})", details), details
+        )
         return action
+
+    @staticmethod
+    def _change(what: str, details: dict[str, Any]) -> str:
+        """`what`, then the requests and limits before and after, where `details` has them."""
+        if details.get("before") is None:
+            return what
+        return f"{what}: {describe(details['before'])} -> {describe(details['after'])}"
+
+    def _lost(self, action: str, pod: PodView, message: str, details: dict[str, Any]) -> None:
+        """An eviction or resize whose answer was lost is on record as one that may have been
+        done: an audit row (`evict-unanswered`, `resize-unanswered`) and a Warning Event, so a
+        disruption the API server did is never missing from the record."""
+        message += f"; {MAY_BE_DONE}"
+        self._record(f"{action}-unanswered", pod, ANSWER_LOST, message, details, "Warning")
 
     def _fallback(self, pod: PodView, why: str, details: dict[str, Any]) -> str | None:
         """Evict instead of resizing; the event and the audit row say why, with the values.
         "fallback" when done, "unanswered" when its answer was lost, else None."""
         ns, name = pod.namespace, pod.name
         outcome = self.actions.evict(EvictionBody(ns, name, pod.uid))
+        message = self._change(f"{why}: evicting instead", details)
         if outcome == "unanswered":
+            self._lost("evict", pod, message, {**details, "fallback": why})
             return outcome
         if outcome != "done":
             log.info("fallback eviction of %s/%s (%s) not done (%s)", ns, name, why, outcome)
             return None
-        message = f"{why}: evicting instead"
-        if details.get("before") is not None:
-            message += f": {describe(details['before'])} -> {describe(details['after'])}"
         self._record(
             "evict",
             pod,

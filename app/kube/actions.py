@@ -48,6 +48,9 @@ from app.kube.responses import finish
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "unanswered", "failed"]
+# The Event reason of an eviction or resize whose answer was lost (a Warning on the pod).
+ANSWER_LOST = "RightsizerAnswerLost"
+MAY_BE_DONE = "the API server's answer was lost: it may have been done"
 
 # An eviction is the client's CoreV1Api.create_namespaced_pod_eviction (app.kube.rbac grants
 # `pods/eviction create` from this reference), sent to its path as that method sends it.

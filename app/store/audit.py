@@ -32,6 +32,13 @@ ACTION_COUNTERS = {
         "Replica changes the proportional scalers made, counted when the audit event commits.",
     ),
 }
+# An eviction or resize whose request went out and whose answer was lost: it may have been done.
+_UNANSWERED = Counter(
+    "rightsizer_unanswered_updates",
+    "Evictions and resizes rightsizer sent whose answer was lost (they may have been done), "
+    "counted when the audit event commits.",
+)
+ACTION_COUNTERS |= {"evict-unanswered": _UNANSWERED, "resize-unanswered": _UNANSWERED}
 _PENDING_ACTIONS = "rightsizer.pending_actions"
 
 

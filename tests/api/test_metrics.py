@@ -123,8 +123,12 @@ def test_evictions_resizes_and_scale_changes_counted_when_their_audit_event_comm
 ) -> None:
     before = {a: value(anon, m) for a, m in ACTION_METRICS.items()}
     assert None not in before.values()  # present before anything happened
+    lost_before = value(anon, "rightsizer_unanswered_updates_total")
+    assert lost_before is not None
 
-    for action, n in (("evict", 2), ("resize", 3), ("scale", 1)):
+    # an eviction and two resizes whose answers were lost: counted apart, as maybe done
+    lost = (("evict-unanswered", 1), ("resize-unanswered", 2))
+    for action, n in (("evict", 2), ("resize", 3), ("scale", 1), *lost):
         for _ in range(n):  # one transaction per event, as the updater and the scaler write them
             db.session.add(audit_event(action, f"rightsizer/{action}"))
             db.session.commit()
@@ -141,6 +145,7 @@ def test_evictions_resizes_and_scale_changes_counted_when_their_audit_event_comm
         "resize": 3,
         "scale": 1,
     }
+    assert (value(anon, "rightsizer_unanswered_updates_total") or 0) - lost_before == 3
 
 
 def test_recommendations_gauge_follows_the_stored_rows(app: Flask, anon: FlaskClient) -> None:

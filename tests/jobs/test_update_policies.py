@@ -261,6 +261,10 @@ def test_a_boost_removal_whose_answer_is_lost_counts_against_the_budget(
     settled(sim, api, cluster)
     assert sorted(cpu_requests(api, "web")) == ["1500m", "500m"]
     assert "1 answers lost" in summary and "startup boosts removed" not in summary
+    [row] = audit(app)
+    assert row.action == "resize-unanswered"
+    assert row.message.startswith("startup boost removal: ")
+    assert [(e.reason, e.type) for e in events(api)] == [("RightsizerAnswerLost", "Warning")]
 
 
 # --- evictAfterOOMSeconds ------------------------------------------------------------------------

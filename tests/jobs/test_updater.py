@@ -443,8 +443,42 @@ def test_an_eviction_whose_answer_is_lost_counts_against_the_budget(
     before = uids(api, "web")
     job = make_job(app, cluster, api, Clock(sim.now()))
     summary = job.run_once(LEADER)
-    assert len(before - uids(api, "web")) == 1
+    [gone] = before - uids(api, "web")
     assert "0 pods updated" in summary and "1 answers lost" in summary
+    # on record as maybe done: an audit row of its own (not counted as an eviction), an Event
+    [row] = audit(app)
+    assert row.action == "evict-unanswered"
+    assert row.message.endswith("the API server's answer was lost: it may have been done")
+    assert row.details["before"]["app"]["requests"]["cpu"] == 1000
+    assert row.details["after"]["app"]["requests"]["cpu"] == 200
+    assert ("fallback" in row.details) == (mode == "InPlaceOrRecreate")
+    [ev] = events(api)
+    assert (ev.reason, ev.type, ev.involved_object.uid) == ("RightsizerAnswerLost", "Warning", gone)
+    assert ev.message == row.message
+
+
+def test_a_resize_whose_answer_is_lost_is_on_record_as_maybe_done(
+    app: Flask, sim: Simulator, api: Any, cluster: ClusterView, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API server resizes the pod and the answer is lost: not counted as updated, but an
+    audit row `resize-unanswered` and a Warning Event say it may have been done (before, only a
+    log line did)."""
+    answers_lost(monkeypatch, "PATCH", "/resize")
+    policy(app, "web", "InPlaceOrRecreate")
+    recommend(app, "web", cpu=500)
+    job = make_job(app, cluster, api, Clock(sim.now()))
+    summary = job.run_once(LEADER)
+    assert "0 pods updated" in summary and "1 answers lost" in summary
+    [row] = audit(app)
+    assert row.action == "resize-unanswered"
+    assert row.message.startswith("resize (")
+    assert row.details["after"]["app"]["requests"]["cpu"] == 500
+    [ev] = events(api)
+    assert (ev.reason, ev.type, ev.involved_object.name) == (
+        "RightsizerAnswerLost",
+        "Warning",
+        row.object_ref.split("/")[1],
+    )
 
 
 def test_resize_of_a_deleted_pod_is_gone_not_unsupported(sim: Simulator, api: Any) -> None:
