@@ -14,7 +14,7 @@ from app.core.pods import PodView
 from app.core.policy import Policy
 from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BOOST_ANNOTATION, boosted, expired, remaining, unboost_body
-from app.core.sizing.plan import describe
+from app.core.sizing.plan import describe_change
 from app.core.sizing.priority import DisruptionBudget, TokenBucket
 from app.kube.actions import ANSWER_LOST, MAY_BE_DONE, PodActions
 
@@ -53,11 +53,10 @@ def remove_boosts(
         body, details = unboost_body(pod, names)
         outcome = actions.resize(pod.namespace, pod.name, body)
         details = {"workload": str(w), **details}
-        change = f"{describe(details['before'])} -> {describe(details['after'])}"
         if outcome == "unanswered":  # it may have been resized: counted, the rest next run
             budget.record(False, pod.is_ready)
             lost += 1
-            message = f"startup boost removal: {change}; {MAY_BE_DONE}"
+            message = f"{describe_change('startup boost removal', details)}; {MAY_BE_DONE}"
             record("resize-unanswered", pod, ANSWER_LOST, message, details, "Warning")
             continue
         if outcome != "done":
@@ -68,6 +67,6 @@ def remove_boosts(
         if actions.annotate(pod.namespace, pod.name, BOOST_ANNOTATION, left) != "done":
             log.warning("startup boost of %s removed, its annotation not (next run)", pod.ref)
         removed += 1
-        message = f"startup boost removed: {change}"
+        message = describe_change("startup boost removed", details)
         record("resize", pod, "RightsizerStartupBoostRemoved", message, details, "Normal")
     return removed, held, lost

@@ -47,7 +47,7 @@ from app.core.sizing.plan import (
     SizedMemo,
     change_details,
     configured_replicas,
-    describe,
+    describe_change,
     node_rooms,
     not_resizable,
     placement_moves,
@@ -427,7 +427,9 @@ class UpdaterJob:
                     self.resizing.requested(c.pod.uid or name, self.clock(), details)
                 return self._done("resize", "RightsizerResized", c, details)
             if outcome == "unanswered":
-                self._lost("resize", c.pod, self._change(f"resize ({c.reason})", details), details)
+                self._lost(
+                    "resize", c.pod, describe_change(f"resize ({c.reason})", details), details
+                )
                 return outcome
             if outcome not in ("refused", "unsupported"):
                 log.info("resize %s/%s not done (%s)", ns, name, outcome)
@@ -459,7 +461,7 @@ class UpdaterJob:
                 if not self._unheard():
                     details = change_details(c)
                     self._lost(
-                        "evict", c.pod, self._change(f"evict ({c.reason})", details), details
+                        "evict", c.pod, describe_change(f"evict ({c.reason})", details), details
                     )
                 return
             if outcome != "done":
@@ -482,16 +484,9 @@ class UpdaterJob:
         if details is None:
             details = change_details(c)
         self._record(
-            action, c.pod, reason, self._change(f"{action} ({c.reason})", details), details
+            action, c.pod, reason, describe_change(f"{action} ({c.reason})", details), details
         )
         return action
-
-    @staticmethod
-    def _change(what: str, details: dict[str, Any]) -> str:
-        """`what`, then the requests and limits before and after, where `details` has them."""
-        if details.get("before") is None:
-            return what
-        return f"{what}: {describe(details['before'])} -> {describe(details['after'])}"
 
     def _lost(self, action: str, pod: PodView, message: str, details: dict[str, Any]) -> None:
         """An eviction or resize whose answer was lost is on record as one that may have been
@@ -505,7 +500,7 @@ class UpdaterJob:
         "fallback" when done, "unanswered" when its answer was lost, else None."""
         ns, name = pod.namespace, pod.name
         outcome = self.actions.evict(EvictionBody(ns, name, pod.uid))
-        message = self._change(f"{why}: evicting instead", details)
+        message = describe_change(f"{why}: evicting instead", details)
         if outcome == "unanswered":
             self._lost("evict", pod, message, {**details, "fallback": why})
             return outcome

@@ -142,7 +142,7 @@ def test_a_dry_run_with_info_off_builds_no_message(
     def unused(*_: Any) -> Any:
         raise AssertionError("built for nothing")
 
-    monkeypatch.setattr(updater, "describe", unused)
+    monkeypatch.setattr(updater, "describe_change", unused)
     monkeypatch.setattr(updater, "change_details", unused)
     job = make_job(app, cluster, api, Clock(sim.now()), dry_run=True)
     with caplog.at_level(logging.WARNING, logger="app.jobs.updater"):

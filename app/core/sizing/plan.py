@@ -476,3 +476,11 @@ def describe(values: Values) -> str:
         req = ", ".join(f"{r}={readable(r, a)}" for r, a in sorted(v["requests"].items()))
         parts.append(f"{name}[{req}]")
     return " ".join(parts)
+
+
+def describe_change(what: str, details: Mapping[str, Any]) -> str:
+    """`what`, then the requests before and after (`describe`) where the audit `details` have
+    them: the message of an Event and an audit row, "evict (...): app[cpu=1] -> app[cpu=200m]"."""
+    if details.get("before") is None:
+        return what
+    return f"{what}: {describe(details['before'])} -> {describe(details['after'])}"
