@@ -10,8 +10,10 @@ webhook allows pods without a patch.
 The same thread runs `periodic` tasks after each refresh: the webhook's audit counts are flushed
 there (app.webhook.audit), never on a request.
 
-Threads do not survive a fork, so the thread belongs to the process that started it: a gunicorn
-worker forked from a preloading master starts its own on its first request.
+Threads do not survive a fork, so the thread belongs to the process that started it: each gunicorn
+worker starts its own as it boots, before it takes a connection (app.serving.gunicorn_conf), and
+any other process on its first review. Until the first load, reviews wait for it, each at most
+its `wait` from when the thread started; after that window they no longer wait.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class WebhookCache:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid = 0
+        self._started = 0.0  # when this process's thread started (by _monotonic)
+        self._monotonic = time.monotonic  # the first load's window (tests set their own)
 
     def state(self) -> tuple[Snapshot | None, str]:
         """The snapshot to answer from and "fresh", or None and "cache_empty" / "cache_stale"."""
@@ -86,24 +90,35 @@ class WebhookCache:
     def start(self, wait: float = 0.0) -> bool:
         """Starts the refresh thread of this process (again after a fork) unless it runs.
 
-        The call that starts it waits up to `wait` seconds for a first successful load; later
-        calls never wait, so a database that is down at start costs one caller `wait` seconds,
-        not every request. True when this call started the thread.
+        Until the first successful load, a call waits for it up to `wait` seconds after the
+        thread started: the call that starts it, and every call made meanwhile (the other
+        threads' reviews of a worker's first moments, which would otherwise allow their pods
+        unsized). Once loaded, or once that window has passed, calls never wait, so a database
+        that is down at start costs `wait` seconds once, not on every request. True when this
+        call started the thread.
         """
         if self.running:
+            self._first_load(wait)
             return False
         with self._lock:
-            if self.running:
-                return False
-            self._stop = threading.Event()
-            self._pid = os.getpid()
-            self._thread = threading.Thread(
-                target=self._loop, args=(self._stop,), name="webhook-cache", daemon=True
-            )
-            self._thread.start()
-        if wait > 0:
-            self._loaded.wait(wait)
-        return True
+            started = not self.running
+            if started:
+                self._stop = threading.Event()
+                self._pid = os.getpid()
+                self._started = self._monotonic()
+                self._thread = threading.Thread(
+                    target=self._loop, args=(self._stop,), name="webhook-cache", daemon=True
+                )
+                self._thread.start()
+        self._first_load(wait)
+        return started
+
+    def _first_load(self, wait: float) -> None:
+        """Waits for the first load until `wait` seconds after the thread started."""
+        if wait > 0 and not self._loaded.is_set():
+            left = self._started + wait - self._monotonic()
+            if left > 0:
+                self._loaded.wait(left)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -89,10 +90,15 @@ def test_a_forked_process_starts_its_own_thread() -> None:
 
 
 def test_a_database_down_at_start_costs_one_wait_not_one_per_review() -> None:
+    """Calls before the first load wait for what is left of the window opened when the thread
+    started; after it, none waits (a clock of our own: no time is asserted)."""
+
     def load() -> Snapshot:
         raise OSError("connection refused")
 
     cache = WebhookCache(load, interval=3600)
+    now = [100.0]
+    cache._monotonic = lambda: now[0]
     waits: list[float | None] = []
 
     class RecordingEvent(threading.Event):
@@ -102,9 +108,47 @@ def test_a_database_down_at_start_costs_one_wait_not_one_per_review() -> None:
 
     cache._loaded = RecordingEvent()
     assert cache.start(wait=0.5) is True
+    now[0] = 100.2
+    assert cache.start(wait=0.5) is False  # within the window: what is left of it
+    now[0] = 100.5
+    assert cache.start(wait=0.5) is False  # the window has passed: no wait
     assert cache.start(wait=0.5) is False
-    assert waits == [0.5]
+    assert waits == [0.5, pytest.approx(0.3)]
     assert cache.state() == (None, "cache_empty")
+    cache.stop()
+
+
+def test_reviews_made_during_the_first_load_wait_for_it_not_only_the_first() -> None:
+    """Failed before: only the call that started the thread waited; a review on another thread
+    meanwhile found the cache empty and allowed its pod unsized (15 of 16 reviews sent as a new
+    server came up)."""
+    release = threading.Event()
+
+    def load() -> Snapshot:
+        release.wait(10)
+        return build_snapshot([], [], time.monotonic())
+
+    cache = WebhookCache(load, interval=3600)
+    first = threading.Thread(target=cache.start, kwargs={"wait": 10})
+    first.start()
+    for _ in range(200):  # the first call has started the thread (bounded wait)
+        if cache.running:
+            break
+        release.wait(0.05)
+    assert cache.running
+    seen: list[str] = []
+
+    def review() -> None:
+        cache.start(wait=10)
+        seen.append(cache.state()[1])
+
+    second = threading.Thread(target=review)
+    second.start()
+    second.join(0.2)  # the load is still held: before the fix, the review is done by now
+    release.set()
+    second.join(10)
+    first.join(10)
+    assert seen == ["fresh"]
     cache.stop()
 
 
