@@ -14,7 +14,11 @@ at most 20 MB) beside VPA's recommender's published growth under rollouts (about
 10 Deployments x 10 replicas rolled every 30 s: deckhouse PR 12077, kubernetes/autoscaler issue
 6368); the database's rows (recommendations and checkpoints bounded by the workloads, not the
 pods); the per-pod state the jobs keep (the recommender's memory windows and restart counts, the
-updater's resize watch) against the pods alive, and the pod cache against the server's pods.
+updater's resize watch) against the pods alive, counted once the pod cache holds the server's
+pods and one more recommender run has passed (state of a gone pod is dropped at the next run),
+and the pod cache against the server's pods; the informer caches' sizes after the warm-up and
+at the end (bounded: old ReplicaSets are trimmed to revisionHistoryLimit). With `--tracemalloc
+FRAMES`, also where the live allocations grew from the warm-up to the end.
 
     .venv/bin/python benchmarks/churn_soak.py [--deployments 100] [--hours 24] [--step 300]
 
@@ -101,6 +105,11 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     rolled = 0
     res: dict[str, Any] = {"deployments": len(deployments), "steps": steps, "per step": per_step}
     began = time.perf_counter()
+    traced: list[Any] = []  # --tracemalloc: the snapshots after the warm-up and at the end
+    if args.tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start(args.tracemalloc)
     for i in range(steps):
         for k in range(per_step):
             ns, name = deployments[(i * per_step + k) % len(deployments)]
@@ -120,23 +129,31 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
         if i + 1 == warmup:
             res["rss warm"] = sc.settled_rss_mb()
             res["rows warm"] = rows(app)
+            res["cached warm"] = {inf.name: len(inf.objects) for inf in cluster.informers}
+            if args.tracemalloc:
+                traced.append(tracemalloc.take_snapshot())
         if (i + 1) % max(1, steps // 24) == 0 or i + 1 == steps:
             rss = sc.settled_rss_mb()
             samples.append((hours, rss))
             print(f"  {hours:5.1f} h simulated: RSS {rss:6.0f} MB, {rolled} rollouts", flush=True)
     res["seconds"] = time.perf_counter() - began
     res["rss end"] = sc.settled_rss_mb()
+    if args.tracemalloc and traced:
+        res["grown"] = grown(traced[0], tracemalloc.take_snapshot())
+        tracemalloc.stop()
     res["rss peak"] = sc.peak_rss_mb()
     res["rows end"] = rows(app)
+    res["cached end"] = {inf.name: len(inf.objects) for inf in cluster.informers}
     res["samples"] = samples
     res["rolled"] = rolled
+    # Per-pod state is forgotten at the run after its pod is gone (the grace): once the pod
+    # cache holds what the server holds, one more recommender run, then the count.
+    server_names = settled_pods(api, cluster)
+    recommender.run_once(leader)
     live = cluster.pods.items()
     live_names = {(p.namespace, p.name) for p in live}
     live_uids = {(p.namespace, p.uid) for p in live}
-    server = client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False)
-    import json
-
-    server_pods = len(json.loads(server.data)["items"])
+    server_pods = len(server_names)
     res["state"] = {
         "pods alive (server)": server_pods,
         "pod cache": len(live),
@@ -152,6 +169,39 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     cluster.stop()
     api.close()
     return res
+
+
+def settled_pods(api: Any, cluster: Any, timeout: float = 60.0) -> set[tuple[str, str]]:
+    """The server's pods, once the pod cache holds the same ones (or after `timeout`)."""
+    import json
+
+    from kubernetes import client
+
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False)
+        items = json.loads(answer.data)["items"]
+        names = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in items}
+        cached = {(p.namespace, p.name) for p in cluster.pods.items()}
+        if cached == names or time.monotonic() > deadline:
+            return names
+        time.sleep(0.5)
+
+
+def grown(warm: Any, end: Any, top: int = 15) -> list[tuple[str, str, str]]:
+    """The places whose live allocations grew most from the warm-up to the end (tracemalloc),
+    with each one's growth in KB and in blocks, innermost frame first."""
+    import tracemalloc
+
+    keep = tracemalloc.Filter(False, tracemalloc.__file__)
+    stats = end.filter_traces([keep]).compare_to(warm.filter_traces([keep]), "traceback")
+    out = []
+    for stat in stats[:top]:
+        frames = " <- ".join(
+            f"{Path(f.filename).name}:{f.lineno}" for f in reversed(stat.traceback)
+        )
+        out.append((frames, f"{stat.size_diff / 1024:+.0f}", f"{stat.count_diff:+d}"))
+    return out
 
 
 def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) -> str:
@@ -190,7 +240,19 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
         ),
         "",
         sc.table(["per-pod state at the end", "entries"], list(res["state"].items())),
+        "",
+        sc.table(
+            ["informer caches", "after the warm-up", "at the end"],
+            [(k, res["cached warm"][k], v) for k, v in res["cached end"].items()],
+        ),
     ]
+    if "grown" in res:
+        out += [
+            "",
+            "live allocations grown most from the warm-up to the end (tracemalloc, "
+            f"{args.tracemalloc} frames, innermost first):",
+            sc.table(["where", "KB", "blocks"], res["grown"]),
+        ]
     return "\n".join(out)
 
 
@@ -203,6 +265,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--roll-every", type=float, default=600.0, help="seconds between rollouts")
     p.add_argument("--updater-every", type=int, default=3, help="steps between updater runs")
     p.add_argument("--settle", type=float, default=0.3, help="real seconds after each step")
+    p.add_argument(
+        "--tracemalloc",
+        type=int,
+        default=0,
+        metavar="FRAMES",
+        help="also print where live allocations grew from the warm-up to the end, FRAMES deep "
+        "(slower; the RSS figures then include tracemalloc's own)",
+    )
     p.add_argument("--output", type=Path)
     args = p.parse_args(argv)
     pods = args.deployments * 10
