@@ -44,7 +44,9 @@ from app.webhook.sources import ClusterSources
 
 log = logging.getLogger(__name__)
 
-FIRST_LOAD_WAIT = 1.0  # seconds a process's first review waits for the cache's first load
+# seconds after a process started its cache thread during which reviews wait for the first load
+# (a gunicorn worker has loaded it before its first review: app.serving.gunicorn_conf)
+FIRST_LOAD_WAIT = 1.0
 WARN_EVERY = 10.0  # seconds between two log lines about failing open for the same reason
 
 LimitRanges = Callable[[str], Sequence[LimitRangeItem]]  # namespace -> its LimitRange items
@@ -53,7 +55,7 @@ NodeLabels = Callable[[str], Mapping[str, str] | None]  # node name -> its label
 
 class Webhook:
     """The /mutate logic. `limit_ranges` and `owner_lookup` come from informers when there are
-    some (`sources` sets them in each process on its first review); without them LimitRanges are
+    some (`sources` sets them in each process as it starts); without them LimitRanges are
     not applied and pods are resolved to workloads from their own ownerReferences only."""
 
     def __init__(
