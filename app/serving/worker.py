@@ -6,8 +6,11 @@ connection cap, on every turn: here a property that answers 0 while another work
 connections), and it publishes its connection count (`nr_conns`) whenever that changes; while it
 does not listen, its loop turns every 5 ms instead of waiting up to a second for an event, so
 it starts listening soon after another worker took the connection that made it the fewest. And it
-tells the master it is alive at most once a second, not on every turn of its loop. Requests,
-keep-alive, timeouts and shutdown are gunicorn's own.
+tells the master it is alive at most once a second, not on every turn of its loop. And while it
+holds at least two more connections than another live worker, it answers a request with
+`Connection: close` (at most one every HAND_OVER_SECONDS), so the client opens that connection
+again on the worker holding fewer (accept_gate.should_hand_over). Requests, keep-alive, timeouts
+and shutdown are gunicorn's own.
 
 The gate is made in the master by `app.serving.gunicorn_conf`, from the worker count it serves
 with, before any worker forks; the master's pre_fork hook hands each worker the gate and its slot,
@@ -16,12 +19,13 @@ and child_exit takes the slot back.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker
 
-from app.serving.accept_gate import NEVER, AcceptGate
+from app.serving.accept_gate import HAND_OVER_SECONDS, NEVER, AcceptGate
 
 # How soon a worker that stopped listening sees that it holds the fewest connections again.
 GATE_POLL_SECONDS = 0.005
@@ -43,6 +47,8 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
         self._conns = 0
         self._cap = 0
         self._notified = float("-inf")
+        self._handed_over = float("-inf")  # when this worker last closed a connection to even out
+        self._hand_over = threading.Lock()  # request threads judge one at a time
         super().__init__(*args, **kwargs)
 
     @property
@@ -66,6 +72,29 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
     @worker_connections.setter
     def worker_connections(self, cap: int) -> None:
         self._cap = cap
+
+    def handle_request(self, req: Any, conn: Any) -> bool:
+        if self._hands_over():
+            req.must_close = True  # gunicorn then answers with Connection: close, and closes
+        kept: bool = super().handle_request(req, conn)
+        return kept
+
+    def _hands_over(self) -> bool:
+        """Whether this request's answer closes its connection (accept_gate.should_hand_over),
+        at most once every HAND_OVER_SECONDS."""
+        gate, slot = self.gate, self.gate_slot
+        if gate is None or slot is None or not self.alive:
+            return False
+        now = time.monotonic()
+        if now - self._handed_over < HAND_OVER_SECONDS:
+            return False
+        with self._hand_over:
+            if now - self._handed_over < HAND_OVER_SECONDS or not gate.crowded(
+                slot, self._conns, now
+            ):
+                return False
+            self._handed_over = now
+            return True
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         # While not listening, look at the gate again every GATE_POLL_SECONDS, not once a second:

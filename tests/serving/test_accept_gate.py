@@ -6,7 +6,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.serving.accept_gate import NEVER, STALE_SECONDS, AcceptGate, may_accept
+from app.serving.accept_gate import (
+    NEVER,
+    STALE_SECONDS,
+    AcceptGate,
+    may_accept,
+    should_hand_over,
+)
 
 NOW = 1000.0
 
@@ -58,3 +64,33 @@ def test_the_shared_table_gives_out_free_slots_and_publishes_looks() -> None:
     gate.release(0)
     assert gate.look(1, 3, NOW)
     assert gate.claim() == 0 and gate.seen[0] == NEVER and gate.counts[0] == 0
+
+
+def test_a_worker_two_connections_above_another_live_one_hands_one_over() -> None:
+    stale = NOW - STALE_SECONDS - 0.1
+    assert should_hand_over(0, 8, NOW, [1, 1], [8, 0], [NOW, NOW])
+    assert should_hand_over(0, 3, NOW, [1, 1], [3, 1], [NOW, NOW])
+    assert not should_hand_over(0, 3, NOW, [1, 1], [3, 2], [NOW, NOW])  # one apart: even enough
+    assert not should_hand_over(1, 0, NOW, [1, 1], [8, 0], [NOW, NOW])  # the one holding fewer
+    assert not should_hand_over(0, 8, NOW, [1, 1], [8, 0], [NOW, stale])  # stuck: not counted
+    assert not should_hand_over(0, 8, NOW, [1, 0], [8, 0], [NOW, NOW])  # a free slot
+    assert not should_hand_over(0, 8, NOW, [1, 1], [8, 0], [NOW, NEVER])  # not looked yet
+
+
+@given(slots)
+def test_a_worker_handing_over_is_never_the_one_the_connection_goes_back_to(
+    table: list[tuple[bool, int, float]],
+) -> None:
+    """The connection a worker closes is opened again on a worker that listens (may_accept), and
+    never on one handing over: handing over cannot go round in circles."""
+    used = [int(u) for u, _, _ in table]
+    counts = [c for _, c, _ in table]
+    seen = [s for _, _, s in table]
+    live = [i for i, (u, _, s) in enumerate(table) if u and NOW - s <= STALE_SECONDS]
+    for i in live:
+        if should_hand_over(i, counts[i], NOW, used, counts, seen):
+            assert not may_accept(i, counts[i], NOW, used, counts, seen)
+            fewest = min(counts[j] for j in live)
+            assert counts[i] >= fewest + 2
+            # after the move, the worker it leaves is still at least one above the receiver's
+            assert counts[i] - 1 >= fewest + 1

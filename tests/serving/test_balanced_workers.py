@@ -113,3 +113,43 @@ def test_new_connections_go_to_the_worker_holding_fewer_and_a_stuck_one_is_passe
     finally:
         for c in conns:
             c.close()
+
+
+def test_connections_taken_while_a_worker_could_not_are_handed_over_to_it(
+    app: AppProcess,
+) -> None:
+    """Four connections opened while one worker is stopped all go to the other; once it looks at
+    the gate again, the crowded worker answers with Connection: close until the two hold two each
+    (the client opens each closed one again, and the gate sends it to the one holding fewer).
+    Failed before: the split of 4 to 0 stayed as long as the connections did."""
+    pids = worker_pids(app.proc.pid)
+    assert len(pids) == 2
+    busy, idle = pids
+    os.kill(idle, signal.SIGSTOP)
+    try:
+        conns = [open_kept_alive(app) for _ in range(4)]
+    finally:
+        os.kill(idle, signal.SIGCONT)
+    try:
+        assert [held_by(app, c, pids) for c in conns] == [busy] * 4
+        time.sleep(1.5)  # `idle` looks at the gate again (at least once a second)
+        closed = 0
+        for _ in range(20):  # rounds of one request on each connection (bounded)
+            for i, c in enumerate(conns):
+                c.request("GET", "/healthz")
+                resp = c.getresponse()
+                resp.read()
+                assert resp.status == 200
+                if resp.will_close:  # told before sending another: nothing is cut off
+                    closed += 1
+                    c.close()
+                    conns[i] = open_kept_alive(app)
+            holders = [held_by(app, c, pids) for c in conns]
+            if sorted(holders.count(p) for p in pids) == [2, 2]:
+                break
+            time.sleep(0.3)  # one hand-over per HAND_OVER_SECONDS
+        assert sorted(holders.count(p) for p in pids) == [2, 2]
+        assert closed == 2
+    finally:
+        for c in conns:
+            c.close()

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
+from app.serving.accept_gate import HAND_OVER_SECONDS, AcceptGate
 from app.serving.worker import GATE_POLL_SECONDS, NOTIFY_SECONDS, BalancedThreadWorker
 
 
@@ -46,3 +50,25 @@ def test_a_worker_not_listening_looks_at_the_gate_again_within_milliseconds() ->
     worker.alive = False  # stopping: no gate to look at
     worker.wait_for_and_dispatch_events(1.0)
     assert poller.timeouts == [1.0, GATE_POLL_SECONDS, 1.0]
+
+
+def test_a_crowded_worker_closes_one_connection_at_a_time_after_its_answer() -> None:
+    """While it holds two more connections than another live worker, one answer in each
+    HAND_OVER_SECONDS says Connection: close (the request's must_close); none once even."""
+    gate = AcceptGate(2)
+    a, b = gate.claim(), gate.claim()
+    assert (a, b) == (0, 1)
+    worker = BalancedThreadWorker.__new__(BalancedThreadWorker)
+    worker.gate, worker.gate_slot, worker.alive = gate, a, True
+    worker._conns, worker._handed_over, worker._hand_over = 6, float("-inf"), threading.Lock()
+    gate.look(a, 6, 0.0)
+    gate.look(b, 1, time.monotonic())  # b holds 1, looked just now
+    assert worker._hands_over()
+    assert not worker._hands_over()  # not again within HAND_OVER_SECONDS
+    worker._handed_over -= HAND_OVER_SECONDS
+    assert worker._hands_over()
+    worker._handed_over -= HAND_OVER_SECONDS
+    worker._conns = 2  # within one of b: even enough
+    assert not worker._hands_over()
+    worker._conns, worker.alive = 6, False  # stopping: gunicorn closes its connections itself
+    assert not worker._hands_over()
