@@ -199,16 +199,29 @@ def http_request(path: str, body: bytes | None) -> bytes:
 
 class Connection:
     """One keep-alive HTTP/1.1 connection over TLS, as small a client as answers allow: sends
-    prebuilt requests, reads an answer by its Content-Length (the server always sends one)."""
+    prebuilt requests, reads an answer by its Content-Length (the server always sends one). An
+    answer with `Connection: close` (a worker handing the connection over to one holding fewer,
+    app.serving.accept_gate) has the next request sent on a new connection, as kube-apiserver's
+    client does; that request's time includes the new connection's."""
 
     def __init__(self, port: int, ctx: ssl.SSLContext) -> None:
-        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.port, self.ctx = port, ctx
+        self.reopened = 0  # connections opened again after a Connection: close
+        self._connect()
+
+    def _connect(self) -> None:
+        raw = socket.create_connection(("127.0.0.1", self.port), timeout=10)
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+        self.sock = self.ctx.wrap_socket(raw, server_hostname="127.0.0.1")
         self.buf = b""
+        self.closing = False
 
     def exchange(self, request: bytes) -> tuple[int, bytes]:
         """(status, body) of the answer to `request`."""
+        if self.closing:
+            self.sock.close()
+            self._connect()
+            self.reopened += 1
         self.sock.sendall(request)
         buf = self.buf
         end = buf.find(b"\r\n\r\n")
@@ -225,6 +238,7 @@ class Connection:
         stop = head.find(b"\r\n", at + 2)
         length = int(head[at + 17 : stop if stop >= 0 else len(head)])
         total = end + 4 + length
+        self.closing = b"\r\nconnection: close" in head
         while len(buf) < total:
             chunk = self.sock.recv(65536)
             if not chunk:
@@ -261,13 +275,13 @@ def client_process(
         requests = [http_request(path, review_body(i)) for i in range(workloads)]
     else:
         requests = [http_request(path, None)]
-    results: list[tuple[list[float], int, int]] = []
+    results: list[tuple[list[float], int, int, int]] = []
     lock = threading.Lock()
 
     def run(t: int) -> None:
         conn = Connection(port, ctx)
         lat: list[float] = []
-        errors = patched = 0
+        errors = patched = reopened = 0
         interval = threads * PROCS / rate if rate else 0.0
         due = start_at + (t / threads) * interval
         end = start_at + seconds
@@ -295,12 +309,13 @@ def client_process(
             except (OSError, ValueError, http.client.HTTPException):
                 errors += 1
                 conn.close()
+                reopened += conn.reopened
                 conn = Connection(port, ctx)
             lat.append(time.perf_counter() - begin)
             i += threads
         conn.close()
         with lock:
-            results.append((lat, errors, patched))
+            results.append((lat, errors, patched, reopened + conn.reopened))
 
     workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
     for w in workers:
@@ -315,6 +330,7 @@ def client_process(
             sum(r[1] for r in results),
             sum(r[2] for r in results),
             time.process_time() - cpu,
+            sum(r[3] for r in results),
         )
     )
 
@@ -355,8 +371,8 @@ def busiest_share(before: dict[int, float], after: dict[int, float]) -> float:
 
 PATHS = ("/mutate", "/healthz")
 # one measurement: latencies, errors, answers with a patch, server CPU seconds, client CPU seconds,
-# the busiest worker's share of the workers' CPU
-Slice = tuple[list[float], int, int, float, float, float]
+# the busiest worker's share of the workers' CPU, connections handed over (opened again)
+Slice = tuple[list[float], int, int, float, float, float, int]
 
 
 def run_slice(
@@ -397,14 +413,15 @@ def run_slice(
     server_before = server_cpu(server)
     workers_before = worker_cpu(server)
     lat: list[float] = []
-    errors = patched = 0
+    errors = patched = reopened = 0
     client = 0.0
     for _ in procs:
-        part, e, n, c = q.get(timeout=seconds + 120)
+        part, e, n, c, r = q.get(timeout=seconds + 120)
         lat += part
         errors += e
         patched += n
         client += c
+        reopened += r
     server_used = server_cpu(server) - server_before
     busiest = busiest_share(workers_before, worker_cpu(server))
     for p in procs:
@@ -414,8 +431,9 @@ def run_slice(
         say(
             f"    slice {path:<8} {len(lat) / seconds:6.0f}/s  p99 "
             f"{ranked[int(0.99 * len(ranked))] * 1000:7.2f} ms  busiest worker {busiest:.0%}"
+            + (f"  handed over {reopened}" if reopened else "")
         )
-    return lat, errors, patched, server_used, client, busiest
+    return lat, errors, patched, server_used, client, busiest, reopened
 
 
 def measure(
@@ -451,6 +469,8 @@ def summary(parts: list[Slice], seconds: float) -> dict[str, float]:
         "client_us": sum(part[4] for part in parts) / max(n, 1) * 1e6,
         # how evenly the connections' load fell on the workers: the busiest one's share, worst slice
         "busiest": max(part[5] for part in parts),
+        # connections opened again after a Connection: close (a worker handing one over)
+        "reopened": sum(part[6] for part in parts),
     }
 
 
@@ -521,7 +541,8 @@ def show(label: str, r: dict[str, float]) -> None:
         f"p99 {r['p99_ms']:6.2f} ms   max {r['max_ms']:7.2f} ms   "
         f"errors {r['errors']:.0f}   n {r['requests']:.0f}   "
         f"CPU/request: server {r['server_us']:.0f} us, client {r['client_us']:.0f} us   "
-        f"busiest worker {r['busiest']:.0%} of the server CPU"
+        f"busiest worker {r['busiest']:.0%} of the server CPU   "
+        f"connections handed over {r['reopened']:.0f}"
     )
 
 
