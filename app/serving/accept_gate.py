@@ -42,6 +42,19 @@ HAND_OVER_SECONDS = 0.25
 NEVER = float("-inf")  # a slot's last look before its worker's first, and after its last
 
 
+def fewest_other(
+    slot: int, now: float, used: Sequence[int], counts: Sequence[int], seen: Sequence[float]
+) -> int | None:
+    """The fewest connections any other live worker (slot in use, looked within STALE_SECONDS of
+    `now`) holds; None when there is none."""
+    live = [
+        counts[other]
+        for other, in_use in enumerate(used)
+        if in_use and other != slot and now - seen[other] <= STALE_SECONDS
+    ]
+    return min(live, default=None)
+
+
 def may_accept(
     slot: int,
     conns: int,
@@ -51,16 +64,9 @@ def may_accept(
     seen: Sequence[float],
 ) -> bool:
     """Whether the worker in `slot`, holding `conns` connections, should listen for more: no other
-    live worker (slot in use, looked within STALE_SECONDS of `now`) holds fewer. Ties listen."""
-    for other, in_use in enumerate(used):
-        if (
-            in_use
-            and other != slot
-            and counts[other] < conns
-            and now - seen[other] <= STALE_SECONDS
-        ):
-            return False
-    return True
+    live worker holds fewer. Ties listen."""
+    fewest = fewest_other(slot, now, used, counts, seen)
+    return fewest is None or fewest >= conns
 
 
 def should_hand_over(
@@ -74,15 +80,8 @@ def should_hand_over(
     """Whether the worker in `slot`, holding `conns` connections, should close one after its
     answer: another live worker holds at least two fewer (moving one connection then leaves both
     within one of each other; a difference of one would only move the imbalance)."""
-    for other, in_use in enumerate(used):
-        if (
-            in_use
-            and other != slot
-            and counts[other] + 2 <= conns
-            and now - seen[other] <= STALE_SECONDS
-        ):
-            return True
-    return False
+    fewest = fewest_other(slot, now, used, counts, seen)
+    return fewest is not None and fewest + 2 <= conns
 
 
 class AcceptGate:
