@@ -15,10 +15,6 @@ every part before the first request:
 - `observe_requests(app, observer)` / `request_observers(app)`: who counts the HTTP requests
   answered outside Flask's request handling (app.webhook's POST /mutate route, app.webhook.route):
   app.api.metrics registers its per-route counter, the route calls it for each request.
-- `start_with_worker(app, start)` / `start_worker(app, wait)`: what a part runs in the
-  background of each server process (app.webhook: its cache's refresh thread), started by
-  gunicorn's worker as it boots, before it takes a connection (app.serving.gunicorn_conf), so
-  that its first requests are answered from a loaded cache.
 - Metrics defined at module level are in the default registry once their module is imported:
   the composition root imports every part, so all of them are served from the first scrape.
 """
@@ -34,13 +30,11 @@ from prometheus_client.registry import Collector
 
 CACHES = "rightsizer.caches"  # app.extensions key: name -> state of a cache served from
 OBSERVERS = "rightsizer.request-observers"  # app.extensions key: list of RequestObserver
-STARTERS = "rightsizer.worker-starters"  # app.extensions key: list of WorkerStart
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's multiprocess mode (gunicorn)
 
 CacheState = Callable[[], str]
 RequestObserver = Callable[[str, str, int, float], None]  # (route, method, status, seconds)
 Derivation = Callable[[Collector], Collector]
-WorkerStart = Callable[[float], None]  # starts a part's threads, waiting up to that many seconds
 
 _derived: list[Derivation] = []  # process-wide, as the default registry is
 
@@ -66,19 +60,6 @@ def request_observers(app: Flask) -> list[RequestObserver]:
     """The observers registered so far; the same list object later registrations extend."""
     observers: list[RequestObserver] = app.extensions.setdefault(OBSERVERS, [])
     return observers
-
-
-def start_with_worker(app: Flask, start: WorkerStart) -> None:
-    """`start(wait)` is called when a server process boots, before it serves (start_worker)."""
-    starters: list[WorkerStart] = app.extensions.setdefault(STARTERS, [])
-    starters.append(start)
-
-
-def start_worker(app: Flask, wait: float) -> None:
-    """Starts every registered part of this process, each given up to `wait` seconds to be
-    ready (the webhook: its cache's first load)."""
-    for start in app.extensions.get(STARTERS, []):
-        start(wait)
 
 
 def derived_metric(factory: Derivation, source: Collector) -> None:

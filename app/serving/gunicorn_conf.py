@@ -18,11 +18,9 @@ import sys
 import threading
 from typing import Any
 
-from flask import Flask
 from prometheus_client import multiprocess
 
 from app.config import from_environment
-from app.probes import start_worker
 from app.serving.worker import gate_for
 
 _settings = from_environment()
@@ -62,23 +60,11 @@ def ssl_context(conf: Any, default_ssl_context_factory: Any) -> ssl.SSLContext:
 SWITCH_INTERVAL = 0.0005
 
 
-# Seconds a booting worker gives its parts to be ready before it takes a connection: the webhook's
-# cache, loaded from the database (and, when it watches the cluster, LimitRanges and controllers
-# listed). Reviews a worker answered before its first load allowed their pods unsized: measured
-# with 16 reviews sent as a new server came up, 15 of them. A database that does not answer
-# delays a worker's start by this much once (the chart's startupProbe allows for it); its reviews
-# then fail open as before.
-WORKER_START_WAIT = 5.0
-
-
 def post_worker_init(worker: Any) -> None:
     # The app is loaded: move its ~100k long-lived objects out of the collector's way, so a full
     # collection does not pause a webhook answer for 100+ ms.
     gc.freeze()
     sys.setswitchinterval(SWITCH_INTERVAL)
-    app = getattr(worker, "wsgi", None)
-    if isinstance(app, Flask):  # wsgi:app; its parts' threads, before the first connection
-        start_worker(app, WORKER_START_WAIT)
 
 
 class TlsFiles:

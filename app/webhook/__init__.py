@@ -15,7 +15,7 @@ from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 
 from app.core.sizing.boost import BoostOptions
-from app.probes import request_observers, serve_from_cache, start_with_worker
+from app.probes import request_observers, serve_from_cache
 from app.settings import settings_of
 from app.store import audit as audit_trail
 from app.store.policies import InvalidPolicyLog
@@ -75,8 +75,7 @@ def init_app(app: Flask) -> None:
     kubeconfig = settings.cluster.kubeconfig
     if should_watch(config.watch_cluster, kubeconfig):
         sources = ClusterSources(kubeconfig)
-    # Tests drive refresh() themselves; a server starts the threads as each worker boots
-    # (start_with_worker, below), and any other process on its first review.
+    # Tests drive refresh() themselves; a server starts the threads on its first review.
     hook = Webhook(
         cache,
         autostart=not app.testing,
@@ -89,9 +88,6 @@ def init_app(app: Flask) -> None:
     # /readyz (app.api.health) keeps a pod ready through a database outage while this is fresh.
     serve_from_cache(app, "webhook", lambda: hook.cache.state()[1])
     if not app.testing:
-        # Each gunicorn worker loads the cache before it takes a connection: reviews arriving
-        # in its first moments would otherwise allow their pods unsized (app.serving.gunicorn_conf)
-        start_with_worker(app, lambda wait: hook.start(wait=wait))
         # A worker's last counts, on a clean exit (a failed write is logged, the counts are lost).
         atexit.register(mutations.flush)
     app.register_blueprint(bp)

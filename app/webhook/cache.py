@@ -10,10 +10,10 @@ webhook allows pods without a patch.
 The same thread runs `periodic` tasks after each refresh: the webhook's audit counts are flushed
 there (app.webhook.audit), never on a request.
 
-Threads do not survive a fork, so the thread belongs to the process that started it: each gunicorn
-worker starts its own as it boots, before it takes a connection (app.serving.gunicorn_conf), and
-any other process on its first review. Until the first load, reviews wait for it, each at most
-its `wait` from when the thread started; after that window they no longer wait.
+Threads do not survive a fork, so the thread belongs to the process that started it: a gunicorn
+worker starts its own on its first review. Until the first load, every review waits for it (not
+only the one that started the thread), each at most its `wait` from when the thread started;
+after that window they no longer wait.
 """
 
 from __future__ import annotations

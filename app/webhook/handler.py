@@ -44,8 +44,8 @@ from app.webhook.sources import ClusterSources
 
 log = logging.getLogger(__name__)
 
-# seconds after a process started its cache thread during which reviews wait for the first load
-# (a gunicorn worker has loaded it before its first review: app.serving.gunicorn_conf)
+# seconds after a process's first review started its cache thread during which reviews wait for
+# the cache's first load (app.webhook.cache)
 FIRST_LOAD_WAIT = 1.0
 WARN_EVERY = 10.0  # seconds between two log lines about failing open for the same reason
 
@@ -55,7 +55,7 @@ NodeLabels = Callable[[str], Mapping[str, str] | None]  # node name -> its label
 
 class Webhook:
     """The /mutate logic. `limit_ranges` and `owner_lookup` come from informers when there are
-    some (`sources` sets them in each process as it starts); without them LimitRanges are
+    some (`sources` sets them in each process on its first review); without them LimitRanges are
     not applied and pods are resolved to workloads from their own ownerReferences only."""
 
     def __init__(

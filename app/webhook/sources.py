@@ -1,10 +1,9 @@
 """The webhook's view of the cluster: LimitRanges and controller owners, watched in the background.
 
-Each server process starts its own informers, like the database cache (threads do not survive a
-fork): a gunicorn worker as it boots, waiting up to 5 s for LimitRanges and nodes to be listed
-before it takes a connection (app.serving.gunicorn_conf), any other process on its first review.
-Until they have listed, and whenever the cluster cannot be reached, the webhook goes on without
-them: no LimitRange capping, and pods resolved to workloads from their own ownerReferences only.
+Each server process (gunicorn worker) starts its own informers on its first review, like the
+database cache: threads do not survive a fork. Until they have listed, and whenever the cluster
+cannot be reached, the webhook goes on without them: no LimitRange capping, and pods resolved to
+workloads from their own ownerReferences only.
 """
 
 from __future__ import annotations

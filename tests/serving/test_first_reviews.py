@@ -1,7 +1,6 @@
-"""A `rightsizer serve` that has just started sizes the first pods it is asked about: each worker
-loads the webhook's cache before it takes a connection (app.serving.gunicorn_conf,
-app.probes.start_worker), and a review made while the cache loads waits for it
-(app.webhook.cache).
+"""A `rightsizer serve` that has just started sizes the first pods it is asked about: a review made
+while a worker's cache makes its first load waits for it, not only the review that started the
+load (app.webhook.cache).
 
 Failed before: measured with 16 reviews sent as a new server came up, 15 allowed their pods
 unsized ("webhook cache empty"): only each worker's first review waited for the first load."""
