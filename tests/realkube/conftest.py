@@ -1,0 +1,35 @@
+"""One real control plane per test run (session scope), shared by every test under tests/realkube.
+
+The binaries come from tools/build.py (`make test` builds them first). Without them the tests are
+skipped, unless RIGHTSIZER_REQUIRE_REALKUBE is set (CI sets it): then they fail.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.realkube.cluster import RealCluster, built_tools
+
+NODES = ("kwok-node-0", "kwok-node-1", "kwok-node-2")
+
+
+@pytest.fixture(scope="session")
+def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCluster]:
+    bins = built_tools()
+    if isinstance(bins, str):
+        if os.environ.get("RIGHTSIZER_REQUIRE_REALKUBE"):
+            pytest.fail(f"the real control plane is required (RIGHTSIZER_REQUIRE_REALKUBE): {bins}")
+        pytest.skip(f"real control plane not built: {bins}")
+    cluster = RealCluster(Path(tmp_path_factory.mktemp("realkube")), bins)
+    try:
+        cluster.start()
+        for name in NODES:
+            cluster.add_node(name)
+        cluster.wait_nodes_ready(len(NODES))
+        yield cluster
+    finally:
+        cluster.stop()

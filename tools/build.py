@@ -1,0 +1,169 @@
+"""Builds the real Kubernetes programs the real-cluster tests run, from Go modules, into a cache.
+
+Each folder beside this file is a small Go module (test tooling only: nothing of it ships) whose
+`tool` directives name the programs it builds:
+
+- kube: kube-apiserver, kube-controller-manager, kube-scheduler, from k8s.io/kubernetes (its
+  go.mod is written by tools/gomod.py);
+- etcd: etcd, from go.etcd.io/etcd/server/v3;
+- kwok: kwok (fake nodes and pod lifecycle) and its stage files, from sigs.k8s.io/kwok.
+
+kwok is a module of its own because its k8s.io versions differ from the release's. Binaries go to
+`$RIGHTSIZER_TOOLS_CACHE` (default `~/.cache/rightsizer/tools`), one folder per module named by a
+hash of its go.mod and go.sum, so a changed pin builds anew and an unchanged one is reused;
+nothing built is ever written into the checkout. go.sum pins every module's hash: the Go
+toolchain refuses a download that does not match it.
+
+    python3 tools/build.py            # builds what is missing, prints the folder of each module
+    python3 tools/build.py --check    # exit 1 (and say what) if something is not built yet
+
+Only the standard library: `make test` runs it before the virtualenv's tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent
+MODULES = ("etcd", "kube", "kwok")
+
+
+def cache_root() -> Path:
+    default = Path.home() / ".cache" / "rightsizer" / "tools"
+    return Path(os.environ.get("RIGHTSIZER_TOOLS_CACHE") or default)
+
+
+def tools_of(module: str) -> list[str]:
+    gomod = (TOOLS / module / "go.mod").read_text()
+    block = re.search(r"^tool \(\n(.*?)^\)", gomod, re.MULTILINE | re.DOTALL)
+    names = block.group(1).split() if block else re.findall(r"^tool (\S+)$", gomod, re.MULTILINE)
+    if not names:
+        raise SystemExit(f"error: tools/{module}/go.mod names no tool")
+    return names
+
+
+def required_version(module: str, path: str) -> str:
+    found = re.search(
+        rf"^\s*(?:require\s+)?{re.escape(path)} (v\S+)",
+        (TOOLS / module / "go.mod").read_text(),
+        re.MULTILINE,
+    )
+    return found.group(1) if found else "unknown"
+
+
+def binary_name(package: str) -> str:
+    """The name of a main package's binary (etcd's package is the module `server/v3`)."""
+    return "etcd" if package.startswith("go.etcd.io/etcd/server") else package.rsplit("/", 1)[1]
+
+
+def out_dir(module: str) -> Path:
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum"):
+        digest.update((TOOLS / module / name).read_bytes())
+    return cache_root() / f"{module}-{digest.hexdigest()[:16]}"
+
+
+def ldflags(module: str) -> str:
+    """The version each program reports (kube-apiserver's /version, `kwok --version`)."""
+    if module != "kube":
+        return "-s -w"
+    version = required_version("kube", "k8s.io/kubernetes")
+    major, minor = version.removeprefix("v").split(".")[:2]
+    pkg = "k8s.io/component-base/version"
+    flags = [
+        f"-X {pkg}.gitVersion={version}",
+        f"-X {pkg}.gitMajor={major}",
+        f"-X {pkg}.gitMinor={minor}",
+        f"-X {pkg}.gitTreeState=clean",
+    ]
+    return "-s -w " + " ".join(flags)
+
+
+# kwok's own stage files (the lifecycle it plays): nodes turn Ready and keep a Lease renewed, so
+# the node lifecycle controller never marks them NotReady; pods turn Running, then Succeeded or
+# gone.
+KWOK_STAGES = ("node/fast", "node/heartbeat-with-lease", "pod/fast")
+
+
+def copy_kwok_stages(into: Path) -> None:
+    source = subprocess.run(
+        ["go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=TOOLS / "kwok",
+    ).stdout.strip()
+    into.mkdir(exist_ok=True)
+    for stage in KWOK_STAGES:
+        for file in sorted((Path(source) / "kustomize" / "stage" / stage).glob("*.yaml")):
+            if file.name != "kustomization.yaml":
+                shutil.copyfile(file, into / file.name)
+
+
+def built(module: str) -> bool:
+    directory = out_dir(module)
+    return all((directory / binary_name(p)).is_file() for p in tools_of(module))
+
+
+def build(module: str) -> Path:
+    directory = out_dir(module)
+    if built(module):
+        return directory
+    partial = directory.with_name(directory.name + ".partial")
+    partial.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    names = ", ".join(binary_name(p) for p in tools_of(module))
+    print(
+        f"building {names} (tools/{module}) into {directory}",
+        file=sys.stderr,
+        flush=True,
+    )
+    subprocess.run(
+        [
+            "go",
+            "build",
+            "-trimpath",
+            "-ldflags",
+            ldflags(module),
+            "-o",
+            f"{partial}/",
+            *tools_of(module),
+        ],
+        check=True,
+        cwd=TOOLS / module,
+        env={**os.environ, "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local"},
+    )
+    if module == "etcd":  # go names the binary after the package's folder, `server`
+        (partial / "server").rename(partial / "etcd")
+    if module == "kwok":
+        copy_kwok_stages(partial / "stages")
+    partial.rename(directory)
+    print(
+        f"built tools/{module} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True
+    )
+    return directory
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--check"]:
+        missing = [m for m in MODULES if not built(m)]
+        for module in missing:
+            print(f"not built: tools/{module} (run python3 tools/build.py)", file=sys.stderr)
+        return 1 if missing else 0
+    if argv:
+        print("usage: python3 tools/build.py [--check]", file=sys.stderr)
+        return 2
+    for module in MODULES:
+        print(f"{module}={build(module)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
