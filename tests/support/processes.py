@@ -31,10 +31,12 @@ class AppProcess:
         database_url: str,
         log_path: Path,
         ca_file: str | None = None,
+        port: int | None = None,
         **settings: Any,
     ) -> None:
-        """With `ca_file` the app serves HTTPS (settings name its certificate), checked with it."""
-        self.port = free_port()
+        """With `ca_file` the app serves HTTPS (settings name its certificate), checked with it;
+        on `port`, else on a free one."""
+        self.port = port or free_port()
         self.url = f"{'https' if ca_file else 'http'}://localhost:{self.port}"
         self.verify: str | bool = ca_file or True
         self.log_path = log_path
