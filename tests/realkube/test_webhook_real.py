@@ -1,0 +1,157 @@
+"""kube-apiserver calls rightsizer's webhook for pods a real Deployment controller creates.
+
+rightsizer registers its MutatingWebhookConfiguration with its own code (url and caBundle); the
+real ReplicaSet controller creates the pods, kube-apiserver calls the webhook over verified TLS,
+and the pods come out with the recommended requests. With rightsizer stopped, pods are still
+created, as written (failurePolicy Ignore, the registered timeout).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from kubernetes import client
+from sqlalchemy.orm import Session
+
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.serving.certs import ensure
+from app.store.recommendations import save_all
+from app.store.results import results_from_model
+from tests.realkube.cluster import RealCluster, free_port
+from tests.support.processes import AppProcess, recommendations, wait_for
+
+NS, OWN_NS = "web", "rightsizer-webhook"
+T0 = time.time() - 7200
+
+
+def seed(db_url: str) -> None:
+    """Two hours of samples of web/Deployment/web's container `app` saved as its
+    recommendation, and a policy that applies it at admission (Initial)."""
+    model = UsageModel()
+    key = WorkloadKey(NS, "Deployment", "web")
+    for i in range(120):
+        model.add_cpu(key, "web-0", "app", T0 + 60 * i, 0.4, 0.1)
+        model.add_memory(key, "web-0", "app", T0 + 60 * i, 6e8)
+    engine = sa.create_engine(db_url)
+    with Session(engine) as session:
+        now = datetime.fromtimestamp(T0 + 7200, UTC)
+        save_all(session, results_from_model(model), now, batch_size=100)
+        session.commit()
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO policies (name, namespace, target_kind, target_name, update_mode, "
+                "container_policies, version, created_at, updated_at) VALUES "
+                "('web', :ns, 'Deployment', 'web', 'Initial', '[]', 1, CURRENT_TIMESTAMP, "
+                "CURRENT_TIMESTAMP)"
+            ),
+            {"ns": NS},
+        )
+    engine.dispose()
+
+
+def deployment(replicas: int) -> dict[str, Any]:
+    container = {
+        "name": "app",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+    }
+    return {
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [container]},
+            },
+        },
+    }
+
+
+def pod_requests(cluster: RealCluster) -> dict[str, dict[str, str]]:
+    with cluster.api() as api:
+        pods = client.CoreV1Api(api).list_namespaced_pod(NS, label_selector="app=web").items
+    return {p.metadata.name: p.spec.containers[0].resources.requests for p in pods}
+
+
+@pytest.fixture
+def webhook_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProcess]:
+    with real_cluster.api() as api:
+        core = client.CoreV1Api(api)
+        for name in (NS, OWN_NS):
+            core.create_namespace({"metadata": {"name": name}})
+    paths, _ = ensure(tmp_path / "certs", ["localhost"])
+    port = free_port()
+    db = f"sqlite:///{tmp_path}/rightsizer.db"
+    app = AppProcess(
+        real_cluster.kubeconfig_path,
+        db,
+        tmp_path / "app.log",
+        ca_file=str(paths.ca),
+        port=port,
+        RIGHTSIZER_TLS_CERT_FILE=paths.cert,
+        RIGHTSIZER_TLS_KEY_FILE=paths.key,
+        RIGHTSIZER_CERT_DIR=paths.directory,
+        RIGHTSIZER_JOBS="false",
+        RIGHTSIZER_NAMESPACE=OWN_NS,
+        RIGHTSIZER_WEBHOOK_REGISTER="true",
+        RIGHTSIZER_WEBHOOK_CONFIG_NAME="rightsizer-real",
+        RIGHTSIZER_WEBHOOK_URL=f"https://localhost:{port}/mutate",
+        RIGHTSIZER_WEBHOOK_CACHE_REFRESH_SECONDS="1",
+    )
+    try:
+        app.wait_ready()
+        seed(db)
+        yield app
+    finally:
+        app.stop()
+
+
+def test_pods_of_a_real_deployment_are_sized_and_never_blocked(
+    real_cluster: RealCluster, webhook_app: AppProcess
+) -> None:
+    with real_cluster.api() as api:
+        [hook] = (
+            client.AdmissionregistrationV1Api(api)
+            .read_mutating_webhook_configuration("rightsizer-real")
+            .webhooks
+        )
+    assert hook.failure_policy == "Ignore"
+    assert hook.client_config.url == f"https://localhost:{webhook_app.port}/mutate"
+    target = wait_for(
+        lambda: recommendations(webhook_app).get((NS, "Deployment", "web", "app")),
+        30,
+        "the seeded recommendation",
+    )["target"]
+    time.sleep(2)  # the webhook's cache refreshes every second
+    with real_cluster.api() as api:
+        client.AppsV1Api(api).create_namespaced_deployment(NS, deployment(2))
+    sized = wait_for(
+        lambda: (lambda r: r if len(r) == 2 else None)(pod_requests(real_cluster)),
+        60,
+        "two web pods",
+    )
+    assert all(r == target for r in sized.values()), (sized, target, webhook_app.log()[-3000:])
+    assert target != {"cpu": "100m", "memory": "64Mi"}
+
+    webhook_app.stop()
+    started = time.monotonic()
+    with real_cluster.api() as api:
+        client.AppsV1Api(api).patch_namespaced_deployment_scale(
+            "web", NS, {"spec": {"replicas": 3}}
+        )
+    after = wait_for(
+        lambda: (lambda r: r if len(r) == 3 else None)(pod_requests(real_cluster)),
+        60,
+        "a third web pod with rightsizer stopped",
+    )
+    [new] = [r for name, r in after.items() if name not in sized]
+    assert new == {"cpu": "100m", "memory": "64Mi"}  # as written: the webhook was not there
+    assert time.monotonic() - started < 60
