@@ -260,7 +260,14 @@ class RealCluster:
         finally:
             api.close()
 
-    def add_node(self, name: str, cpu: str = "8", memory: str = "32Gi", pods: str = "110") -> None:
+    def add_node(
+        self,
+        name: str,
+        cpu: str = "8",
+        memory: str = "32Gi",
+        pods: str = "110",
+        labels: dict[str, str] | None = None,
+    ) -> None:
         """A node kwok plays the kubelet of."""
         node = {
             "apiVersion": "v1",
@@ -272,6 +279,7 @@ class RealCluster:
                     "kubernetes.io/hostname": name,
                     "kubernetes.io/os": "linux",
                     "type": "kwok",
+                    **(labels or {}),
                 },
             },
             "status": {
@@ -309,6 +317,16 @@ class RealCluster:
         doc["users"] = [{"name": "admin", "user": {"token": answer.status.token}}]
         path.write_text(yaml.safe_dump(doc))
         return path
+
+    def delete_webhook_configuration(self, name: str) -> None:
+        """So a test's webhook, once its server is stopped, is not called for the next tests'
+        pods (failurePolicy Ignore would let them through, after a failed call each)."""
+        with self.api() as api:
+            try:
+                client.AdmissionregistrationV1Api(api).delete_mutating_webhook_configuration(name)
+            except client.ApiException as e:
+                if e.status != 404:
+                    raise
 
     def logs(self, *names: str, lines: int = 40) -> str:
         parts = []

@@ -9,10 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kubernetes import client
 
 from tests.realkube.cluster import RealCluster, built_tools
+from tests.realkube.kubectl import kubectl_apply
+from tests.support.helm import NAMESPACE, render_chart
 
 NODES = ("kwok-node-0", "kwok-node-1", "kwok-node-2")
 
@@ -33,3 +37,14 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealClust
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def chart_installed(real_cluster: RealCluster) -> list[dict[str, Any]]:
+    """The chart's manifests (defaults) applied server-side: its namespace, ServiceAccount and
+    RBAC are what the tests run `rightsizer serve` as (tests.realkube.serve.serving_as_chart)."""
+    with real_cluster.api() as api:
+        client.CoreV1Api(api).create_namespace({"metadata": {"name": NAMESPACE}})
+    docs = render_chart()
+    kubectl_apply(real_cluster, docs)
+    return docs

@@ -1,0 +1,162 @@
+"""`rightsizer serve` against the real control plane, with its webhook registered by its own code,
+and what the tests seed in its database (policies, recommendations)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from kubernetes import client
+from sqlalchemy.orm import Session
+
+from app.core.recommend.model import WorkloadKey
+from app.serving.certs import ensure
+from app.store.recommendations import save_all
+from app.store.results import ContainerResult, SampleSpan
+from tests.realkube.cluster import RealCluster, free_port
+from tests.support.helm import FULLNAME, NAMESPACE
+from tests.support.pods import rec
+from tests.support.processes import AppProcess
+
+Target = tuple[WorkloadKey, str, int, int]  # workload, container, millicores, bytes
+
+
+def seed_recommendations(db_url: str, targets: Iterable[Target], history: float = 86400) -> None:
+    """Each container's recommendation (target = bounds), learned from `history` seconds of
+    samples, as the recommender saves one."""
+    now = datetime.now(UTC)
+    span = SampleSpan(1000, now.timestamp() - history, now.timestamp())
+    results = [
+        ContainerResult(key, name, rec(cpu, memory), None, samples=span)
+        for key, name, cpu, memory in targets
+    ]
+    engine = sa.create_engine(db_url)
+    with Session(engine) as session:
+        save_all(session, results, now, batch_size=500)
+        session.commit()
+    engine.dispose()
+
+
+def add_policies(db_url: str, policies: Iterable[dict[str, Any]]) -> None:
+    """Policy rows for Deployments: name, namespace, target (the Deployment's name), mode and
+    optionally containerPolicies (as users write them)."""
+    engine = sa.create_engine(db_url)
+    with engine.begin() as conn:
+        for p in policies:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO policies (name, namespace, target_kind, target_name, "
+                    "update_mode, container_policies, version, created_at, updated_at) VALUES "
+                    "(:name, :ns, 'Deployment', :target, :mode, :cps, 1, CURRENT_TIMESTAMP, "
+                    "CURRENT_TIMESTAMP)"
+                ),
+                {
+                    "name": p["name"],
+                    "ns": p["namespace"],
+                    "target": p.get("target", p["name"]),
+                    "mode": p["mode"],
+                    "cps": json.dumps(p.get("containerPolicies", [])),
+                },
+            )
+    engine.dispose()
+
+
+@contextmanager
+def serving(
+    cluster: RealCluster,
+    directory: Path,
+    own_namespace: str,
+    config_name: str,
+    kubeconfig: str | None = None,
+    **settings: Any,
+) -> Iterator[AppProcess]:
+    """rightsizer serve over TLS on 127.0.0.1, its webhook registered (url, caBundle) as
+    `config_name` and removed again on exit, with SQLite in `directory`, as the admin unless
+    `kubeconfig` says otherwise. Jobs are off unless `settings` turn them on."""
+    with cluster.api() as api:
+        try:
+            client.CoreV1Api(api).create_namespace({"metadata": {"name": own_namespace}})
+        except client.ApiException as e:
+            if e.status != 409:
+                raise
+    paths, _ = ensure(directory / "certs", ["localhost"])
+    port = free_port()
+    app = AppProcess(
+        kubeconfig or cluster.kubeconfig_path,
+        f"sqlite:///{directory}/rightsizer.db",
+        directory / "app.log",
+        ca_file=str(paths.ca),
+        port=port,
+        **{
+            "RIGHTSIZER_JOBS": "false",
+            "RIGHTSIZER_WEBHOOK_CACHE_REFRESH_SECONDS": "1",
+            **settings,
+            "RIGHTSIZER_NAMESPACE": own_namespace,
+            "RIGHTSIZER_WEBHOOK_REGISTER": "true",
+            "RIGHTSIZER_WEBHOOK_CONFIG_NAME": config_name,
+            # kube-apiserver calls the webhook here (in a cluster: the Service)
+            "RIGHTSIZER_WEBHOOK_URL": f"https://localhost:{port}/mutate",
+            "RIGHTSIZER_TLS_CERT_FILE": paths.cert,
+            "RIGHTSIZER_TLS_KEY_FILE": paths.key,
+            "RIGHTSIZER_CERT_DIR": paths.directory,
+        },
+    )
+    try:
+        app.wait_ready()
+        yield app
+    finally:
+        app.stop()
+        cluster.delete_webhook_configuration(config_name)
+
+
+def chart_env(docs: list[dict[str, Any]]) -> dict[str, str]:
+    """The literal environment the chart gives rightsizer's container (valueFrom left out), less
+    what differs between a pod and a process on this machine (files, address, access log)."""
+    [deployment] = [d for d in docs if d["kind"] == "Deployment"]
+    [container] = [
+        c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "rightsizer"
+    ]
+    env = {e["name"]: str(e["value"]) for e in container["env"] if "value" in e}
+    for local in LOCAL:
+        env.pop(local, None)
+    return env
+
+
+LOCAL = (
+    "RIGHTSIZER_CERT_DIR",
+    "RIGHTSIZER_TLS_CERT_FILE",
+    "RIGHTSIZER_TLS_KEY_FILE",
+    "RIGHTSIZER_BIND",
+    "RIGHTSIZER_ACCESS_LOG",
+    "RIGHTSIZER_CERT_ROTATE",
+)
+
+
+@contextmanager
+def serving_as_chart(
+    cluster: RealCluster, docs: list[dict[str, Any]], directory: Path, **settings: Any
+) -> Iterator[AppProcess]:
+    """`serving` with the chart's environment, authenticated as the chart's ServiceAccount (a
+    TokenRequest token), so every call passes or fails the chart's RBAC."""
+    env = {**chart_env(docs), **settings}
+    kubeconfig = cluster.service_account_kubeconfig(
+        NAMESPACE, FULLNAME, directory / "sa.kubeconfig"
+    )
+    with serving(
+        cluster,
+        directory,
+        env["RIGHTSIZER_NAMESPACE"],
+        env["RIGHTSIZER_WEBHOOK_CONFIG_NAME"],
+        kubeconfig=str(kubeconfig),
+        **env,
+    ) as app:
+        yield app
+
+
+def database_url(app: AppProcess) -> str:
+    return f"sqlite:///{app.log_path.parent}/rightsizer.db"
