@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes import client, config
 
 from app.serving.certs import ensure
+from tests.realkube.kubelet import ResizeKubelet
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "rightsizer-realkube-admin"
@@ -70,6 +71,7 @@ class RealCluster:
     directory: Path
     bins: dict[str, Path]
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    kubelet: ResizeKubelet | None = None
     port: int = 0
 
     @property
@@ -187,6 +189,8 @@ class RealCluster:
             *(f"--config={f}" for f in sorted((self.bins["kwok"] / "stages").glob("*.yaml"))),
         )
         self._wait_default_service_account()
+        # what kwok does not play of the kubelet: in-place resize (tests.realkube.kubelet)
+        self.kubelet = ResizeKubelet(config.new_client_from_config(self.kubeconfig_path)).start()
 
     def _spawn(self, name: str, *args: str) -> None:
         log = (self.directory / f"{name}.log").open("ab")
@@ -337,6 +341,8 @@ class RealCluster:
         return "\n".join(parts)
 
     def stop(self) -> None:
+        if self.kubelet is not None:
+            self.kubelet.stop()
         for proc in reversed(list(self.procs.values())):
             if proc.poll() is None:
                 os.killpg(proc.pid, 15)

@@ -1,0 +1,176 @@
+"""The part of the kubelet that kwok does not play: in-place resize. The one place where the test
+harness writes pod status for a kubelet.
+
+kwok's stages turn pods Running and Ready, but write no `containerStatuses[].resources`. Since
+in-place resize went GA (1.35), kube-apiserver reads that field as the node's kubelet saying it
+supports resize: `pods/resize` on a running pod whose container status lacks it is refused with
+"Pod running on node without support for resize". A real kubelet (pkg/kubelet/kubelet_pods.go,
+`convertToAPIContainerStatuses`, and the allocation manager of pkg/kubelet/allocation) reports, for
+each running container:
+
+- `allocatedResources`: the requests it admitted (the spec's, once a resize is accepted);
+- `resources`: the requests and limits in force (what it applied to the container's cgroup);
+
+and while a resize is under way the pod's `PodResizeInProgress` condition, or `PodResizePending`
+with reason `Infeasible` when the new requests exceed what the node can ever give (its allocatable)
+or `Deferred` when they do not fit beside the node's other pods now.
+
+`ResizeKubelet` polls the pods of the kwok nodes and writes that status: a running container's
+resources as soon as kwok has made it Running, and after a resize either the new resources at once
+(the resize is applied as soon as it is seen: no `PodResizeInProgress` window) or `PodResizePending`
+(`Infeasible`, `Deferred`) and the old resources, which a real kubelet keeps until it can apply the
+resize. Only pods on nodes whose annotation says kwok plays them are touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from kubernetes import client
+
+from app.core.quantity import amount
+
+log = logging.getLogger(__name__)
+RESOURCES = ("cpu", "memory")
+
+
+def _amounts(values: Mapping[str, str] | None) -> dict[str, int]:
+    return {r: amount(r, v) for r, v in (values or {}).items() if r in RESOURCES}
+
+
+def _requests(pod: Mapping[str, Any]) -> dict[str, int]:
+    """The pod's requests summed over its containers (init containers aside: kwok runs none)."""
+    total: dict[str, int] = {}
+    for c in pod["spec"]["containers"]:
+        for r, v in _amounts((c.get("resources") or {}).get("requests")).items():
+            total[r] = total.get(r, 0) + v
+    return total
+
+
+def resize_verdict(
+    pod: Mapping[str, Any], allocatable: Mapping[str, int], others: Mapping[str, int]
+) -> str | None:
+    """None when the pod's spec fits the node; else the kubelet's reason (`Infeasible`: above
+    the node's allocatable; `Deferred`: not beside the node's other pods now)."""
+    wanted = _requests(pod)
+    if any(v > allocatable.get(r, 0) for r, v in wanted.items()):
+        return "Infeasible"
+    if any(v + others.get(r, 0) > allocatable.get(r, 0) for r, v in wanted.items()):
+        return "Deferred"
+    return None
+
+
+def reported_status(pod: dict[str, Any], verdict: str | None) -> dict[str, Any] | None:
+    """The pod's status as the kubelet would write it, or None when it already says so."""
+    status = pod.setdefault("status", {})
+    statuses = status.get("containerStatuses") or []
+    if not statuses or not all("running" in (s.get("state") or {}) for s in statuses):
+        return None  # not running yet: kwok's stages first
+    spec = {c["name"]: c.get("resources") or {} for c in pod["spec"]["containers"]}
+    changed = False
+    for s in statuses:
+        wanted = {
+            k: dict(v) for k, v in spec.get(s["name"], {}).items() if k in ("requests", "limits")
+        }
+        have = s.get("resources")
+        # the first report (a node that supports resize: what it started with is the spec), or
+        # a resize applied; a pending one leaves what is in force
+        if have is None or (verdict is None and have != wanted):
+            s["resources"] = wanted
+            s["allocatedResources"] = dict(wanted.get("requests") or {})
+            changed = True
+    conditions = [
+        c for c in status.get("conditions") or [] if c["type"] not in ("PodResizePending",)
+    ]
+    if verdict is not None:
+        message = {
+            "Infeasible": "Node didn't have enough capacity",
+            "Deferred": "Node didn't have enough resource available now",
+        }[verdict]
+        conditions.append(
+            {
+                "type": "PodResizePending",
+                "status": "True",
+                "reason": verdict,
+                "message": message,
+                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
+    if [c["type"] for c in conditions] != [c["type"] for c in status.get("conditions") or []]:
+        changed = True
+    status["conditions"] = conditions
+    return status if changed else None
+
+
+class ResizeKubelet:
+    """Writes, every `interval` seconds, the resize status of the pods on kwok's nodes."""
+
+    def __init__(self, api: client.ApiClient, interval: float = 0.3) -> None:
+        self.api = api
+        self.core = client.CoreV1Api(api)
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="resize-kubelet", daemon=True)
+
+    def start(self) -> ResizeKubelet:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.api.close()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.sync()
+            except Exception:  # a test harness thread: log, go on
+                log.exception("resize kubelet: a pass failed")
+
+    def sync(self) -> None:
+        nodes = {
+            n["metadata"]["name"]: _amounts(n["status"].get("allocatable"))
+            for n in self._items(self.core.list_node(_preload_content=False))
+            if (n["metadata"].get("annotations") or {}).get("kwok.x-k8s.io/node") == "fake"
+        }
+        pods = [
+            p
+            for p in self._items(self.core.list_pod_for_all_namespaces(_preload_content=False))
+            if p["spec"].get("nodeName") in nodes and not p["metadata"].get("deletionTimestamp")
+        ]
+        for pod in pods:
+            node = pod["spec"]["nodeName"]
+            others: dict[str, int] = {}
+            for o in pods:
+                if o["spec"]["nodeName"] == node and o is not pod:
+                    for r, v in _requests(o).items():
+                        others[r] = others.get(r, 0) + v
+            status = reported_status(pod, resize_verdict(pod, nodes[node], others))
+            if status is not None:
+                self._write(pod, status)
+
+    @staticmethod
+    def _items(answer: Any) -> list[dict[str, Any]]:
+        return list(json.loads(answer.data)["items"])
+
+    def _write(self, pod: dict[str, Any], status: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        # a JSON merge patch replaces both lists whole (a strategic one would merge conditions by
+        # type and never drop PodResizePending); the resourceVersion makes it fail on a change
+        body = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": status}
+        try:
+            self.core.patch_namespaced_pod_status(
+                meta["name"],
+                meta["namespace"],
+                body,
+                _content_type="application/merge-patch+json",
+            )
+        except client.ApiException as e:
+            if e.status not in (404, 409):  # gone, or changed since: the next pass sees it
+                raise
