@@ -9,8 +9,9 @@ it starts listening soon after another worker took the connection that made it t
 tells the master it is alive at most once a second, not on every turn of its loop. And while it
 holds at least two more connections than another live worker, it answers a request with
 `Connection: close` (at most one every HAND_OVER_SECONDS), so the client opens that connection
-again on the worker holding fewer (accept_gate.should_hand_over). Requests, keep-alive, timeouts
-and shutdown are gunicorn's own.
+again on the worker holding fewer (accept_gate.should_hand_over). And it reads each request whole,
+within bounds, in its loop before a thread takes it (app.serving.intake), so slow or stalled
+clients hold no thread. Keep-alive, gunicorn's timeouts and shutdown are gunicorn's own.
 
 The gate is made in the master by `app.serving.gunicorn_conf`, from the worker count it serves
 with, before any worker forks; the master's pre_fork hook hands each worker the gate and its slot,
@@ -23,9 +24,8 @@ import threading
 import time
 from typing import Any
 
-from gunicorn.workers.gthread import ThreadWorker
-
 from app.serving.accept_gate import HAND_OVER_SECONDS, NEVER, AcceptGate
+from app.serving.intake import BoundedIntake
 
 # How soon a worker that stopped listening sees that it holds the fewest connections again.
 GATE_POLL_SECONDS = 0.005
@@ -39,7 +39,7 @@ def gate_for(workers: int) -> AcceptGate:
     return AcceptGate(2 * workers + 4)
 
 
-class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type hints
+class BalancedThreadWorker(BoundedIntake):
     gate: AcceptGate | None = None  # set by the master's pre_fork hook, with the slot
     gate_slot: int | None = None
 
