@@ -73,8 +73,20 @@ class BalancedThreadWorker(BoundedIntake):
     def worker_connections(self, cap: int) -> None:
         self._cap = cap
 
+    def accept(self, listener: Any) -> None:
+        """Take the connection only if the gate says so now. The loop chose to listen at the start
+        of its turn; since then another worker may have become the one holding fewest (this one
+        has just answered Connection: close to even out, and the client is opening that
+        connection again): the connection is then left to the worker the gate sends it to."""
+        if self.alive and self.nr_conns >= self.worker_connections:
+            self.set_accept_enabled(False)
+            return
+        super().accept(listener)
+
     def handle_request(self, req: Any, conn: Any) -> bool:
-        if self._hands_over():
+        # Never on a connection's first request: the gate chose where it went as it was opened,
+        # and closing it again at once would only move it back and forth.
+        if req.req_number > 1 and self._hands_over():
             req.must_close = True  # gunicorn then answers with Connection: close, and closes
         kept: bool = super().handle_request(req, conn)
         return kept
