@@ -22,6 +22,7 @@ from prometheus_client import multiprocess
 
 from app.config import from_environment
 from app.serving.intake import ReadBounds
+from app.serving.request_end import BODY_LIMIT
 from app.serving.worker import gate_for
 from app.settings import Settings
 
@@ -41,13 +42,15 @@ GATE = gate_for(workers)
 
 def read_bounds(settings: Settings) -> ReadBounds:
     """The seconds a client has for its TLS handshake, request headers and body, each at most
-    the webhook's timeout: kube-apiserver gives up on the webhook by then anyway."""
+    the webhook's timeout: kube-apiserver gives up on the webhook by then anyway. And the largest
+    body read: the larger of the webhook's limit and the REST API's."""
     cap = float(settings.webhook.timeout_seconds)
     s = settings.serving
     return ReadBounds(
         handshake=min(s.tls_handshake_timeout_seconds, cap),
         headers=min(s.header_timeout_seconds, cap),
         body=min(s.body_timeout_seconds, cap),
+        body_bytes=max(BODY_LIMIT, settings.api.max_body_bytes),
     )
 
 

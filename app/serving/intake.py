@@ -38,6 +38,13 @@ from app.serving.request_end import BODY, BODY_LIMIT, COMPLETE, HEAD_LIMIT, REFU
 from app.serving.slow_clients import SLOW_CLOSED, OncePerClient
 
 READ_SIZE = 64 * 1024
+# A connection whose request grows beyond SMALL bytes reads on only once it holds a reservation
+# for the largest request (HEAD_LIMIT + ReadBounds.body_bytes); a worker reserves at most
+# RESERVED_LIMIT bytes (always one, whatever its size). The others wait, unread (the kernel holds
+# what they send), their deadline running, until a reservation is given back. A request of
+# kube-apiserver's size is always read.
+RESERVED_LIMIT = 64 * 1024 * 1024
+SMALL = 64 * 1024
 REASONS = {413: "Content Too Large", 431: "Request Header Fields Too Large"}
 WORDS = {"handshake": "the TLS handshake", "headers": "its request headers", "body": "its body"}
 
@@ -49,26 +56,31 @@ class ReadBounds:
     handshake: float = 3.0
     headers: float = 3.0
     body: float = 3.0
+    body_bytes: int = BODY_LIMIT  # larger bodies are answered 413 at once
 
 
 class Reading:
     """A connection whose request is arriving: its bytes so far, stage and deadline."""
 
-    __slots__ = ("buf", "conn", "continued", "deadline", "events", "stage")
+    __slots__ = ("buf", "conn", "continued", "deadline", "events", "parked", "reserved", "stage")
 
     def __init__(self, conn: Any, stage: str, deadline: float, data: bytes) -> None:
         self.conn, self.stage, self.deadline = conn, stage, deadline
         self.buf = bytearray(data)
         self.events = 0  # registered with the poller for these (0: not registered)
         self.continued = False  # "100 Continue" sent
+        self.parked = False  # waiting for a reservation, not read meanwhile
+        self.reserved = 0  # bytes reserved for its request (once it is larger than SMALL)
 
 
 class BoundedIntake(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type hints
     read_bounds = ReadBounds()  # the master's pre_fork hook sets the configured ones
     _next_deadline = float("inf")  # the earliest deadline of a connection being read
+    _reserved = 0  # bytes reserved by the connections being read
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._reading: set[Reading] = set()
+        self._parked: list[Reading] = []
         self._next_deadline = float("inf")
         self._slow_log = OncePerClient()
         self._tls: ssl.SSLContext | None = None
@@ -145,7 +157,7 @@ class BoundedIntake(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type
             self.log.debug("Closing connection from %s: %s", r.conn.client, e)
             self._close(r)
             return
-        judged = progress(r.buf)
+        judged = progress(r.buf, self.read_bounds.body_bytes)
         if judged.state == COMPLETE:
             self._hand_to_thread(r)
         elif judged.state == REFUSE:
@@ -158,6 +170,31 @@ class BoundedIntake(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type
             if judged.continue_expected and not r.continued:
                 r.continued = True
                 self._send_quietly(r, b"HTTP/1.1 100 Continue\r\n\r\n")
+            if len(r.buf) > SMALL and not r.reserved and not self._reserve(r):
+                self._park(r)
+            else:
+                self._wait(r, selectors.EVENT_READ)
+
+    def _reserve(self, r: Reading) -> bool:
+        need = HEAD_LIMIT + self.read_bounds.body_bytes
+        if self._reserved and self._reserved + need > RESERVED_LIMIT:
+            return False
+        r.reserved = need
+        self._reserved += need
+        return True
+
+    def _park(self, r: Reading) -> None:
+        if r.events:
+            self.poller.unregister(r.conn.sock)
+            r.events = 0
+        r.parked = True
+        self._parked.append(r)
+
+    def _unpark(self) -> None:
+        """Read the parked connections again, the first parked first, as reservations allow."""
+        while self._parked and self._reserve(self._parked[0]):
+            r = self._parked.pop(0)
+            r.parked = False
             self._wait(r, selectors.EVENT_READ)
 
     def _receive(self, r: Reading) -> bool:
@@ -172,8 +209,10 @@ class BoundedIntake(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type
             if not data:
                 return True
             r.buf += data
-            if len(r.buf) > HEAD_LIMIT + BODY_LIMIT:  # refused (progress) once judged
+            if len(r.buf) > HEAD_LIMIT + self.read_bounds.body_bytes:  # refused once judged
                 return False
+            if len(r.buf) > SMALL and not r.reserved:
+                return False  # reads on once it holds a reservation
 
     def _wait(self, r: Reading, events: int) -> None:
         if r.events == events:
@@ -186,11 +225,20 @@ class BoundedIntake(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type
         r.events = events
 
     def _forget(self, r: Reading) -> None:
+        if r not in self._reading:
+            return
         self._reading.discard(r)
         if r.events:
             with contextlib.suppress(KeyError, ValueError, OSError):
                 self.poller.unregister(r.conn.sock)
             r.events = 0
+        if r.parked:
+            r.parked = False
+            self._parked.remove(r)
+        if r.reserved:
+            self._reserved -= r.reserved
+            r.reserved = 0
+            self._unpark()
 
     def _hand_to_thread(self, r: Reading) -> None:
         """The request is whole: a thread answers it from gunicorn's parser, fed these bytes."""

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 # requests to a webhook carry well under 1 KiB; gunicorn's own limits: a 4094-byte request line
 # and 8190-byte fields).
 HEAD_LIMIT = 64 * 1024
-# Bodies larger than this are refused with 413: an AdmissionReview holds the object and the old
-# object, each at most etcd's 1.5 MiB request limit by default, as JSON.
-BODY_LIMIT = 16 * 1024 * 1024
+# Bodies larger than this are refused with 413 by default (ReadBounds.body_bytes): the webhook's
+# own limit (app.webhook.review.MAX_BODY_BYTES, kube-apiserver's for an object).
+BODY_LIMIT = 3 * 1024 * 1024
 # A chunk-size line longer than this is malformed (gunicorn's parser refuses it).
 CHUNK_LINE_LIMIT = 1024
 
@@ -31,8 +31,9 @@ class Progress:
     continue_expected: bool = False  # the body waits for "100 Continue" (RFC 9110 10.1.1)
 
 
-def progress(buf: bytes | bytearray) -> Progress:
-    """How far the request at the start of `buf` has arrived."""
+def progress(buf: bytes | bytearray, body_limit: int = BODY_LIMIT) -> Progress:
+    """How far the request at the start of `buf` has arrived; a body over `body_limit` bytes is
+    refused."""
     end = buf.find(b"\r\n\r\n")
     if end < 0:
         return Progress(REFUSE, 431) if len(buf) > HEAD_LIMIT else Progress(HEAD)
@@ -56,12 +57,12 @@ def progress(buf: bytes | bytearray) -> Progress:
         if len(lengths) > 1 or not next(iter(lengths)).isdigit():
             return Progress(COMPLETE)  # refused by the parser
         length = int(next(iter(lengths)))
-        if length > BODY_LIMIT:
+        if length > body_limit:
             return Progress(REFUSE, 413)
         done = len(buf) - start >= length
     if done:
         return Progress(COMPLETE)
-    if len(buf) - start > BODY_LIMIT:
+    if len(buf) - start > body_limit:
         return Progress(REFUSE, 413)
     expect = [v.lower() for v in fields.get(b"expect", [])]
     http11 = lines[0].rstrip().endswith(b"HTTP/1.1")

@@ -44,3 +44,16 @@ def test_each_read_bound_is_at_most_the_webhook_timeout() -> None:
     )
     assert gunicorn_conf.read_bounds(settings) == ReadBounds(handshake=2, headers=4, body=4)
     assert gunicorn_conf.read_bounds(from_environment({})) == ReadBounds(3, 3, 3)
+
+
+def test_the_largest_body_read_is_the_largest_any_route_accepts() -> None:
+    """Larger is answered 413 before it is read (app.serving.request_end); the webhook's own
+    limit, or the REST API's when it is set higher."""
+    from app.config import from_environment
+    from app.serving.request_end import BODY_LIMIT
+    from app.webhook.review import MAX_BODY_BYTES
+
+    assert BODY_LIMIT == MAX_BODY_BYTES
+    assert gunicorn_conf.read_bounds(from_environment({})).body_bytes == MAX_BODY_BYTES
+    larger = {"RIGHTSIZER_API_MAX_BODY_BYTES": str(8 * MAX_BODY_BYTES)}
+    assert gunicorn_conf.read_bounds(from_environment(larger)).body_bytes == 8 * MAX_BODY_BYTES

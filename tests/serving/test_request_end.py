@@ -49,5 +49,6 @@ def test_how_far_a_request_has_arrived(received: bytes, expected: Progress) -> N
 
 def test_a_chunked_body_beyond_the_limit_is_refused() -> None:
     chunk = b"%x\r\n" % (1 << 20) + b"a" * (1 << 20) + b"\r\n"
-    received = POST + b"Transfer-Encoding: chunked\r\n\r\n" + chunk * 17
+    received = POST + b"Transfer-Encoding: chunked\r\n\r\n" + chunk * 4
     assert progress(received) == Progress(REFUSE, 413)
+    assert progress(received, body_limit=8 << 20) == Progress(BODY)

@@ -233,3 +233,73 @@ def test_a_flood_of_connections_opened_and_dropped_leaves_the_server_answering(
                     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 s.close()
     assert answers(app, ca) == [200] * 16
+
+
+def read_answer(s: socket.socket, buf: bytes = b"") -> tuple[bytes, bytes, bytes]:
+    """(head, body, what follows) of the next answer on `s`, by its Content-Length."""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        assert chunk, buf
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    found = re.search(rb"(?i)content-length: *(\d+)", head)
+    length = int(found.group(1)) if found else 0
+    while len(rest) < length:
+        chunk = s.recv(65536)
+        assert chunk, buf
+        rest += chunk
+    return head, rest[:length], rest[length:]
+
+
+def test_requests_read_whole_by_the_loop_are_answered_as_gunicorn_would(
+    served: tuple[AppProcess, CertPaths],
+) -> None:
+    """What the worker's loop reads before a thread answers: a chunked body, a body after
+    `Expect: 100-continue`, two requests sent at once on one connection, and headers or a body
+    too large (refused at once, not waited for)."""
+    app, paths = served
+    ca = str(paths.ca)
+    body = review_body()
+    post = b"POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+
+    with tls(app.port, ca) as s:  # chunked, in two chunks
+        half = len(body) // 2
+        chunks = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (body[:half], body[half:]))
+        s.sendall(post + b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n")
+        head, answer, _ = read_answer(s)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        assert json.loads(answer)["response"]["uid"] == "slow-clients"
+
+    with tls(app.port, ca) as s:  # the body only once told to go on
+        s.sendall(post + b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+        head, _, rest = read_answer(s)
+        assert head.startswith(b"HTTP/1.1 100"), head
+        s.sendall(body)
+        while True:  # gunicorn may say 100 Continue once more (RFC 9110 15.2: allowed)
+            head, answer, rest = read_answer(s, rest)
+            if not head.startswith(b"HTTP/1.1 100"):
+                break
+        assert head.startswith(b"HTTP/1.1 200"), head
+        assert json.loads(answer)["response"]["allowed"] is True
+
+    with tls(app.port, ca) as s:  # two requests in one send: both answered, in order
+        s.sendall(
+            post
+            + b"Content-Length: %d\r\n\r\n" % len(body)
+            + body
+            + b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        )
+        first, answer, rest = read_answer(s)
+        second, _, _ = read_answer(s, rest)
+        assert first.startswith(b"HTTP/1.1 200") and b"allowed" in answer
+        assert second.startswith(b"HTTP/1.1 200"), second
+
+    with tls(app.port, ca) as s:  # headers over 64 KiB
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 70_000)
+        head, _, _ = read_answer(s)
+        assert head.startswith(b"HTTP/1.1 431") and b"Connection: close" in head, head
+
+    with tls(app.port, ca) as s:  # a body announced over 3 MiB (the largest any route takes)
+        s.sendall(post + b"Content-Length: %d\r\n\r\n" % (3 * 1024 * 1024 + 1))
+        head, _, _ = read_answer(s)
+        assert head.startswith(b"HTTP/1.1 413"), head
