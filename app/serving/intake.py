@@ -170,10 +170,13 @@ class BoundedIntake(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type
             if judged.continue_expected and not r.continued:
                 r.continued = True
                 self._send_quietly(r, b"HTTP/1.1 100 Continue\r\n\r\n")
-            if len(r.buf) > SMALL and not r.reserved and not self._reserve(r):
-                self._park(r)
-            else:
-                self._wait(r, selectors.EVENT_READ)
+            if len(r.buf) > SMALL and not r.reserved:
+                if self._reserve(r):
+                    self._step(r)  # read on at once: TLS may hold bytes the poller won't show
+                else:
+                    self._park(r)
+                return
+            self._wait(r, selectors.EVENT_READ)
 
     def _reserve(self, r: Reading) -> bool:
         need = HEAD_LIMIT + self.read_bounds.body_bytes
@@ -195,7 +198,7 @@ class BoundedIntake(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type
         while self._parked and self._reserve(self._parked[0]):
             r = self._parked.pop(0)
             r.parked = False
-            self._wait(r, selectors.EVENT_READ)
+            self._step(r)
 
     def _receive(self, r: Reading) -> bool:
         """Read all that has arrived (raises SSLWantWriteError when TLS must write first);

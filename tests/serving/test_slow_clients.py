@@ -294,6 +294,15 @@ def test_requests_read_whole_by_the_loop_are_answered_as_gunicorn_would(
         assert first.startswith(b"HTTP/1.1 200") and b"allowed" in answer
         assert second.startswith(b"HTTP/1.1 200"), second
 
+    with tls(app.port, ca) as s:  # a body of 1 MiB (past SMALL: read with a reservation)
+        large = json.loads(body)
+        large["request"]["object"]["metadata"]["annotations"] = {"example.com/x": "y" * (1 << 20)}
+        data = json.dumps(large).encode()
+        s.sendall(post + b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        head, answer, _ = read_answer(s)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        assert json.loads(answer)["response"]["uid"] == "slow-clients"
+
     with tls(app.port, ca) as s:  # headers over 64 KiB
         s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 70_000)
         head, _, _ = read_answer(s)
