@@ -227,6 +227,14 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_ACCESS_LOG": ("serving.access_log", True, boolean),
     "RIGHTSIZER_TLS_CERT_FILE": ("serving.tls_cert_file", "", str),
     "RIGHTSIZER_TLS_KEY_FILE": ("serving.tls_key_file", "", str),
+    # A client's TLS handshake, request headers and body each within this (app.serving.intake).
+    "RIGHTSIZER_TLS_HANDSHAKE_TIMEOUT_SECONDS": (
+        "serving.tls_handshake_timeout_seconds",
+        3.0,
+        positive(float),
+    ),
+    "RIGHTSIZER_HEADER_TIMEOUT_SECONDS": ("serving.header_timeout_seconds", 3.0, positive(float)),
+    "RIGHTSIZER_BODY_TIMEOUT_SECONDS": ("serving.body_timeout_seconds", 3.0, positive(float)),
     "RIGHTSIZER_PROMETHEUS_HISTORY_SECONDS": (
         "prometheus.history_seconds",
         8 * 86400.0,

@@ -117,6 +117,11 @@ class ServingSettings:
     access_log: bool
     tls_cert_file: str
     tls_key_file: str
+    # seconds a client may take for each stage of a request (app.serving.intake), each capped at
+    # the webhook's timeout
+    tls_handshake_timeout_seconds: float
+    header_timeout_seconds: float
+    body_timeout_seconds: float
 
 
 @dataclass(frozen=True)

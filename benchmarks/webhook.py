@@ -22,6 +22,11 @@ client's):
 Each step measures /mutate and /healthz in --rounds alternating slices, so that other load on
 the machine weighs on both alike.
 
+With --slow-clients N, step 2 runs a second time while another process holds N slow connections
+of each kind (headers sent in part, a body sent in part, a TLS handshake stalled after part of a
+ClientHello, and an idle kept-alive connection), opening again each one the server closes, as an
+attacker would (README "Slow and stalled clients"); the p99 with and without them is printed.
+
 Both for POST /mutate and GET /healthz on the same server; the ratio shows what the webhook's own
 work costs over gunicorn + TLS (/healthz also goes through Flask's request handling, which /mutate
 skips: app.webhook.route). The client runs on the same machine and takes its share of
@@ -546,6 +551,69 @@ def show(label: str, r: dict[str, float]) -> None:
     )
 
 
+def slow_connection(kind: str, port: int, ctx: ssl.SSLContext) -> socket.socket:
+    """One slow client's connection of `kind`, left waiting."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    if kind == "handshake":  # a TLS record of 512 bytes announced, 6 sent
+        raw.sendall(b"\x16\x03\x01\x02\x00\x01")
+        return raw
+    sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+    post = b"POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    if kind == "headers":
+        sock.sendall(post)
+    elif kind == "body":
+        sock.sendall(post + b"Content-Length: 4096\r\n\r\n" + review_body(0)[:100])
+    else:  # idle: one answer, then nothing
+        conn = Connection.__new__(Connection)  # the measurement's client, on this socket
+        conn.sock, conn.buf, conn.closing = sock, b"", False
+        conn.exchange(http_request("/healthz", None))
+    return sock
+
+
+SLOW_KINDS = ("headers", "body", "handshake", "idle")
+
+
+def closed(sock: socket.socket) -> bool:
+    """Whether the server closed `sock`, found readable: TLS session tickets arriving after the
+    handshake make a connection readable too, and are no close."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(4096) == b""
+    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        return False
+    except OSError:
+        return True
+    finally:
+        sock.setblocking(True)
+
+
+def slow_clients_process(port: int, ca: str, each: int, stop: Any, ready: Any, out: Any) -> None:
+    """Holds `each` slow connections of every kind until `stop`, opening again any the server
+    closed (looked at every 0.2 s); puts how many it had to open again."""
+    import select
+
+    ctx = ssl.create_default_context(cafile=ca)
+    kinds = [kind for kind in SLOW_KINDS for _ in range(each)]
+    held: list[socket.socket | None] = [slow_connection(kind, port, ctx) for kind in kinds]
+    ready.set()
+    reopened = 0
+    while not stop.wait(0.2):
+        readable, _, _ = select.select([s for s in held if s is not None], [], [], 0)
+        for i, sock in enumerate(held):
+            if sock is None or (sock in readable and closed(sock)):
+                if sock is not None:
+                    sock.close()
+                    reopened += 1
+                try:
+                    held[i] = slow_connection(kinds[i], port, ctx)
+                except OSError:
+                    held[i] = None  # tried again at the next look
+    for sock in held:
+        if sock is not None:
+            sock.close()
+    out.put(reopened)
+
+
 def recommender_process(url: str, workloads: int, every: float, stop: Any, out: Any) -> None:
     """Rewrites every workload's recommendations and checkpoints every `every` seconds, as the
     recommender job does (save_all in batches of 500), with usage that changes from round to
@@ -614,6 +682,13 @@ def main() -> None:
         action="store_true",
         help="skip the closed-loop phases: only the fixed-rate /mutate and /healthz",
     )
+    ap.add_argument(
+        "--slow-clients",
+        type=int,
+        default=0,
+        help="run the fixed-rate phase again while holding this many slow connections of each "
+        "kind (partial headers, partial body, stalled TLS handshake, idle keep-alive)",
+    )
     ap.add_argument("--database-url", help="default: a SQLite file in a temporary directory")
     ap.add_argument("--output", type=Path, help="also write the report there, with its header")
     args = ap.parse_args()
@@ -680,6 +755,23 @@ def main() -> None:
                 args.rate = round(results[("/mutate", "max")]["per_second"] / 2)
         for path, r in measure(port, ca, args, args.rate, server.pid).items():
             results[(path, "rate")] = r
+        reopened_slow = 0
+        if args.slow_clients > 0:
+            ready, slow_stop, slow_out = ctx.Event(), ctx.Event(), ctx.Queue()
+            slow = ctx.Process(
+                target=slow_clients_process,
+                args=(port, ca, args.slow_clients, slow_stop, ready, slow_out),
+            )
+            slow.start()
+            if not ready.wait(120):
+                raise SystemExit("the slow clients did not connect")
+            try:
+                for path, r in measure(port, ca, args, args.rate, server.pid).items():
+                    results[(path, "slow")] = r
+            finally:
+                slow_stop.set()
+                reopened_slow = slow_out.get(timeout=60)
+                slow.join(30)
         if not args.max_only:
             say("closed loop (as fast as answers come):")
             show("POST /mutate", results[("/mutate", "max")])
@@ -687,6 +779,20 @@ def main() -> None:
         say(f"fixed rate {args.rate:.0f}/s (latency from when each request was due):")
         show("POST /mutate", results[("/mutate", "rate")])
         show("GET /healthz", results[("/healthz", "rate")])
+        if args.slow_clients > 0:
+            say(
+                f"fixed rate {args.rate:.0f}/s while {args.slow_clients} slow connections of each "
+                f"kind ({', '.join(SLOW_KINDS)}) are held; the server closed {reopened_slow} "
+                "(each opened again at once):"
+            )
+            show("POST /mutate", results[("/mutate", "slow")])
+            show("GET /healthz", results[("/healthz", "slow")])
+            for path in PATHS:
+                without, held = results[(path, "rate")], results[(path, "slow")]
+                say(
+                    f"p99 {path}: {without['p99_ms']:.2f} ms without slow clients, "
+                    f"{held['p99_ms']:.2f} ms with {4 * args.slow_clients} held"
+                )
         if not args.max_only:
             m, h = results[("/mutate", "max")], results[("/healthz", "max")]
             say(

@@ -21,7 +21,10 @@ from typing import Any
 from prometheus_client import multiprocess
 
 from app.config import from_environment
+from app.serving.intake import ReadBounds
+from app.serving.request_end import BODY_LIMIT
 from app.serving.worker import gate_for
+from app.settings import Settings
 
 _settings = from_environment()
 _serving = _settings.serving
@@ -35,6 +38,23 @@ threads = _serving.threads
 worker_class = "app.serving.worker.BalancedThreadWorker"
 # made here in the master, before any worker forks: the table the workers share
 GATE = gate_for(workers)
+
+
+def read_bounds(settings: Settings) -> ReadBounds:
+    """The seconds a client has for its TLS handshake, request headers and body, each at most
+    the webhook's timeout: kube-apiserver gives up on the webhook by then anyway. And the largest
+    body read: the larger of the webhook's limit and the REST API's."""
+    cap = float(settings.webhook.timeout_seconds)
+    s = settings.serving
+    return ReadBounds(
+        handshake=min(s.tls_handshake_timeout_seconds, cap),
+        headers=min(s.header_timeout_seconds, cap),
+        body=min(s.body_timeout_seconds, cap),
+        body_bytes=max(BODY_LIMIT, settings.api.max_body_bytes),
+    )
+
+
+READ_BOUNDS = read_bounds(_settings)
 accesslog = "-" if _serving.access_log else None
 graceful_timeout = 30
 timeout = 60
@@ -112,6 +132,7 @@ def when_ready(server: Any) -> None:
 
 def pre_fork(server: Any, worker: Any) -> None:
     worker.gate, worker.gate_slot = GATE, GATE.claim()
+    worker.read_bounds = READ_BOUNDS
     if _settings.certs.rotate:  # fork only between certificate checks (app.serving.rotation)
         from app.serving.rotation import between_checks
 

@@ -9,8 +9,9 @@ it starts listening soon after another worker took the connection that made it t
 tells the master it is alive at most once a second, not on every turn of its loop. And while it
 holds at least two more connections than another live worker, it answers a request with
 `Connection: close` (at most one every HAND_OVER_SECONDS), so the client opens that connection
-again on the worker holding fewer (accept_gate.should_hand_over). Requests, keep-alive, timeouts
-and shutdown are gunicorn's own.
+again on the worker holding fewer (accept_gate.should_hand_over). And it reads each request whole,
+within bounds, in its loop before a thread takes it (app.serving.intake), so slow or stalled
+clients hold no thread. Keep-alive, gunicorn's timeouts and shutdown are gunicorn's own.
 
 The gate is made in the master by `app.serving.gunicorn_conf`, from the worker count it serves
 with, before any worker forks; the master's pre_fork hook hands each worker the gate and its slot,
@@ -23,9 +24,8 @@ import threading
 import time
 from typing import Any
 
-from gunicorn.workers.gthread import ThreadWorker
-
 from app.serving.accept_gate import HAND_OVER_SECONDS, NEVER, AcceptGate
+from app.serving.intake import BoundedIntake
 
 # How soon a worker that stopped listening sees that it holds the fewest connections again.
 GATE_POLL_SECONDS = 0.005
@@ -39,7 +39,7 @@ def gate_for(workers: int) -> AcceptGate:
     return AcceptGate(2 * workers + 4)
 
 
-class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type hints
+class BalancedThreadWorker(BoundedIntake):
     gate: AcceptGate | None = None  # set by the master's pre_fork hook, with the slot
     gate_slot: int | None = None
 
@@ -73,8 +73,20 @@ class BalancedThreadWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has 
     def worker_connections(self, cap: int) -> None:
         self._cap = cap
 
+    def accept(self, listener: Any) -> None:
+        """Take the connection only if the gate says so now. The loop chose to listen at the start
+        of its turn; since then another worker may have become the one holding fewest (this one
+        has just answered Connection: close to even out, and the client is opening that
+        connection again): the connection is then left to the worker the gate sends it to."""
+        if self.alive and self.nr_conns >= self.worker_connections:
+            self.set_accept_enabled(False)
+            return
+        super().accept(listener)
+
     def handle_request(self, req: Any, conn: Any) -> bool:
-        if self._hands_over():
+        # Never on a connection's first request: the gate chose where it went as it was opened,
+        # and closing it again at once would only move it back and forth.
+        if req.req_number > 1 and self._hands_over():
             req.must_close = True  # gunicorn then answers with Connection: close, and closes
         kept: bool = super().handle_request(req, conn)
         return kept

@@ -141,6 +141,23 @@ def test_serve_runs_after_an_init_container_migrates(render: Render) -> None:
     assert env(main)["RIGHTSIZER_JOBS"] == "true"
 
 
+def test_a_clients_read_bounds_reach_the_server_within_the_webhooks_timeout(
+    render: Render,
+) -> None:
+    """A stalled client is closed after its bound (README "Slow and stalled clients"), at most
+    the time kube-apiserver waits for the webhook; the probes, whole requests sent at once, wait
+    behind none."""
+    docs = render({"gunicorn": {"headerTimeoutSeconds": 2.5}})
+    e = env(container(docs))
+    bounds = [
+        float(e[f"RIGHTSIZER_{name}_TIMEOUT_SECONDS"])
+        for name in ("TLS_HANDSHAKE", "HEADER", "BODY")
+    ]
+    assert bounds == [3, 2.5, 3]
+    timeout = float(e["RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS"])
+    assert all(0 < b <= timeout for b in bounds)
+
+
 def test_probes_hit_healthz_and_readyz_over_https(render: Render) -> None:
     c = container(render())
     assert c["ports"] == [{"name": "https", "containerPort": 8443, "protocol": "TCP"}]
@@ -421,6 +438,12 @@ def test_an_existing_secret_and_ca_bundle(render: Render) -> None:
         ),
         ({"webhook": {"failurePolicy": "Sometimes"}}, "failurePolicy must be Ignore or Fail"),
         ({"webhook": {"timeoutSeconds": 60}}, "timeoutSeconds must be between 1 and 30"),
+        (
+            {"webhook": {"timeoutSeconds": 2}},
+            r"gunicorn.tlsHandshakeTimeoutSeconds \(3\) must be more than 0 and at most "
+            r"webhook.timeoutSeconds \(2\)",
+        ),
+        ({"gunicorn": {"bodyTimeoutSeconds": 0}}, "gunicorn.bodyTimeoutSeconds"),
         ({"replicaCount": 0}, "replicaCount must be at least 1"),
     ],
 )

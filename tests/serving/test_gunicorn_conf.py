@@ -26,3 +26,34 @@ def test_a_worker_hands_the_gil_over_within_half_a_millisecond(restored: None) -
     gunicorn_conf.post_worker_init(worker=None)
     assert sys.getswitchinterval() == pytest.approx(0.0005)
     assert gc.get_freeze_count() > 0
+
+
+def test_each_read_bound_is_at_most_the_webhook_timeout() -> None:
+    """kube-apiserver gives up on the webhook after its timeoutSeconds: a client may take no
+    longer for its handshake, headers or body."""
+    from app.config import from_environment
+    from app.serving.intake import ReadBounds
+
+    settings = from_environment(
+        {
+            "RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS": "4",
+            "RIGHTSIZER_TLS_HANDSHAKE_TIMEOUT_SECONDS": "2",
+            "RIGHTSIZER_HEADER_TIMEOUT_SECONDS": "10",
+            "RIGHTSIZER_BODY_TIMEOUT_SECONDS": "4.5",
+        }
+    )
+    assert gunicorn_conf.read_bounds(settings) == ReadBounds(handshake=2, headers=4, body=4)
+    assert gunicorn_conf.read_bounds(from_environment({})) == ReadBounds(3, 3, 3)
+
+
+def test_the_largest_body_read_is_the_largest_any_route_accepts() -> None:
+    """Larger is answered 413 before it is read (app.serving.request_end); the webhook's own
+    limit, or the REST API's when it is set higher."""
+    from app.config import from_environment
+    from app.serving.request_end import BODY_LIMIT
+    from app.webhook.review import MAX_BODY_BYTES
+
+    assert BODY_LIMIT == MAX_BODY_BYTES
+    assert gunicorn_conf.read_bounds(from_environment({})).body_bytes == MAX_BODY_BYTES
+    larger = {"RIGHTSIZER_API_MAX_BODY_BYTES": str(8 * MAX_BODY_BYTES)}
+    assert gunicorn_conf.read_bounds(from_environment(larger)).body_bytes == 8 * MAX_BODY_BYTES

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 
@@ -72,3 +73,65 @@ def test_a_crowded_worker_closes_one_connection_at_a_time_after_its_answer() -> 
     assert not worker._hands_over()
     worker._conns, worker.alive = 6, False  # stopping: gunicorn closes its connections itself
     assert not worker._hands_over()
+
+
+class Request:
+    def __init__(self, number: int) -> None:
+        self.req_number, self.must_close = number, False
+
+
+def test_a_connection_is_not_closed_to_even_out_at_its_first_answer(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A connection opened again after a hand-over may still reach the crowded worker (it
+    listened when its turn began): closing it at its first answer would bounce it. Failed
+    before: under load (a quarter of a second between its accept and its first request),
+    tests/serving/test_balanced_workers.py saw a new connection's first answer say close."""
+    from gunicorn.workers.gthread import ThreadWorker
+
+    monkeypatch.setattr(ThreadWorker, "handle_request", lambda self, req, conn: True)
+    gate = AcceptGate(2)
+    a, b = gate.claim(), gate.claim()
+    worker = BalancedThreadWorker.__new__(BalancedThreadWorker)
+    worker.gate, worker.gate_slot, worker.alive = gate, a, True
+    worker._conns, worker._handed_over, worker._hand_over = 6, float("-inf"), threading.Lock()
+    gate.look(b, 1, time.monotonic())
+    first, second = Request(1), Request(2)
+    worker.handle_request(first, None)
+    assert not first.must_close
+    worker.handle_request(second, None)
+    assert second.must_close
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.accepted = 0
+
+    def accept(self) -> tuple[object, object]:
+        self.accepted += 1
+        raise BlockingIOError(errno.EAGAIN, "no connection")  # ignored by accept
+
+
+class Registrations:
+    def __init__(self) -> None:
+        self.unregistered: list[object] = []
+
+    def unregister(self, listener: object) -> None:
+        self.unregistered.append(listener)
+
+
+def test_a_worker_takes_a_connection_only_if_the_gate_says_so_at_that_moment() -> None:
+    """Failed before: a worker that listened when its loop's turn began accepted even after
+    another worker had become the one holding fewest."""
+    gate = AcceptGate(2)
+    a, b = gate.claim(), gate.claim()
+    worker = BalancedThreadWorker.__new__(BalancedThreadWorker)
+    worker.gate, worker.gate_slot, worker.alive, worker._conns = gate, a, True, 3
+    worker._cap, worker._accepting = 1000, True
+    worker.poller, listener = Registrations(), Listener()
+    worker.sockets = [listener]
+    gate.look(b, 1, time.monotonic())  # b holds fewer now
+    worker.accept(listener)
+    assert listener.accepted == 0 and not worker._accepting
+    assert worker.poller.unregistered == [listener]
+    gate.look(b, 3, time.monotonic())  # a tie: both listen
+    worker.accept(listener)
+    assert listener.accepted == 1

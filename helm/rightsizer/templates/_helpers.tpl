@@ -201,6 +201,12 @@ ca.key is kept as it is.
 {{- if or (lt (int .Values.webhook.timeoutSeconds) 1) (gt (int .Values.webhook.timeoutSeconds) 30) }}
 {{- fail "\n\nrightsizer: webhook.timeoutSeconds must be between 1 and 30." }}
 {{- end }}
+{{- range $name := list "tlsHandshakeTimeoutSeconds" "headerTimeoutSeconds" "bodyTimeoutSeconds" }}
+{{- $bound := get $.Values.gunicorn $name | float64 }}
+{{- if or (le $bound 0.0) (gt $bound (float64 $.Values.webhook.timeoutSeconds)) }}
+{{- fail (printf "\n\nrightsizer: gunicorn.%s (%v) must be more than 0 and at most webhook.timeoutSeconds (%v): kube-apiserver gives up on the webhook by then." $name (get $.Values.gunicorn $name) $.Values.webhook.timeoutSeconds) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/* Environment ------------------------------------------------------------------------------ */}}
@@ -250,6 +256,12 @@ ca.key is kept as it is.
   value: {{ .Values.gunicorn.threads | toString | quote }}
 - name: RIGHTSIZER_ACCESS_LOG
   value: {{ .Values.gunicorn.accessLog | toString | quote }}
+- name: RIGHTSIZER_TLS_HANDSHAKE_TIMEOUT_SECONDS
+  value: {{ .Values.gunicorn.tlsHandshakeTimeoutSeconds | toString | quote }}
+- name: RIGHTSIZER_HEADER_TIMEOUT_SECONDS
+  value: {{ .Values.gunicorn.headerTimeoutSeconds | toString | quote }}
+- name: RIGHTSIZER_BODY_TIMEOUT_SECONDS
+  value: {{ .Values.gunicorn.bodyTimeoutSeconds | toString | quote }}
 {{- include "rightsizer.certEnv" . }}
 {{- if eq (include "rightsizer.tlsMode" .) "self" }}
 - name: RIGHTSIZER_CERT_ROTATE
