@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.realkube import metrics
 from tests.realkube.cluster import RealCluster, built_tools
 
 NODES = ("kwok-node-0", "kwok-node-1", "kwok-node-2")
@@ -29,6 +30,7 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealClust
         cluster.start()
         for name in NODES:
             cluster.add_node(name)
+            metrics.scrape_node(cluster, name)
         cluster.wait_nodes_ready(len(NODES))
         yield cluster
     finally:
