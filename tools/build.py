@@ -95,7 +95,9 @@ def ldflags(module: str) -> str:
 # - metrics: the Metric emulating each node's kubelet `/metrics/resource` (served at
 #   /metrics/nodes/{nodeName}/metrics/resource), and the ClusterResourceUsage giving every pod
 #   the usage its kwok.x-k8s.io/usage-cpu and usage-memory annotations name (1m and 1Mi without);
-# - crds: the ResourceUsage CRD (per-pod usage the tests set, read by kwok's --enable-crds).
+# - crds: the ResourceUsage CRD (per-pod usage the tests set, read by kwok's --enable-crds; the
+#   Metric and ClusterResourceUsage above are fixed, so they are --config files: kwok refuses a
+#   kind given both ways).
 KWOK_FILES = {
     "stages": ("stage/node/fast", "stage/node/heartbeat-with-lease", "stage/pod/fast"),
     "metrics": ("metrics/resource", "metrics/usage"),

@@ -251,7 +251,9 @@ def pod_metrics(cluster: RealCluster, namespace: str, pod: str) -> dict[str, Any
 
 
 def node_metrics(cluster: RealCluster, node: str) -> dict[str, Any] | None:
-    """The NodeMetrics metrics.k8s.io serves for the node, or None while it serves none."""
+    """The NodeMetrics metrics.k8s.io serves for the node, or None while it serves none. A node
+    without pods has none: kwok's node usage is the sum of its pods', and metrics-server drops a
+    node whose CPU or memory reads 0 (scraper/client/resource/decode.go)."""
     with cluster.api() as api:
         try:
             found: dict[str, Any] = client.CustomObjectsApi(api).get_cluster_custom_object(
