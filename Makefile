@@ -26,8 +26,9 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # The real control plane the tests under tests/realkube run (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok), built from Go modules into a cache outside the
-# checkout: about 7 minutes the first time on 2 cores, nothing after (tools/build.py). Without Go
+# kube-controller-manager, kube-scheduler, kwok, metrics-server), built from Go modules into a
+# cache outside the checkout: minutes the first time on 2 cores (README), nothing after
+# (tools/build.py). Without Go
 # it says so and those tests are skipped (CI requires them).
 kube:
 	@if command -v go >/dev/null 2>&1; then $(PYTHON) tools/build.py >/dev/null; \

@@ -6,13 +6,15 @@ Each folder beside this file is a small Go module (test tooling only: nothing of
 - kube: kube-apiserver, kube-controller-manager, kube-scheduler, from k8s.io/kubernetes (its
   go.mod is written by tools/gomod.py);
 - etcd: etcd, from go.etcd.io/etcd/server/v3;
-- kwok: kwok (fake nodes and pod lifecycle) and its stage files, from sigs.k8s.io/kwok.
+- kwok: kwok (fake nodes and pod lifecycle, emulated kubelet metrics) and its stage, metric and
+  resource-usage files, from sigs.k8s.io/kwok;
+- metrics-server: metrics-server (the metrics.k8s.io API), from sigs.k8s.io/metrics-server.
 
-kwok is a module of its own because its k8s.io versions differ from the release's. Binaries go to
-`$RIGHTSIZER_TOOLS_CACHE` (default `~/.cache/rightsizer/tools`), one folder per module named by a
-hash of its go.mod and go.sum, so a changed pin builds anew and an unchanged one is reused;
-nothing built is ever written into the checkout. go.sum pins every module's hash: the Go
-toolchain refuses a download that does not match it.
+kwok and metrics-server are modules of their own because their k8s.io versions differ from the
+release's. Binaries go to `$RIGHTSIZER_TOOLS_CACHE` (default `~/.cache/rightsizer/tools`), one
+folder per module named by a hash of its go.mod and go.sum, so a changed pin builds anew and an
+unchanged one is reused; nothing built is ever written into the checkout. go.sum pins every
+module's hash: the Go toolchain refuses a download that does not match it.
 
     python3 tools/build.py            # builds what is missing, prints the folder of each module
     python3 tools/build.py --check    # exit 1 (and say what) if something is not built yet
@@ -23,6 +25,7 @@ Only the standard library: `make test` runs it before the virtualenv's tests.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -32,7 +35,7 @@ import time
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
-MODULES = ("etcd", "kube", "kwok")
+MODULES = ("etcd", "kube", "kwok", "metrics-server")
 
 
 def cache_root() -> Path:
@@ -86,34 +89,69 @@ def ldflags(module: str) -> str:
     return "-s -w " + " ".join(flags)
 
 
-# kwok's own stage files (the lifecycle it plays): nodes turn Ready and keep a Lease renewed, so
-# the node lifecycle controller never marks them NotReady; pods turn Running, then Succeeded or
-# gone.
-KWOK_STAGES = ("node/fast", "node/heartbeat-with-lease", "pod/fast")
+# kwok's own files, from its module's kustomize folder, into folders beside its binary:
+# - stages (the lifecycle it plays): nodes turn Ready and keep a Lease renewed, so the node
+#   lifecycle controller never marks them NotReady; pods turn Running, then Succeeded or gone;
+# - metrics: the Metric emulating each node's kubelet `/metrics/resource` (served at
+#   /metrics/nodes/{nodeName}/metrics/resource), and the ClusterResourceUsage giving every pod
+#   the usage its kwok.x-k8s.io/usage-cpu and usage-memory annotations name (1m and 1Mi without);
+# - crds: the ResourceUsage CRD (per-pod usage the tests set, read by kwok's --enable-crds; the
+#   Metric and ClusterResourceUsage above are fixed, so they are --config files: kwok refuses a
+#   kind given both ways).
+KWOK_FILES = {
+    "stages": ("stage/node/fast", "stage/node/heartbeat-with-lease", "stage/pod/fast"),
+    "metrics": ("metrics/resource", "metrics/usage"),
+    "crds": ("crd/bases/kwok.x-k8s.io_resourceusages.yaml",),
+}
 
 
-def copy_kwok_stages(into: Path) -> None:
-    source = subprocess.run(
-        ["go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok"],
+def kwok_source() -> Path:
+    out = subprocess.run(
+        ["go", "mod", "download", "-json", "sigs.k8s.io/kwok"],
         check=True,
         capture_output=True,
         text=True,
         cwd=TOOLS / "kwok",
-    ).stdout.strip()
-    into.mkdir(exist_ok=True)
-    for stage in KWOK_STAGES:
-        for file in sorted((Path(source) / "kustomize" / "stage" / stage).glob("*.yaml")):
-            if file.name != "kustomization.yaml":
-                shutil.copyfile(file, into / file.name)
+        env={**os.environ, "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local"},
+    ).stdout
+    return Path(json.loads(out)["Dir"])
+
+
+def copy_kwok_files(directory: Path) -> None:
+    """Each missing folder of KWOK_FILES, written whole or not at all (a kwok folder built before
+    a folder was added to the list gets it without a rebuild)."""
+    missing = [name for name in KWOK_FILES if not (directory / name).is_dir()]
+    if not missing:
+        return
+    kustomize = kwok_source() / "kustomize"
+    for name in missing:
+        partial = directory / f"{name}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        for entry in KWOK_FILES[name]:
+            source = kustomize / entry
+            files = [source] if source.is_file() else sorted(source.glob("*.yaml"))
+            for file in files:
+                if file.name != "kustomization.yaml":
+                    shutil.copyfile(file, partial / file.name)
+        partial.rename(directory / name)
 
 
 def built(module: str) -> bool:
     directory = out_dir(module)
-    return all((directory / binary_name(p)).is_file() for p in tools_of(module))
+    files = [directory / binary_name(p) for p in tools_of(module)]
+    folders = [directory / name for name in KWOK_FILES] if module == "kwok" else []
+    return all(f.is_file() for f in files) and all(f.is_dir() for f in folders)
+
+
+def binaries_built(module: str) -> bool:
+    return all((out_dir(module) / binary_name(p)).is_file() for p in tools_of(module))
 
 
 def build(module: str) -> Path:
     directory = out_dir(module)
+    if module == "kwok" and binaries_built(module):
+        copy_kwok_files(directory)
     if built(module):
         return directory
     partial = directory.with_name(directory.name + ".partial")
@@ -143,7 +181,7 @@ def build(module: str) -> Path:
     if module == "etcd":  # go names the binary after the package's folder, `server`
         (partial / "server").rename(partial / "etcd")
     if module == "kwok":
-        copy_kwok_stages(partial / "stages")
+        copy_kwok_files(partial)
     partial.rename(directory)
     print(
         f"built tools/{module} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True

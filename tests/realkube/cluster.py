@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes import client, config
 
 from app.serving.certs import ensure
+from tests.realkube import metrics
 from tests.realkube.kubelet import ResizeKubelet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,6 +156,7 @@ class RealCluster:
             f"--audit-log-path={self.audit_log}",
             "--audit-log-format=json",
             "--audit-log-mode=blocking",
+            *metrics.front_proxy_flags(self.directory),
         )
         self._write_kubeconfig()
         self._wait_healthy()
@@ -177,6 +179,8 @@ class RealCluster:
             "--concurrent-replicaset-syncs=10",
         )
         self._spawn("kube-scheduler", *common, f"--secure-port={free_port()}")
+        metrics.start(self)
+        kwok_port = free_port()
         self._spawn(
             "kwok",
             f"--kubeconfig={self.kubeconfig_path}",
@@ -184,9 +188,10 @@ class RealCluster:
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
             "--node-ip=127.0.0.1",
             "--cidr=10.244.0.0/16",
-            f"--server-address=127.0.0.1:{free_port()}",
+            f"--server-address=127.0.0.1:{kwok_port}",
             "--node-lease-duration-seconds=40",
             *(f"--config={f}" for f in sorted((self.bins["kwok"] / "stages").glob("*.yaml"))),
+            *metrics.kwok_flags(self, kwok_port),
         )
         self._wait_default_service_account()
         # what kwok does not play of the kubelet: in-place resize (tests.realkube.kubelet)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from tests.realkube import metrics
 from tests.realkube.cluster import RealCluster, built_tools
 from tests.realkube.kubectl import kubectl_apply
 from tests.support.helm import NAMESPACE, render_chart
@@ -33,6 +34,7 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealClust
         cluster.start()
         for name in NODES:
             cluster.add_node(name)
+            metrics.scrape_node(cluster, name)
         cluster.wait_nodes_ready(len(NODES))
         yield cluster
     finally:
