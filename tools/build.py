@@ -3,8 +3,9 @@
 Each folder beside this file is a small Go module (test tooling only: nothing of it ships) whose
 `tool` directives name the programs it builds:
 
-- kube: kube-apiserver, kube-controller-manager, kube-scheduler, from k8s.io/kubernetes (its
-  go.mod is written by tools/gomod.py);
+- kube, kube133: kube-apiserver, kube-controller-manager, kube-scheduler, from k8s.io/kubernetes,
+  the newest release and 1.33, the oldest rightsizer supports (their go.mod are written by
+  tools/gomod.py);
 - etcd: etcd, from go.etcd.io/etcd/server/v3;
 - kwok: kwok (fake nodes and pod lifecycle, emulated kubelet metrics) and its stage, metric and
   resource-usage files, from sigs.k8s.io/kwok;
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
-MODULES = ("etcd", "kube", "kwok", "metrics-server")
+MODULES = ("etcd", "kube", "kube133", "kwok", "metrics-server")
 
 
 def cache_root() -> Path:
@@ -75,9 +76,9 @@ def out_dir(module: str) -> Path:
 
 def ldflags(module: str) -> str:
     """The version each program reports (kube-apiserver's /version, `kwok --version`)."""
-    if module != "kube":
+    if not module.startswith("kube"):
         return "-s -w"
-    version = required_version("kube", "k8s.io/kubernetes")
+    version = required_version(module, "k8s.io/kubernetes")
     major, minor = version.removeprefix("v").split(".")[:2]
     pkg = "k8s.io/component-base/version"
     flags = [

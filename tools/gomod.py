@@ -8,6 +8,7 @@ release's own go.mod (fetched through the Go module proxy), never written by han
 is one command:
 
     python3 tools/gomod.py kube v1.37.2      # writes tools/kube/go.mod, then `go mod tidy`
+    python3 tools/gomod.py kube133 v1.33.13  # the oldest release supported, in tools/kube133
 
 Only the standard library: this runs before the virtualenv exists.
 """
@@ -22,14 +23,14 @@ from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
 
-# The programs each tools module builds (their main packages).
-COMMANDS = {
-    "kube": [
-        "k8s.io/kubernetes/cmd/kube-apiserver",
-        "k8s.io/kubernetes/cmd/kube-controller-manager",
-        "k8s.io/kubernetes/cmd/kube-scheduler",
-    ],
-}
+# The programs each tools module builds (their main packages): `kube` is the newest release the
+# tests run, `kube133` the oldest rightsizer supports (the one whose resize rules differ most).
+KUBE = [
+    "k8s.io/kubernetes/cmd/kube-apiserver",
+    "k8s.io/kubernetes/cmd/kube-controller-manager",
+    "k8s.io/kubernetes/cmd/kube-scheduler",
+]
+COMMANDS = {"kube": KUBE, "kube133": KUBE}
 
 
 def release_gomod(version: str) -> str:
@@ -81,7 +82,7 @@ def render(name: str, version: str, gomod: str) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in COMMANDS or not argv[1].startswith("v1."):
-        print("usage: python3 tools/gomod.py kube v1.Y.Z", file=sys.stderr)
+        print(f"usage: python3 tools/gomod.py {'|'.join(COMMANDS)} v1.Y.Z", file=sys.stderr)
         return 2
     name, version = argv
     directory = TOOLS / name

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -67,10 +68,26 @@ def built_tools() -> dict[str, Path] | str:
     return {k: Path(v) for k, v in (line.split("=", 1) for line in out.stdout.split())}
 
 
+# The releases the tests run against: the tools module that builds each (tools/build.py), and the
+# feature gates that release needs for what rightsizer uses (in-place resize is on by default from
+# 1.33, beta there; pod-level resources are alpha in 1.33, beta and on from 1.34).
+RELEASES = {"1.37": "kube", "1.33": "kube133"}
+FEATURE_GATES = {"kube133": "PodLevelResources=true"}
+
+
+def pinned_release(module: str) -> str:
+    """The k8s.io/kubernetes version tools/<module>/go.mod requires."""
+    gomod = (ROOT / "tools" / module / "go.mod").read_text()
+    found = re.search(r"k8s\.io/kubernetes (v\S+)", gomod)
+    assert found, module
+    return found.group(1)
+
+
 @dataclass
 class RealCluster:
     directory: Path
     bins: dict[str, Path]
+    kube: str = "kube"  # the tools module of the release (RELEASES)
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     kubelet: ResizeKubelet | None = None
     port: int = 0
@@ -100,7 +117,7 @@ class RealCluster:
 
     def binary(self, name: str) -> str:
         module = {"etcd": "etcd", "kwok": "kwok", "metrics-server": "metrics-server"}.get(
-            name, "kube"
+            name, self.kube
         )
         return str(self.bins[module] / name)
 
@@ -152,6 +169,7 @@ class RealCluster:
             f"--service-account-signing-key-file={sa_key}",
             "--allow-privileged=true",
             "--enable-priority-and-fairness=false",
+            *self._feature_gates(),
             f"--audit-policy-file={audit_policy}",
             f"--audit-log-path={self.audit_log}",
             "--audit-log-format=json",
@@ -178,7 +196,9 @@ class RealCluster:
             "--concurrent-deployment-syncs=10",
             "--concurrent-replicaset-syncs=10",
         )
-        self._spawn("kube-scheduler", *common, f"--secure-port={free_port()}")
+        self._spawn(
+            "kube-scheduler", *common, f"--secure-port={free_port()}", *self._feature_gates()
+        )
         metrics.start(self)
         kwok_port = free_port()
         self._spawn(
@@ -196,6 +216,10 @@ class RealCluster:
         self._wait_default_service_account()
         # what kwok does not play of the kubelet: in-place resize (tests.realkube.kubelet)
         self.kubelet = ResizeKubelet(config.new_client_from_config(self.kubeconfig_path)).start()
+
+    def _feature_gates(self) -> list[str]:
+        gates = FEATURE_GATES.get(self.kube)
+        return [f"--feature-gates={gates}"] if gates else []
 
     def _spawn(self, name: str, *args: str) -> None:
         log = (self.directory / f"{name}.log").open("ab")
@@ -277,13 +301,18 @@ class RealCluster:
         pods: str = "110",
         labels: dict[str, str] | None = None,
     ) -> None:
-        """A node kwok plays the kubelet of."""
+        """A node kwok plays the kubelet of, scraped by metrics-server."""
         node = {
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {
                 "name": name,
-                "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                "annotations": {
+                    "kwok.x-k8s.io/node": "fake",
+                    "node.alpha.kubernetes.io/ttl": "0",
+                    # where metrics-server reads its kubelet's /metrics/resource (kwok serves it)
+                    metrics.PATH_ANNOTATION: metrics.resource_path(name),
+                },
                 "labels": {
                     "kubernetes.io/hostname": name,
                     "kubernetes.io/os": "linux",

@@ -14,27 +14,32 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.realkube import metrics
-from tests.realkube.cluster import RealCluster, built_tools
+from tests.realkube.cluster import RELEASES, RealCluster, built_tools
 from tests.realkube.kubectl import kubectl_apply
 from tests.support.helm import NAMESPACE, render_chart
 
 NODES = ("kwok-node-0", "kwok-node-1", "kwok-node-2")
 
 
-@pytest.fixture(scope="session")
-def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCluster]:
+@pytest.fixture(scope="session", params=list(RELEASES))
+def real_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RealCluster]:
+    """Every test here runs against each release (RELEASES: the newest and 1.33); pytest runs the
+    tests of one release, stops its control plane, then starts the next."""
     bins = built_tools()
     if isinstance(bins, str):
         if os.environ.get("RIGHTSIZER_REQUIRE_REALKUBE"):
             pytest.fail(f"the real control plane is required (RIGHTSIZER_REQUIRE_REALKUBE): {bins}")
         pytest.skip(f"real control plane not built: {bins}")
-    cluster = RealCluster(Path(tmp_path_factory.mktemp("realkube")), bins)
+    release = request.param
+    cluster = RealCluster(
+        Path(tmp_path_factory.mktemp(f"realkube-{release}")), bins, RELEASES[release]
+    )
     try:
         cluster.start()
         for name in NODES:
             cluster.add_node(name)
-            metrics.scrape_node(cluster, name)
         cluster.wait_nodes_ready(len(NODES))
         yield cluster
     finally:

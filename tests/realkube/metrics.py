@@ -10,7 +10,7 @@ The chain, all on 127.0.0.1:
   `--kubelet-insecure-tls`: kwok serves TLS with a throw-away certificate) scrapes
   `https://127.0.0.1:<that port>` at the path each node names in its annotation
   `metrics.k8s.io/resource-metrics-path` (metrics-server's scraper/client/resource/client.go reads
-  it; kwokctl's node template sets it the same way): `scrape_node` sets it.
+  it; kwokctl's node template sets it the same way): `RealCluster.add_node` sets it.
 - kube-apiserver's aggregator reaches metrics-server through the APIService
   `v1beta1.metrics.k8s.io`, whose Service `kube-system/metrics-server` is of type ExternalName
   `127.0.0.1`: with `--enable-aggregator-routing=false` (the default) the aggregator resolves a
@@ -113,7 +113,7 @@ def kwok_flags(cluster: RealCluster, port: int) -> list[str]:
 def start(cluster: RealCluster) -> None:
     """Installs kwok's ResourceUsage CRD (before kwok starts, so its first list finds it), starts
     metrics-server and registers its APIService. It turns Available within seconds
-    (`wait_available`); nodes get scraped once `scrape_node` names their path."""
+    (`wait_available`); nodes get scraped as `RealCluster.add_node` names their path."""
     from tests.realkube.cluster import free_port
 
     with cluster.api() as api:
@@ -169,13 +169,10 @@ def start(cluster: RealCluster) -> None:
         client.ApiregistrationV1Api(api).create_api_service(api_service)
 
 
-def scrape_node(cluster: RealCluster, node: str) -> None:
-    """Points metrics-server at kwok's emulated `/metrics/resource` of `node`."""
-    path = f"/metrics/nodes/{node}/metrics/resource"
-    with cluster.api() as api:
-        client.CoreV1Api(api).patch_node(
-            node, {"metadata": {"annotations": {PATH_ANNOTATION: path}}}
-        )
+def resource_path(node: str) -> str:
+    """Where kwok serves `node`'s emulated kubelet `/metrics/resource` (`RealCluster.add_node`
+    names it in the node's PATH_ANNOTATION, as kwokctl does)."""
+    return f"/metrics/nodes/{node}/metrics/resource"
 
 
 def usage_annotations(cpu: str, memory: str) -> dict[str, str]:

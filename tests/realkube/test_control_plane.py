@@ -1,22 +1,14 @@
-"""The real control plane itself: the release tools/kube pins, and pods of a real Deployment
+"""The real control plane itself: the release its tools module pins, and pods of a real Deployment
 controller scheduled by the real scheduler onto kwok's nodes, Running."""
 
 from __future__ import annotations
 
-import re
 import time
 
 import requests
 from kubernetes import client
 
-from tests.realkube.cluster import ADMIN_TOKEN, ROOT, RealCluster
-
-
-def pinned_release() -> str:
-    gomod = (ROOT / "tools" / "kube" / "go.mod").read_text()
-    found = re.search(r"k8s\.io/kubernetes (v\S+)", gomod)
-    assert found
-    return found.group(1)
+from tests.realkube.cluster import ADMIN_TOKEN, RealCluster, pinned_release
 
 
 def test_version_is_the_pinned_release(real_cluster: RealCluster) -> None:
@@ -26,7 +18,7 @@ def test_version_is_the_pinned_release(real_cluster: RealCluster) -> None:
         verify=str(real_cluster.ca_file),
         timeout=5,
     ).json()
-    assert answer["gitVersion"] == pinned_release()
+    assert answer["gitVersion"] == pinned_release(real_cluster.kube)
 
 
 def test_a_deployments_pods_run_on_kwok_nodes(real_cluster: RealCluster) -> None:
