@@ -407,6 +407,15 @@ def schemas() -> dict[str, Any]:
                 },
             },
             "conflicts": {"type": "object", "additionalProperties": {"type": "string"}},
+            "excluded": {
+                "type": "object",
+                "description": (
+                    "resource -> why rightsizer leaves it alone (an HPA scales it, the container "
+                    "policy is Off or does not control it, the namespace is never sized): it "
+                    "counts 0 in the savings"
+                ),
+                "additionalProperties": {"type": "string"},
+            },
             "reason": {
                 "type": "string",
                 "description": "how the strategy reached the target",
@@ -518,11 +527,20 @@ def schemas() -> dict[str, Any]:
                     "description": "cores and GiB a pod frees on average (negative: needs more)",
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
                 },
+                "savingsBasis": {
+                    "type": "string",
+                    "enum": ["policy", "policyOff", "defaultPolicy"],
+                    "description": (
+                        "what the savings assume: its policy acts, or (an estimate) what its "
+                        "policy in updateMode Off, or a default policy without one, would change"
+                    ),
+                },
                 "estimatedSavings": {
                     "type": "object",
                     "description": (
                         "cores and GiB the live pods together free: the sum over pods of "
-                        "request - target (negative: they need more)"
+                        "request - target (negative: they need more), over the resources "
+                        "rightsizer would change (not those in a container's `excluded`)"
                     ),
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
                 },

@@ -64,7 +64,7 @@ def never_sized_reasons(own: str, excluded: frozenset[str]) -> dict[str, str]:
     """namespace -> why it is never sized, for `policy_warnings` (own: rightsizer's namespace)."""
     out = {ns: "excluded by RIGHTSIZER_EXCLUDED_NAMESPACES" for ns in excluded}
     out[own] = "rightsizer's own namespace"
-    out["kube-system"] = "kube-system is left alone, as the webhook configuration keeps it out"
+    out["kube-system"] = "the webhook configuration always keeps it out"
     return out
 
 

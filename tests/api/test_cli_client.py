@@ -223,8 +223,8 @@ def test_policy_writes_print_the_servers_warnings_as_kubectl_does(
     assert out.exit_code == 0, out.output  # written all the same
     assert out.stdout == "policy kube-system/coredns created\n"
     assert out.stderr == (
-        "Warning: namespace kube-system is never sized (kube-system is left alone, as the "
-        "webhook configuration keeps it out): this policy will not act\n"
+        "Warning: namespace kube-system is never sized (the webhook configuration always keeps "
+        "it out): this policy will not act\n"
     )
     f.write_text("name: old\nnamespace: legacy\nupdateMode: Initial\n")
     assert run("policy", "apply", "-f", str(f)).exit_code == 0

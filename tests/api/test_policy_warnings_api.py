@@ -43,8 +43,8 @@ def test_a_target_that_cannot_act_or_does_not_exist_is_warned_of(
     cases = [
         (
             policy("kube-system", {"kind": "Deployment", "name": "coredns"}),
-            "namespace kube-system is never sized (kube-system is left alone, as the webhook "
-            "configuration keeps it out): this policy will not act",
+            "namespace kube-system is never sized (the webhook configuration always keeps it "
+            "out): this policy will not act",
         ),
         (
             policy("legacy"),

@@ -18,7 +18,7 @@ ROLLOUT = WorkloadKey("shop", "Rollout.argoproj.io", "canary")
 
 def test_a_namespace_never_sized_is_warned_of_whatever_the_cluster_says() -> None:
     for ns, why in (
-        ("kube-system", "kube-system is left alone"),
+        ("kube-system", "the webhook configuration always keeps it out"),
         ("rightsizer", "rightsizer's own namespace"),
         ("legacy", "excluded by RIGHTSIZER_EXCLUDED_NAMESPACES"),
     ):
