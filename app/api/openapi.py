@@ -407,6 +407,21 @@ def schemas() -> dict[str, Any]:
                 },
             },
             "conflicts": {"type": "object", "additionalProperties": {"type": "string"}},
+            "history": {
+                "type": "object",
+                "description": (
+                    "usage history between the first and last sample, against what the updater "
+                    "needs before it acts (RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS): while not "
+                    "`enough`, the bounds (VPA's, widened by 1 / days of history; `unknown` at "
+                    "none) say little, and the updater does not act"
+                ),
+                "required": ["hours", "neededHours", "enough"],
+                "properties": {
+                    "hours": {"type": "number", "minimum": 0},
+                    "neededHours": {"type": "number", "minimum": 0},
+                    "enough": {"type": "boolean"},
+                },
+            },
             "excluded": {
                 "type": "object",
                 "description": (

@@ -30,6 +30,7 @@ from app.api.auth import requires
 from app.api.errors import ApiError
 from app.api.node_groups import with_node_groups
 from app.api.query import reject_unknown_args
+from app.core.history import history
 from app.core.policy_warnings import never_sized_reasons
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources, format_cpu, format_memory
@@ -42,6 +43,7 @@ from app.store.node_groups import node_group_rows
 from app.store.policies import InvalidPolicyLog
 from app.store.recommendations import find_recommendations
 from app.store.savings import Scoper, WorkloadScope, workload_savings
+from app.store.session import to_unix
 
 bp = Blueprint("recommendations", __name__)
 FILTERS = ("namespace", "kind", "name")
@@ -123,7 +125,7 @@ def pod_requests(row: Recommendation) -> dict[str, Any]:
     }
 
 
-def _container(row: Recommendation, excluded: dict[str, str]) -> dict[str, Any]:
+def _container(row: Recommendation, excluded: dict[str, str], needed: float) -> dict[str, Any]:
     doc = {
         "name": row.container,
         "target": Resources(row.target_cpu, row.target_memory).as_quantities(),
@@ -136,6 +138,11 @@ def _container(row: Recommendation, excluded: dict[str, str]) -> dict[str, Any]:
         "firstSampleTime": _time(row.first_sample_at),
         "lastSampleTime": _time(row.last_sample_at),
         "updateTime": _time(row.updated_at),
+        # how much of the history the updater needs it has (app.core.history): the bounds mean
+        # little before (VPA's widen as 1 / days of history; unbounded, `unknown`, at none)
+        "history": history(
+            to_unix(row.first_sample_at), to_unix(row.last_sample_at), needed
+        ).document(),
     }
     doc.update(current_and_difference(row))
     doc.update(pod_requests(row))
@@ -149,6 +156,7 @@ def _container(row: Recommendation, excluded: dict[str, str]) -> dict[str, Any]:
 
 
 def workloads(rows: list[Recommendation], scoper: Scoper) -> list[dict[str, Any]]:
+    needed = settings().updater.min_history_seconds
     out = []
     for (ns, kind, name), group in groupby(rows, key=lambda r: (r.namespace, r.kind, r.name)):
         members = list(group)
@@ -157,7 +165,7 @@ def workloads(rows: list[Recommendation], scoper: Scoper) -> list[dict[str, Any]
             "namespace": ns,
             "kind": kind,
             "name": name,
-            "containers": [_container(r, scope.of(r.container)) for r in members],
+            "containers": [_container(r, scope.of(r.container), needed) for r in members],
             "savingsBasis": scope.basis,
         }
         replicas = [r.replicas for r in members if r.replicas is not None]

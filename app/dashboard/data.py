@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
+from app.core.history import History, history
 from app.core.policy import Policy, PolicyIndex
 from app.core.policy_warnings import never_sized_reasons
 from app.core.savings import Prices, Savings, total
@@ -26,6 +27,7 @@ from app.settings import settings
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.recommendations import find_recommendations, recommended_namespaces
 from app.store.savings import Scoper, over_pods
+from app.store.session import to_unix
 
 RESOURCES = ("cpu", "memory")
 
@@ -43,6 +45,7 @@ class ContainerView:
     requested: tuple[int, int] | None = None  # the sum of those pods' requests
     savings: Savings | None = None  # over those pods, of what rightsizer would change
     excluded: dict[str, str] = field(default_factory=dict)  # resource -> why it is left alone
+    history: History = field(default_factory=lambda: History(0.0, 0.0))  # vs what is needed
 
     @property
     def recommended(self) -> tuple[int, int] | None:
@@ -181,6 +184,7 @@ def prices() -> Prices:
 
 
 def _container(r: Recommendation, excluded: dict[str, str]) -> ContainerView:
+    needed = settings().updater.min_history_seconds
     requested = (
         (r.requested_cpu_total, r.requested_memory_total)
         if r.requested_cpu_total is not None and r.requested_memory_total is not None
@@ -198,6 +202,7 @@ def _container(r: Recommendation, excluded: dict[str, str]) -> ContainerView:
         requested,
         over_pods(r, excluded),
         excluded,
+        history(to_unix(r.first_sample_at), to_unix(r.last_sample_at), needed),
     )
 
 

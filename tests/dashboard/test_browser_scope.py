@@ -76,3 +76,36 @@ def test_a_workload_page_offers_one_policy_for_all_its_containers(
     assert page.locator("pre.snippet.policy").count() == 0
     assert "never sized" in page.locator("#no-policy").inner_text()
     shot(page, "workload-kube-system", database_url)
+
+
+def test_a_young_workload_says_not_enough_history_instead_of_six_digit_bounds(
+    browser: Any, app: Flask, live_url: str, database_url: str
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import update
+
+    from app.extensions import db
+    from app.models import Recommendation
+
+    t0 = datetime(2024, 7, 4, 12, tzinfo=UTC)
+    add_recommendation(
+        "app",
+        138,
+        250 * MI,
+        workload=("shop", "Deployment", "new"),
+        first_sample_at=t0,
+        last_sample_at=t0 + timedelta(minutes=12),
+    )
+    db.session.execute(  # VPA's bounds 12 minutes in
+        update(Recommendation).values(upper_bound_cpu=343196, upper_bound_memory=525358 * MI)
+    )
+    db.session.commit()
+    page = logged_in(browser, live_url)
+    page.goto(f"{live_url}/dashboard/workloads/shop/Deployment/new")
+    row = page.locator("tr.container[data-name='app']")
+    for cls in ("range-cpu", "range-memory"):
+        assert row.locator(f"td.{cls}").inner_text() == "not enough history: 0.2 hours of 1"
+    assert "343196" not in row.inner_text()
+    assert "343196m" in row.locator("td.range-cpu").get_attribute("title")  # VPA's, on demand
+    shot(page, "workload-young", database_url)
