@@ -185,14 +185,16 @@ def workloads(rows: list[Recommendation], scoper: Scoper) -> list[dict[str, Any]
 _INVALID_POLICIES = InvalidPolicyLog("api")
 
 
-def scoper() -> Scoper:
-    """What rightsizer would change of each workload (app.core.scope), as the settings say."""
+def scoper(namespace: str | None = None) -> Scoper:
+    """What rightsizer would change of each workload (app.core.scope), as the settings say; with
+    `namespace`, of its workloads only."""
     cluster = settings().cluster
     return Scoper.load(
         db.session,
         _INVALID_POLICIES,
         never_sized_reasons(cluster.namespace, cluster.excluded_namespaces),
         settings().recommender.model,
+        namespace,
     )
 
 
@@ -228,7 +230,8 @@ def list_recommendations() -> ResponseReturnValue:
     filters = {k: request.args[k] for k in FILTERS if k in request.args}
     rows = find_recommendations(db.session, **filters)
     conditions = workload_conditions(db.session, **filters)
-    docs = with_node_groups(workloads(rows, scoper()), node_group_rows(db.session, **filters))
+    scope = scoper(filters.get("namespace"))
+    docs = with_node_groups(workloads(rows, scope), node_group_rows(db.session, **filters))
     return jsonify({"items": with_conditions(docs, conditions)})
 
 
@@ -241,6 +244,6 @@ def get_recommendation(namespace: str, kind: str, name: str) -> ResponseReturnVa
     if not rows and not conditions:
         raise ApiError(404, "NotFound", f"no recommendation for {kind} {namespace}/{name}")
     docs = with_node_groups(
-        workloads(rows, scoper()), node_group_rows(db.session, namespace, kind, name)
+        workloads(rows, scoper(namespace)), node_group_rows(db.session, namespace, kind, name)
     )
     return jsonify(with_conditions(docs, conditions)[0])

@@ -17,14 +17,13 @@ from itertools import groupby
 from typing import Any
 
 from app.core.history import History, history
-from app.core.policy import Policy, PolicyIndex
 from app.core.policy_warnings import never_sized_reasons
 from app.core.savings import Prices, Savings, total
 from app.core.scope import BASIS_LABELS, DEFAULT, shortfalls
 from app.extensions import db
 from app.models import Recommendation
 from app.settings import settings
-from app.store.policies import InvalidPolicyLog, valid_policies
+from app.store.policies import InvalidPolicyLog
 from app.store.recommendations import find_recommendations, recommended_namespaces
 from app.store.savings import Scoper, over_pods
 from app.store.session import to_unix
@@ -174,17 +173,12 @@ class WorkloadView:
 _INVALID_POLICIES = InvalidPolicyLog("dashboard")
 
 
-def policies() -> list[Policy]:
-    return valid_policies(db.session, _INVALID_POLICIES)
-
-
 def prices() -> Prices:
     s = settings().dashboard
     return Prices(s.price_per_core_hour, s.price_per_gib_hour, s.currency)
 
 
-def _container(r: Recommendation, excluded: dict[str, str]) -> ContainerView:
-    needed = settings().updater.min_history_seconds
+def _container(r: Recommendation, excluded: dict[str, str], needed: float) -> ContainerView:
     requested = (
         (r.requested_cpu_total, r.requested_memory_total)
         if r.requested_cpu_total is not None and r.requested_memory_total is not None
@@ -206,18 +200,22 @@ def _container(r: Recommendation, excluded: dict[str, str]) -> ContainerView:
     )
 
 
-def scoper() -> Scoper:
-    """What rightsizer would change of each workload, as the settings say (as the API's)."""
+def scoper(namespace: str | None = None) -> Scoper:
+    """What rightsizer would change of each workload, as the settings say (as the API's); with
+    `namespace`, of its workloads only."""
     cluster = settings().cluster
-    return Scoper(
-        PolicyIndex(policies()),
+    return Scoper.load(
+        db.session,
+        _INVALID_POLICIES,
         never_sized_reasons(cluster.namespace, cluster.excluded_namespaces),
         settings().recommender.model,
+        namespace,
     )
 
 
 def workloads(namespace: str | None = None) -> list[WorkloadView]:
-    scope_of = scoper()
+    scope_of = scoper(namespace)
+    needed = settings().updater.min_history_seconds  # the history the updater wants
     out = []
     rows = find_recommendations(db.session, namespace=namespace)
     for (ns, kind, name), group in groupby(rows, key=lambda r: (r.namespace, r.kind, r.name)):
@@ -233,7 +231,7 @@ def workloads(namespace: str | None = None) -> list[WorkloadView]:
             basis=scope.basis,
             pod_minimum=scope.pod_minimum,
         )
-        w.containers = [_container(r, scope.of(r.container)) for r in members]
+        w.containers = [_container(r, scope.of(r.container), needed) for r in members]
         out.append(w)
     return out
 
@@ -336,9 +334,23 @@ def pod_minimum_raises(ws: list[WorkloadView]) -> PodMinimumRaises:
     )
 
 
-def left_alone(ws: list[WorkloadView]) -> list[tuple[WorkloadView, str, str, str]]:
-    """(workload, reason, resources, containers) of everything the savings leave out."""
-    return [(w, *item) for w in ws for item in w.left_alone()]
+@dataclass(frozen=True)
+class LeftAlone:
+    """What the savings leave out: the first `limit` items, and how many there are in all."""
+
+    items: list[tuple[WorkloadView, str, str, str]]  # workload, reason, resources, containers
+    count: int
+
+    @property
+    def more(self) -> int:
+        return self.count - len(self.items)
+
+
+def left_alone(ws: list[WorkloadView], limit: int = 30) -> LeftAlone:
+    """(workload, reason, resources, containers) of what the savings leave out, the first
+    `limit` of them (a cluster's kube-system alone may hold hundreds)."""
+    found = [(w, *item) for w in ws for item in w.left_alone()]
+    return LeftAlone(found[:limit], len(found))
 
 
 def bases(ws: list[WorkloadView]) -> dict[str, int]:

@@ -69,8 +69,10 @@ class Scoper:
         invalid: InvalidPolicyLog,
         never_sized: Mapping[str, str],
         model: RecommenderSettings,
+        namespace: str | None = None,
     ) -> Scoper:
-        return cls(PolicyIndex(valid_policies(session, invalid)), never_sized, model)
+        """With `namespace`, for its workloads only (the policies that can govern them)."""
+        return cls(PolicyIndex(valid_policies(session, invalid, namespace)), never_sized, model)
 
     def __call__(self, rows: list[Recommendation]) -> WorkloadScope:
         if not rows:

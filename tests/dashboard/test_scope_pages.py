@@ -59,3 +59,17 @@ def test_a_workload_page_says_what_is_left_alone_and_on_what_basis(
     assert f'<span class="sub left-alone" data-resource="cpu">cpu left alone: {HPA}</span>' in html
     assert re.search(r'class="num savings-cpu muted" data-value="" title="[^"]+">left alone<', html)
     assert 'data-basis="defaultPolicy"' in html
+
+
+def test_the_left_out_list_is_capped_and_says_how_many_more(
+    app: Flask, client: FlaskClient
+) -> None:
+    from tests.dashboard.scope_seed import pods
+    from tests.support.reviews import add_recommendation
+
+    for i in range(33):  # a kube-system of many workloads
+        add_recommendation("c", workload=("kube-system", "Deployment", f"w{i:02}"), **pods(1, 1, 1))
+    html = client.get("/dashboard/").get_data(as_text=True)
+    assert "Left out of the savings: 33 items rightsizer leaves alone" in html
+    assert html.count('<tr class="left-alone"') == 30
+    assert "And 3 more: each workload's page says what rightsizer leaves alone." in html
