@@ -61,8 +61,14 @@ class Api:
             )
         except requests.RequestException as e:
             fail(explain(e, self.conn))
-        # The server's warnings (a policy whose target cannot act), printed as kubectl does.
-        for text in warning_texts(resp.raw.headers.getlist("Warning")):
+        # The server's warnings (a policy whose target cannot act), printed as kubectl does:
+        # each header as sent (urllib3 keeps them apart; requests' mapping joins them).
+        raw: Any = getattr(resp.raw, "headers", None)
+        if raw is not None and hasattr(raw, "getlist"):
+            values = list(raw.getlist("Warning"))
+        else:
+            values = [resp.headers["Warning"]] if "Warning" in resp.headers else []
+        for text in warning_texts(values):
             click.echo(f"Warning: {text}", err=True)
         return resp
 
