@@ -112,10 +112,22 @@ IF_MATCH = {
 }
 
 
-def ok(description: str, schema: dict[str, Any], etag: bool = False) -> dict[str, Any]:
+WARNING = {
+    "description": 'what the write warns of, as kube-apiserver writes it: `299 - "text"` (a '
+    "policy whose target is in a namespace rightsizer never sizes, or does not exist now); one "
+    "header per warning",
+    "schema": {"type": "string"},
+}
+
+
+def ok(
+    description: str, schema: dict[str, Any], etag: bool = False, warns: bool = False
+) -> dict[str, Any]:
     out: dict[str, Any] = {"description": description, "content": json_content(schema)}
     if etag:
         out["headers"] = {"ETag": {"schema": {"type": "string"}}}
+    if warns:
+        out.setdefault("headers", {})["Warning"] = WARNING
     return out
 
 
@@ -145,8 +157,10 @@ def entry(required: list[str], fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, Any]:
-    """The collection and item paths of an editable resource (policies, scalers)."""
+    """The collection and item paths of an editable resource (policies, scalers); a policy's
+    writes may carry `Warning` headers."""
     doc, item = ref(f"{kind}Document"), ref(kind)
+    warns = kind == "Policy"
     conflict = {"409": error(f"a {kind.lower()} with that name exists")}
     merge = {"application/merge-patch+json": {"schema": {"type": "object"}}}
     merge.update(json_content({"type": "object"}))
@@ -157,7 +171,7 @@ def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, 
                 "operationId": f"create{kind}",
                 "requestBody": {"required": True, "content": json_content(item)},
                 "responses": {
-                    "201": ok("created", doc, etag=True),
+                    "201": ok("created", doc, etag=True, warns=warns),
                     **ERRORS,
                     **conflict,
                     **WRITE_ERRORS,
@@ -177,7 +191,7 @@ def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, 
                 "parameters": [IF_MATCH],
                 "requestBody": {"required": True, "content": json_content(item)},
                 "responses": {
-                    "200": ok("replaced", doc, etag=True),
+                    "200": ok("replaced", doc, etag=True, warns=warns),
                     **ERRORS,
                     **NOT_FOUND,
                     **WRITE_ERRORS,
@@ -189,7 +203,7 @@ def crud(kind: str, plural: str, key_params: list[dict[str, Any]]) -> dict[str, 
                 "parameters": [IF_MATCH],
                 "requestBody": {"required": True, "content": merge},
                 "responses": {
-                    "200": ok("patched", doc, etag=True),
+                    "200": ok("patched", doc, etag=True, warns=warns),
                     **ERRORS,
                     **NOT_FOUND,
                     **WRITE_ERRORS,
@@ -393,6 +407,30 @@ def schemas() -> dict[str, Any]:
                 },
             },
             "conflicts": {"type": "object", "additionalProperties": {"type": "string"}},
+            "history": {
+                "type": "object",
+                "description": (
+                    "usage history between the first and last sample, against what the updater "
+                    "needs before it acts (RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS): while not "
+                    "`enough`, the bounds (VPA's, widened by 1 / days of history; `unknown` at "
+                    "none) say little, and the updater does not act"
+                ),
+                "required": ["hours", "neededHours", "enough"],
+                "properties": {
+                    "hours": {"type": "number", "minimum": 0},
+                    "neededHours": {"type": "number", "minimum": 0},
+                    "enough": {"type": "boolean"},
+                },
+            },
+            "excluded": {
+                "type": "object",
+                "description": (
+                    "resource -> why rightsizer leaves it alone (an HPA scales it, the container "
+                    "policy is Off or does not control it, the namespace is never sized): it "
+                    "counts 0 in the savings"
+                ),
+                "additionalProperties": {"type": "string"},
+            },
             "reason": {
                 "type": "string",
                 "description": "how the strategy reached the target",
@@ -504,11 +542,20 @@ def schemas() -> dict[str, Any]:
                     "description": "cores and GiB a pod frees on average (negative: needs more)",
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
                 },
+                "savingsBasis": {
+                    "type": "string",
+                    "enum": ["policy", "policyOff", "defaultPolicy"],
+                    "description": (
+                        "what the savings assume: its policy acts, or (an estimate) what its "
+                        "policy in updateMode Off, or a default policy without one, would change"
+                    ),
+                },
                 "estimatedSavings": {
                     "type": "object",
                     "description": (
                         "cores and GiB the live pods together free: the sum over pods of "
-                        "request - target (negative: they need more)"
+                        "request - target (negative: they need more), over the resources "
+                        "rightsizer would change (not those in a container's `excluded`)"
                     ),
                     "properties": {"cpuCores": {"type": "number"}, "memoryGiB": {"type": "number"}},
                 },

@@ -3,7 +3,9 @@
 Validation is app.documents.policy.parse_policy, the parser every other path uses, so the API
 can store nothing the webhook or recommender would read differently. Stored documents keep what
 the user wrote (quantities as given). Writes are conditional on the row's version in the UPDATE
-itself, so two editors racing cannot both win even between our read and our write.
+itself, so two editors racing cannot both win even between our read and our write. A write that
+succeeds but cannot act (a target in a namespace never sized, or not in the cluster now) answers
+with `Warning` headers as kube-apiserver does (app.core.policy_warnings, app.kube.targets).
 """
 
 from __future__ import annotations
@@ -30,13 +32,23 @@ from app.api.common import (
 )
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
+from app.core.policy_warnings import (
+    TargetFacts,
+    never_sized_reasons,
+    policy_warnings,
+    warning_header,
+)
+from app.core.recommend.model import WorkloadKey
 from app.documents.policy import PolicyInvalid, parse_policy, row_document
 from app.documents.recommender_fields import stored_recommender
 from app.documents.stored import without_read_only
 from app.documents.target import target_columns
 from app.documents.update_fields import stored_options
 from app.extensions import db
+from app.kube.client import ClusterUnreachable, api_client
+from app.kube.targets import target_facts
 from app.models import Policy as PolicyRow
+from app.settings import settings
 from app.store.policies import find_policy, policy_exists, policy_rows
 
 bp = Blueprint("policies", __name__)
@@ -46,9 +58,38 @@ def document(row: PolicyRow) -> dict[str, Any]:
     return with_metadata(row_document(row), row)
 
 
-def _respond(row: PolicyRow, status: int = 200) -> Response:
+def _respond(row: PolicyRow, status: int = 200, warn: bool = False) -> Response:
     location = url_for("policies.get_policy", namespace=row.namespace, name=row.name)
-    return stored_response(document(row), row, status, location)
+    resp = stored_response(document(row), row, status, location)
+    for text in _warnings(row) if warn else ():
+        resp.headers.add("Warning", warning_header(text))
+    return resp
+
+
+# A write waits for these answers: a cluster that does not answer costs seconds, not minutes.
+CHECK_TIMEOUT = (3.0, 5.0)
+
+
+def _warnings(row: PolicyRow) -> list[str]:
+    """What a write of `row` warns about (app.core.policy_warnings): a namespace rightsizer never
+    sizes, or a namespace or workload the cluster does not have now."""
+    cluster = settings().cluster
+    never = never_sized_reasons(cluster.namespace, cluster.excluded_namespaces)
+    target = (
+        WorkloadKey(row.namespace, row.target_kind, row.target_name or "")
+        if row.target_kind
+        else None
+    )
+    facts = None
+    if row.namespace not in never:
+        try:
+            api = api_client(cluster.kubeconfig or None, timeout=CHECK_TIMEOUT, qps=0)
+        except ClusterUnreachable as e:
+            facts = TargetFacts(unchecked=str(e))
+        else:
+            with api:
+                facts = target_facts(api, row.namespace, target)
+    return policy_warnings(row.namespace, target, never, facts)
 
 
 def _find(namespace: str, name: str) -> PolicyRow:
@@ -109,7 +150,7 @@ def create_policy() -> ResponseReturnValue:
     row = PolicyRow(**_columns(doc), version=1)
     audit("create", "Policy", f"{ns}/{name}", f"created policy {ns}/{name}", {"after": doc})
     commit_new(row, what)
-    return _respond(row, 201)
+    return _respond(row, 201, warn=True)
 
 
 def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Response:
@@ -120,7 +161,7 @@ def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Respo
     update_checked(row, _columns(doc), "Policy", ref)
     audit("update", "Policy", ref, f"updated policy {ref}", {"before": before, "after": doc})
     db.session.commit()
-    return _respond(row)
+    return _respond(row, warn=True)
 
 
 @bp.put("/policies/<namespace>/<name>")

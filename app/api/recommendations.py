@@ -6,11 +6,16 @@ then each container also shows them (currentRequests, podRequests), the differen
 (target - current), and the workload its savings over those real pods (estimatedSavings: the sum
 over pods of request - target, app.core.savings) and their average per pod
 (estimatedSavingsPerReplica), positive when the recommendation asks for less. Without current
-requests (or pods) those fields are absent rather than guessed. Each workload also carries its
-`conditions` (app.core.conditions: VPA's RecommendationProvided, LowConfidence, NoPodsMatched, ...
-and rightsizer's own), and a workload known only by its conditions (a policy's target without
-pods) is listed with no containers. A DaemonSet sized per node group also carries its groups
-(app.api.node_groups: `nodeGroupLabel`, and `nodeGroups` per container).
+requests (or pods) those fields are absent rather than guessed. Savings count only what rightsizer
+would change (app.core.scope): a resource an HPA scales, a container whose policy is Off or that
+does not control it, a namespace never sized count 0, each named with the reason in its
+container's `excluded`; the workload's `savingsBasis` says whether its policy acts (`policy`) or
+the numbers are what its policy (`policyOff`) or a default policy (`defaultPolicy`) would change.
+Each workload also carries its `conditions` (app.core.conditions: VPA's RecommendationProvided,
+LowConfidence, NoPodsMatched, ... and rightsizer's own), and a workload known only by its
+conditions (a policy's target without pods) is listed with no containers. A DaemonSet sized per
+node group also carries its groups (app.api.node_groups: `nodeGroupLabel`, and `nodeGroups` per
+container).
 """
 
 from __future__ import annotations
@@ -25,15 +30,20 @@ from app.api.auth import requires
 from app.api.errors import ApiError
 from app.api.node_groups import with_node_groups
 from app.api.query import reject_unknown_args
+from app.core.history import history
+from app.core.policy_warnings import never_sized_reasons
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources, format_cpu, format_memory
 from app.core.savings import Savings
 from app.extensions import db
 from app.models import Recommendation, WorkloadCondition
+from app.settings import settings
 from app.store.conditions import workload_conditions
 from app.store.node_groups import node_group_rows
+from app.store.policies import InvalidPolicyLog
 from app.store.recommendations import find_recommendations
-from app.store.savings import workload_savings
+from app.store.savings import Scoper, WorkloadScope, workload_savings
+from app.store.session import to_unix
 
 bp = Blueprint("recommendations", __name__)
 FILTERS = ("namespace", "kind", "name")
@@ -61,16 +71,22 @@ def current_and_difference(row: Recommendation) -> dict[str, Any]:
     return {"currentRequests": current, "difference": diff} if current else {}
 
 
-def savings_per_replica(rows: list[Recommendation]) -> dict[str, float] | None:
+def savings_per_replica(
+    rows: list[Recommendation], scope: WorkloadScope
+) -> dict[str, float] | None:
     """Cores and GiB a pod frees on average (negative: it needs more): the savings over the real
     pods divided by their number; without them, one pod's current requests minus the targets.
-    None if nothing is known."""
-    seen = workload_savings(rows)
+    Only over what rightsizer would change (`scope`). None if nothing is known."""
+    seen = workload_savings(rows, scope)
     if seen is not None:
         return _cores_and_gib(seen.per_pod)
-    cpu = [r.current_cpu_request - r.target_cpu for r in rows if r.current_cpu_request is not None]
+    cpu = [
+        r.current_cpu_request - r.target_cpu if "cpu" not in scope.of(r.container) else 0
+        for r in rows
+        if r.current_cpu_request is not None
+    ]
     mem = [
-        r.current_memory_request - r.target_memory
+        r.current_memory_request - r.target_memory if "memory" not in scope.of(r.container) else 0
         for r in rows
         if r.current_memory_request is not None
     ]
@@ -84,10 +100,11 @@ def savings_per_replica(rows: list[Recommendation]) -> dict[str, float] | None:
     return out
 
 
-def savings_total(rows: list[Recommendation]) -> dict[str, float] | None:
+def savings_total(rows: list[Recommendation], scope: WorkloadScope) -> dict[str, float] | None:
     """Cores and GiB the live pods together would free: the sum over the pods of each container
-    of request - target (app.core.savings); None if no container's pods were seen."""
-    seen = workload_savings(rows)
+    of request - target (app.core.savings), over what rightsizer would change (`scope`); None if
+    no container's pods were seen."""
+    seen = workload_savings(rows, scope)
     return _cores_and_gib(seen.all_pods) if seen is not None else None
 
 
@@ -108,7 +125,7 @@ def pod_requests(row: Recommendation) -> dict[str, Any]:
     }
 
 
-def _container(row: Recommendation) -> dict[str, Any]:
+def _container(row: Recommendation, excluded: dict[str, str], needed: float) -> dict[str, Any]:
     doc = {
         "name": row.container,
         "target": Resources(row.target_cpu, row.target_memory).as_quantities(),
@@ -121,6 +138,11 @@ def _container(row: Recommendation) -> dict[str, Any]:
         "firstSampleTime": _time(row.first_sample_at),
         "lastSampleTime": _time(row.last_sample_at),
         "updateTime": _time(row.updated_at),
+        # how much of the history the updater needs it has (app.core.history): the bounds mean
+        # little before (VPA's widen as 1 / days of history; unbounded, `unknown`, at none)
+        "history": history(
+            to_unix(row.first_sample_at), to_unix(row.last_sample_at), needed
+        ).document(),
     }
     doc.update(current_and_difference(row))
     doc.update(pod_requests(row))
@@ -128,30 +150,52 @@ def _container(row: Recommendation) -> dict[str, Any]:
         doc["conflicts"] = row.conflicts
     if row.reason:
         doc["reason"] = row.reason  # how the policy's strategy reached the target
+    if excluded:
+        doc["excluded"] = excluded  # resource -> why rightsizer leaves it alone (app.core.scope)
     return doc
 
 
-def workloads(rows: list[Recommendation]) -> list[dict[str, Any]]:
+def workloads(rows: list[Recommendation], scoper: Scoper) -> list[dict[str, Any]]:
+    needed = settings().updater.min_history_seconds
     out = []
     for (ns, kind, name), group in groupby(rows, key=lambda r: (r.namespace, r.kind, r.name)):
         members = list(group)
+        scope = scoper(members)
         doc: dict[str, Any] = {
             "namespace": ns,
             "kind": kind,
             "name": name,
-            "containers": [_container(r) for r in members],
+            "containers": [_container(r, scope.of(r.container), needed) for r in members],
+            "savingsBasis": scope.basis,
         }
         replicas = [r.replicas for r in members if r.replicas is not None]
         if replicas:
             doc["replicas"] = max(replicas)
-        savings = savings_per_replica(members)
+        savings = savings_per_replica(members, scope)
         if savings is not None:
             doc["estimatedSavingsPerReplica"] = savings
-        total = savings_total(members)
+        total = savings_total(members, scope)
         if total is not None:
             doc["estimatedSavings"] = total
         out.append(doc)
     return out
+
+
+# A policy row edited by hand into nonsense governs nothing here either: logged once per version.
+_INVALID_POLICIES = InvalidPolicyLog("api")
+
+
+def scoper(namespace: str | None = None) -> Scoper:
+    """What rightsizer would change of each workload (app.core.scope), as the settings say; with
+    `namespace`, of its workloads only."""
+    cluster = settings().cluster
+    return Scoper.load(
+        db.session,
+        _INVALID_POLICIES,
+        never_sized_reasons(cluster.namespace, cluster.excluded_namespaces),
+        settings().recommender.model,
+        namespace,
+    )
 
 
 def condition_document(row: WorkloadCondition) -> dict[str, Any]:
@@ -186,7 +230,8 @@ def list_recommendations() -> ResponseReturnValue:
     filters = {k: request.args[k] for k in FILTERS if k in request.args}
     rows = find_recommendations(db.session, **filters)
     conditions = workload_conditions(db.session, **filters)
-    docs = with_node_groups(workloads(rows), node_group_rows(db.session, **filters))
+    scope = scoper(filters.get("namespace"))
+    docs = with_node_groups(workloads(rows, scope), node_group_rows(db.session, **filters))
     return jsonify({"items": with_conditions(docs, conditions)})
 
 
@@ -198,5 +243,7 @@ def get_recommendation(namespace: str, kind: str, name: str) -> ResponseReturnVa
     conditions = workload_conditions(db.session, namespace, kind, name)
     if not rows and not conditions:
         raise ApiError(404, "NotFound", f"no recommendation for {kind} {namespace}/{name}")
-    docs = with_node_groups(workloads(rows), node_group_rows(db.session, namespace, kind, name))
+    docs = with_node_groups(
+        workloads(rows, scoper(namespace)), node_group_rows(db.session, namespace, kind, name)
+    )
     return jsonify(with_conditions(docs, conditions)[0])

@@ -22,6 +22,7 @@ import yaml
 from app.cli.export import export_vpas
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
 from app.cli.session import Api, api_options, fail
+from app.core.history import HOUR, History
 from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.core.quantity import amount, readable
 from app.documents.policy import PolicyInvalid, parse_policy
@@ -291,6 +292,19 @@ def group_cell(workload: dict[str, Any], group: str | None) -> str:
     return "*" if group is None else f"{label}={group}"
 
 
+def too_little_history(container: dict[str, Any]) -> str | None:
+    """`not enough history: 0.2 hours of 1` for a container the API says has less history than
+    the updater needs (its `history`), else None."""
+    h = container.get("history")
+    if not isinstance(h, dict) or h.get("enough") is not False:
+        return None
+    try:
+        hours, needed = float(h["hours"]), float(h["neededHours"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return History(hours * HOUR, needed * HOUR).message()
+
+
 def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     """One line per workload container; a workload without any (a policy's target without
     pods) gets one line saying why, in its conditions. A DaemonSet sized per node group adds a
@@ -300,7 +314,11 @@ def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     for w in items:
         conditions = condition_summary(w)
         rows: list[dict[str, Any]] = recommendation_rows([w]) or [{"container": "-"}]
+        short = {c["name"]: too_little_history(c) for c in w["containers"]}
         for r in rows:
+            # a container with less history than the updater needs: said so, not VPA's bounds
+            # (hundreds of times the target, or unknown, at first); json, yaml and csv keep them
+            young = short.get(r["container"]) if r.get("node_group") is None else None
             out.append(
                 (
                     w["namespace"],
@@ -308,13 +326,19 @@ def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
                     r["container"],
                     shown("cpu", r.get("target_cpu")),
                     shown("memory", r.get("target_memory")),
-                    f"{shown('cpu', r.get('lower_cpu'))}-{shown('cpu', r.get('upper_cpu'))}"
-                    if r.get("lower_cpu") is not None
-                    else "-",
-                    f"{shown('memory', r.get('lower_memory'))}-"
-                    f"{shown('memory', r.get('upper_memory'))}"
-                    if r.get("lower_memory") is not None
-                    else "-",
+                    young
+                    or (
+                        f"{shown('cpu', r.get('lower_cpu'))}-{shown('cpu', r.get('upper_cpu'))}"
+                        if r.get("lower_cpu") is not None
+                        else "-"
+                    ),
+                    young
+                    or (
+                        f"{shown('memory', r.get('lower_memory'))}-"
+                        f"{shown('memory', r.get('upper_memory'))}"
+                        if r.get("lower_memory") is not None
+                        else "-"
+                    ),
                     shown("cpu", r.get("current_cpu")),
                     shown("memory", r.get("current_memory")),
                     conditions,

@@ -110,24 +110,42 @@ def demo_environment(
 
 
 def requests_table(items: list[dict[str, Any]]) -> str:
+    """Per container, its requests now and what rightsizer recommends; a resource rightsizer
+    leaves alone (the API's `excluded`: an HPA scales it, kube-system is never sized) shows no
+    recommendation, and the last column says why."""
     rows = [
-        ("WORKLOAD", "CONTAINER", "CPU NOW", "CPU RECOMMENDED", "MEMORY NOW", "MEMORY RECOMMENDED")
+        (
+            "WORKLOAD",
+            "CONTAINER",
+            "CPU NOW",
+            "CPU RECOMMENDED",
+            "MEMORY NOW",
+            "MEMORY RECOMMENDED",
+            "LEFT ALONE",
+        )
     ]
     for item in items:
         for c in item["containers"]:
             now = c.get("currentRequests") or {}
+            excluded: dict[str, str] = c.get("excluded") or {}
+            reasons: dict[str, list[str]] = {}
+            for r, why in excluded.items():
+                reasons.setdefault(why, []).append(r)
             rows.append(
                 (
                     f"{item['namespace']}/{item['kind']}/{item['name']}",
                     c["name"],
                     shown("cpu", now.get("cpu")),
-                    shown("cpu", c["target"]["cpu"]),
+                    "-" if "cpu" in excluded else shown("cpu", c["target"]["cpu"]),
                     shown("memory", now.get("memory")),
-                    shown("memory", c["target"]["memory"]),
+                    "-" if "memory" in excluded else shown("memory", c["target"]["memory"]),
+                    "; ".join(f"{' and '.join(rs)}: {why}" for why, rs in reasons.items()),
                 )
             )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in rows)
+    return "\n".join(
+        "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
 
 
 def _free_port() -> int:

@@ -22,6 +22,7 @@ import requests
 from app.cli import context as contexts
 from app.cli.context import Connection, ContextError
 from app.cli.reach import explain
+from app.core.policy_warnings import warning_texts
 
 TIMEOUT = 30
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,11 +56,21 @@ class Api:
     def send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         """The answer whatever its status; an unreachable server ends the command."""
         try:
-            return self.session.request(
+            resp = self.session.request(
                 method, self.base + path, timeout=TIMEOUT, verify=self.verify, **kwargs
             )
         except requests.RequestException as e:
             fail(explain(e, self.conn))
+        # The server's warnings (a policy whose target cannot act), printed as kubectl does:
+        # each header as sent (urllib3 keeps them apart; requests' mapping joins them).
+        raw: Any = getattr(resp.raw, "headers", None)
+        if raw is not None and hasattr(raw, "getlist"):
+            values = list(raw.getlist("Warning"))
+        else:
+            values = [resp.headers["Warning"]] if "Warning" in resp.headers else []
+        for text in warning_texts(values):
+            click.echo(f"Warning: {text}", err=True)
+        return resp
 
     def fail_response(self, resp: requests.Response, what: str = "") -> NoReturn:
         try:

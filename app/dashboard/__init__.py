@@ -26,7 +26,9 @@ from flask.typing import ResponseReturnValue
 
 from app.auth import COOKIE, AuthError, authenticate, check
 from app.core.policy import UPDATE_MODES
+from app.core.policy_warnings import never_sized_reasons
 from app.core.recommend.model import WorkloadKey
+from app.core.scope import RESOURCES, pod_minimum_share
 from app.dashboard import charts, data, format, nodes
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
@@ -150,6 +152,10 @@ def overview() -> ResponseReturnValue:
         memory_chart=memory_chart,
         waste=data.waste(ws, prices),
         risk=data.risk(ws, prices),
+        raises=data.pod_minimum_raises(ws),
+        pod_floor=pod_minimum_share(None, 1, settings().recommender.model),
+        left_alone=data.left_alone(ws),
+        bases=data.bases(ws),
     )
 
 
@@ -221,20 +227,19 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
             }
         )
     suggested = w.mode if w and w.mode != "Off" else "Initial"
-    snippets = {
-        c.name: {
-            "resources": resources_block(c.target),
-            "policy": policy_document(
-                namespace,
-                kind,
-                name,
-                c.name,
-                suggested,
-                tuple(r for r in ("cpu", "memory") if r not in c.conflicts),
-            ),
-        }
-        for c in (w.containers if w else [])
-    }
+    resources = {c.name: resources_block(c.target) for c in (w.containers if w else [])}
+    # One policy for the workload, all its containers in it; none where rightsizer never sizes.
+    cluster = settings().cluster
+    never = never_sized_reasons(cluster.namespace, cluster.excluded_namespaces).get(namespace)
+    policy = None
+    if w and never is None:
+        policy = policy_document(
+            namespace,
+            kind,
+            name,
+            [(c.name, tuple(r for r in RESOURCES if r not in c.conflicts)) for c in w.containers],
+            suggested,
+        )
     return render_template(
         "dashboard/workload.html",
         namespace=namespace,
@@ -244,7 +249,9 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
         prices=data.prices(),
         histograms=histograms,
         history=history_charts(recommendation_history(db.session, namespace, kind, name)),
-        snippets=snippets,
+        resources=resources,
+        policy=policy,
+        never_sized=never,
         suggested_mode=suggested,
         conditions=conditions,
         node_groups=node_groups(db.session, namespace, kind, name),  # _node_groups.html

@@ -3,23 +3,30 @@ number on a page always equals the one the API returns.
 
 Savings are over the real pods of each workload (app.store.savings, app.core.savings): per
 container the sum over its live pods of request - recommendation, added up per workload and over
-everything; a shortfall (negative) is a risk, listed apart from the waste.
+everything; a shortfall (negative) is a risk, listed apart from the waste. Only what rightsizer
+would change counts (app.core.scope): what it leaves alone (an HPA's resource, a namespace never
+sized, a container policy Off or not controlling it) counts 0 and is listed with the reason; a
+shortfall only because the recommendation is the pod minimum (250Mi a pod) is not a risk and is
+counted apart.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
-from app.core.policy import Policy, PolicyIndex
-from app.core.recommend.model import WorkloadKey
+from app.core.history import History, history
+from app.core.policy_warnings import never_sized_reasons
 from app.core.savings import Prices, Savings, total
+from app.core.scope import BASIS_LABELS, DEFAULT, shortfalls
 from app.extensions import db
 from app.models import Recommendation
 from app.settings import settings
-from app.store.policies import InvalidPolicyLog, valid_policies
+from app.store.policies import InvalidPolicyLog
 from app.store.recommendations import find_recommendations, recommended_namespaces
-from app.store.savings import over_pods
+from app.store.savings import Scoper, over_pods
+from app.store.session import to_unix
 
 RESOURCES = ("cpu", "memory")
 
@@ -35,14 +42,29 @@ class ContainerView:
     conflicts: dict[str, str]
     replicas: int | None = None  # live pods running it, when seen
     requested: tuple[int, int] | None = None  # the sum of those pods' requests
-    savings: Savings | None = None  # over those pods
+    savings: Savings | None = None  # over those pods, of what rightsizer would change
+    excluded: dict[str, str] = field(default_factory=dict)  # resource -> why it is left alone
+    history: History = field(default_factory=lambda: History(0.0, 0.0))  # vs what is needed
 
     @property
     def recommended(self) -> tuple[int, int] | None:
-        """The recommendation for all its pods."""
+        """What all its pods would request with the recommendation: the target where rightsizer
+        would set it, their requests as they are where it leaves them alone."""
         if self.replicas is None:
             return None
-        return (self.target[0] * self.replicas, self.target[1] * self.replicas)
+        out = [t * self.replicas for t in self.target]
+        if self.requested is not None:
+            for i, r in enumerate(RESOURCES):
+                if r in self.excluded:
+                    out[i] = self.requested[i]
+        return out[0], out[1]
+
+    def left_alone_notes(self) -> list[tuple[str, str]]:
+        """(resources, why) of what rightsizer leaves alone, one per reason: "cpu and memory"."""
+        by_reason: dict[str, list[str]] = {}
+        for r, why in self.excluded.items():
+            by_reason.setdefault(why, []).append(r)
+        return [(" and ".join(rs), why) for why, rs in by_reason.items()]
 
     @property
     def pods_differ(self) -> bool:
@@ -63,6 +85,7 @@ class Shortfall:
     container: ContainerView
     resource: str
     lacking: int  # millicores or bytes, over its pods (positive)
+    at_pod_minimum: bool = False  # the recommendation is the pod minimum: not a shortage
 
 
 @dataclass
@@ -73,6 +96,17 @@ class WorkloadView:
     mode: str  # the governing policy's updateMode, "Off" without one
     policy: str | None
     containers: list[ContainerView] = field(default_factory=list)
+    basis: str = DEFAULT  # what its savings assume (app.core.scope)
+    pod_minimum: tuple[int, int] = (0, 0)  # a container's share of the pod minimum
+
+    @property
+    def basis_label(self) -> str:
+        return BASIS_LABELS[self.basis]
+
+    @property
+    def all_left_alone(self) -> bool:
+        """rightsizer changes nothing of it (a namespace never sized, every container Off...)."""
+        return all(set(c.excluded) == set(RESOURCES) for c in self.containers)
 
     @property
     def target_cpu(self) -> int:
@@ -118,18 +152,25 @@ class WorkloadView:
         out = []
         for c in self._seen():
             assert c.savings is not None
-            for resource, saved in zip(RESOURCES, (c.savings.cpu, c.savings.memory), strict=True):
-                if saved < 0:
-                    out.append(Shortfall(self, c, resource, -saved))
+            for s in shortfalls(c.savings, c.target, self.pod_minimum):
+                out.append(Shortfall(self, c, s.resource, s.lacking, s.at_pod_minimum))
         return out
+
+    def left_alone(self) -> list[tuple[str, str, str]]:
+        """(reason, resources, containers) of what rightsizer leaves alone, one per reason."""
+        by_reason: dict[str, tuple[list[str], list[str]]] = {}
+        for c in self.containers:
+            for r, why in c.excluded.items():
+                resources, containers = by_reason.setdefault(why, ([], []))
+                if r not in resources:
+                    resources.append(r)
+                if c.name not in containers:
+                    containers.append(c.name)
+        return [(why, " and ".join(rs), ", ".join(cs)) for why, (rs, cs) in by_reason.items()]
 
 
 # A row edited by hand into nonsense governs nothing here either: logged once per version.
 _INVALID_POLICIES = InvalidPolicyLog("dashboard")
-
-
-def policies() -> list[Policy]:
-    return valid_policies(db.session, _INVALID_POLICIES)
 
 
 def prices() -> Prices:
@@ -137,7 +178,7 @@ def prices() -> Prices:
     return Prices(s.price_per_core_hour, s.price_per_gib_hour, s.currency)
 
 
-def _container(r: Recommendation) -> ContainerView:
+def _container(r: Recommendation, excluded: dict[str, str], needed: float) -> ContainerView:
     requested = (
         (r.requested_cpu_total, r.requested_memory_total)
         if r.requested_cpu_total is not None and r.requested_memory_total is not None
@@ -153,24 +194,46 @@ def _container(r: Recommendation) -> ContainerView:
         dict(r.conflicts or {}),
         r.replicas,
         requested,
-        over_pods(r),
+        over_pods(r, excluded),
+        excluded,
+        history(to_unix(r.first_sample_at), to_unix(r.last_sample_at), needed),
+    )
+
+
+def scoper(namespace: str | None = None) -> Scoper:
+    """What rightsizer would change of each workload, as the settings say (as the API's); with
+    `namespace`, of its workloads only."""
+    cluster = settings().cluster
+    return Scoper.load(
+        db.session,
+        _INVALID_POLICIES,
+        never_sized_reasons(cluster.namespace, cluster.excluded_namespaces),
+        settings().recommender.model,
+        namespace,
     )
 
 
 def workloads(namespace: str | None = None) -> list[WorkloadView]:
-    known = PolicyIndex(policies())
-    out: dict[tuple[str, str, str], WorkloadView] = {}
-    for r in find_recommendations(db.session, namespace=namespace):
-        key = (r.namespace, r.kind, r.name)
-        if key not in out:
-            p = known.governing(WorkloadKey(*key))
-            out[key] = WorkloadView(
-                *key,
-                mode=p.update_mode if p else "Off",
-                policy=f"{p.namespace}/{p.name}" if p else None,
-            )
-        out[key].containers.append(_container(r))
-    return list(out.values())
+    scope_of = scoper(namespace)
+    needed = settings().updater.min_history_seconds  # the history the updater wants
+    out = []
+    rows = find_recommendations(db.session, namespace=namespace)
+    for (ns, kind, name), group in groupby(rows, key=lambda r: (r.namespace, r.kind, r.name)):
+        members = list(group)
+        scope = scope_of(members)
+        p = scope.policy
+        w = WorkloadView(
+            ns,
+            kind,
+            name,
+            mode=p.update_mode if p else "Off",
+            policy=f"{p.namespace}/{p.name}" if p else None,
+            basis=scope.basis,
+            pod_minimum=scope.pod_minimum,
+        )
+        w.containers = [_container(r, scope.of(r.container), needed) for r in members]
+        out.append(w)
+    return out
 
 
 def namespaces() -> list[str]:
@@ -236,14 +299,67 @@ def waste(ws: list[WorkloadView], p: Prices, limit: int = 10) -> list[WorkloadVi
 
 def risk(ws: list[WorkloadView], p: Prices, limit: int = 10) -> list[Shortfall]:
     """Under-provisioned containers: their pods ask for less than recommended (they may be
-    throttled, OOM-killed or evicted first), the largest shortfall in money first."""
-    found = [s for w in ws for s in w.shortfalls()]
+    throttled, OOM-killed or evicted first), the largest shortfall in money first. Not those
+    whose recommendation is only the pod minimum (`at_pod_minimum`)."""
+    found = [s for w in ws for s in w.shortfalls() if not s.at_pod_minimum]
 
     def cost(s: Shortfall) -> float:
         lack = Savings(s.lacking, 0) if s.resource == "cpu" else Savings(0, s.lacking)
         return p.per_hour(lack)
 
     return sorted(found, key=lambda s: (-cost(s), s.resource))[:limit]
+
+
+@dataclass(frozen=True)
+class PodMinimumRaises:
+    """Containers whose pods ask for less than the pod minimum they are recommended: raised to
+    the floor, not short of what they use."""
+
+    containers: int
+    cpu: int  # added over all their pods, millicores
+    memory: int  # bytes
+
+
+def pod_minimum_raises(ws: list[WorkloadView]) -> PodMinimumRaises:
+    found = [s for w in ws for s in w.shortfalls() if s.at_pod_minimum]
+    return PodMinimumRaises(
+        len(
+            {
+                (s.workload.namespace, s.workload.kind, s.workload.name, s.container.name)
+                for s in found
+            }
+        ),
+        sum(s.lacking for s in found if s.resource == "cpu"),
+        sum(s.lacking for s in found if s.resource == "memory"),
+    )
+
+
+@dataclass(frozen=True)
+class LeftAlone:
+    """What the savings leave out: the first `limit` items, and how many there are in all."""
+
+    items: list[tuple[WorkloadView, str, str, str]]  # workload, reason, resources, containers
+    count: int
+
+    @property
+    def more(self) -> int:
+        return self.count - len(self.items)
+
+
+def left_alone(ws: list[WorkloadView], limit: int = 30) -> LeftAlone:
+    """(workload, reason, resources, containers) of what the savings leave out, the first
+    `limit` of them (a cluster's kube-system alone may hold hundreds)."""
+    found = [(w, *item) for w in ws for item in w.left_alone()]
+    return LeftAlone(found[:limit], len(found))
+
+
+def bases(ws: list[WorkloadView]) -> dict[str, int]:
+    """How many workloads (whose pods were seen) each basis counts."""
+    out: dict[str, int] = {}
+    for w in ws:
+        if w.savings is not None:
+            out[w.basis] = out.get(w.basis, 0) + 1
+    return out
 
 
 SORTS: dict[str, Any] = {

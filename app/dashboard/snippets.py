@@ -1,10 +1,12 @@
 """YAML to copy from a workload's page, as Goldilocks offers: per container the `resources:`
-block with its recommended requests (exact Kubernetes quantities, for a pod template), and a
-policy that makes rightsizer apply them (docs/policies.md), quoted where YAML would misread it."""
+block with its recommended requests (exact Kubernetes quantities, for a pod template), and one
+policy for the workload, with all its containers, that makes rightsizer apply them
+(docs/policies.md), quoted where YAML would misread it."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import yaml
 
@@ -35,25 +37,26 @@ def policy_document(
     namespace: str,
     kind: str,
     name: str,
-    container: str,
+    containers: Sequence[tuple[str, tuple[str, ...]]],
     mode: str,
-    controlled: tuple[str, ...] = ("cpu", "memory"),
 ) -> str:
-    """A policy for this workload that sizes `container` in `mode` (quoted: an unquoted Off is a
-    YAML boolean), only its `controlled` resources (not one a HorizontalPodAutoscaler scales
-    on); without any, the container is left alone. `rightsizer policy apply -f FILE` takes it."""
-    head = (
-        f"name: {scalar(name)}\n"
-        f"namespace: {scalar(namespace)}\n"
-        f"target: {{kind: {kind}, name: {scalar(name)}}}\n"
-        f"updateMode: {json.dumps(mode)}\n"
-        "containerPolicies:\n"
-        f"  - containerName: {scalar(container)}\n"
-    )
-    if not controlled:
-        return head + '    mode: "Off"\n'
-    return (
-        head
-        + f"    controlledResources: [{', '.join(controlled)}]\n"
-        + "    controlledValues: RequestsAndLimits\n"
-    )
+    """One policy for this workload in `mode` (quoted: an unquoted Off is a YAML boolean), with
+    an entry for each of its `containers`: (name, the resources it controls), not one a
+    HorizontalPodAutoscaler scales on; a container with none is left alone (`mode: "Off"`). One
+    document for the workload, since two policies of one name replace each other.
+    `rightsizer policy apply -f FILE` takes it."""
+    lines = [
+        f"name: {scalar(name)}",
+        f"namespace: {scalar(namespace)}",
+        f"target: {{kind: {kind}, name: {scalar(name)}}}",
+        f"updateMode: {json.dumps(mode)}",
+        "containerPolicies:",
+    ]
+    for container, controlled in containers:
+        lines.append(f"  - containerName: {scalar(container)}")
+        if not controlled:
+            lines.append('    mode: "Off"')
+            continue
+        lines.append(f"    controlledResources: [{', '.join(controlled)}]")
+        lines.append("    controlledValues: RequestsAndLimits")
+    return "\n".join(lines) + "\n"

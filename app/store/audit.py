@@ -7,13 +7,14 @@ event's transaction commits (a rolled-back event is not counted).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from prometheus_client import Counter
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from app.models import AuditEvent
+from app.models import AuditEvent, utcnow
 from app.store.session import DbSession
 
 # Audit-event action -> the counter of what rightsizer did to the cluster.
@@ -69,12 +70,15 @@ def record(
     ref: str,
     message: str,
     details: dict[str, Any],
+    time: datetime | None = None,
 ) -> AuditEvent:
     """Adds an audit event to `session` (not committed: it commits with the change it records).
 
     `actor` is who acted ("rightsizer/updater", or the API caller), `kind` and `ref` the object
-    acted on ("Pod", "shop/web-1")."""
+    acted on ("Pod", "shop/web-1"), `time` when it happened (None: now; the webhook's counts are
+    written later than the admissions they count, and keep the time of the first)."""
     row = AuditEvent(
+        time=time or utcnow(),
         actor=actor,
         action=action,
         object_kind=kind,

@@ -1,7 +1,11 @@
-"""The audit trail read back: newest first, filtered, paged by event id (never by offset).
+"""The audit trail read back: newest first (by the time of each event, then its id), filtered,
+paged by the last event shown (never by offset).
 
-A page ends with a `continue` token (opaque to clients, as in Kubernetes lists) that resumes after
-its last event; the API and the dashboard page with the same tokens.
+Events are mostly written as they happen, but the webhook's counts are written up to a minute
+after the admissions they count and keep their own time (app.webhook.audit), so the order is the
+events' time, not the order rows were written. A page ends with a `continue` token (opaque to
+clients, as in Kubernetes lists) that resumes after its last event, wherever that event sits in
+time; the API and the dashboard page with the same tokens.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import binascii
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
 from app.models import AuditEvent
 from app.store.session import DbSession
@@ -46,8 +50,17 @@ def page(session: DbSession, where: EventFilter, limit: int) -> tuple[list[Audit
     if where.until is not None:
         q = q.where(AuditEvent.time < where.until)
     if where.before_id is not None:
-        q = q.where(AuditEvent.id < where.before_id)
-    rows = list(session.scalars(q.order_by(AuditEvent.id.desc()).limit(limit + 1)))
+        # after the event the last page ended at, in (time, id) order; the event read here (a
+        # token names an event id: earlier tokens stay valid)
+        last = select(AuditEvent.time).where(AuditEvent.id == where.before_id).scalar_subquery()
+        q = q.where(
+            or_(
+                AuditEvent.time < last,
+                and_(AuditEvent.time == last, AuditEvent.id < where.before_id),
+            )
+        )
+    order = (AuditEvent.time.desc(), AuditEvent.id.desc())
+    rows = list(session.scalars(q.order_by(*order).limit(limit + 1)))
     return rows[:limit], len(rows) > limit
 
 

@@ -11,7 +11,7 @@ import logging
 
 from sqlalchemy import select
 
-from app.core.policy import Policy
+from app.core.policy import CLUSTER_WIDE, Policy
 from app.documents.policy import PolicyInvalid, policy_from_row
 from app.models import Policy as PolicyRow
 from app.store.session import DbSession
@@ -35,10 +35,16 @@ class InvalidPolicyLog:
             )
 
 
-def valid_policies(session: DbSession, invalid: InvalidPolicyLog) -> list[Policy]:
-    """Every policy row that parses (one query); the others are reported to `invalid`."""
+def valid_policies(
+    session: DbSession, invalid: InvalidPolicyLog, namespace: str | None = None
+) -> list[Policy]:
+    """Every policy row that parses (one query); the others are reported to `invalid`. With
+    `namespace`, only those that can govern its workloads: its own and the cluster defaults."""
+    q = select(PolicyRow)
+    if namespace is not None:
+        q = q.where(PolicyRow.namespace.in_((namespace, CLUSTER_WIDE)))
     out = []
-    for row in session.scalars(select(PolicyRow)):
+    for row in session.scalars(q):
         try:
             out.append(policy_from_row(row))
         except PolicyInvalid as e:

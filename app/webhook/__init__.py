@@ -61,7 +61,9 @@ def init_app(app: Flask) -> None:
             for c in counts:
                 w = c.workload
                 ref = f"{w.namespace}/{w.name}"
-                audit_trail.record(session, ACTOR, "mutate", w.kind, ref, c.message(), c.details())
+                audit_trail.record(
+                    session, ACTOR, "mutate", w.kind, ref, c.message(), c.details(), c.admitted
+                )
             session.commit()
 
     mutations = MutationCounter(store, interval=config.audit_interval_seconds)

@@ -7,6 +7,8 @@ counters every `interval` seconds as one `mutate` event per workload ("set reque
 pods"). When the database is down the counts are kept and merged into the next flush, so nothing is
 lost and nothing waits; past `max_workloads` distinct workloads, further ones are dropped and
 counted in `rightsizer_webhook_audit_dropped_total` rather than growing memory without end.
+An event's time is the admission of the first pod it counts (`from` and `to` in its details
+span them all), not the time of the flush that wrote it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ class MutationCount:
             first=min(self.first, other.first),
             last=max(self.last, other.last),
         )
+
+    @property
+    def admitted(self) -> datetime:
+        """When the first counted pod was admitted: the event's time (not the flush's, which may
+        come a minute later, after the updater's next eviction)."""
+        return datetime.fromtimestamp(self.first, UTC)
 
     def message(self) -> str:
         text = f"set requests on {self.pods} new pod{'s' if self.pods != 1 else ''}"

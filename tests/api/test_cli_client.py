@@ -64,9 +64,10 @@ def test_policy_apply_get_list_delete(run: Invoke, tmp_path: Path) -> None:
     f.write_text(POLICIES)
     out = run("policy", "apply", "-f", str(f))
     assert out.exit_code == 0, out.output
-    assert out.output.splitlines() == ["policy shop/web created", "policy */default created"]
+    # stdout: what was done (warnings go to stderr: this server has no cluster to check against)
+    assert out.stdout.splitlines() == ["policy shop/web created", "policy */default created"]
     again = run("policy", "apply", "-f", str(f))
-    assert again.output.splitlines()[0] == "policy shop/web configured"
+    assert again.stdout.splitlines()[0] == "policy shop/web configured"
     got = yaml.safe_load(run("policy", "get", "shop", "web").output)
     assert got["target"] == {"kind": "Deployment", "name": "web"}
     assert got["version"] == 2
@@ -208,6 +209,28 @@ def test_as_a_real_process(live_url: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "policy shop/web created" in done.stdout
     assert TOKENS["admin"] not in done.stdout + done.stderr
+
+
+def test_policy_writes_print_the_servers_warnings_as_kubectl_does(
+    app: Flask, run: Invoke, tmp_path: Path
+) -> None:
+    override(app, {"EXCLUDED_NAMESPACES": "legacy"})
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "name: coredns\nnamespace: kube-system\ntarget: {kind: Deployment, name: coredns}\n"
+    )
+    out = run("policy", "apply", "-f", str(f))
+    assert out.exit_code == 0, out.output  # written all the same
+    assert out.stdout == "policy kube-system/coredns created\n"
+    assert out.stderr == (
+        "Warning: namespace kube-system is never sized (the webhook configuration always keeps "
+        "it out): this policy will not act\n"
+    )
+    f.write_text("name: old\nnamespace: legacy\nupdateMode: Initial\n")
+    assert run("policy", "apply", "-f", str(f)).exit_code == 0
+    mode = run("policy", "set-mode", "legacy/old", "Recreate")
+    assert mode.stdout == "policy legacy/old: updateMode Initial -> Recreate\n"
+    assert mode.stderr.startswith("Warning: namespace legacy is never sized (excluded by ")
 
 
 def test_client_settings_are_documented() -> None:

@@ -13,8 +13,8 @@ from app.models import AuditEvent
 T0 = datetime(2024, 7, 1, tzinfo=UTC)
 
 
-def seed(n: int) -> None:
-    for i in range(n):
+def seed(n: int, first: int = 0) -> None:
+    for i in range(first, first + n):
         db.session.add(
             AuditEvent(
                 time=T0 + timedelta(minutes=i),
@@ -39,12 +39,33 @@ def test_pages_cover_everything_once_even_with_new_events(app: Flask, client: Fl
         seen += [e["details"]["i"] for e in body["items"]]
         pages += 1
         if pages == 1:
-            seed(3)  # written between pages: must not shift the next page
+            seed(3, first=25)  # newer events written between pages: must not shift the next
         if body["continue"] is None:
             break
         url = f"/api/v1/events?limit=10&continue={body['continue']}"
     assert seen == list(range(24, -1, -1))
     assert pages == 3
+
+
+def test_an_event_written_late_is_paged_at_its_own_time(app: Flask, client: FlaskClient) -> None:
+    """A webhook count written after newer events sits at the time of its admissions, also in a
+    page that follows a token."""
+    seed(6)
+    first = client.get("/api/v1/events?limit=3").get_json()
+    db.session.add(
+        AuditEvent(
+            time=T0 + timedelta(minutes=1, seconds=30),
+            actor="rightsizer/webhook",
+            action="mutate",
+            object_kind="Deployment",
+            object_ref="shop/web",
+            message="late",
+            details={"i": 1.5},
+        )
+    )
+    db.session.commit()
+    rest = client.get(f"/api/v1/events?continue={first['continue']}").get_json()
+    assert [e["details"]["i"] for e in first["items"] + rest["items"]] == [5, 4, 3, 2, 1.5, 1, 0]
 
 
 def test_filters(app: Flask, client: FlaskClient) -> None:

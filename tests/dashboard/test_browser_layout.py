@@ -318,7 +318,7 @@ def test_the_yaml_snippets_hold_the_recommendation_and_a_policy(
         "resources": {"requests": {"cpu": target["cpu"], "memory": target["memory"]}}
     }
     assert target["memory"].endswith("Mi")  # a quantity a person reads, not bytes
-    text = page.locator("pre.snippet.policy[data-container='web']").inner_text()
+    text = page.locator("pre.snippet.policy").inner_text()
     policy = parse_policy(yaml.safe_load(text))  # what `rightsizer policy apply` accepts
     assert (policy.namespace, policy.target_kind, policy.target_name) == (
         "shop",

@@ -30,19 +30,35 @@ def test_the_resources_block_holds_the_target_as_quantities() -> None:
 @pytest.mark.parametrize("name", ["web", "on", "null", "123", "1e3", "yes"])
 @pytest.mark.parametrize("mode", ["Off", "Initial", "Recreate"])
 def test_the_policy_is_accepted_whatever_yaml_would_make_of_the_names(name: str, mode: str) -> None:
-    p = parse_policy(yaml.safe_load(policy_document("shop", "Deployment", name, "app", mode)))
+    doc = policy_document("shop", "Deployment", name, [("app", ("cpu", "memory"))], mode)
+    p = parse_policy(yaml.safe_load(doc))
     assert (p.name, p.target_name, p.update_mode) == (name, name, mode)
     [c] = p.container_policies
     assert (c.container_name, c.controlled_resources) == ("app", ("cpu", "memory"))
 
 
 def test_a_resource_an_hpa_scales_on_is_left_out_and_none_left_turns_the_container_off() -> None:
-    memory_only = policy_document("shop", "Deployment", "web", "app", "Initial", ("memory",))
+    memory_only = policy_document("shop", "Deployment", "web", [("app", ("memory",))], "Initial")
     [c] = parse_policy(yaml.safe_load(memory_only)).container_policies
     assert c.controlled_resources == ("memory",)
-    neither = policy_document("shop", "Deployment", "web", "app", "Initial", ())
+    neither = policy_document("shop", "Deployment", "web", [("app", ())], "Initial")
     [c] = parse_policy(yaml.safe_load(neither)).container_policies
     assert c.mode == "Off"
+
+
+def test_one_policy_holds_every_container() -> None:
+    doc = policy_document(
+        "shop",
+        "Deployment",
+        "checkout",
+        [("app", ("cpu", "memory")), ("envoy", ("memory",))],
+        "Initial",
+    )
+    p = parse_policy(yaml.safe_load(doc))
+    assert [(c.container_name, c.controlled_resources) for c in p.container_policies] == [
+        ("app", ("cpu", "memory")),
+        ("envoy", ("memory",)),
+    ]
 
 
 def test_the_page_leaves_out_what_an_hpa_scales(app: Flask, client: FlaskClient) -> None:
@@ -56,3 +72,21 @@ def test_the_page_leaves_out_what_an_hpa_scales(app: Flask, client: FlaskClient)
     html = client.get("/dashboard/workloads/shop/Deployment/web").get_data(as_text=True)
     assert "controlledResources: [memory]" in html
     assert "controlledResources: [cpu, memory]" not in html
+
+
+def test_a_page_offers_one_policy_per_workload_and_none_where_it_cannot_act(
+    app: Flask, client: FlaskClient
+) -> None:
+    from tests.support.reviews import add_recommendation
+
+    add_recommendation("app", workload=("shop", "Deployment", "checkout"))
+    add_recommendation("envoy", workload=("shop", "Deployment", "checkout"))
+    html = client.get("/dashboard/workloads/shop/Deployment/checkout").get_data(as_text=True)
+    assert html.count('class="snippet policy"') == 1
+    assert html.count("name: checkout\n") == 1
+    assert "containerName: app" in html and "containerName: envoy" in html
+    assert html.count('class="snippet resources"') == 2
+    add_recommendation("coredns", workload=("kube-system", "Deployment", "coredns"))
+    html = client.get("/dashboard/workloads/kube-system/Deployment/coredns").get_data(as_text=True)
+    assert 'class="snippet policy"' not in html and "updateMode" not in html
+    assert "No policy to offer: namespace kube-system is never sized" in html

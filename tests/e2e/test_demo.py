@@ -57,11 +57,20 @@ def test_demo_shows_current_and_recommended_requests_for_every_workload(tmp_path
         timeout=240,
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    table = [line.split() for line in out.stdout.split("\n\n")[0].splitlines()[1:]]
+    lines = out.stdout.split("\n\n")[0].splitlines()[1:]
+    table = [line.split() for line in lines]
     assert sorted({row[0] for row in table}) == WORKLOADS
-    frontend = next(r for r in table if r[0] == "shop/Deployment/frontend")
-    # Quantities as Kubernetes prints them (1000m is "1"); over-provisioned: recommends less.
-    assert frontend[2] == "1" and parse_quantity(frontend[3]) < 1
+    catalog = next(r for r in table if r[0] == "shop/Deployment/catalog")
+    # Quantities as Kubernetes prints them; over-provisioned: recommends less.
+    assert catalog[2] == "500m" and parse_quantity(catalog[3]) < parse_quantity("500m")
+    # frontend's CPU is its HPA's: no recommendation, and the reason (1000m is "1").
+    frontend = next(line for line in lines if line.startswith("shop/Deployment/frontend"))
+    assert frontend.split()[2:4] == ["1", "-"]
+    assert frontend.endswith("cpu: HorizontalPodAutoscaler frontend scales it on cpu")
+    # kube-system is never sized: nothing recommended there.
+    for line in (line for line in lines if line.startswith("kube-system/")):
+        assert line.split()[3] == "-" and line.split()[5] == "-", line
+        assert "cpu and memory: namespace kube-system is never sized" in line
     assert "/dashboard/" in out.stdout
     assert (tmp_path / "rightsizer.db").exists() and (tmp_path / "certs" / "ca.crt").exists()
 

@@ -85,3 +85,24 @@ def test_continue_tokens_round_trip_and_refuse_other_text() -> None:
         # "after:1" and "before:-1" are base64 but not a page's token
         with pytest.raises(ValueError, match="not a token from a previous page"):
             events.decode_continue(token)
+
+
+def test_events_written_late_are_listed_at_their_own_time_and_paged_through(app: Flask) -> None:
+    """The webhook writes its counts after the admissions they count: the trail is in the order
+    of the events' times (ties by id), and a page's token resumes after its last event there."""
+    for i, minute in enumerate((0, 2, 4, 1, 3, 3)):  # the 4th and 5th written late
+        e = audit.record(db.session, "a", "evict", "Pod", f"shop/p{i}", "x", {})
+        e.time = T0 + timedelta(minutes=minute)
+    late = audit.record(
+        db.session, "w", "mutate", "Pod", "shop/late", "x", {}, T0 + timedelta(seconds=30)
+    )
+    db.session.commit()
+    assert late.time.replace(tzinfo=UTC) == T0 + timedelta(seconds=30)
+    seen, token = [], None
+    while True:
+        rows, more = events.page(db.session, EventFilter(before_id=token), 2)
+        seen += [e.object_ref for e in rows]
+        if not more:
+            break
+        token = rows[-1].id
+    assert seen == ["shop/p2", "shop/p5", "shop/p4", "shop/p1", "shop/p3", "shop/late", "shop/p0"]

@@ -6,6 +6,7 @@ import json
 import logging
 import threading
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from flask import Flask
@@ -17,6 +18,7 @@ from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BoostOptions
 from app.extensions import db
 from app.models import AuditEvent
+from app.store import audit as audit_trail
 from app.store.snapshot import build_snapshot
 from app.webhook import webhook_of
 from app.webhook.audit import MutationCount, MutationCounter
@@ -176,6 +178,35 @@ def test_patched_pods_become_audit_events(app: Flask, client: FlaskClient) -> No
     # ... and the REST API's audit trail lists it.
     events = client.get("/api/v1/events", headers=auth_headers(app)).get_json()
     assert [e["action"] for e in events["items"]] == ["mutate"]
+
+
+def test_an_audit_event_keeps_the_time_of_the_admission_not_of_the_flush(
+    app: Flask, client: FlaskClient
+) -> None:
+    """A pod sized at 12:00:00 and written at 12:01:00, after an eviction at 12:00:30, is listed
+    at 12:00:00, below that eviction: the trail reads in the order things happened."""
+    add_policy()
+    add_recommendation()
+    refresh(app)
+    hook = webhook_of(app)
+    assert hook.mutations is not None
+    admitted = datetime(2024, 7, 4, 12, tzinfo=UTC)
+    clock = Clock(admitted.timestamp())
+    hook.mutations.clock = clock
+    post(client, review(app_pod()))
+    clock.t += 30
+    audit_trail.record(db.session, "rightsizer/updater", "evict", "Pod", "shop/web-1", "x", {})
+    db.session.get_one(AuditEvent, 1).time = admitted + timedelta(seconds=30)
+    db.session.commit()
+    clock.t += 30
+    assert hook.mutations.flush() is True
+    mutate = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "mutate")).one()
+    assert mutate.time.replace(tzinfo=UTC) == admitted
+    events = client.get("/api/v1/events", headers=auth_headers(app)).get_json()
+    assert [(e["action"], e["time"]) for e in events["items"]] == [
+        ("evict", "2024-07-04T12:00:30Z"),
+        ("mutate", "2024-07-04T12:00:00Z"),
+    ]
 
 
 def auth_headers(app: Flask) -> dict[str, str]:
