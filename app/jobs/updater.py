@@ -173,6 +173,8 @@ class UpdaterJob:
             if (p := snapshot.policy_for(w, wpods[0].labels)) is not None  # selectors: its labels
         }
         self.infeasible.keep_only(p.uid or p.name for ps in by_workload.values() for p in ps)
+        # pods are sized by the rules of the API server's release, as the webhook sizes them
+        self.sized_memo.release = self.actions.server_minor()
         self._resize_fallbacks(by_workload, budgets, governed, still_leader)
         considered = settling = 0
         now = self.clock()

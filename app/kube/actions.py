@@ -45,6 +45,7 @@ from app.core.pods import PodView
 from app.kube.events import event_body, object_reference
 from app.kube.posts import SentPost, send_post
 from app.kube.responses import finish
+from app.kube.version import read_minor
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "unanswered", "failed"]
@@ -166,12 +167,7 @@ class PodActions:
     def server_minor(self) -> int | None:
         """The API server's Kubernetes minor version (GET /version, asked once), None if unknown."""
         if self._minor is None:
-            try:
-                info = self.version_api.get_code()
-                self._minor = int("".join(ch for ch in str(info.minor) if ch.isdigit()))
-            except (ApiException, HTTPError, OSError, ValueError) as e:
-                log.warning("cannot read the API server's version: %s", e)
-                return None
+            self._minor = read_minor(self.version_api)
         return self._minor
 
     def resize(self, namespace: str, name: str, body: ResizeBody) -> Outcome:

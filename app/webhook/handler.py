@@ -155,6 +155,8 @@ class Webhook:
             kinds = self.sources.scalable
             if kinds is not None and kinds.listed:  # before its first listing: every kind counts
                 self.scalable = kinds
+            # pods are sized by the rules of the API server's release (pod-level resources)
+            self.patches.release = self.sources.release
 
     def stop(self) -> None:
         self.cache.stop()

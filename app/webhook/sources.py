@@ -18,6 +18,7 @@ from app.kube.limitranges import LimitRangeCache
 from app.kube.nodelabels import NodeLabelCache
 from app.kube.owners import OwnerCache
 from app.kube.scalable import ScalableKinds
+from app.kube.version import server_minor
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class ClusterSources:
         self.owners: OwnerCache | None = None
         self.nodes: NodeLabelCache | None = None  # node labels: DaemonSets per node group
         self.scalable: ScalableKinds | None = None  # listed in the background, never per review
+        self.release: int | None = None  # the API server's minor version: rules that differ
         self._pid = 0
         self._lock = threading.Lock()
 
@@ -57,6 +59,7 @@ class ClusterSources:
                 self.owners = OwnerCache(api).start()
                 self.nodes = NodeLabelCache(api).start()
                 self.scalable = ScalableKinds(api).start()
+                self.release = server_minor(api)
             except Exception as e:
                 log.warning(
                     "webhook cannot watch the cluster (%s): no LimitRange capping, and pods are "

@@ -75,7 +75,12 @@ from app.core.sizing.boost import (
 )
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem, QuantityParser, merged
 from app.core.sizing.podlevel import PodLevelPlan, controlled_values, plan_pod_level, settle
-from app.core.sizing.podlimits import PodLevel, default_pod_level, violations
+from app.core.sizing.podlimits import (
+    PodLevel,
+    default_pod_level,
+    unset_request_is_zero,
+    violations,
+)
 from app.core.sizing.values import Bounds, Slot, entries, fit_pod, resize
 
 UPDATES_ANNOTATION = "rightsizer.io/updates"
@@ -201,8 +206,11 @@ def _slots(
     return slots
 
 
-def _pod_level(pod: Mapping[str, Any], parse: QuantityParser, slots: Sequence[Slot]) -> PodLevel:
-    """`spec.resources`, with pod-level requests defaulted as the API server does."""
+def _pod_level(
+    pod: Mapping[str, Any], parse: QuantityParser, slots: Sequence[Slot], release: int | None
+) -> PodLevel:
+    """`spec.resources`, with pod-level requests defaulted as the API server of 1.`release`
+    does, and its rule for a resource without one (podlimits.unset_request_is_zero)."""
     section = pod["spec"].get("resources")
     if section is None:
         return PodLevel()
@@ -210,7 +218,7 @@ def _pod_level(pod: Mapping[str, Any], parse: QuantityParser, slots: Sequence[Sl
         raise PodInvalid("spec.resources is not an object")
     requests = _amounts(section.get("requests"), parse, "spec.resources.requests")
     limits = _amounts(section.get("limits"), parse, "spec.resources.limits")
-    return default_pod_level(requests, limits, entries(slots))
+    return default_pod_level(requests, limits, entries(slots), unset_request_is_zero(release))
 
 
 def policy_ref(policy: Policy) -> str:
@@ -511,15 +519,17 @@ def build_patch(
     parse: QuantityParser,
     excluded: Mapping[str, Collection[str]] | None = None,
     boost: BoostOptions | None = None,
+    release: int | None = None,
 ) -> PodPatch:
     """The patch for `pod` (its JSON) under `policy`, from per-container recommendations.
 
     `excluded` names, per container, resources another controller owns. With `boost` (the
     webhook's, for new pods) the policy's CPU startup boost is added on top of the sizing, in
-    every mode, Off included (app.core.sizing.boost). Raises PodInvalid when the pod does not have
+    every mode, Off included (app.core.sizing.boost). `release` is the API server's minor version
+    where its rules differ (None: a current one). Raises PodInvalid when the pod does not have
     the shape of a pod.
     """
-    patch = _size(pod, recommendations, policy, limit_ranges, parse, excluded, boost, True)
+    patch = _size(pod, recommendations, policy, limit_ranges, parse, excluded, boost, True, release)
     assert isinstance(patch, PodPatch)
     return patch
 
@@ -532,12 +542,13 @@ def size_pod(
     *,
     parse: QuantityParser,
     excluded: Mapping[str, Collection[str]] | None = None,
+    release: int | None = None,
 ) -> PodSizing:
     """build_patch without a boost, all but its JSON Patch: the same updates, reason, detail and
     pod-level update, without the operations and the annotations' JSON, which the updater and
     the conditions never read (the updater ranks each pod template by it at every run: the
     patch's operations were a third of that). Raises PodInvalid as build_patch does."""
-    return _size(pod, recommendations, policy, limit_ranges, parse, excluded, None, False)
+    return _size(pod, recommendations, policy, limit_ranges, parse, excluded, None, False, release)
 
 
 def _size(
@@ -549,6 +560,7 @@ def _size(
     excluded: Mapping[str, Collection[str]] | None,
     boost: BoostOptions | None,
     patching: bool,
+    release: int | None = None,
 ) -> PodSizing:
     """build_patch when `patching`, else size_pod."""
     if not isinstance(pod, Mapping):
@@ -563,7 +575,7 @@ def _size(
     container_range = merged(items, "Container")
     pod_range = merged(items, "Pod")
     slots = _slots(pod, parse, container_range)
-    pod_level = _pod_level(pod, parse, slots)
+    pod_level = _pod_level(pod, parse, slots, release)
     sizing = policy.update_mode != "Off"
     plan = None
     if sizing and (pod_level.requests or pod_level.limits):

@@ -127,8 +127,21 @@ class PatchCache:
         self, *, parse: QuantityParser, boost: BoostOptions | None = None, size: int = 4096
     ) -> None:
         self.parse, self.boost, self.size = parse, boost, size
+        # the API server's minor version, where its rules differ (build_patch); set once known,
+        # which empties the cache: its entries were sized by the other rules
+        self._release: int | None = None
         self._entries: dict[Hashable, tuple[tuple[object, ...], PodPatch]] = {}
         self.hits = self.misses = 0
+
+    @property
+    def release(self) -> int | None:
+        return self._release
+
+    @release.setter
+    def release(self, value: int | None) -> None:
+        if value != self._release:
+            self._release = value
+            self._entries = {}
 
     def build_patch(
         self,
@@ -156,6 +169,7 @@ class PatchCache:
             parse=self.parse,
             excluded=excluded,
             boost=self.boost,
+            release=self.release,
         )
         if key is not None:
             entries = self._entries

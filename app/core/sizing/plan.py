@@ -303,6 +303,19 @@ class SizedMemo:
         self._previous: dict[Hashable, tuple[tuple[object, ...], Sized]] = {}
         self._current: dict[Hashable, tuple[tuple[object, ...], Sized]] = {}
         self.hits = self.misses = 0
+        # the API server's minor version where its rules differ (size_pod); the updater sets it
+        # once it knows, which drops what was sized by the other rules
+        self._release: int | None = None
+
+    @property
+    def release(self) -> int | None:
+        return self._release
+
+    @release.setter
+    def release(self, value: int | None) -> None:
+        if value != self._release:
+            self._release = value
+            self._previous, self._current = {}, {}
 
     def sized(
         self,
@@ -315,11 +328,11 @@ class SizedMemo:
         refs = (policy, recs, excluded, ranges)
         key = input_key(pod.wire, refs)
         if key is None:  # not JSON values: never kept
-            return _sized(pod, policy, recs, excluded, ranges)
+            return _sized(pod, policy, recs, excluded, ranges, self._release)
         found = self._current.get(key) or self._previous.get(key)
         if found is None:
             self.misses += 1
-            found = (refs, _sized(pod, policy, recs, excluded, ranges))
+            found = (refs, _sized(pod, policy, recs, excluded, ranges, self._release))
         else:
             self.hits += 1
         self._current[key] = found
@@ -339,6 +352,7 @@ def _sized(
     recs: Mapping[str, Recommendation],
     excluded: Mapping[str, frozenset[str]] | None,
     ranges: Sequence[LimitRangeItem],
+    release: int | None = None,
 ) -> Sized:
     """The pod's sizing (what the webhook's patch would do) and priority; None when it does not
     qualify whatever its age: the sizing is refused or changes no request, or the policy's
@@ -346,7 +360,9 @@ def _sized(
     containers, pod-level resources, annotations) and pod_inputs holds (SizedMemo keeps its
     answer)."""
     try:
-        patch = size_pod(pod.wire, recs, policy, ranges, parse=parse_amount, excluded=excluded)
+        patch = size_pod(
+            pod.wire, recs, policy, ranges, parse=parse_amount, excluded=excluded, release=release
+        )
     except PodInvalid:
         return None
     if not changes_requests(patch):

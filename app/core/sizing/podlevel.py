@@ -58,7 +58,9 @@ class PodLevelPlan:
     def planned(self) -> PodLevel:
         """The pod-level values after sizing, what the containers are sized within."""
         return PodLevel(
-            {**self.before.requests, **self.requests}, {**self.before.limits, **self.limits}
+            {**self.before.requests, **self.requests},
+            {**self.before.limits, **self.limits},
+            self.before.unset_is_zero,
         )
 
     def changes(self) -> tuple[dict[str, int], dict[str, int]]:

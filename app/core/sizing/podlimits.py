@@ -47,14 +47,30 @@ class Entry:
 
 @dataclass(frozen=True)
 class PodLevel:
-    """`spec.resources` of the pod (cpu and memory only), after kube-apiserver's defaulting."""
+    """`spec.resources` of the pod (cpu and memory only), after kube-apiserver's defaulting.
+
+    `unset_is_zero`: the pod sets `spec.resources` and its API server compares every resource the
+    containers request with the pod-level request, one the pod does not set as 0. kube-apiserver
+    1.33 does (`validatePodResourceConsistency`); from 1.34 on it skips a resource without a
+    pod-level request. `pod_level_rules` says which a release follows."""
 
     requests: Mapping[str, int] = field(default_factory=dict)
     limits: Mapping[str, int] = field(default_factory=dict)
+    unset_is_zero: bool = False
 
     def request_budget(self, res: str) -> int | None:
         """The most the containers' aggregate request may be (None: no pod-level bound)."""
-        return self.requests.get(res)
+        budget = self.requests.get(res)
+        if budget is None and self.unset_is_zero:
+            return 0
+        return budget
+
+
+def unset_request_is_zero(release: int | None) -> bool:
+    """Whether kube-apiserver 1.`release` holds a resource without a pod-level request to 0 (see
+    PodLevel): 1.33 only, the first release with pod-level resources that rightsizer supports
+    (alpha there); 1.34 added the skip. An unknown release is taken as a current one."""
+    return release is not None and release < 34
 
 
 def terms(entries: Sequence[Entry], section: str, res: str) -> list[list[Entry]]:
@@ -84,7 +100,10 @@ def aggregate(entries: Sequence[Entry], section: str, res: str) -> int | None:
 
 
 def default_pod_level(
-    requests: Mapping[str, int], limits: Mapping[str, int], entries: Sequence[Entry]
+    requests: Mapping[str, int],
+    limits: Mapping[str, int],
+    entries: Sequence[Entry],
+    unset_is_zero: bool = False,
 ) -> PodLevel:
     """Pod-level requests as the API server defaults them (`pkg/apis/core/v1/defaults.go`,
     KEP-2837): a resource with a pod-level limit and no request gets the containers' aggregate
@@ -94,7 +113,7 @@ def default_pod_level(
         if res not in out:
             agg = aggregate(entries, "requests", res)
             out[res] = agg if agg is not None else limit
-    return PodLevel(out, dict(limits))
+    return PodLevel(out, dict(limits), unset_is_zero)
 
 
 # resource.MaxMilliValue (apimachinery pkg/api/resource): the largest value whose milli-value fits
