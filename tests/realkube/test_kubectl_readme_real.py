@@ -15,6 +15,7 @@ from pathlib import Path
 from kubernetes import client, utils
 
 from app.simulator.scenarios.scenario import load, workload_object
+from tests.realkube import metrics
 from tests.realkube.cluster import RealCluster
 from tests.support.kubectl import kubectl_binary
 from tests.support.processes import wait_for
@@ -55,6 +56,10 @@ def build_demo_scenario(cluster: RealCluster) -> None:
             )
 
         wait_for(all_available, 120, "the demo's Deployments available", interval=0.5)
+        # `kubectl top` needs metrics-server to have scraped every pod of shop twice
+        metrics.wait_available(cluster)
+        for pod in core.list_namespaced_pod("shop").items:
+            metrics.wait_pod_metrics(cluster, "shop", pod.metadata.name)
 
 
 def test_the_readme_walkthrough_runs_against_the_real_control_plane(
@@ -64,4 +69,17 @@ def test_the_readme_walkthrough_runs_against_the_real_control_plane(
     env = {**os.environ, "KUBECONFIG": real_cluster.kubeconfig_path, "HOME": str(tmp_path)}
     out = run_walkthrough(kubectl_binary(), env, tmp_path / "cache", lambda: None)
     with real_cluster.api() as api:
+        apps = client.AppsV1Api(api)
+
+        def rolled_back() -> bool:
+            """The real controllers finish the undo's rollout after kubectl returns (the
+            simulated cluster settles between commands)."""
+            d = apps.read_namespaced_deployment("frontend", "shop")
+            return bool(
+                d.status.observed_generation == d.metadata.generation
+                and d.status.updated_replicas == d.status.available_replicas == d.spec.replicas
+                and d.status.replicas == d.spec.replicas
+            )
+
+        wait_for(rolled_back, 60, "frontend's rollback rolled out", interval=0.5)
         check_walkthrough(out, api)
