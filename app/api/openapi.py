@@ -74,7 +74,10 @@ def error(description: str) -> dict[str, Any]:
 
 
 ERRORS = {
-    "400": error("a malformed request: bad JSON, an unknown query parameter"),
+    "400": error(
+        "a malformed request: JSON that does not parse (a field's JSON text too, named in"
+        " details), an unknown query parameter"
+    ),
     "401": error("no bearer token, or not a valid one"),
     "403": error("the token's user may not do this"),
     "503": error("the database or the token check is unavailable; retry"),

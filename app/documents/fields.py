@@ -1,5 +1,8 @@
 """A bad field of a document users wrote: its path and what is wrong with it (every parser of
-app.documents reports all of them at once, and the API answers them as 422 `details`)."""
+app.documents reports all of them at once, and the API answers them as 422 `details`).
+
+`unparsable` marks a field holding JSON text that does not parse (a scaler's params as a
+ConfigMap holds them): the API answers that as it answers a body that does not parse, 400."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from dataclasses import dataclass
 class FieldError:
     field: str
     message: str
+    unparsable: bool = False
 
     def as_dict(self) -> dict[str, str]:
         return {"field": self.field, "message": self.message}

@@ -16,6 +16,7 @@ from app.core.scaling.behavior import BehaviorError, Decision, parse_behavior
 from app.core.scaling.proportional import (
     ClusterStatus,
     ParamsError,
+    ParamsUnparsable,
     parse_params,
     parse_selector,
     parse_taint,
@@ -57,7 +58,7 @@ def validate_scaler_params(params: Any) -> list[FieldError]:
         parse_params(params)
     except ParamsError as e:
         field = e.field if e.field.startswith("params") else f"params.{e.field}"
-        return [FieldError(field, e.message)]
+        return [FieldError(field, e.message, isinstance(e, ParamsUnparsable))]
     return []
 
 
