@@ -87,6 +87,12 @@ class PodInvalid(ValueError):
     """The pod JSON does not have the shape of a pod (the API server would never send it)."""
 
 
+class QuantityInvalid(PodInvalid):
+    """A request or limit of the pod is not a quantity rightsizer can size from (`cpu: "-1"`,
+    `"abc"`). Unlike a wrong shape, the API server may send it: mutating admission runs before
+    validation, which then refuses the pod with its own message."""
+
+
 @dataclass(frozen=True)
 class ContainerUpdate:
     """What the patch does to one container. Amounts in millicores / bytes."""
@@ -156,7 +162,7 @@ def _amounts(section: Any, parse: QuantityParser, where: str) -> dict[str, int]:
             try:
                 out[res] = parse(res, section[res])
             except ValueError as e:
-                raise PodInvalid(f"{where}.{res}: {e}") from None
+                raise QuantityInvalid(f"{where}.{res}: {e}") from None
     return out
 
 
