@@ -21,6 +21,7 @@ import yaml
 
 from app.cli.export import export_vpas
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
+from app.cli.names import METAVAR, namespaced_name, object_ref
 from app.cli.session import Api, api_options, fail
 from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.core.quantity import amount, readable
@@ -137,12 +138,12 @@ def policy_apply(filename: str, api: Api) -> None:
 
 
 @policy.command("get")
-@click.argument("namespace")
-@click.argument("name")
+@click.argument("ref", nargs=-1, required=True, metavar=METAVAR)
 @output_option(("yaml", "json"), "yaml")
 @api_options
-def policy_get(namespace: str, name: str, output: str, api: Api) -> None:
-    """Print one policy (NAMESPACE '*' for a cluster default)."""
+def policy_get(ref: tuple[str, ...], output: str, api: Api) -> None:
+    """Print one policy, e.g. shop/web (NAMESPACE '*' for a cluster default: '*/default')."""
+    namespace, name = object_ref(ref)
     click.echo(dump(api.call("GET", f"/policies/{namespace}/{name}").json(), output))
 
 
@@ -174,24 +175,17 @@ def policy_list(namespace: str | None, output: str, api: Api) -> None:
 
 
 @policy.command("delete")
-@click.argument("namespace")
-@click.argument("name")
+@click.argument("ref", nargs=-1, required=True, metavar=METAVAR)
 @api_options
-def policy_delete(namespace: str, name: str, api: Api) -> None:
-    """Delete a policy."""
+def policy_delete(ref: tuple[str, ...], api: Api) -> None:
+    """Delete a policy, e.g. shop/web."""
+    namespace, name = object_ref(ref)
     api.call("DELETE", f"/policies/{namespace}/{name}", ok=(204,))
     click.echo(f"policy {namespace}/{name} deleted")
 
 
-def namespaced_name(value: str) -> tuple[str, str]:
-    namespace, _, name = value.partition("/")
-    if not namespace or not name or "/" in name:
-        raise click.BadParameter(f"{value!r}: expected NAMESPACE/NAME, e.g. shop/frontend")
-    return namespace, name
-
-
 @policy.command("set-mode")
-@click.argument("policy_ref", metavar="NAMESPACE/NAME")
+@click.argument("policy_ref", metavar=METAVAR)
 @click.argument("mode", type=click.Choice([*UPDATE_MODES, *UPDATE_MODE_ALIASES]))
 @api_options
 def policy_set_mode(policy_ref: str, mode: str, api: Api) -> None:
