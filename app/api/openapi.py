@@ -15,6 +15,7 @@ from app.core.conditions import TYPES as CONDITION_TYPES
 from app.core.policy import CONTAINER_MODES, CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
 from app.core.recommend.strategies import NAMES as STRATEGY_NAMES
 from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
+from app.store.audit import ACTIONS
 
 bp = Blueprint("openapi", __name__)
 
@@ -745,7 +746,11 @@ def paths() -> dict[str, Any]:
                 "summary": "the audit trail, newest first",
                 "operationId": "listEvents",
                 "parameters": [
-                    query_param("action", "create, update, delete, evict, resize, scale, ..."),
+                    query_param(
+                        "action",
+                        "only this action (any other is a 400 listing these)",
+                        {"type": "string", "enum": list(ACTIONS)},
+                    ),
                     query_param("objectKind", "Policy, Scaler, Pod, ..."),
                     query_param("objectRef", "e.g. shop/web"),
                     query_param("actor", "who did it"),

@@ -23,6 +23,7 @@ from app.cli.export import export_vpas
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
 from app.cli.names import METAVAR, namespaced_name, object_ref
 from app.cli.session import Api, api_options, fail
+from app.cli.times import Since
 from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.core.quantity import amount, readable
 from app.documents.policy import PolicyInvalid, parse_policy
@@ -457,7 +458,11 @@ def scaler_delete(name: str, api: Api) -> None:
 @click.option("--action", help="Only this action (create, update, delete, evict, scale, ...).")
 @click.option("--kind", "object_kind", help="Only this object kind (Policy, Scaler, Pod, ...).")
 @click.option("--ref", "object_ref", help="Only this object, e.g. shop/web.")
-@click.option("--since", help="RFC 3339 time or unix seconds.")
+@click.option(
+    "--since",
+    type=Since(),
+    help="Only events since then: 2m, 1h, 3d (that long ago), an RFC 3339 time or unix seconds.",
+)
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
 @output_option(("table", "json", "yaml"), "table")
 @api_options

@@ -6,7 +6,9 @@ ConfigMap holds them): the API answers that as it answers a body that does not p
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -17,3 +19,19 @@ class FieldError:
 
     def as_dict(self) -> dict[str, str]:
         return {"field": self.field, "message": self.message}
+
+
+def unknown_message(known: Iterable[str]) -> str:
+    """What an unknown field is told: the fields that are valid where it stands."""
+    return f"unknown field; valid fields are {', '.join(sorted(known))}"
+
+
+def unknown_fields(
+    doc: Mapping[str, Any], known: Collection[str], path: str = ""
+) -> list[FieldError]:
+    """A FieldError for each key of `doc` not in `known`, listing the valid ones; `path` is
+    where `doc` stands ("" for the top level)."""
+    return [
+        FieldError(f"{path}.{k}" if path else str(k), unknown_message(known))
+        for k in sorted(set(doc) - set(known), key=str)
+    ]
