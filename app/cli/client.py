@@ -9,6 +9,7 @@ other client.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 import sys
@@ -319,6 +320,26 @@ def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     return out
 
 
+def nothing_listed(api: Api, namespace: str | None) -> str:
+    """Why a list of recommendations is empty: none yet anywhere, or none in this namespace
+    while others have some (a typo, such as `-n shopp`: the namespaces that have workloads are
+    named, the closest first)."""
+    if namespace is None:
+        return "no recommendations yet"
+    resp = api.send("GET", "/recommendations")
+    if resp.status_code != 200:  # e.g. a reader limited to some namespaces: no hint
+        return f"no recommendations in namespace {namespace!r}"
+    known = sorted({str(w.get("namespace")) for w in resp.json().get("items") or []})
+    if not known:
+        return "no recommendations yet, in any namespace"
+    close = difflib.get_close_matches(namespace, known, n=1)
+    guess = f"; did you mean {close[0]!r}?" if close else ""
+    return (
+        f"no workloads in namespace {namespace!r}: rightsizer knows of none there "
+        f"(namespaces with workloads: {', '.join(known)}){guess}"
+    )
+
+
 @recommendations.command("list")
 @click.option("-n", "--namespace", help="Only this namespace.")
 @output_option(("table", "json", "yaml", "csv"), "table")
@@ -339,7 +360,7 @@ def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
         click.echo(buf.getvalue(), nl=False)
         return
     if not items:
-        click.echo("no recommendations yet", err=True)
+        click.echo(nothing_listed(api, namespace), err=True)
         return
     click.echo(
         table(
