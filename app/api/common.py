@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from app.api.body import request_json
+from app.api.body import refused, request_json
 from app.api.errors import ApiError
 from app.auth import actor
 from app.documents.fields import FieldError
@@ -41,6 +41,12 @@ def json_object_body() -> dict[str, Any]:
 
 
 def invalid(errors: list[FieldError], what: str) -> ApiError:
+    """422 listing every bad field; 400 naming the fields whose JSON text does not parse, as a
+    body that does not parse is (app.api.body), when there are any."""
+    unparsable = [e for e in errors if e.unparsable]
+    if unparsable:
+        message = "; ".join(f"{e.field}: {e.message}" for e in unparsable)
+        return refused(message, [e.as_dict() for e in unparsable])
     fields = ", ".join(dict.fromkeys(e.field or "(body)" for e in errors))
     return ApiError(
         422, "Invalid", f"{what} is not valid: {fields}", details=[e.as_dict() for e in errors]

@@ -18,6 +18,7 @@ from app.api.query import int_arg, reject_unknown_args, time_arg
 from app.extensions import db
 from app.models import AuditEvent
 from app.store import events
+from app.store.audit import ACTIONS
 from app.store.events import EventFilter
 
 bp = Blueprint("events", __name__)
@@ -51,8 +52,15 @@ def filtered() -> EventFilter:
     """The request's filters; `continue` picks up after the previous page's last event."""
     args = request.args
     since, until = time_arg("since"), time_arg("until")
+    action = args.get("action")
+    if action is not None and action not in ACTIONS:
+        raise ApiError(
+            400,
+            "BadRequest",
+            f"action: unknown action {action!r}; actions are {', '.join(ACTIONS)}",
+        )
     return EventFilter(
-        action=args.get("action"),
+        action=action,
         object_kind=args.get("objectKind"),
         object_ref=args.get("objectRef"),
         actor=args.get("actor"),

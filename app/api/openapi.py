@@ -15,6 +15,7 @@ from app.core.conditions import TYPES as CONDITION_TYPES
 from app.core.policy import CONTAINER_MODES, CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
 from app.core.recommend.strategies import NAMES as STRATEGY_NAMES
 from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
+from app.store.audit import ACTIONS
 
 bp = Blueprint("openapi", __name__)
 
@@ -74,7 +75,10 @@ def error(description: str) -> dict[str, Any]:
 
 
 ERRORS = {
-    "400": error("a malformed request: bad JSON, an unknown query parameter"),
+    "400": error(
+        "a malformed request: JSON that does not parse (a field's JSON text too, named in"
+        " details), an unknown query parameter"
+    ),
     "401": error("no bearer token, or not a valid one"),
     "403": error("the token's user may not do this"),
     "503": error("the database or the token check is unavailable; retry"),
@@ -789,7 +793,11 @@ def paths() -> dict[str, Any]:
                 "summary": "the audit trail, newest first",
                 "operationId": "listEvents",
                 "parameters": [
-                    query_param("action", "create, update, delete, evict, resize, scale, ..."),
+                    query_param(
+                        "action",
+                        "only this action (any other is a 400 listing these)",
+                        {"type": "string", "enum": list(ACTIONS)},
+                    ),
                     query_param("objectKind", "Policy, Scaler, Pod, ..."),
                     query_param("objectRef", "e.g. shop/web"),
                     query_param("actor", "who did it"),

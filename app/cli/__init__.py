@@ -1,5 +1,9 @@
-"""The `rightsizer` command: Flask's CLI (db migrations included) plus rightsizer's own commands,
-one module per command group:
+"""The `rightsizer` command: rightsizer's own commands, one module per command group, and
+Flask-Migrate's `db` (the schema). Not Flask's own CLI: its options (`--app`, `--env-file`,
+`--debug`) and commands (`run`, `shell`, `routes`) are for developing a Flask app, not for
+running rightsizer, so `rightsizer --help` lists only what is documented. The commands that need
+the app (`db`, `certs`, `webhook`, `replay`) get it from `cli_app` through Flask's ScriptInfo, as
+under `flask`:
 
 - `recommend`: a usage trace replayed through the recommender (no database, no cluster);
 - `serve`: the server (`app.serving`, then gunicorn);
@@ -15,9 +19,12 @@ one module per command group:
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from flask import Flask
-from flask.cli import FlaskGroup
+from flask.cli import ScriptInfo
+from flask_migrate.cli import db as db_group
 
 from app import create_app
 from app.cli import demo
@@ -34,7 +41,22 @@ def cli_app() -> Flask:
     return create_app({"JOBS": False})
 
 
-@click.group(cls=FlaskGroup, create_app=cli_app, add_version_option=False)
+class RightsizerGroup(click.Group):
+    """A group whose commands find the app (Flask's `with_appcontext`, AppGroup) as under
+    `flask`, through a ScriptInfo made afresh for each invocation."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        extra.setdefault("obj", ScriptInfo(create_app=cli_app, set_debug_flag=False))
+        return super().make_context(info_name, args, parent, **extra)
+
+
+@click.group(cls=RightsizerGroup)
 def cli() -> None:
     """rightsizer: right-sizes Kubernetes workloads."""
 
@@ -47,6 +69,7 @@ cli.add_command(demo.demo)
 cli.add_command(demo.replay)
 cli.add_command(certs_group)
 cli.add_command(webhook_group)
+cli.add_command(db_group)  # Flask-Migrate: `rightsizer db upgrade`
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ other client.
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 import sys
@@ -21,7 +22,9 @@ import yaml
 
 from app.cli.export import export_vpas
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
+from app.cli.names import METAVAR, namespaced_name, object_ref
 from app.cli.session import Api, api_options, fail
+from app.cli.times import Since
 from app.core.history import HOUR, History
 from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.core.quantity import amount, readable
@@ -138,12 +141,12 @@ def policy_apply(filename: str, api: Api) -> None:
 
 
 @policy.command("get")
-@click.argument("namespace")
-@click.argument("name")
+@click.argument("ref", nargs=-1, required=True, metavar=METAVAR)
 @output_option(("yaml", "json"), "yaml")
 @api_options
-def policy_get(namespace: str, name: str, output: str, api: Api) -> None:
-    """Print one policy (NAMESPACE '*' for a cluster default)."""
+def policy_get(ref: tuple[str, ...], output: str, api: Api) -> None:
+    """Print one policy, e.g. shop/web (NAMESPACE '*' for a cluster default: '*/default')."""
+    namespace, name = object_ref(ref)
     click.echo(dump(api.call("GET", f"/policies/{namespace}/{name}").json(), output))
 
 
@@ -175,24 +178,17 @@ def policy_list(namespace: str | None, output: str, api: Api) -> None:
 
 
 @policy.command("delete")
-@click.argument("namespace")
-@click.argument("name")
+@click.argument("ref", nargs=-1, required=True, metavar=METAVAR)
 @api_options
-def policy_delete(namespace: str, name: str, api: Api) -> None:
-    """Delete a policy."""
+def policy_delete(ref: tuple[str, ...], api: Api) -> None:
+    """Delete a policy, e.g. shop/web."""
+    namespace, name = object_ref(ref)
     api.call("DELETE", f"/policies/{namespace}/{name}", ok=(204,))
     click.echo(f"policy {namespace}/{name} deleted")
 
 
-def namespaced_name(value: str) -> tuple[str, str]:
-    namespace, _, name = value.partition("/")
-    if not namespace or not name or "/" in name:
-        raise click.BadParameter(f"{value!r}: expected NAMESPACE/NAME, e.g. shop/frontend")
-    return namespace, name
-
-
 @policy.command("set-mode")
-@click.argument("policy_ref", metavar="NAMESPACE/NAME")
+@click.argument("policy_ref", metavar=METAVAR)
 @click.argument("mode", type=click.Choice([*UPDATE_MODES, *UPDATE_MODE_ALIASES]))
 @api_options
 def policy_set_mode(policy_ref: str, mode: str, api: Api) -> None:
@@ -348,6 +344,26 @@ def table_rows(items: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     return out
 
 
+def nothing_listed(api: Api, namespace: str | None) -> str:
+    """Why a list of recommendations is empty: none yet anywhere, or none in this namespace
+    while others have some (a typo, such as `-n shopp`: the namespaces that have workloads are
+    named, the closest first)."""
+    if namespace is None:
+        return "no recommendations yet"
+    resp = api.send("GET", "/recommendations")
+    if resp.status_code != 200:  # e.g. a reader limited to some namespaces: no hint
+        return f"no recommendations in namespace {namespace!r}"
+    known = sorted({str(w.get("namespace")) for w in resp.json().get("items") or []})
+    if not known:
+        return "no recommendations yet, in any namespace"
+    close = difflib.get_close_matches(namespace, known, n=1)
+    guess = f"; did you mean {close[0]!r}?" if close else ""
+    return (
+        f"no workloads in namespace {namespace!r}: rightsizer knows of none there "
+        f"(namespaces with workloads: {', '.join(known)}){guess}"
+    )
+
+
 @recommendations.command("list")
 @click.option("-n", "--namespace", help="Only this namespace.")
 @output_option(("table", "json", "yaml", "csv"), "table")
@@ -368,7 +384,7 @@ def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
         click.echo(buf.getvalue(), nl=False)
         return
     if not items:
-        click.echo("no recommendations yet", err=True)
+        click.echo(nothing_listed(api, namespace), err=True)
         return
     click.echo(
         table(
@@ -487,7 +503,11 @@ def scaler_delete(name: str, api: Api) -> None:
 @click.option("--action", help="Only this action (create, update, delete, evict, scale, ...).")
 @click.option("--kind", "object_kind", help="Only this object kind (Policy, Scaler, Pod, ...).")
 @click.option("--ref", "object_ref", help="Only this object, e.g. shop/web.")
-@click.option("--since", help="RFC 3339 time or unix seconds.")
+@click.option(
+    "--since",
+    type=Since(),
+    help="Only events since then: 2m, 1h, 3d (that long ago), an RFC 3339 time or unix seconds.",
+)
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
 @output_option(("table", "json", "yaml"), "table")
 @api_options

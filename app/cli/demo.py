@@ -29,6 +29,7 @@ from flask_migrate import upgrade
 from app.cli import demo_access
 from app.cli.client import shown
 from app.cli.context import config_path
+from app.cli.times import Duration
 from app.config import override
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.trace import TraceError, parse_trace
@@ -183,7 +184,11 @@ def _wait(predicate: Any, timeout: float, what: str, proc: subprocess.Popen[byte
 )
 @click.option("--speed", default=1.0, show_default=True, help="Simulated seconds per real second.")
 @click.option(
-    "--timeout", default=120.0, show_default=True, help="Seconds to wait for recommendations."
+    "--timeout",
+    type=Duration(),
+    default="2m",
+    show_default=True,
+    help="How long to wait for recommendations: 120 (seconds), 2m, ...",
 )
 @click.option(
     "--exit-when-ready", is_flag=True, help="Print the table and stop (for scripts and tests)."

@@ -10,26 +10,23 @@ from urllib.parse import quote
 import click
 import yaml
 
+from app.cli.names import METAVAR, object_ref
 from app.cli.session import Api, api_options, fail
 from app.documents.vpa import NotExportable, PolicyInvalid, vpa_from_policy
 
 
 @click.command("export")
-@click.argument("namespace", required=False)
-@click.argument("name", required=False)
+@click.argument("ref", nargs=-1, metavar=f"[{METAVAR}]")
 @click.option("-n", "--namespace", "only", help="Only the policies of this namespace.")
 @click.option(
     "-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
 )
 @api_options
-def export_vpas(
-    namespace: str | None, name: str | None, only: str | None, output: str, api: Api
-) -> None:
-    """Write policies as VerticalPodAutoscaler objects: one (NAMESPACE NAME), a namespace's
+def export_vpas(ref: tuple[str, ...], only: str | None, output: str, api: Api) -> None:
+    """Write policies as VerticalPodAutoscaler objects: one (NAMESPACE/NAME), a namespace's
     (-n), or all. Policies VPA cannot express (namespace-wide, cluster defaults) are named on
     stderr and left out."""
-    if namespace is not None and name is None:
-        fail("give both NAMESPACE and NAME, or -n NAMESPACE for a whole namespace")
+    namespace, name = object_ref(ref) if ref else (None, None)
     if name is not None:
         path = f"/policies/{quote(str(namespace), safe='*')}/{quote(name, safe='')}"
         policies = [api.call("GET", path).json()]

@@ -22,7 +22,7 @@ from app.core.policy import (
 )
 from app.core.quantity import amount
 from app.core.recommend.capping import RESOURCES, ContainerPolicy
-from app.documents.fields import FieldError
+from app.documents.fields import FieldError, unknown_fields
 from app.documents.node_group_fields import (
     NODE_GROUP_FIELDS,
     node_group_document,
@@ -186,8 +186,7 @@ def parse_container_policies(
         if not isinstance(cp, dict):
             errors.append(FieldError(p, "must be an object"))
             continue
-        for extra in sorted(set(cp) - CONTAINER_FIELDS):
-            errors.append(FieldError(f"{p}.{extra}", "unknown field"))
+        errors += unknown_fields(cp, CONTAINER_FIELDS, p)
         name = cp.get("containerName", "*")
         if not isinstance(name, str) or not (name == "*" or DNS_LABEL.fullmatch(name)):
             errors.append(FieldError(f"{p}.containerName", "must be a container name or '*'"))
@@ -232,9 +231,7 @@ def parse_policy(
     """Raises PolicyInvalid listing every bad field."""
     if not isinstance(doc, dict):
         raise PolicyInvalid([FieldError("", "a policy must be a JSON object")])
-    errors: list[FieldError] = [
-        FieldError(k, "unknown field") for k in sorted(set(doc) - POLICY_FIELDS)
-    ]
+    errors: list[FieldError] = unknown_fields(doc, POLICY_FIELDS)
     name, namespace = doc.get("name"), doc.get("namespace")
     if not isinstance(name, str) or not DNS_SUBDOMAIN.fullmatch(name):
         errors.append(FieldError("name", "required: lower-case letters, digits, '-' and '.'"))

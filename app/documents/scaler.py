@@ -16,11 +16,12 @@ from app.core.scaling.behavior import BehaviorError, Decision, parse_behavior
 from app.core.scaling.proportional import (
     ClusterStatus,
     ParamsError,
+    ParamsUnparsable,
     parse_params,
     parse_selector,
     parse_taint,
 )
-from app.documents.fields import FieldError
+from app.documents.fields import FieldError, unknown_fields
 from app.documents.policy import DNS_LABEL, DNS_SUBDOMAIN
 
 
@@ -57,7 +58,7 @@ def validate_scaler_params(params: Any) -> list[FieldError]:
         parse_params(params)
     except ParamsError as e:
         field = e.field if e.field.startswith("params") else f"params.{e.field}"
-        return [FieldError(field, e.message)]
+        return [FieldError(field, e.message, isinstance(e, ParamsUnparsable))]
     return []
 
 
@@ -71,10 +72,7 @@ def normalized_params(params: Any) -> dict[str, Any]:
 def _target_errors(target: Any) -> list[FieldError]:
     if not isinstance(target, dict):
         return [FieldError("target", "required: an object with namespace, kind and name")]
-    errors = [
-        FieldError(f"target.{k}", "unknown field")
-        for k in sorted(set(target) - {"namespace", "kind", "name"})
-    ]
+    errors = unknown_fields(target, ("namespace", "kind", "name"), "target")
     ns, kind, name = target.get("namespace"), target.get("kind"), target.get("name")
     if not isinstance(ns, str) or not DNS_LABEL.fullmatch(ns):
         errors.append(FieldError("target.namespace", "required: a namespace name"))
@@ -86,7 +84,7 @@ def _target_errors(target: Any) -> list[FieldError]:
 
 
 def validate_scaler(doc: dict[str, Any]) -> list[FieldError]:
-    errors = [FieldError(k, "unknown field") for k in sorted(set(doc) - SCALER_FIELDS)]
+    errors = unknown_fields(doc, SCALER_FIELDS)
     name = doc.get("name")
     if not isinstance(name, str) or not DNS_SUBDOMAIN.fullmatch(name):
         errors.append(FieldError("name", "required: lower-case letters, digits, '-' and '.'"))

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from app.core.selectors import OPERATORS, LabelSelector, Requirement
-from app.documents.fields import FieldError
+from app.documents.fields import FieldError, unknown_fields
 
 _NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -57,9 +57,7 @@ def parse_selector(doc: Any, path: str, errors: list[FieldError]) -> LabelSelect
             FieldError(path, "must be an object with matchLabels and/or matchExpressions")
         )
         return LabelSelector()
-    errors += [
-        FieldError(f"{path}.{k}", "unknown field") for k in sorted(set(doc) - SELECTOR_FIELDS)
-    ]
+    errors += unknown_fields(doc, SELECTOR_FIELDS, path)
     requirements: list[Requirement] = []
     labels = doc.get("matchLabels")
     if labels is not None and not isinstance(labels, dict):
@@ -86,9 +84,7 @@ def _requirement(doc: Any, path: str, errors: list[FieldError]) -> Requirement |
         errors.append(FieldError(path, "must be an object with key, operator and values"))
         return None
     before = len(errors)
-    errors += [
-        FieldError(f"{path}.{k}", "unknown field") for k in sorted(set(doc) - REQUIREMENT_FIELDS)
-    ]
+    errors += unknown_fields(doc, REQUIREMENT_FIELDS, path)
     key, operator, values = doc.get("key"), doc.get("operator"), doc.get("values")
     problem = label_key_problem(key)
     if problem:

@@ -18,7 +18,7 @@ from typing import Any
 from app.core.policy import CLUSTER_WIDE, TARGET_KINDS
 from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.core.selectors import LabelSelector
-from app.documents.fields import FieldError
+from app.documents.fields import FieldError, unknown_fields
 from app.documents.selector import parse_selector
 
 TARGET_FIELDS = {"kind", "name", "apiVersion", "selector"}
@@ -46,7 +46,7 @@ def parse_target(doc: Any, namespace: Any, errors: list[FieldError]) -> Target:
             FieldError("target", "must be an object with kind and name, or with a selector")
         )
         return Target()
-    errors += [FieldError(f"target.{k}", "unknown field") for k in sorted(set(doc) - TARGET_FIELDS)]
+    errors += unknown_fields(doc, TARGET_FIELDS, "target")
     if "selector" in doc:
         for key in sorted({"kind", "name", "apiVersion"} & set(doc)):
             errors.append(

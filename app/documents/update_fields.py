@@ -34,7 +34,7 @@ from app.core.update_policy import (
     EvictionRequirement,
     StartupBoost,
 )
-from app.documents.fields import FieldError
+from app.documents.fields import FieldError, unknown_fields
 
 UPDATE_FIELDS = (
     "evictionRequirements",
@@ -62,8 +62,7 @@ def _whole(value: Any) -> bool:
 
 
 def _unknown(doc: Mapping[str, Any], known: set[str], path: str, errors: list[FieldError]) -> None:
-    for extra in sorted(set(doc) - known):
-        errors.append(FieldError(f"{path}.{extra}", "unknown field"))
+    errors += unknown_fields(doc, known, path)
 
 
 def _requirement(item: Any, path: str, errors: list[FieldError]) -> EvictionRequirement | None:

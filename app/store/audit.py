@@ -17,6 +17,22 @@ from sqlalchemy.orm import Session
 from app.models import AuditEvent, utcnow
 from app.store.session import DbSession
 
+# Every action an audit event records: the API's writes, the webhook's per-workload mutation
+# counts, the updater's evictions and in-place resizes (and those whose answer was lost), the
+# proportional scaler's replica changes. GET /api/v1/events refuses a filter on any other, naming
+# these (a misspelt `evicted` would otherwise match nothing, silently).
+ACTIONS = (
+    "create",
+    "update",
+    "delete",
+    "mutate",
+    "evict",
+    "evict-unanswered",
+    "resize",
+    "resize-unanswered",
+    "scale",
+)
+
 # Audit-event action -> the counter of what rightsizer did to the cluster.
 ACTION_COUNTERS = {
     "evict": Counter(

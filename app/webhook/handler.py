@@ -6,6 +6,11 @@ and counted, because a pod created unsized is better than a pod not created. Onl
 is not an AdmissionReview for a pod gets an error status (400, or 413 when over 3 MiB); with
 `failurePolicy: Ignore` kube-apiserver creates the pod anyway.
 
+A pod with a request or limit that is not a valid quantity (`cpu: "-1"`) is answered `allowed:
+true` without a patch, the reason in an audit annotation: mutating webhooks run before
+kube-apiserver validates the pod, so its validation then refuses the pod with its own message,
+and no webhook failure is logged for it (an error status would be one per such pod).
+
 Pods of excluded namespaces (`kube-system`, rightsizer's own, `RIGHTSIZER_EXCLUDED_NAMESPACES`) are
 left alone here too, not only by the configuration's namespaceSelector: a hand-edited or stale
 MutatingWebhookConfiguration must not let rightsizer size its own pods or the control plane's.
@@ -26,7 +31,7 @@ from app.core.owners import Lookup, Scalable, workload_of_pod
 from app.core.quantity import parse_amount
 from app.core.sizing.boost import BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem
-from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch
+from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch, QuantityInvalid
 from app.core.sizing.patch_cache import NO_RECOMMENDATIONS, PatchCache
 from app.error_body import error_body
 from app.webhook import metrics
@@ -98,6 +103,11 @@ class Webhook:
             return 400, error_body("BadRequest", str(e))
         try:
             result = self.patch_for(review)
+        except QuantityInvalid as e:
+            metrics.REVIEWS.labels("invalid_quantity").inc()
+            log.debug("review %s: pod left unchanged (invalid quantity): %s", review.uid, e)
+            reason = {"left-unchanged": f"invalid-quantity: {e}"[:1024]}
+            return 200, dict(answer(review.api_version, review.uid, None, reason))
         except PodInvalid as e:
             metrics.REVIEWS.labels("invalid").inc()
             return 400, error_body("BadRequest", f"request.object: {e}")

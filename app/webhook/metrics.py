@@ -19,8 +19,10 @@ from app.probes import derived_metric
 REVIEWS = Counter(
     "rightsizer_webhook_reviews_total",
     "AdmissionReviews answered, by outcome: patched, unchanged, unfit (left unchanged: no sizing "
-    "would pass the API server's LimitRange and pod-level checks), failed_open (allowed without "
-    "patch because of our own fault), invalid (HTTP 400), too_large (HTTP 413).",
+    "would pass the API server's LimitRange and pod-level checks), invalid_quantity (left "
+    "unchanged: a request or limit is not a valid quantity, the API server refuses the pod), "
+    "failed_open (allowed without patch because of our own fault), invalid (HTTP 400), "
+    "too_large (HTTP 413).",
     ["outcome"],
 )
 FAILED_OPEN = Counter(
@@ -62,7 +64,7 @@ AUDIT_DROPPED = Counter(
     "written (the database down for long).",
 )
 
-OUTCOMES = ("patched", "unchanged", "failed_open", "invalid", "too_large")
+OUTCOMES = ("patched", "unchanged", "invalid_quantity", "failed_open", "invalid", "too_large")
 FAILURE_REASONS = ("internal_error", "cache_empty", "cache_stale")
 
 # Every label value exists from the start, so dashboards show 0 instead of no data.

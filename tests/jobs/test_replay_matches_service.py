@@ -136,7 +136,7 @@ def replay_cli(tmp_path: Path, trace: list[tuple[int, int, int]]) -> Any:
     lines += [f"{t},web-0,app,{cpu / 1000},{mem},0.5" for t, cpu, mem in trace]
     path.write_text("\n".join(lines) + "\n")
     out = subprocess.run(
-        [sys.executable, "-m", "app.cli", "recommend", "--from-csv", str(path)],
+        [sys.executable, "-m", "app.cli", "recommend", "--from-csv", str(path), "-o", "json"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from kubernetes import client
+from kubernetes.client.rest import ApiException
 from sqlalchemy.orm import Session
 
 from app.core.recommend.model import UsageModel, WorkloadKey
@@ -86,7 +87,11 @@ def webhook_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProces
     with real_cluster.api() as api:
         core = client.CoreV1Api(api)
         for name in (NS, OWN_NS):
-            core.create_namespace({"metadata": {"name": name}})
+            try:
+                core.create_namespace({"metadata": {"name": name}})
+            except ApiException as e:
+                if e.status != 409:  # the cluster is the session's: an earlier test made it
+                    raise
     paths, _ = ensure(tmp_path / "certs", ["localhost"])
     port = free_port()
     db = f"sqlite:///{tmp_path}/rightsizer.db"
@@ -155,3 +160,58 @@ def test_pods_of_a_real_deployment_are_sized_and_never_blocked(
     [new] = [r for name, r in after.items() if name not in sized]
     assert new == {"cpu": "100m", "memory": "64Mi"}  # as written: the webhook was not there
     assert time.monotonic() - started < 60
+
+
+def invalid_pod(cpu: str) -> dict[str, Any]:
+    """A pod as web's ReplicaSet would create it (so the webhook sizes it: the policy applies),
+    with a CPU request kube-apiserver's validation refuses."""
+    container = {
+        "name": "app",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+    }
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "web-5d9c7b8f4",
+        "uid": "0c4a3f3e-2b7e-4c38-9d4e-5f1f9b1a2c3d",
+        "controller": True,
+    }
+    return {
+        "metadata": {
+            "name": f"bad-{cpu.strip('-')}",
+            "labels": {"app": "web", "pod-template-hash": "5d9c7b8f4"},
+            "ownerReferences": [owner],
+        },
+        "spec": {"containers": [container]},
+    }
+
+
+def test_a_pod_with_an_invalid_quantity_is_refused_by_kube_apiserver_not_the_webhook(
+    real_cluster: RealCluster, webhook_app: AppProcess
+) -> None:
+    """Issue 50 item 4: the webhook answered HTTP 400, so kube-apiserver failed open past it (a
+    webhook failure logged and audited per pod) before its validation refused the pod. Now the
+    webhook allows it unchanged, saying why in an audit annotation, and only validation refuses."""
+    wait_for(
+        lambda: recommendations(webhook_app).get((NS, "Deployment", "web", "app")),
+        30,
+        "the seeded recommendation",
+    )
+    time.sleep(2)  # the webhook's cache refreshes every second
+    with real_cluster.api() as api, pytest.raises(ApiException) as refused:
+        client.CoreV1Api(api).create_namespaced_pod(NS, invalid_pod("-1"))
+    assert refused.value.status == 422
+    assert "must be greater than or equal to 0" in refused.value.body
+    [event] = [
+        e
+        for e in real_cluster.audit_events("admin")
+        if e["verb"] == "create"
+        and e["objectRef"].get("resource") == "pods"
+        and e["objectRef"].get("name") == "bad-1"
+    ]
+    annotations = event.get("annotations", {})
+    assert not [k for k in annotations if k.startswith("failed-open.")], annotations
+    [reason] = [v for k, v in annotations.items() if k.endswith("/left-unchanged")]
+    assert reason.startswith("invalid-quantity: spec.containers[0].resources.requests.cpu")
+    assert "Traceback" not in webhook_app.log()

@@ -359,3 +359,37 @@ def test_excluded_namespaces_come_from_the_settings() -> None:
         }
     )
     assert webhook_of(app).excluded_namespaces == frozenset({"kube-system", "rs", "batch"})
+
+
+@pytest.mark.parametrize(
+    ("requests", "limits", "where"),
+    [
+        ({"cpu": "-1", "memory": "1Gi"}, None, "requests.cpu: '-1' must not be negative"),
+        ({"cpu": "abc"}, None, "requests.cpu: 'abc' is not a Kubernetes quantity"),
+        ({"cpu": "1"}, {"memory": "-64Mi"}, "limits.memory: '-64Mi' must not be negative"),
+        ({"cpu": "1"}, {"memory": "1.5.5"}, "limits.memory: '1.5.5' is not a Kubernetes quantity"),
+    ],
+)
+def test_a_pod_with_an_invalid_quantity_is_allowed_unchanged_with_the_reason_audited(
+    app: Flask,
+    client: FlaskClient,
+    requests: dict[str, str],
+    limits: dict[str, str] | None,
+    where: str,
+) -> None:
+    """Issue 50 item 4: mutating admission runs before validation, so kube-apiserver refuses such
+    a pod itself, with its own message; an HTTP 400 from the webhook only made it log a webhook
+    failure for every such pod."""
+    add_policy()
+    add_recommendation()
+    refresh(app)
+    before = metric("rightsizer_webhook_reviews_total", outcome="invalid_quantity")
+    p = pod(container("sidecar", {"cpu": "100m"}), container("app", requests, limits))
+    resp = post(client, review(p))
+    assert resp.status_code == 200
+    response = resp.get_json()["response"]
+    assert response.keys() == {"uid", "allowed", "auditAnnotations"}  # no patch
+    assert response["allowed"] is True
+    reason = response["auditAnnotations"]["left-unchanged"]
+    assert reason.startswith(f"invalid-quantity: spec.containers[1].resources.{where}")
+    assert metric("rightsizer_webhook_reviews_total", outcome="invalid_quantity") == before + 1

@@ -99,8 +99,7 @@ def _rules(doc: Any, default: Rules, path: str, errors: list[tuple[str, str]]) -
     if not isinstance(doc, dict):
         errors.append((path, "must be an object"))
         return default
-    for extra in sorted(set(doc) - {"stabilizationWindowSeconds", "selectPolicy", "policies"}):
-        errors.append((f"{path}.{extra}", "unknown field"))
+    _unknown(doc, ("stabilizationWindowSeconds", "selectPolicy", "policies"), path, errors)
     window = default.stabilization_window_seconds
     if "stabilizationWindowSeconds" in doc:
         window = _int(doc, "stabilizationWindowSeconds", 0, 3600, path, errors) or 0
@@ -121,8 +120,7 @@ def _rules(doc: Any, default: Rules, path: str, errors: list[tuple[str, str]]) -
                 if not isinstance(p, dict):
                     errors.append((pp, "must be an object"))
                     continue
-                for extra in sorted(set(p) - {"type", "value", "periodSeconds"}):
-                    errors.append((f"{pp}.{extra}", "unknown field"))
+                _unknown(p, ("type", "value", "periodSeconds"), pp, errors)
                 if p.get("type") not in POLICY_TYPES:
                     errors.append(
                         (f"{pp}.type", f"{p.get('type')!r} is not one of {', '.join(POLICY_TYPES)}")
@@ -142,8 +140,7 @@ def parse_behavior(doc: Any) -> Behavior | None:
     errors: list[tuple[str, str]] = []
     if not isinstance(doc, dict):
         raise BehaviorError([("behavior", "must be an object")])
-    for extra in sorted(set(doc) - {"scaleUp", "scaleDown"}):
-        errors.append((f"behavior.{extra}", "unknown field"))
+    _unknown(doc, ("scaleUp", "scaleDown"), "behavior", errors)
     up = _rules(doc.get("scaleUp"), DEFAULT_SCALE_UP, "behavior.scaleUp", errors)
     down = _rules(doc.get("scaleDown"), DEFAULT_SCALE_DOWN, "behavior.scaleDown", errors)
     if errors:
@@ -260,8 +257,7 @@ def parse_history(doc: Any, now: float) -> History:
     errors: list[tuple[str, str]] = []
     if not isinstance(doc, dict):
         raise BehaviorError([("history", "must be an object with proposals and changes")])
-    for extra in sorted(set(doc) - {"proposals", "changes"}):
-        errors.append((f"history.{extra}", "unknown field"))
+    _unknown(doc, ("proposals", "changes"), "history", errors)
     out = History()
     for key, lo in (("proposals", 0), ("changes", None)):
         items = doc.get(key) or []
@@ -323,3 +319,12 @@ class History:
         periods = [p.period_seconds for r in (b.scale_up, b.scale_down) for p in r.policies] or [0]
         self.proposals = [p for p in self.proposals if p.time > now - keep_proposals]
         self.changes = [c for c in self.changes if c.time > now - max(periods)]
+
+
+def _unknown(
+    doc: dict[str, Any], known: tuple[str, ...], path: str, errors: list[tuple[str, str]]
+) -> None:
+    """An error for each field of `doc` not `known`, listing the valid ones."""
+    valid = ", ".join(sorted(known))
+    for extra in sorted(set(doc) - set(known), key=str):
+        errors.append((f"{path}.{extra}", f"unknown field; valid fields are {valid}"))

@@ -32,13 +32,13 @@ Where we are deliberately stricter or different from CPA (CPA silently accepts t
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.jsontext import JsonTextError, loads
 from app.core.quantity import ceil_scaled, parse_quantity
 from app.core.wire import section
 
@@ -55,6 +55,10 @@ class ParamsError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class ParamsUnparsable(ParamsError):
+    """Params given as JSON text (a ConfigMap's) that does not parse, or nests too deeply."""
 
 
 @dataclass(frozen=True)
@@ -131,13 +135,9 @@ def parse_params(raw: str | bytes | Mapping[str, Any]) -> Params:
 
 def _decode(text: str | bytes, field: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ParamsError(field, f"invalid JSON ({e})") from None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+        return loads(text)
+    except JsonTextError as e:
+        raise ParamsUnparsable(field, f"invalid JSON ({e.message})") from None
 
 
 def _kind(value: Any) -> str:

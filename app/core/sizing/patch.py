@@ -92,6 +92,12 @@ class PodInvalid(ValueError):
     """The pod JSON does not have the shape of a pod (the API server would never send it)."""
 
 
+class QuantityInvalid(PodInvalid):
+    """A request or limit of the pod is not a quantity rightsizer can size from (`cpu: "-1"`,
+    `"abc"`). Unlike a wrong shape, the API server may send it: mutating admission runs before
+    validation, which then refuses the pod with its own message."""
+
+
 @dataclass(frozen=True)
 class ContainerUpdate:
     """What the patch does to one container. Amounts in millicores / bytes."""
@@ -161,7 +167,7 @@ def _amounts(section: Any, parse: QuantityParser, where: str) -> dict[str, int]:
             try:
                 out[res] = parse(res, section[res])
             except ValueError as e:
-                raise PodInvalid(f"{where}.{res}: {e}") from None
+                raise QuantityInvalid(f"{where}.{res}: {e}") from None
     return out
 
 
@@ -298,15 +304,36 @@ def _record(slot: Slot, unboosted: Unboosted) -> dict[str, Any]:
                 values.pop("cpu", None)
             else:
                 values["cpu"] = cpu
+    changed_requests, changed_limits = slot.changes()
     record: dict[str, Any] = {
         "target": {r: format_amount(r, v) for r, v in slot.target.items()},
-        "requests": {r: format_amount(r, v) for r, v in sorted(requests.items())},
+        "requests": _as_held(requests, slot.requests, changed_requests, slot.resources, "requests"),
     }
     if limits:
-        record["limits"] = {r: format_amount(r, v) for r, v in sorted(limits.items())}
+        record["limits"] = _as_held(limits, slot.limits, changed_limits, slot.resources, "limits")
     if slot.notes:
         record["notes"] = list(dict.fromkeys(slot.notes))
     return record
+
+
+def _as_held(
+    values: Mapping[str, int],
+    held: Mapping[str, int],
+    changed: Mapping[str, int],
+    resources: Any,
+    section: str,
+) -> dict[str, str]:
+    """`values` as the record writes them: what the patch sets as it sets it, and a value it
+    leaves as the pod wrote it (`500u` is 1m to sizing, which counts whole millicores, but the
+    pod holds 500u: kube-apiserver sends quantities in their canonical form and keeps them)."""
+    written = resources.get(section) if isinstance(resources, Mapping) else None
+    out = {}
+    for res, value in sorted(values.items()):
+        text = None
+        if res not in changed and held.get(res) == value and isinstance(written, Mapping):
+            text = written.get(res)
+        out[res] = text if isinstance(text, str) else format_amount(res, value)
+    return out
 
 
 def _resource_ops(slot: Slot) -> list[dict[str, Any]]:
@@ -444,15 +471,19 @@ def _pod_level_update(plan: PodLevelPlan | None) -> PodLevelUpdate | None:
     )
 
 
-def _pod_record(plan: PodLevelPlan | None) -> dict[str, Any]:
+def _pod_record(pod: Mapping[str, Any], plan: PodLevelPlan | None) -> dict[str, Any]:
     """The pod-level values sizing gave the pod, for the updates annotation."""
     if plan is None or not plan.requests:
         return {}
+    spec = pod.get("spec")
+    written = spec.get("resources") if isinstance(spec, Mapping) else None
+    changed_requests, changed_limits = plan.changes()
+    before = plan.before
     record: dict[str, Any] = {
-        "requests": {r: format_amount(r, v) for r, v in sorted(plan.requests.items())}
+        "requests": _as_held(plan.requests, before.requests, changed_requests, written, "requests")
     }
     if plan.limits:
-        record["limits"] = {r: format_amount(r, v) for r, v in sorted(plan.limits.items())}
+        record["limits"] = _as_held(plan.limits, before.limits, changed_limits, written, "limits")
     if plan.notes:
         record["notes"] = list(dict.fromkeys(plan.notes))
     return {"pod": record}
@@ -476,7 +507,7 @@ def _result(
     wanted = {}
     if records:  # a pod only boosted (updateMode Off) is not said to be sized
         wanted[UPDATES_ANNOTATION] = json.dumps(
-            {"policy": policy_ref(policy), "containers": records, **_pod_record(plan)},
+            {"policy": policy_ref(policy), "containers": records, **_pod_record(pod, plan)},
             sort_keys=True,
             separators=(",", ":"),
         )

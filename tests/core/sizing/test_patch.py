@@ -515,3 +515,29 @@ def test_pod_level_request_defaults_from_the_containers_when_only_a_limit_is_set
     # the limit keeps that 4:1 ratio to the new request.
     assert patched["spec"]["resources"] == {"requests": {"cpu": "4"}, "limits": {"cpu": "16"}}
     assert sum(resources(patched, i)["requests"]["cpu"] for i in range(2)) == 4000
+
+
+@pytest.mark.parametrize(
+    ("requests", "limits", "target", "kept"),
+    [
+        ({"cpu": "500u", "memory": "1Gi"}, None, rec(1, 256 * MI), "cpu"),
+        ({"cpu": "1", "memory": "268435456500m"}, None, rec(250, 256 * MI + 1), "memory"),
+        ({"cpu": "0.25", "memory": "1Gi"}, {"cpu": "0.5", "memory": "1Gi"}, APP, "cpu"),
+    ],
+)
+def test_the_updates_annotation_records_the_quantities_the_pod_holds(
+    requests: dict[str, str],
+    limits: dict[str, str] | None,
+    target: Recommendation,
+    kept: str,
+) -> None:
+    """Issue 50 item 5: a value sizing leaves as it is (the pod's own `500u` is 1m to sizing,
+    which counts in whole millicores) was recorded as sizing formats it (`1m`), not as the pod
+    holds it, beside the values the patch changes."""
+    _, patched = run(pod(container("app", requests, limits)), {"app": target})
+    held = patched["spec"]["containers"][0]["resources"]
+    assert held["requests"][kept] == requests[kept]  # left as it was
+    assert held["requests"] != requests  # the other resource was resized
+    record = updates(patched)["containers"]["app"]
+    assert record["requests"] == held["requests"]
+    assert record.get("limits", {}) == {r: held["limits"][r] for r in record.get("limits", {})}

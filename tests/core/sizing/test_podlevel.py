@@ -262,3 +262,13 @@ def test_a_pod_level_request_above_the_pod_level_limit_is_a_violation() -> None:
     refused = violations([], [], PodLevel(requests={"cpu": 5}, limits={"cpu": 4}))
     assert any("must be less than or equal to cpu limit" in r for r in refused), refused
     assert violations([], [], PodLevel(requests={"cpu": 4}, limits={"cpu": 4})) == []
+
+
+def test_the_updates_annotation_records_a_pod_level_value_left_as_the_pod_wrote_it() -> None:
+    """Issue 50 item 5, at pod level: the CPU the pod's containers need is already what the pod
+    holds (`500u`, 1m to sizing), so it stays as written and is recorded so."""
+    p = sharing_pod(requests={"cpu": "500u", "memory": "1Gi"})
+    _, patched = run(p, {"app": rec(1, 300 * MI), "proxy": rec(0, 50 * MI)})
+    assert patched["spec"]["resources"]["requests"] == {"cpu": "500u", "memory": "350Mi"}
+    record = json.loads(patched["metadata"]["annotations"][UPDATES_ANNOTATION])
+    assert record["pod"]["requests"] == {"cpu": "500u", "memory": "350Mi"}

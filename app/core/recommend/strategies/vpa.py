@@ -27,8 +27,9 @@ from functools import lru_cache
 from typing import ClassVar
 
 from app.core.quantity import readable
+from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.estimator import confidence, estimate, pod_minimum
-from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies.base import (
     ROUNDING_PARAMS,
     Configured,
@@ -178,6 +179,19 @@ def check(values: Mapping[str, ParamValue]) -> list[ParamError]:
     return errors
 
 
+def confidence_wording(agg: AggregateState, s: RecommenderSettings) -> str:
+    """VPA's confidence as what it is: the lesser of the history's span in days and its CPU
+    samples counted as days at `confidence_samples_per_day` (one a minute). A 30-day trace of a
+    sample every 5 minutes is 6 days' worth, not 30, and says so."""
+    span = 0.0
+    if agg.first_sample is not None and agg.last_sample is not None:
+        span = (agg.last_sample - agg.first_sample) / DAY
+    return (
+        f"confidence {confidence(agg, s):.1f} days: {agg.total_samples} CPU samples over "
+        f"{span:.1f} days, {s.confidence_samples_per_day:g} samples counting as a day"
+    )
+
+
 @dataclass(frozen=True)
 class VpaStrategy(Configured):
     name: str = "vpa"
@@ -186,7 +200,7 @@ class VpaStrategy(Configured):
     def propose(self, given: StrategyInput) -> Proposal:
         s = given.settings
         est = estimate(given.aggregate, given.containers, s)
-        reason = f"{_summary(s)}; confidence {confidence(given.aggregate, s):.1f} days"
+        reason = f"{_summary(s)}; {confidence_wording(given.aggregate, s)}"
         floor = pod_minimum(given.containers, s)
         at_floor = []  # formatted only when a target is at its floor
         if est.target.cpu == floor.cpu:
