@@ -111,12 +111,42 @@ def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
                 labels,
             )
         )
-    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
-    if not containers:
-        errs.append(FieldError("spec.template.spec.containers", "FieldValueRequired", ""))
+    errs += template_errors(spec)
     if kind == "Deployment":
         errs += deploymentvalidation.strategy_errors(spec)
     return errs
+
+
+def template_errors(spec: dict[str, Any], job: bool = False) -> list[FieldError]:
+    """A workload's pod template validated as a pod is (ValidatePodTemplateSpec, then the
+    restartPolicy a controller supports: Always for apps/v1's ValidatePodTemplateSpecForReplicaSet
+    and StatefulSet/DaemonSet, OnFailure or Never for a Job, pkg/apis/batch/validation)."""
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return [FieldError("spec.template.spec.containers", "FieldValueRequired", "")]
+    pod_spec = template.get("spec")
+    errs = validation.pod_spec_errors(pod_spec, "spec.template.spec")
+    policy = pod_spec.get("restartPolicy", "") if isinstance(pod_spec, dict) else ""
+    path = "spec.template.spec.restartPolicy"
+    if not job and policy not in ("Always", ""):
+        errs.append(
+            FieldError(path, "FieldValueNotSupported", 'supported values: "Always"', policy)
+        )
+    elif job and policy in ("Always", ""):
+        errs.append(FieldError(path, "FieldValueRequired", 'valid values: "OnFailure", "Never"'))
+    elif job and policy not in ("OnFailure", "Never"):
+        errs.append(
+            FieldError(
+                path, "FieldValueNotSupported", 'supported values: "OnFailure", "Never"', policy
+            )
+        )
+    return errs
+
+
+def _job_errors(obj: dict[str, Any]) -> list[FieldError]:
+    """What the simulator checks of a Job (stored only, no Job controller): its pod template."""
+    spec = obj.get("spec")
+    return template_errors(spec if isinstance(spec, dict) else {}, job=True)
 
 
 def _default_rolling(spec: dict[str, Any], field: str, defaults: dict[str, Any]) -> None:
@@ -187,6 +217,11 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any], schema: Schema | None 
         if errs:
             raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
         return
+    elif rt.kind == "Job":
+        errs = validation.validate_object_meta(meta) + _job_errors(obj)
+        if errs:
+            raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
+        return
     elif rt.kind == "MutatingWebhookConfiguration":
         validation.default_mutating_webhook_configuration(obj)
         validation.validate_mutating_webhook_configuration(obj)
@@ -254,6 +289,10 @@ def prepare_update(
             raise invalid(rt.kind, rt.group, meta["name"], errs)
     elif rt.kind == "MutatingWebhookConfiguration":
         validation.validate_mutating_webhook_configuration(new)
+    elif rt.kind == "Job":
+        errs = validation.validate_object_meta(meta) + _job_errors(new)
+        if errs:
+            raise invalid(rt.kind, rt.group, meta["name"], errs)
     elif rt.kind == "Pod":
         validation.validate_pod(new)
         if _pod_spec_mutable_view(new) != _pod_spec_mutable_view(old):
