@@ -147,7 +147,7 @@ def _evict(api: ApiContext, ns: str, name: str, req: Request) -> Response:
     ):
         raise bad_request("the body of an eviction must be a policy/v1 Eviction")
     if (body.get("metadata") or {}).get("name") != name:
-        raise bad_request(f"name in URL does not match name in Eviction object: {name}")
+        raise bad_request("name in URL does not match name in Eviction object")
     store = api.store
     with store.lock:
         pod = store.require(POD, ns, name).obj
