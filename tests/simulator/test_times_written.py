@@ -24,7 +24,7 @@ def test_lease_micro_times_are_written_with_z() -> None:
             "spec": {
                 "holderIdentity": "a",
                 "leaseDurationSeconds": 15,
-                "acquireTime": "2026-12-06T10:30:05+00:00",
+                "acquireTime": "2026-12-06T10:30:05.000000+00:00",
                 "renewTime": renew.isoformat(),
             },
         }

@@ -90,6 +90,22 @@ def gone(message: str) -> ApiError:
     return ApiError(410, message, "Expired")
 
 
+def too_large_resource_version(wanted: int, current: int) -> ApiError:
+    """storage.NewTooLargeResourceVersionError (apiserver pkg/storage/errors.go): a 504 Timeout
+    the client should retry after a second."""
+    return ApiError(
+        504,
+        f"Timeout: Too large resource version: {wanted}, current: {current}",
+        "Timeout",
+        {
+            "causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            ],
+            "retryAfterSeconds": 1,
+        },
+    )
+
+
 def unknown_resource() -> ApiError:
     return ApiError(
         404,

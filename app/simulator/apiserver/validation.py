@@ -15,14 +15,18 @@ from app.simulator.apiserver.errors import FieldError, invalid
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage"}
+# apimachinery's pkg/util/validation (IsDNS1123Subdomain, IsDNS1123Label): the message, then
+# an example and the regular expression (RegexError).
 _DNS_SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
     "characters, '-' or '.', and must start and end with an alphanumeric "
-    "character"
+    "character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
 _DNS_LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-    "or '-', and must start and end with an alphanumeric character"
+    "or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  "
+    "or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
 
 
@@ -161,6 +165,15 @@ def _parse_sections(
                         res,
                     )
                 )
+                if not pod_level and "/" not in res:  # ValidateContainerResourceName
+                    errs.append(
+                        FieldError(
+                            fp,
+                            "FieldValueInvalid",
+                            "must be a standard resource for containers",
+                            res,
+                        )
+                    )
                 continue
             if pod_level and not limitranger.is_pod_level_resource(res):
                 errs.append(

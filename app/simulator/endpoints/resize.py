@@ -33,6 +33,7 @@ from typing import Any
 
 from app.simulator.apiserver import (
     errors,
+    kinds,
     limitranger,
     patches,
     podutil,
@@ -105,6 +106,7 @@ def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | No
         pod["spec"]["containers"] = new["spec"]["containers"]
         if "initContainers" in new["spec"]:
             pod["spec"]["initContainers"] = new["spec"]["initContainers"]
+        kinds.bump_pod_generation(latest.obj, pod)
         message = _infeasible(api, latest.obj, pod)
         pod["status"]["conditions"] = [
             c
