@@ -255,3 +255,19 @@ def test_defaults_and_event_namespaces(api: client.ApiClient) -> None:
     status, answer = _refused(core.create_namespaced_event, "default", event)
     assert status == 422
     assert answer["details"]["causes"][0]["field"] == "involvedObject.namespace"
+
+
+def test_not_found_answers(api: client.ApiClient) -> None:
+    """An unknown resource of a served group/version is a NotFound Status with empty details;
+    below a group/version the server does not serve, kube-apiserver answers plain text."""
+    verb, url, headers, _, _ = api.param_serialize(
+        "GET", "/api/v1/namespaces/default/bogus", auth_settings=["BearerToken"]
+    )
+    resp = api.rest_client.request(verb, url, headers=headers)
+    body = json.loads(resp.read())
+    assert (resp.status, body["reason"], body["details"]) == (404, "NotFound", {})
+    verb, url, headers, _, _ = api.param_serialize(
+        "GET", "/apis/bogus.example.com/v1/things", auth_settings=["BearerToken"]
+    )
+    resp = api.rest_client.request(verb, url, headers=headers)
+    assert (resp.status, resp.read()) == (404, b"404 page not found\n")

@@ -52,7 +52,7 @@ class ApiError(Exception):
         }
         if not self.reason:  # StatusReasonUnknown, "" (a plain error of the server): omitted
             del body["reason"]
-        if self.details:
+        if self.details is not None:  # written when given, even empty, as kube writes it
             body["details"] = self.details
         return body
 
@@ -107,13 +107,8 @@ def too_large_resource_version(wanted: int, current: int) -> ApiError:
 
 
 def unknown_resource() -> ApiError:
-    return ApiError(
-        404,
-        "the server could not find the requested resource",
-        details={
-            "causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]
-        },
-    )
+    """An unknown resource of a served group/version: a NotFound Status with empty details."""
+    return ApiError(404, "the server could not find the requested resource", details={})
 
 
 # `ErrorType.String()` of apimachinery's util/validation/field/errors.go, by cause type.

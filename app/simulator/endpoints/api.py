@@ -133,11 +133,10 @@ class Api:
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
             raise errors.unknown_resource()
+        if not self.cluster.resources.serves(group, version):
+            return _not_found_text()  # as kube's NotFoundHandler answers: plain text
         if not rest:
-            listing = self.cluster.resources.api_resource_list(group, version)
-            if listing is None:
-                raise errors.unknown_resource()
-            return json_response(200, listing)
+            return json_response(200, self.cluster.resources.api_resource_list(group, version))
         _resource_path(self.cluster.resources, group, version, rest)  # 404 before any 406
         target = tables.negotiate(req)  # a Table or PartialObjectMetadata (printers/), or 406
         resp = self._resource(req, group, version, rest)
@@ -476,6 +475,13 @@ class Api:
                 200, {"now": now, "time": self.cluster.now_str(), "speed": self.cluster.clock.speed}
             )
         raise errors.unknown_resource()
+
+
+def _not_found_text() -> Response:
+    """What kube-apiserver answers below a group/version it does not serve: plain text, no
+    Status (client-go reports it as NotFound, "the server could not find the requested
+    resource")."""
+    return Response(404, b"404 page not found\n", content_type="text/plain; charset=utf-8")
 
 
 def _resource_path(
