@@ -30,7 +30,7 @@ def _memory_limit(core: Any, value: str) -> dict[str, Any]:
     return {"spec": {"containers": [{"name": "app", "resources": {"limits": {"memory": value}}}]}}
 
 
-@pytest.mark.parametrize(("version", "refused"), [("1.33", True), ("1.34", True), ("1.35", False)])
+@pytest.mark.parametrize(("version", "refused"), [("1.33", True), ("1.34", False), ("1.35", False)])
 def test_memory_limit_decrease_by_release(version: str, refused: bool) -> None:
     with running_simulator({"nodes": NODES}, version=version) as sim:
         core = client.CoreV1Api(sim.api_client())

@@ -52,7 +52,7 @@ class ApiError(Exception):
         }
         if not self.reason:  # StatusReasonUnknown, "" (a plain error of the server): omitted
             del body["reason"]
-        if self.details:
+        if self.details is not None:  # written when given, even empty, as kube writes it
             body["details"] = self.details
         return body
 
@@ -90,14 +90,25 @@ def gone(message: str) -> ApiError:
     return ApiError(410, message, "Expired")
 
 
-def unknown_resource() -> ApiError:
+def too_large_resource_version(wanted: int, current: int) -> ApiError:
+    """storage.NewTooLargeResourceVersionError (apiserver pkg/storage/errors.go): a 504 Timeout
+    the client should retry after a second."""
     return ApiError(
-        404,
-        "the server could not find the requested resource",
-        details={
-            "causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]
+        504,
+        f"Timeout: Too large resource version: {wanted}, current: {current}",
+        "Timeout",
+        {
+            "causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            ],
+            "retryAfterSeconds": 1,
         },
     )
+
+
+def unknown_resource() -> ApiError:
+    """An unknown resource of a served group/version: a NotFound Status with empty details."""
+    return ApiError(404, "the server could not find the requested resource", details={})
 
 
 # `ErrorType.String()` of apimachinery's util/validation/field/errors.go, by cause type.

@@ -12,7 +12,9 @@ decodes into Go types that have no place for them (duplicates: the last one wins
 
 Decoding into those types also rewrites every Quantity as ParseQuantity and MarshalJSON do
 (`cpu: 0.5` is stored as "500m", `1024Mi` as "1Gi": quantity.stored), a JSON number being read
-from its text as sent (jsonnumbers.Literal).
+from its text as sent (jsonnumbers.Literal), and every Time and MicroTime as metav1's
+MarshalJSON writes them, in UTC with `Z` (`2026-01-02T03:04:05+01:00` is stored as
+`2026-01-02T02:04:05Z`, a MicroTime with six fractional digits: `...05.000000Z`).
 
 A type's fields are those of its OpenAPI definition (apiserver/schema.py). Pure.
 """
@@ -20,7 +22,9 @@ A type's fields are those of its OpenAPI definition (apiserver/schema.py). Pure.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from app.simulator.apiserver import quantity
@@ -30,6 +34,15 @@ from app.simulator.apiserver.schema import Definitions, Schema
 
 IGNORE, WARN, STRICT = "Ignore", "Warn", "Strict"
 QUANTITY_REF = "#/$defs/io.k8s.apimachinery.pkg.api.resource.Quantity"
+_TIME_REFS = {
+    "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.Time": False,
+    "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": True,
+}
+# Go's time.RFC3339 as time.Parse reads it: any fraction of a second, `Z` or an offset.
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"(?:[Zz]|([+-])(\d{2}):(\d{2}))$"
+)
 _ALLOWED = ("", IGNORE, STRICT, WARN)  # sorted, as the error lists them
 _MAX_ERRORS = 100
 
@@ -140,12 +153,35 @@ def _walk(defs: Definitions, schema: Schema, value: Any, path: str, errors: list
             _add(errors, f'unknown field "{where}"')  # its value is skipped, unread
             out.pop(key, None)
             continue
-        if child.get("$ref") == QUANTITY_REF:
+        if child.get("$ref") in _TIME_REFS:
+            out[key] = written_time(member, micro=_TIME_REFS[child["$ref"]])
+        elif child.get("$ref") == QUANTITY_REF:
             in_map = not (isinstance(props, Mapping) and key in props)
             out[key] = "0" if member is None and in_map else _quantity(member)
         else:
             out[key] = _walk(defs, defs.resolve(child), member, where, errors)
     return out
+
+
+def written_time(value: Any, *, micro: bool) -> Any:
+    """A metav1.Time (micro: MicroTime) as its UnmarshalJSON then MarshalJSON leave it: UTC,
+    RFC 3339 with `Z`, whole seconds (Time) or six fractional digits (MicroTime, RFC3339Micro).
+    What does not parse is kept as sent (jsontypes reports it)."""
+    m = _RFC3339.match(value) if isinstance(value, str) else None
+    if m is None:
+        return value
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    micros = int((m.group(7) or "0").ljust(9, "0")[:6])
+    try:
+        when = datetime(year, month, day, hour, minute, second, micros, tzinfo=UTC)
+    except ValueError:
+        return value
+    if m.group(8):
+        offset = timedelta(hours=int(m.group(9)), minutes=int(m.group(10)))
+        when -= offset if m.group(8) == "+" else -offset
+    if micro:
+        return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _quantity(value: Any) -> Any:

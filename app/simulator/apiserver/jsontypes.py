@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.simulator.apiserver import quantity
+from app.simulator.apiserver import gotime, quantity
 from app.simulator.apiserver.fieldvalidation import Pairs
 from app.simulator.apiserver.jsonnumbers import Literal
 from app.simulator.apiserver.schema import Definitions, Schema, ref_name, types
@@ -116,6 +116,9 @@ def _value(
     if name in _TIMES:
         if not isinstance(value, str):
             raise _Abort(type_error(json_kind(value), where, "string"))
+        error = gotime.parse_error(value, micro=name.endswith("MicroTime"))
+        if error:
+            raise _Abort(error)
         return
     schema = defs.resolve(raw)
     kinds = types(schema)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.simulator.apiserver import crd, deploymentvalidation, selectors, validation
+from app.simulator.apiserver import (
+    crd,
+    deploymentvalidation,
+    limitranger,
+    limitrangevalidation,
+    selectors,
+    validation,
+)
 from app.simulator.apiserver.errors import FieldError, invalid
 from app.simulator.apiserver.resources import ResourceType
 
@@ -83,6 +90,24 @@ def _default_toleration_seconds(spec: dict[str, Any]) -> None:
             )
 
 
+# A DaemonSet's spec.templateGeneration, which apps/v1 carries as this annotation
+# (pkg/apis/apps/v1/conversion.go): 1 when created, one more for each template change
+# (pkg/registry/apps/daemonset/strategy.go); whatever a client writes there is not kept.
+_DS_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _carry_template_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
+    old_value = (old["metadata"].get("annotations") or {}).get(_DS_TEMPLATE_GENERATION)
+    try:
+        generation = int(old_value or 1)
+    except ValueError:
+        generation = 1
+    old_template = (old.get("spec") or {}).get("template")
+    if (new.get("spec") or {}).get("template") != old_template:
+        generation += 1
+    new["metadata"].setdefault("annotations", {})[_DS_TEMPLATE_GENERATION] = str(generation)
+
+
 def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
     spec = obj.get("spec") or {}
     errs: list[FieldError] = []
@@ -111,12 +136,42 @@ def _workload_errors(kind: str, obj: dict[str, Any]) -> list[FieldError]:
                 labels,
             )
         )
-    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
-    if not containers:
-        errs.append(FieldError("spec.template.spec.containers", "FieldValueRequired", ""))
+    errs += template_errors(spec)
     if kind == "Deployment":
         errs += deploymentvalidation.strategy_errors(spec)
     return errs
+
+
+def template_errors(spec: dict[str, Any], job: bool = False) -> list[FieldError]:
+    """A workload's pod template validated as a pod is (ValidatePodTemplateSpec, then the
+    restartPolicy a controller supports: Always for apps/v1's ValidatePodTemplateSpecForReplicaSet
+    and StatefulSet/DaemonSet, OnFailure or Never for a Job, pkg/apis/batch/validation)."""
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return [FieldError("spec.template.spec.containers", "FieldValueRequired", "")]
+    pod_spec = template.get("spec")
+    errs = validation.pod_spec_errors(pod_spec, "spec.template.spec")
+    policy = pod_spec.get("restartPolicy", "") if isinstance(pod_spec, dict) else ""
+    path = "spec.template.spec.restartPolicy"
+    if not job and policy not in ("Always", ""):
+        errs.append(
+            FieldError(path, "FieldValueNotSupported", 'supported values: "Always"', policy)
+        )
+    elif job and policy in ("Always", ""):
+        errs.append(FieldError(path, "FieldValueRequired", 'valid values: "OnFailure", "Never"'))
+    elif job and policy not in ("OnFailure", "Never"):
+        errs.append(
+            FieldError(
+                path, "FieldValueNotSupported", 'supported values: "OnFailure", "Never"', policy
+            )
+        )
+    return errs
+
+
+def _job_errors(obj: dict[str, Any]) -> list[FieldError]:
+    """What the simulator checks of a Job (stored only, no Job controller): its pod template."""
+    spec = obj.get("spec")
+    return template_errors(spec if isinstance(spec, dict) else {}, job=True)
 
 
 def _default_rolling(spec: dict[str, Any], field: str, defaults: dict[str, Any]) -> None:
@@ -155,6 +210,11 @@ def _default_workload(kind: str, obj: dict[str, Any]) -> None:
             if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
                 rolling.setdefault("partition", 0)
         spec.setdefault("serviceName", obj["metadata"]["name"])
+        # StatefulSetAutoDeletePVC, GA in 1.32 (pkg/apis/apps/v1/defaults.go)
+        spec.setdefault(
+            "persistentVolumeClaimRetentionPolicy",
+            {"whenDeleted": "Retain", "whenScaled": "Retain"},
+        )
     elif kind == "DaemonSet":
         _default_rolling(spec, "updateStrategy", {"maxUnavailable": 1, "maxSurge": 0})
     if kind == "ReplicaSet":
@@ -183,10 +243,21 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any], schema: Schema | None 
     elif rt.kind in _WORKLOADS:
         _default_workload(rt.kind, obj)
         meta["generation"] = 1
-        errs = validation.validate_object_meta(meta) + _workload_errors(rt.kind, obj)
+        if rt.kind == "DaemonSet":
+            meta.setdefault("annotations", {})[_DS_TEMPLATE_GENERATION] = "1"
+        errs = validation.validate_object_meta(
+            meta, label_names=rt.kind == "StatefulSet"
+        ) + _workload_errors(rt.kind, obj)
         if errs:
             raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
         return
+    elif rt.kind == "Job":
+        errs = validation.validate_object_meta(meta) + _job_errors(obj)
+        if errs:
+            raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
+        return
+    elif rt.kind == "Node":
+        _default_node(obj)
     elif rt.kind == "MutatingWebhookConfiguration":
         validation.default_mutating_webhook_configuration(obj)
         validation.validate_mutating_webhook_configuration(obj)
@@ -217,8 +288,65 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any], schema: Schema | None 
             "observedGeneration": 0,
         }
     errs = validation.validate_object_meta(meta, label_names=rt.kind == "Namespace")
+    errs += _spec_errors(rt, obj)
     if errs:
         raise invalid(rt.kind, rt.group, meta.get("name", ""), errs)
+
+
+def _default_node(node: dict[str, Any]) -> None:
+    """SetDefaults_NodeStatus (pkg/apis/core/v1/defaults.go): allocatable = capacity when unset."""
+    status = node.get("status")
+    if isinstance(status, dict) and status.get("capacity") and not status.get("allocatable"):
+        status["allocatable"] = dict(status["capacity"])
+
+
+def _event_errors(event: dict[str, Any]) -> list[FieldError]:
+    """ValidateEventCreate (pkg/apis/core/validation/events.go), core/v1: the involved object's
+    namespace is the event's (or, for cluster-scoped objects, empty in `default`)."""
+    involved = event.get("involvedObject") or {}
+    ns = event["metadata"].get("namespace", "")
+    theirs = involved.get("namespace", "") if isinstance(involved, dict) else ""
+    if (not theirs and ns not in ("", "default")) or (theirs and theirs != ns):
+        return [
+            FieldError(
+                "involvedObject.namespace",
+                "FieldValueInvalid",
+                "does not match event.namespace",
+                theirs,
+            )
+        ]
+    return []
+
+
+def _spec_errors(rt: ResourceType, obj: dict[str, Any]) -> list[FieldError]:
+    if rt.kind == "Event":
+        return _event_errors(obj)
+    if rt.kind == "Job":
+        return _job_errors(obj)
+    if rt.kind == "LimitRange":
+        # SetDefaults_LimitRangeItem at decoding: stored and validated with its defaults
+        if isinstance(obj.get("spec"), dict):
+            obj["spec"] = limitranger.default_limit_range(obj)["spec"]
+        return limitrangevalidation.limit_range_errors(obj)
+    if rt.kind == "Lease":
+        return limitrangevalidation.lease_errors(obj)
+    return []
+
+
+def _default_and_bump(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+    meta = new["metadata"]
+    if rt.kind in _WORKLOADS:
+        _default_workload(rt.kind, new)
+    elif rt.kind == "MutatingWebhookConfiguration":
+        validation.default_mutating_webhook_configuration(new)
+    changed = new.get("spec") != old.get("spec") or new.get("webhooks") != old.get("webhooks")
+    if rt.kind == "Deployment":
+        # annotations are copied to the ReplicaSets: a change bumps the generation too
+        # (pkg/registry/apps/deployment/strategy.go PrepareForUpdate)
+        changed = changed or (meta.get("annotations") or {}) != (
+            old["metadata"].get("annotations") or {}
+        )
+    meta["generation"] = old["metadata"].get("generation", 1) + (1 if changed else 0)
 
 
 def prepare_update(
@@ -230,16 +358,15 @@ def prepare_update(
         _prepare_custom(rt, old, new, schema or {})
         return
     if rt.kind in _WORKLOADS or rt.kind in ("MutatingWebhookConfiguration", "PodDisruptionBudget"):
-        if rt.kind in _WORKLOADS:
-            _default_workload(rt.kind, new)
-        elif rt.kind == "MutatingWebhookConfiguration":
-            validation.default_mutating_webhook_configuration(new)
-        changed = new.get("spec") != old.get("spec") or new.get("webhooks") != old.get("webhooks")
-        meta["generation"] = old["metadata"].get("generation", 1) + (1 if changed else 0)
+        _default_and_bump(rt, old, new)
+    if rt.kind == "DaemonSet":
+        _carry_template_generation(old, new)
     if rt.kind == "Namespace":
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
     if rt.kind in _WORKLOADS:
-        errs = validation.validate_object_meta(meta) + _workload_errors(rt.kind, new)
+        errs = validation.validate_object_meta(
+            meta, label_names=rt.kind == "StatefulSet"
+        ) + _workload_errors(rt.kind, new)
         old_sel = (old.get("spec") or {}).get("selector")
         if rt.kind != "ReplicaSet" and (new.get("spec") or {}).get("selector") != old_sel:
             errs.append(
@@ -254,7 +381,12 @@ def prepare_update(
             raise invalid(rt.kind, rt.group, meta["name"], errs)
     elif rt.kind == "MutatingWebhookConfiguration":
         validation.validate_mutating_webhook_configuration(new)
+    elif rt.kind in ("Job", "LimitRange", "Lease"):
+        errs = validation.validate_object_meta(meta) + _spec_errors(rt, new)
+        if errs:
+            raise invalid(rt.kind, rt.group, meta["name"], errs)
     elif rt.kind == "Pod":
+        bump_pod_generation(old, new)
         validation.validate_pod(new)
         if _pod_spec_mutable_view(new) != _pod_spec_mutable_view(old):
             raise invalid(
@@ -273,6 +405,14 @@ def prepare_update(
                     )
                 ],
             )
+
+
+def bump_pod_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """A pod's metadata.generation (KEP-5067, pkg/registry/core/pod/strategy.go): 1 when
+    created, one more for each write that changes its spec (an image, a resize)."""
+    generation = old["metadata"].get("generation") or 1
+    changed = new.get("spec") != old.get("spec")
+    new["metadata"]["generation"] = generation + (1 if changed else 0)
 
 
 def _pod_spec_mutable_view(pod: dict[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,11 @@ def apply_patch(
             return applied
         except jsonpatch.InvalidJsonPatch as e:
             raise bad_request(f"invalid JSON Patch: {e}") from None
+        except jsonpatch.JsonPatchTestFailed:
+            # a failed `test`: kube-apiserver's generic 422 (handlers/patch.go, ErrTestFailed)
+            raise ApiError(
+                422, "the server rejected our request due to an error in our request", "Invalid", {}
+            ) from None
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as e:
             raise ApiError(422, str(e)) from None
     if not isinstance(patch, dict):

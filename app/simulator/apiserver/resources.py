@@ -268,6 +268,9 @@ class Registry:
     def groups(self) -> dict[str, list[str]]:
         return groups(self.all())
 
+    def serves(self, group: str, version: str) -> bool:
+        return any(r.group == group and r.version == version for r in self.all())
+
     def api_resource_list(self, group: str, version: str) -> dict[str, Any] | None:
         return api_resource_list(group, version, self.all())
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import json
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -288,6 +289,18 @@ class Store:
         with self.lock:
             if self.rv <= rv and not self.closed:
                 self.changed.wait(timeout)
+
+    def wait_fresh(self, rv: int, timeout: float = 3.0) -> None:
+        """The watch cache's waitUntilFreshAndBlock (apiserver pkg/storage/cacher/
+        watch_cache.go): wait up to 3 s for the store to reach `rv`, then 504 "Too large
+        resource version"."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while self.rv < rv and not self.closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise errors.too_large_resource_version(rv, self.rv)
+                self.changed.wait(left)
 
     def close(self) -> None:
         with self.lock:

@@ -15,14 +15,18 @@ from app.simulator.apiserver.errors import FieldError, invalid
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _STANDARD_RESOURCES = {"cpu", "memory", "ephemeral-storage"}
+# apimachinery's pkg/util/validation (IsDNS1123Subdomain, IsDNS1123Label): the message, then
+# an example and the regular expression (RegexError).
 _DNS_SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
     "characters, '-' or '.', and must start and end with an alphanumeric "
-    "character"
+    "character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
 _DNS_LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-    "or '-', and must start and end with an alphanumeric character"
+    "or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  "
+    "or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
 
 
@@ -60,21 +64,26 @@ def validate_object_meta(meta: dict[str, Any], *, label_names: bool = False) -> 
 def validate_pod(pod: dict[str, Any]) -> None:
     """Raise 422 Invalid, like kube-apiserver, for a pod it would refuse to store."""
     meta = pod.get("metadata") or {}
-    errs = validate_object_meta(meta)
-    spec = pod.get("spec")
-    if not isinstance(spec, dict):
-        errs.append(FieldError("spec", "FieldValueRequired", ""))
-    else:
-        containers = spec.get("containers")
-        if not isinstance(containers, list) or not containers:
-            errs.append(FieldError("spec.containers", "FieldValueRequired", ""))
-        else:
-            errs += _validate_containers(containers, "spec.containers")
-        errs += _validate_containers(spec.get("initContainers") or [], "spec.initContainers")
-        if spec.get("resources") is not None:
-            errs += validate_pod_resources(spec)
+    errs = validate_object_meta(meta) + pod_spec_errors(pod.get("spec"), "spec")
     if errs:
         raise invalid("Pod", "", meta.get("name") or meta.get("generateName") or "", errs)
+
+
+def pod_spec_errors(spec: Any, path: str) -> list[FieldError]:
+    """ValidatePodSpec's checks kept here, for a pod's `spec` or a workload's
+    `spec.template.spec` (ValidatePodTemplateSpec validates a template as a pod's spec)."""
+    if not isinstance(spec, dict):
+        return [FieldError(path, "FieldValueRequired", "")]
+    errs: list[FieldError] = []
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or not containers:
+        errs.append(FieldError(f"{path}.containers", "FieldValueRequired", ""))
+    else:
+        errs += _validate_containers(containers, f"{path}.containers")
+    errs += _validate_containers(spec.get("initContainers") or [], f"{path}.initContainers")
+    if spec.get("resources") is not None:
+        errs += validate_pod_resources(spec, f"{path}.resources")
+    return errs
 
 
 def _validate_containers(containers: list[Any], path: str) -> list[FieldError]:
@@ -156,6 +165,15 @@ def _parse_sections(
                         res,
                     )
                 )
+                if not pod_level and "/" not in res:  # ValidateContainerResourceName
+                    errs.append(
+                        FieldError(
+                            fp,
+                            "FieldValueInvalid",
+                            "must be a standard resource for containers",
+                            res,
+                        )
+                    )
                 continue
             if pod_level and not limitranger.is_pod_level_resource(res):
                 errs.append(
@@ -191,13 +209,12 @@ def _requests_within_limits(parsed: dict[str, dict[str, Any]], path: str) -> lis
     return errs
 
 
-def validate_pod_resources(spec: dict[str, Any]) -> list[FieldError]:
+def validate_pod_resources(spec: dict[str, Any], path: str = "spec.resources") -> list[FieldError]:
     """Pod-level `spec.resources` (PodLevelResources on), after `validatePodResources` and
     `validatePodResourceConsistency` in pkg/apis/core/validation/validation.go: only cpu,
     memory and hugepages-*; quantities >= 0; requests <= limits; pod requests >= the aggregate
     container requests (init containers and sidecars as the scheduler counts them); each
     container's limit <= the pod limit."""
-    path = "spec.resources"
     resources = spec["resources"]
     if not isinstance(resources, dict):
         return [FieldError(path, "FieldValueInvalid", "must be an object", str(resources))]

@@ -330,6 +330,7 @@ class SimCluster:
         if not pod["spec"].get("nodeName"):
             pod["spec"].pop("nodeName", None)
         pod["status"] = {"phase": "Pending", "qosClass": podutil.qos_class(pod)}
+        pod["metadata"]["generation"] = 1  # KEP-5067: kubelets report observedGeneration
         if dry_run:
             return pod
         for _ in range(5):

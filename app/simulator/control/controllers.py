@@ -31,6 +31,7 @@ from app.simulator.apiserver.resources import (
     ResourceType,
 )
 from app.simulator.apiserver.store import Entry, Store, WatchEvent
+from app.simulator.control import disruption
 from app.simulator.control.daemonsets import DaemonSetController
 from app.simulator.control.deployments import DeploymentController
 from app.simulator.control.events import Source
@@ -390,16 +391,16 @@ def pdb_status(cluster: ClusterOps, pdb: dict[str, Any]) -> dict[str, Any]:
         if not podutil.is_terminal(e.obj)
         and selectors.matches(sel, e.obj["metadata"].get("labels"))
     ]
-    expected = len(pods)
-    healthy = sum(1 for p in pods if podutil.is_ready(p))
     spec = pdb["spec"]
+    expected = disruption.expected_pods(cluster.store, spec, pods)
+    healthy = sum(1 for p in pods if podutil.is_ready(p))
     if "maxUnavailable" in spec:
         desired = max(
             expected - _int_or_percent(spec["maxUnavailable"], expected, round_up=True), 0
         )
     else:
         desired = _int_or_percent(spec.get("minAvailable", 1), expected, round_up=True)
-    allowed = max(healthy - desired, 0)
+    allowed = max(healthy - desired, 0) if expected > 0 else 0
     old = {c["type"]: c for c in (pdb.get("status") or {}).get("conditions") or []}
     ok = allowed > 0
     prev = old.get("DisruptionAllowed")
@@ -410,10 +411,7 @@ def pdb_status(cluster: ClusterOps, pdb: dict[str, Any]) -> dict[str, Any]:
             "type": "DisruptionAllowed",
             "status": "True" if ok else "False",
             "reason": "SufficientPods" if ok else "InsufficientPods",
-            "message": ""
-            if ok
-            else f"The disruption budget {pdb['metadata']['name']} needs "
-            f"{desired} healthy pods and has {healthy} currently",
+            "message": "",  # the disruption controller leaves it empty (updatePdbStatus)
             "lastTransitionTime": cluster.now_str(),
             "observedGeneration": pdb["metadata"].get("generation", 1),
         }

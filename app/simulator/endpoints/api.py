@@ -133,11 +133,10 @@ class Api:
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
             raise errors.unknown_resource()
+        if not self.cluster.resources.serves(group, version):
+            return _not_found_text()  # as kube's NotFoundHandler answers: plain text
         if not rest:
-            listing = self.cluster.resources.api_resource_list(group, version)
-            if listing is None:
-                raise errors.unknown_resource()
-            return json_response(200, listing)
+            return json_response(200, self.cluster.resources.api_resource_list(group, version))
         _resource_path(self.cluster.resources, group, version, rest)  # 404 before any 406
         target = tables.negotiate(req)  # a Table or PartialObjectMetadata (printers/), or 406
         resp = self._resource(req, group, version, rest)
@@ -186,6 +185,9 @@ class Api:
         label_sel = selectors.parse_label_selector(q.get("labelSelector"))
         field_sel = selectors.parse_field_selector(q.get("fieldSelector"), rt.plural)
         limit = _int_param(q, "limit")
+        wanted = _resource_version(q)
+        if wanted and not q.get("continue"):
+            self.store.wait_fresh(wanted)  # 504 when the store does not get there
         if q.get("resourceVersion") == "0" and not q.get("continue"):
             limit = 0  # served from the watch cache, which does not paginate
         after, list_rv = None, None
@@ -236,6 +238,12 @@ class Api:
         bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
         start = listoptions.check_watch(q, self.version)  # sendInitialEvents, WatchList
         initial: list[Entry] = []
+        wanted = _resource_version(q)
+        if start.initial and wanted:
+            try:
+                self.store.wait_fresh(wanted)
+            except ApiError as e:  # the watch is open (200) and ends with the error event
+                return Response(200, stream=iter([_event("ERROR", dumps(e.status()))]))
         if start.initial:
             entries, start_rv = self.store.scan(rt, namespace)
             initial = [e for _, e in entries if _match(e.obj, label_sel, field_sel)]
@@ -347,6 +355,9 @@ class Api:
                         f"does not match the name on the URL ({name})"
                     )
                 expected = meta.get("resourceVersion") or None
+                if expected and expected != str(old.rv):
+                    # GuaranteedUpdate compares resourceVersions before validation runs
+                    raise errors.conflict(rt, name)
             else:
                 if apply.is_apply(req):  # server-side apply, with field ownership
                     new = apply.applied(self, rt, ns, name, sub, req, old.copy())
@@ -466,6 +477,13 @@ class Api:
         raise errors.unknown_resource()
 
 
+def _not_found_text() -> Response:
+    """What kube-apiserver answers below a group/version it does not serve: plain text, no
+    Status (client-go reports it as NotFound, "the server could not find the requested
+    resource")."""
+    return Response(404, b"404 page not found\n", content_type="text/plain; charset=utf-8")
+
+
 def _resource_path(
     resources: Registry, group: str, version: str, rest: list[str]
 ) -> tuple[ResourceType, str | None, str | None, str | None]:
@@ -510,6 +528,14 @@ def _method_not_allowed(req: Request) -> ApiError:
     )
 
 
+def _resource_version(q: dict[str, str]) -> int:
+    """The resourceVersion a list or watch-list asks for, 0 when none (or not a number)."""
+    try:
+        return max(int(q.get("resourceVersion") or 0), 0)
+    except ValueError:
+        return 0
+
+
 def _int_param(q: dict[str, str], name: str) -> int:
     raw = q.get(name)
     if not raw:
@@ -517,7 +543,7 @@ def _int_param(q: dict[str, str], name: str) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise bad_request(f'invalid value for {name}: "{raw}"') from None
+        raise bad_request(f'strconv.ParseInt: parsing "{raw}": invalid syntax') from None
     if value < 0:
         raise bad_request(f"{name}: must be non-negative")
     return value

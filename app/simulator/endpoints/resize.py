@@ -7,19 +7,21 @@ Re-derived from kubernetes/kubernetes, per release:
 - pkg/apis/core/validation/validation.go (ValidatePodResize, validateContainerResize): 422 when
   the pod has pod-level resources, is static or Windows, its QoS class would change, a request or
   limit is removed, a resource other than cpu/memory changes, a non-sidecar init container's
-  resources change; and before 1.35 when a memory limit is lowered or added unless that
-  container's memory resizePolicy is RestartContainer (1.35 allows decreases: the kubelet checks
-  usage instead, KEP-1287 "Memory Limit Decreases").
+  resources change; and in 1.33 when a memory limit is lowered or added unless that
+  container's memory resizePolicy is RestartContainer (1.34 allows it: the kubelet checks usage
+  instead, kubernetes/kubernetes PR 133012 "Support reducing memory limits", KEP-1287 "Memory
+  Limit Decreases"). A QoS class change is refused with "Pod QOS Class may not change as a
+  result of resizing" beside the other errors (its value the pod's status.qosClass).
 - plugin/pkg/admission/podresize (PodResizeValidator, on by default from 1.36): 403 Forbidden,
   with a cause of type NodeCapacity, when the pod's new requests exceed its node's allocatable
   (VPA's updater falls back to eviction on it); also 403 on nodes not labelled linux.
 - The body is decoded into a Pod, so its quantities are kept as kube-apiserver stores them
-  (`cpu: 0.5` as "500m": apiserver/fieldvalidation.py).
+  (`cpu: 0.5` as "500m": apiserver/fieldvalidation.py), and defaulted as every v1.Pod is
+  (SetDefaults_Pod: a request missing where a limit is set defaults to the limit).
+- LimitRanger (plugin/pkg/admission/limitranger, `SupportsAttributes` admits the `resize`
+  subresource of a Pod update): its defaults before validation, its min/max/ratio after it (403).
 - The kubelet (not the API server) then marks a resize the node cannot take now
   PodResizePending/Infeasible; that stays a condition, as on a real cluster.
-LimitRanger is not run on resize here: its older sources skip every subresource, and whether
-1.33+ runs it on pods/resize could not be confirmed from the sources at hand (rightsizer's updater
-sizes a resize within the namespace's LimitRanges either way, as tests/e2e checks).
 """
 
 from __future__ import annotations
@@ -29,11 +31,21 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from app.simulator.apiserver import errors, patches, qos, quantity, schema, validation
+from app.simulator.apiserver import (
+    errors,
+    kinds,
+    limitranger,
+    patches,
+    podutil,
+    qos,
+    quantity,
+    schema,
+    validation,
+)
 from app.simulator.apiserver import fieldvalidation as fv
 from app.simulator.apiserver.errors import ApiError, FieldError, bad_request, invalid
 from app.simulator.apiserver.jsonnumbers import Literal
-from app.simulator.apiserver.resources import NODE, POD
+from app.simulator.apiserver.resources import LIMITRANGE, NODE, POD
 from app.simulator.control.scheduler import allocatable
 from app.simulator.endpoints.messages import ApiContext, Request, Response
 
@@ -71,11 +83,16 @@ def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | No
             405, f"the server does not allow this method on the requested resource ({req.method})"
         )
     old = entry.obj
+    if isinstance(sent, dict):
+        podutil.default_resource_requests(sent)
     defs = schema.definitions(api.version.minor)
     new = fv.check(defs, "io.k8s.api.core.v1.Pod", keep_resize_fields(sent, old))[0]
+    limit_ranges = [e.obj for _, e in store.scan(LIMITRANGE, ns)[0]]
+    limitranger.apply_defaults(new, limit_ranges)
     errs = resize_errors(new, old, api.version.minor)
     if errs:
         raise invalid("Pod", "", name, errs)
+    limitranger.validate(new, limit_ranges)
     if api.version.at_least(36):
         _admit(api, new, old)
     with store.lock:
@@ -89,6 +106,7 @@ def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | No
         pod["spec"]["containers"] = new["spec"]["containers"]
         if "initContainers" in new["spec"]:
             pod["spec"]["initContainers"] = new["spec"]["initContainers"]
+        kinds.bump_pod_generation(latest.obj, pod)
         message = _infeasible(api, latest.obj, pod)
         pod["status"]["conditions"] = [
             c
@@ -168,7 +186,7 @@ def resize_errors(new: dict[str, Any], old: dict[str, Any], minor: int) -> list[
         return [FieldError("", "FieldValueForbidden", "static pods cannot be resized")]
     if (old_spec.get("os") or {}).get("name") == "windows":
         return [FieldError("", "FieldValueForbidden", "windows pods cannot be resized")]
-    errs: list[FieldError] = []
+    errs = _spec_errors(new, old)
     same_shape = all(
         len(spec.get(k) or []) == len(old_spec.get(k) or [])
         and [c.get("name") for c in spec.get(k) or []]
@@ -191,23 +209,44 @@ def resize_errors(new: dict[str, Any], old: dict[str, Any], minor: int) -> list[
                         )
                     )
                 continue
-            errs += validation.validate_resources(res, path)
             errs += _container_errors(res, old_res, c.get("resizePolicy") or [], path, minor)
             if _non_mutable_changed(res, old_res):
                 detail = NOT_MUTABLE
                 if key == "initContainers":
                     detail = "only cpu and memory resources for sidecar containers are mutable"
                 errs.append(FieldError("spec", "FieldValueForbidden", detail))
-    if not errs and qos.of(old) != qos.compute(new):
+    return errs
+
+
+def _spec_errors(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """The new pod's quantities (validatePodMetadataAndSpec), then the QoS class rule, which
+    ValidatePodResize reports beside every other error (its value: the pod's status.qosClass)."""
+    errs: list[FieldError] = []
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(new["spec"].get(key) or []):
+            if isinstance(c, dict) and (key == "containers" or is_sidecar(c)):
+                errs += validation.validate_resources(
+                    c.get("resources") or {}, f"spec.{key}[{i}].resources"
+                )
+    new_class = _qos(new)
+    if new_class is not None and new_class != qos.of(old):
         errs.append(
             FieldError(
                 "spec",
                 "FieldValueInvalid",
                 "Pod QOS Class may not change as a result of resizing",
-                qos.compute(new),
+                (new.get("status") or {}).get("qosClass", ""),
             )
         )
     return errs
+
+
+def _qos(pod: dict[str, Any]) -> str | None:
+    """The pod's QoS class, or None when a quantity does not parse (validation reports it)."""
+    try:
+        return qos.compute(pod)
+    except ValueError:
+        return None
 
 
 def _container_errors(
@@ -229,7 +268,7 @@ def _container_errors(
         ),
         None,
     )
-    if memory_policy in (None, "", "NotRequired"):
+    if minor < 34 and memory_policy in (None, "", "NotRequired"):
         new_lim = (res.get("limits") or {}).get("memory")
         old_lim = (old.get("limits") or {}).get("memory")
         field = f"{path}.limits[memory]"
@@ -243,8 +282,7 @@ def _container_errors(
                 )
             )
         elif (
-            minor < 35
-            and new_lim is not None
+            new_lim is not None
             and _parse(new_lim) is not None
             and _parse(old_lim) is not None
             and _parse(new_lim) < _parse(old_lim)  # type: ignore[operator]

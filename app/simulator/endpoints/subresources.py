@@ -140,14 +140,20 @@ def _evict(api: ApiContext, ns: str, name: str, req: Request) -> Response:
         body = json.loads(req.body)
     except ValueError as e:
         raise bad_request(f"couldn't get version/kind; json parse error: {e}") from None
-    if (
-        not isinstance(body, dict)
-        or body.get("kind", "Eviction") != "Eviction"
-        or body.get("apiVersion", "policy/v1") not in ("policy/v1", "policy/v1beta1")
+    if isinstance(body, dict) and body.get("kind", "Eviction") != "Eviction":
+        # the decoder's words for another kind (runtime's unknown conversion)
+        kind, version = str(body["kind"]), str(body.get("apiVersion", "")).rsplit("/", 1)[-1]
+        raise bad_request(
+            f'{kind} in version "{version}" cannot be handled as a Eviction: converting '
+            f"({version}.{kind}) to (policy.Eviction): unknown conversion"
+        )
+    if not isinstance(body, dict) or body.get("apiVersion", "policy/v1") not in (
+        "policy/v1",
+        "policy/v1beta1",
     ):
         raise bad_request("the body of an eviction must be a policy/v1 Eviction")
     if (body.get("metadata") or {}).get("name") != name:
-        raise bad_request(f"name in URL does not match name in Eviction object: {name}")
+        raise bad_request("name in URL does not match name in Eviction object")
     store = api.store
     with store.lock:
         pod = store.require(POD, ns, name).obj
@@ -213,13 +219,29 @@ def _check_budget(api: ApiContext, ns: str, pod: dict[str, Any]) -> None:
                 "causes": [
                     {
                         "reason": "DisruptionBudget",
-                        "message": f"The disruption budget {name} needs "
-                        f"{status['desiredHealthy']} healthy pods and has "
-                        f"{status['currentHealthy']} currently",
+                        "message": _budget_message(name, status),
                     }
                 ]
             },
         )
+
+
+def _budget_message(name: str, status: dict[str, Any]) -> str:
+    """Why a budget refuses (pkg/registry/core/pod/storage/eviction.go checkAndDecrement)."""
+    if status["currentHealthy"] <= status["desiredHealthy"]:
+        return (
+            f"The disruption budget {name} needs {status['desiredHealthy']} healthy pods and "
+            f"has {status['currentHealthy']} currently"
+        )
+    cond = next(
+        (c for c in status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None
+    )
+    if cond and cond.get("status") == "False" and cond.get("message"):
+        return (
+            f"The disruption budget {name} does not allow evicting pods currently "
+            f"({cond.get('reason')}): {cond['message']}"
+        )
+    return f"The disruption budget {name} does not allow evicting pods currently"
 
 
 def _check_preconditions(pod: dict[str, Any], options: Any) -> None:
