@@ -100,25 +100,18 @@ def wait_until(
     raise AssertionError(f"not settled after {timeout}s: {what} {details or ''}")
 
 
-def play_kubelet_resources(core: client.CoreV1Api) -> None:
-    """What kwok does not do and the kubelet does (pkg/kubelet/kubelet_pods.go
-    convertToAPIContainerStatuses): a running container's status carries the resources it runs
-    with. kube-apiserver refuses a resize of a pod whose running containers' statuses have none
-    (isPodResizeRequestSupported: "Pod running on node without support for resize")."""
-    for ns in (NS, LR_NS):
-        for pod in core.list_namespaced_pod(ns).items:
-            spec = {c.name: c.resources for c in pod.spec.containers}
-            statuses = pod.status.container_statuses or []
-            if not statuses or all(s.resources is not None for s in statuses):
-                continue
-            serialize = core.api_client.sanitize_for_serialization
-            entries = []
-            for status in statuses:
-                entry = serialize(status)
-                entry["resources"] = serialize(spec.get(status.name)) or {}
-                entries.append(entry)
-            patch = [{"op": "replace", "path": "/status/containerStatuses", "value": entries}]
-            core.patch_namespaced_pod_status(pod.metadata.name, ns, patch)
+def kubelet_resources_reported(core: client.CoreV1Api) -> bool:
+    """Every running container of the corpus's pods carries the resources it runs with, as the
+    harness's kubelet stand-in (tests/realkube/kubelet.py) writes them: kube-apiserver refuses a
+    resize of a pod whose running containers' statuses have none ("Pod running on node without
+    support for resize")."""
+    return all(
+        s.resources is not None
+        for ns in (NS, LR_NS)
+        for pod in core.list_namespaced_pod(ns).items
+        for s in pod.status.container_statuses or []
+        if s.state and s.state.running
+    )
 
 
 def real_settle(api: client.ApiClient) -> Callable[[], None]:
@@ -181,7 +174,7 @@ def real_settle(api: client.ApiClient) -> Callable[[], None]:
         wait_until(namespaces_ready, "default ServiceAccounts")
         wait_until(pods_ready, "pods Running and Ready")
         wait_until(workloads_observed, "Deployments observed by their controller")
-        play_kubelet_resources(core)
+        wait_until(lambda: kubelet_resources_reported(core), "running containers' resources")
         wait_until(budgets_counted, "budgets observed", details=last)
 
     return settle
