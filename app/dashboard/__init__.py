@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from flask import (
     Blueprint,
     Flask,
+    current_app,
     g,
     redirect,
     render_template,
@@ -23,6 +24,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
 
 from app.auth import COOKIE, AuthError, authenticate, check
 from app.core.policy import UPDATE_MODES
@@ -88,8 +90,8 @@ def authorise() -> ResponseReturnValue | None:
 @bp.app_context_processor
 def helpers() -> dict[str, Any]:
     return {
-        "cpu": format.cpu,
-        "memory": format.memory,
+        "cpu": format.cpu_html,
+        "memory": format.memory_html,
         "bound": format.bound,
         "cores": format.cores,
         "gib": format.gib,
@@ -134,14 +136,14 @@ def overview() -> ResponseReturnValue:
     prices = data.prices()
     cpu_chart = charts.comparison_chart(
         [
-            ("requested", t.requested_cpu, format.cpu(t.requested_cpu)),
-            ("recommended", t.recommended_cpu, format.cpu(t.recommended_cpu)),
+            ("requested", t.requested_cpu, format.read_cpu(t.requested_cpu)),
+            ("recommended", t.recommended_cpu, format.read_cpu(t.recommended_cpu)),
         ]
     )
     memory_chart = charts.comparison_chart(
         [
-            ("requested", t.requested_memory, format.memory(t.requested_memory)),
-            ("recommended", t.recommended_memory, format.memory(t.recommended_memory)),
+            ("requested", t.requested_memory, format.read_memory(t.requested_memory)),
+            ("recommended", t.recommended_memory, format.read_memory(t.recommended_memory)),
         ]
     )
     return render_template(
@@ -222,7 +224,7 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
                     "target",
                 ),
                 "memory": charts.histogram_chart(
-                    h.memory.buckets, format.memory, target[1] if target else None, "target"
+                    h.memory.buckets, format.read_memory, target[1] if target else None, "target"
                 ),
             }
         )
@@ -275,7 +277,7 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
                         ("requested", "requested", [(t, p.current_cpu_request) for t, p in pts]),
                         ("target", "target", [(t, p.target_cpu) for t, p in pts]),
                     ],
-                    format.cpu,
+                    format.read_cpu,
                     format.when,
                 ),
                 "memory": charts.time_chart(
@@ -289,7 +291,7 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
                         ),
                         ("target", "target", [(t, p.target_memory) for t, p in pts]),
                     ],
-                    format.memory,
+                    format.read_memory,
                     format.when,
                 ),
             }
@@ -331,6 +333,23 @@ def events() -> ResponseReturnValue:
     return render_template(
         "dashboard/events.html", events=rows, action=action, kind=kind, next_url=next_url
     )
+
+
+@bp.get("/<path:rest>")
+def unknown_page(rest: str) -> ResponseReturnValue:
+    """A path under /dashboard that is no page: with a trailing slash too many, the page it
+    names (a permanent redirect, query kept); else a 404 page, in HTML like every other page
+    (not the API's JSON error)."""
+    path = request.path.rstrip("/")
+    if path != request.path and path != bp.url_prefix:
+        try:
+            endpoint, _ = current_app.url_map.bind("").match(path, method="GET")
+        except HTTPException:
+            endpoint = None
+        if endpoint and endpoint != "dashboard.unknown_page":
+            query = request.query_string.decode()
+            return redirect(path + ("?" + query if query else ""), code=308)
+    return error_page(PageError(404, "NotFound", f"no dashboard page at {request.path}"))
 
 
 def init_app(app: Flask) -> None:

@@ -248,7 +248,12 @@ def test_savings_are_over_the_real_pods_and_under_provisioning_is_a_risk(
     assert int(row.locator("td.savings-cpu").get_attribute("data-value")) == want_cpu
     assert int(row.locator("td.savings-memory").get_attribute("data-value")) == want_memory
     assert row.locator("td.current-memory").inner_text().startswith("250Mi ≠")  # pods differ
-    assert "1500m, 1524Mi" in row.locator("td.requested-all").inner_text()
+    # cores and GiB, the exact quantities in the titles
+    assert "1.5 cores, 1.49 GiB" in row.locator("td.requested-all").inner_text()
+    titles = row.locator("td.requested-all span.quantity").evaluate_all(
+        "spans => spans.map(s => s.title)"
+    )
+    assert titles == ["1500m", "1524Mi"]
     shot(page, "workload-savings", database_url)
 
     page.goto(f"{live_url}/dashboard/workloads")

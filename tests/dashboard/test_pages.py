@@ -136,6 +136,24 @@ def test_unknown_workload_page_is_404(app: Flask, client: FlaskClient) -> None:
     assert "no data for Deployment a/b" in resp.get_data(as_text=True)
 
 
+def test_unknown_dashboard_pages_are_html_404_pages(anon: FlaskClient) -> None:
+    for path in ("/dashboard/nope", "/dashboard/workloads/shop", "/dashboard/workloads/a/b/c/d/"):
+        resp = anon.get(path)
+        assert resp.status_code == 404, path
+        assert resp.mimetype == "text/html", path
+        html = resp.get_data(as_text=True)
+        assert "<nav>" in html and f"no dashboard page at {path}" in html
+
+
+def test_a_trailing_slash_leads_to_the_page(seeded: None, client: FlaskClient) -> None:
+    resp = client.get("/dashboard/workloads/?namespace=shop")
+    assert resp.status_code == 308
+    assert resp.headers["Location"] == "/dashboard/workloads?namespace=shop"
+    resp = client.get("/dashboard/workloads/shop/Deployment/web/", follow_redirects=True)
+    assert resp.status_code == 200 and "Deployment shop/web" in resp.get_data(as_text=True)
+    assert client.get("/dashboard/nodes/").headers["Location"] == "/dashboard/nodes"
+
+
 def test_a_continue_token_not_from_a_page_is_a_400_error_page(
     app: Flask, client: FlaskClient
 ) -> None:
