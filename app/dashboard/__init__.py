@@ -24,6 +24,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from app.auth import COOKIE, AuthError, authenticate, check
@@ -35,7 +36,7 @@ from app.dashboard import charts, data, format, nodes
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
 from app.extensions import db
-from app.models import RecommendationPoint
+from app.models import Recommendation, RecommendationPoint
 from app.settings import settings
 from app.store import events as audit_events
 from app.store.checkpoints import checkpoint_rows
@@ -250,7 +251,10 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
         workload=w,
         prices=data.prices(),
         histograms=histograms,
-        history=history_charts(recommendation_history(db.session, namespace, kind, name)),
+        history=history_charts(
+            recommendation_history(db.session, namespace, kind, name),
+            live_recommendations(namespace, kind, name),
+        ),
         resources=resources,
         policy=policy,
         never_sized=never,
@@ -260,12 +264,30 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     )
 
 
-def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
+def live_recommendations(namespace: str, kind: str, name: str) -> list[Recommendation]:
+    """The workload's recommendation rows, as the recommender's last run saved them."""
+    R = Recommendation
+    q = select(R).where(R.namespace == namespace, R.kind == kind, R.name == name)
+    return list(db.session.scalars(q))
+
+
+def history_charts(
+    points: list[RecommendationPoint], live: list[Recommendation]
+) -> list[dict[str, Any]]:
     """Per container, CPU and memory over time (hourly points, 8 days): the usage of each hour
-    (50th and 90th percentile of the samples), the target, and what the pods requested then."""
+    (50th and 90th percentile of the samples), the target, and what the pods requested then.
+    The target and the requests end at the container's recommendation as of the recommender's
+    last run (`live`, when newer than the last point): the history keeps a point an hour, so a
+    resize would otherwise show only at the next hourly point, up to an hour later."""
+    now = {r.container: r for r in live}
     out = []
     for container, group in groupby(points, key=lambda p: p.container):
         pts = [(to_unix(p.time) or 0.0, p) for p in group]
+        row = now.get(container)
+
+        def series(attr: str, pts: list[tuple[float, Any]] = pts, row: Any = row) -> Any:
+            return _to_now([(t, getattr(p, attr)) for t, p in pts], row, attr)
+
         out.append(
             {
                 "name": container,
@@ -274,11 +296,16 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
                     [
                         ("usage-p90", "usage p90", [(t, p.usage_cpu_p90) for t, p in pts]),
                         ("usage-p50", "usage p50", [(t, p.usage_cpu_p50) for t, p in pts]),
-                        ("requested", "requested", [(t, p.current_cpu_request) for t, p in pts]),
-                        ("target", "target", [(t, p.target_cpu) for t, p in pts]),
+                        (
+                            "requested",
+                            "requested",
+                            series("current_cpu_request"),
+                        ),
+                        ("target", "target", series("target_cpu")),
                     ],
                     format.read_cpu,
                     format.when,
+                    resource="cpu",
                 ),
                 "memory": charts.time_chart(
                     [
@@ -287,16 +314,27 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
                         (
                             "requested",
                             "requested",
-                            [(t, p.current_memory_request) for t, p in pts],
+                            series("current_memory_request"),
                         ),
-                        ("target", "target", [(t, p.target_memory) for t, p in pts]),
+                        ("target", "target", series("target_memory")),
                     ],
                     format.read_memory,
                     format.when,
+                    resource="memory",
                 ),
             }
         )
     return out
+
+
+def _to_now(
+    values: list[tuple[float, int | None]], row: Recommendation | None, attr: str
+) -> list[tuple[float, int | None]]:
+    """`values` with the live row's value of `attr` at its time, when newer than the last."""
+    last = to_unix(row.updated_at) if row is not None else None
+    if row is None or last is None or not values or last <= values[-1][0]:
+        return values
+    return [*values, (last, getattr(row, attr))]
 
 
 @bp.get("/scalers")

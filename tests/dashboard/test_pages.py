@@ -272,6 +272,40 @@ def test_recommendation_over_time_is_drawn_from_the_history(
     assert circles("target", "cpu") == [p.target_cpu for p in own]
 
 
+def test_a_resize_shows_at_once_not_at_the_next_hourly_point(
+    app: Flask, client: FlaskClient
+) -> None:
+    m = seed()
+    start = datetime(2024, 7, 4, tzinfo=UTC)
+    for hours in (1, 2):
+        results = [
+            ContainerResult(
+                r.workload,
+                r.container,
+                r.recommendation,
+                r.checkpoint,
+                CurrentRequests(1000, 2**31, 2),
+            )
+            for r in results_from_model(m)
+        ]
+        save_all(db.session, results, start + timedelta(hours=hours), batch_size=10)
+    # the pods resized to 800m; the recommender's next run, ten minutes later, saw them (no
+    # history point: the last is less than an hour old)
+    db.session.execute(
+        update(Recommendation)
+        .where(Recommendation.namespace == "shop", Recommendation.name == "web")
+        .values(current_cpu_request=800, updated_at=start + timedelta(hours=2, minutes=10))
+    )
+    db.session.commit()
+    stored = recommendation_history(db.session, "shop", "Deployment", "web")
+    assert stored[-1].current_cpu_request == 1000
+    html = client.get("/dashboard/workloads/shop/Deployment/web").get_data(as_text=True)
+    pattern = r'<circle class="point requested" data-resource="cpu" data-value="(\d+)"'
+    requested = [int(v) for v in re.findall(pattern, html)]
+    assert requested[-2:] == [1000, 800]
+    assert "requested 800m at 2024-07-04 02:10 UTC" in html
+
+
 def test_empty_history_says_so(app: Flask, client: FlaskClient) -> None:
     seed()
     db.session.execute(delete(RecommendationPoint))
