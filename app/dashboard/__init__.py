@@ -24,7 +24,6 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from app.auth import COOKIE, AuthError, authenticate, check
@@ -43,7 +42,7 @@ from app.store.checkpoints import checkpoint_rows
 from app.store.conditions import workload_conditions
 from app.store.events import EventFilter
 from app.store.histograms import container_histograms
-from app.store.history import recommendation_history
+from app.store.history import latest_recommendations, recommendation_history
 from app.store.scalers import all_scalers
 from app.store.session import to_unix
 
@@ -225,7 +224,11 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
                     "target",
                 ),
                 "memory": charts.histogram_chart(
-                    h.memory.buckets, format.read_memory, target[1] if target else None, "target"
+                    h.memory.buckets,
+                    format.read_memory,
+                    target[1] if target else None,
+                    "target",
+                    resource="memory",
                 ),
             }
         )
@@ -253,7 +256,7 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
         histograms=histograms,
         history=history_charts(
             recommendation_history(db.session, namespace, kind, name),
-            live_recommendations(namespace, kind, name),
+            latest_recommendations(db.session, namespace, kind, name),
         ),
         resources=resources,
         policy=policy,
@@ -262,13 +265,6 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
         conditions=conditions,
         node_groups=node_groups(db.session, namespace, kind, name),  # _node_groups.html
     )
-
-
-def live_recommendations(namespace: str, kind: str, name: str) -> list[Recommendation]:
-    """The workload's recommendation rows, as the recommender's last run saved them."""
-    R = Recommendation
-    q = select(R).where(R.namespace == namespace, R.kind == kind, R.name == name)
-    return list(db.session.scalars(q))
 
 
 def history_charts(
@@ -306,6 +302,7 @@ def history_charts(
                     format.read_cpu,
                     format.when,
                     resource="cpu",
+                    live_after=pts[-1][0],
                 ),
                 "memory": charts.time_chart(
                     [
@@ -321,6 +318,7 @@ def history_charts(
                     format.read_memory,
                     format.when,
                     resource="memory",
+                    live_after=pts[-1][0],
                 ),
             }
         )
@@ -347,7 +345,12 @@ def scalers() -> ResponseReturnValue:
 def nodes_page() -> ResponseReturnValue:
     levels = nodes.node_levels()
     return render_template(
-        "dashboard/nodes.html", nodes=levels, unevenness=nodes.unevenness(levels)
+        "dashboard/nodes.html",
+        nodes=levels,
+        spread=nodes.spread(levels),
+        share=nodes.share,
+        exact_cpu=format.cpu,
+        exact_memory=format.memory,
     )
 
 

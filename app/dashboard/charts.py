@@ -32,13 +32,46 @@ class Chart:
     right_label: str = ""
     marker_x: float | None = None
     marker_label: str = ""
+    x_ticks: list[Tick] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Tick:
+    at: float  # x (time axis) or y (amount axis) in the chart's coordinates
+    label: str
+
+
+def log_ticks(lo: float, hi: float, resource: str, most: int = 7) -> list[float]:
+    """Round values between lo and hi for a log axis: 1, 2, 5 times a power of ten (CPU, in
+    cores) or powers of two (memory, in bytes: 64Mi, 128Mi, ...); finer steps of the same kind
+    where that leaves fewer than three (a narrow range), every other one until at most `most`
+    are left."""
+    if resource == "memory":
+        grids = [(1.0,), (1.0, 1.5), (1.0, 1.25, 1.5, 1.75)]
+        powers = [float(2**k) for k in range(10, 63)]
+    else:
+        grids = [(1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)]
+        powers = [10.0**k for k in range(-4, 5)]
+    ticks: list[float] = []
+    for grid in grids:
+        ticks = [m * p for p in powers for m in grid if lo <= m * p <= hi]
+        if len(ticks) >= 3:
+            break
+    while len(ticks) > most:
+        ticks = ticks[::2]
+    return ticks
 
 
 def histogram_chart(
-    buckets: Sequence[Bucket], fmt: Any, marker: float | None = None, marker_label: str = ""
+    buckets: Sequence[Bucket],
+    fmt: Any,
+    marker: float | None = None,
+    marker_label: str = "",
+    resource: str = "cpu",
 ) -> Chart | None:
     """Bars on a log scale (the buckets grow 5% each, so they come out equally wide), spanning
-    the used buckets and the marker (the target), so the target is shown where it falls."""
+    the used buckets and the marker (the target), so the target is shown where it falls; round
+    ticks under them (`log_ticks`)."""
     if not buckets:
         return None
     ends = [b.end for b in buckets]
@@ -72,6 +105,7 @@ def histogram_chart(
         right_label=fmt(hi),
         marker_x=x(marker) if marker is not None and marker > 0 else None,
         marker_label=f"{marker_label} {fmt(marker)}" if marker is not None else "",
+        x_ticks=[Tick(x(v), fmt(v)) for v in log_ticks(lo, hi, resource)],
     )
 
 
@@ -90,12 +124,6 @@ def comparison_chart(pairs: list[tuple[str, float, str]]) -> Chart:
         for i, (label, v, text) in enumerate(pairs)
     ]
     return Chart(bars, height=row * len(pairs) + 4)
-
-
-@dataclass(frozen=True)
-class Tick:
-    at: float  # x (time axis) or y (amount axis) in the chart's coordinates
-    label: str
 
 
 def nice_step(span: float, count: int) -> float:
@@ -131,6 +159,7 @@ class Point:
     y: float
     value: int  # the exact amount, for data-value
     title: str
+    live: bool = False  # as of the recommender's last run, after the last history point
 
 
 @dataclass(frozen=True)
@@ -183,11 +212,13 @@ def time_chart(
     fmt_time: Any,
     dotted: frozenset[str] = frozenset({"target", "requested"}),
     resource: str = "cpu",
+    live_after: float | None = None,
 ) -> TimeChart | None:
     """Lines of (class, label, [(unix time, amount or None)]) on one linear scale from 0 (the
     zero line at the bottom), with round ticks on both axes: the recommendation over time next
     to the requests and the usage. The classes in `dotted` get a circle per point. The area
-    between the usage-p50 and usage-p90 lines is a band. None when there is no point at all."""
+    between the usage-p50 and usage-p90 lines is a band; points after `live_after` (the last
+    history point) are marked live. None when there is no point at all."""
     known = [(t, v) for _, _, pts in series for t, v in pts if v is not None]
     if not known:
         return None
@@ -209,7 +240,13 @@ def time_chart(
     lines = []
     for cls, label, pts in series:
         points = [
-            Point(x(t), y(v), v, f"{label} {fmt(v)} at {fmt_time(t)}")
+            Point(
+                x(t),
+                y(v),
+                v,
+                f"{label} {fmt(v)} at {fmt_time(t)}",
+                live_after is not None and t > live_after,
+            )
             for t, v in pts
             if v is not None
         ]

@@ -68,9 +68,9 @@ def memory_html(bytes_: int | float | None) -> Markup:
 
 
 def bound(resource: str, value: int) -> str:
-    """A bound of the recommendation, as a person reads it: "unknown" when it is unbounded (no
-    history yet)."""
-    return read_cpu(value) if resource == "cpu" else read_memory(value)
+    """A bound of the recommendation, exact (for a tooltip): "unknown" when it is unbounded (no
+    history yet). Cells show it with `cpu_html` / `memory_html`."""
+    return readable(resource, value)
 
 
 def cores(millicores: int | float | None) -> str:

@@ -101,7 +101,16 @@ def test_history_charts_read_like_charts(
     # the resize to 2500m shows now, not at the next hourly point
     requested = cpu.locator("circle.point.requested")
     assert requested.last.get_attribute("data-value") == "2500"
+    assert "live" in (requested.last.get_attribute("class") or "")
     assert requested.nth(requested.count() - 2).get_attribute("data-value") == "4000"
+    # the usage histograms: round amounts under the bars, the target named at its line
+    for cls, unit in (
+        ("histogram-cpu", ("m", "core", "cores")),
+        ("histogram-memory", ("Mi", "GiB")),
+    ):
+        ticks = page.locator(f".{cls} svg text.x-tick").all_text_contents()
+        assert len(ticks) >= 2 and all(t.endswith(unit) for t in ticks), ticks
+        assert page.locator(f".{cls} svg text.marker-label").text_content().startswith("target ")
     shot(page, "workload-history", database_url)
     cpu.screenshot(path=str(shot_path("workload-history-cpu", database_url)))
     context.close()

@@ -9,6 +9,7 @@ from app.dashboard.charts import (
     PLOT_LEFT,
     PLOT_RIGHT,
     PLOT_TOP,
+    log_ticks,
     nice_step,
     time_chart,
 )
@@ -108,3 +109,18 @@ def test_p50_and_p90_enclose_a_band() -> None:
     corners = chart.band.split()
     assert corners[: len(p90.path.split())] == p90.path.split()
     assert corners[len(p90.path.split()) :] == list(reversed(p50.path.split()))
+
+
+def test_histogram_ticks_are_round_amounts() -> None:
+    assert log_ticks(0.04, 0.6, "cpu") == [0.05, 0.1, 0.2, 0.5]  # cores
+    assert log_ticks(100 * 2**20, 3 * 2**30, "memory") == [
+        2.0**27,
+        2.0**28,
+        2.0**29,
+        2.0**30,
+        2.0**31,
+    ]
+    # a narrow range: finer steps, still round (831Mi to 1.2 GiB)
+    assert log_ticks(831 * 2**20, 1.2 * 2**30, "memory") == [896 * 2**20, 2.0**30]
+    many = log_ticks(0.001, 100, "cpu")
+    assert len(many) <= 7 and many == sorted(many)
