@@ -297,6 +297,7 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
         proc.wait()
         raise click.ClickException(f"rightsizer exited ({proc.returncode}); its log: {log_path}")
     except KeyboardInterrupt:
+        status.done()
         click.echo("stopping ...", err=True)
     finally:
         status.done()

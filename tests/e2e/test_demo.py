@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from kubernetes import client as k8s
+from kubernetes import config
 from kubernetes.utils import parse_quantity
 
 from tests.support.processes import wait_for
@@ -261,3 +263,33 @@ def test_a_new_user_right_sizes_a_workload_with_only_what_the_demo_prints(tmp_pa
     output = demo.printed() + (tmp_path / "rightsizer-demo.log").read_text()
     assert status == 0, output[-3000:]
     assert "SIGKILL" not in output
+
+
+def test_ctrl_c_while_it_starts_stops_it_cleanly(tmp_path: Path) -> None:
+    """Ctrl-C before the demo is ready (rightsizer loading its history): it stops, status 0,
+    with no error (it said "rightsizer exited (0) while waiting for recommendations", status 1)
+    and no worker killed by gunicorn."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIGHTSIZER_")}
+    env["RIGHTSIZER_CONFIG"] = str(tmp_path / "home" / "rightsizer.yaml")
+    demo = RunningDemo(tmp_path, env)
+    try:
+        kubeconfig = tmp_path / "rightsizer-sim.kubeconfig"
+
+        def leading() -> bool:  # rightsizer's jobs started: it is loading its history
+            if not kubeconfig.exists():
+                return False
+            api = k8s.CoordinationV1Api(config.new_client_from_config(str(kubeconfig)))
+            try:
+                return bool(api.list_namespaced_lease("rightsizer").items)
+            finally:
+                api.api_client.close()
+
+        wait_for(leading, 120, "rightsizer's jobs holding their lease")
+    finally:
+        status = demo.interrupt(20)
+    output = demo.printed()
+    log = tmp_path / "rightsizer-demo.log"
+    assert status == 0, output[-3000:]
+    assert "Error" not in output and "SIGKILL" not in output, output[-3000:]
+    assert "SIGKILL" not in (log.read_text() if log.exists() else "")
+    assert demo.screen(3)[-2:] == ["stopping ...", ""]  # on a line of its own, then the prompt
