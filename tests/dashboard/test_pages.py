@@ -306,6 +306,13 @@ def test_a_resize_shows_at_once_not_at_the_next_hourly_point(
     assert "requested 800m at 2024-07-04 02:10 UTC" in html
 
 
+def test_overview_bars_start_at_a_zero_line(seeded: None, client: FlaskClient) -> None:
+    html = client.get("/dashboard/").get_data(as_text=True)
+    assert html.count('<line class="zero" x1="200" x2="200"') == 2  # CPU and memory
+    bars = re.findall(r'<rect class="bar[^"]*" x="([\d.]+)"', html)
+    assert len(bars) == 4 and {float(x) for x in bars} == {200.0}
+
+
 def test_empty_history_says_so(app: Flask, client: FlaskClient) -> None:
     seed()
     db.session.execute(delete(RecommendationPoint))
