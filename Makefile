@@ -3,20 +3,29 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two installs into the one venv: the service alone (what `make demo` needs), and the service with
+# the test toolchain (pytest, playwright, mypy, schemathesis...: `make test`, `make lint`).
+SERVICE_STAMP := $(VENV)/.installed-service
 STAMP := $(VENV)/.installed
 PORT ?= 8443
 
 .PHONY: demo test lint install clean kube
 
-$(STAMP): setup.cfg pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(SERVICE_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(SERVICE_STAMP)
+
+$(STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVICE_STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(SERVICE_STAMP)
 	$(BIN)/rightsizer demo --port $(PORT)
 
 lint: $(STAMP)

@@ -7,6 +7,7 @@ uses, so what they show is what it computes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from flask_migrate import upgrade
 from app.cli import demo_access
 from app.cli.client import shown
 from app.cli.context import config_path
+from app.cli.demo_terminal import LOG_NAME, StatusLine, log_to_file
 from app.cli.times import Duration
 from app.config import override
 from app.core.recommend.model import UsageModel, WorkloadKey
@@ -155,12 +157,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait(predicate: Any, timeout: float, what: str, proc: subprocess.Popen[bytes]) -> Any:
+def _wait(
+    predicate: Any, timeout: float, what: str, proc: subprocess.Popen[bytes], status: StatusLine
+) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        status.show(f"waiting for {what}")
         if proc.poll() is not None:
+            status.done()
             raise click.ClickException(
-                f"rightsizer exited ({proc.returncode}) while waiting for {what}"
+                f"rightsizer exited ({proc.returncode}) while waiting for {what}; "
+                f"its log: {LOG_NAME}"
             )
         try:
             result = predicate()
@@ -169,7 +176,30 @@ def _wait(predicate: Any, timeout: float, what: str, proc: subprocess.Popen[byte
         except requests.RequestException:
             pass
         time.sleep(0.5)
+    status.done()
     raise click.ClickException(f"gave up waiting {timeout:.0f}s for {what}")
+
+
+# Seconds rightsizer has to stop after Ctrl-C (gunicorn's quick shutdown: its workers exit at
+# once) before the demo ends its process group: Ctrl-C is done within seconds, whatever a job
+# was waiting for.
+STOP_SECONDS = 3.0
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stops rightsizer (its own process group: see demo()): SIGINT, gunicorn's quick shutdown,
+    then SIGKILL to the whole group if it is still there after STOP_SECONDS. Not SIGTERM: that
+    is gunicorn's graceful shutdown, which waits 30 s for busy workers and then kills them
+    ("Worker was sent SIGKILL!")."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 @click.command("demo")
@@ -205,7 +235,10 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
     settings = DemoSettings(
         port=port or _free_port(), sim_port=sim_port, speed=speed, workdir=workdir
     )
-    click.echo("starting the simulated cluster (default scenario, 8 days of history) ...", err=True)
+    log_path = workdir / LOG_NAME
+    log_file = log_to_file(log_path)
+    status = StatusLine(sys.stderr)
+    status.show("starting the simulated cluster (default scenario, 8 days of history)")
     sim = Simulator(
         None, port=sim_port, speed=speed, kubeconfig_path=workdir / "rightsizer-sim.kubeconfig"
     )
@@ -223,13 +256,22 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
             **os.environ,
             **demo_environment(sim.url, sim.kubeconfig_path, certs, settings, token_file),
         }
-        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve"], env=env)
+        # Its own process group: Ctrl-C reaches the demo only, which stops rightsizer (_stop).
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "serve"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         base, ca = f"https://localhost:{settings.port}", str(certs.ca)
         _wait(
             lambda: requests.get(f"{base}/readyz", verify=ca, timeout=2).ok,
             60,
             "rightsizer to be ready",
             proc,
+            status,
         )
         expected = workloads_with_pods(api_client(sim.kubeconfig_path))
 
@@ -242,26 +284,32 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
             served = {WorkloadKey(i["namespace"], i["kind"], i["name"]) for i in got}
             return got if got and expected <= served else None
 
-        found = _wait(items, timeout, f"recommendations for all {len(expected)} workloads", proc)
+        found = _wait(
+            items, timeout, f"recommendations for all {len(expected)} workloads", proc, status
+        )
+        status.done()
         click.echo(requests_table(found))
         demo_access.write_context(context_file, base, certs.ca, token)
         cli = demo_access.cli_command()
         click.echo(
-            "\n" + demo_access.next_steps(base, certs.ca, sim.kubeconfig_path, context_file, cli)
+            "\n"
+            + demo_access.next_steps(
+                base, certs.ca, sim.kubeconfig_path, context_file, cli, log_path
+            )
         )
         if exit_when_ready:
             return
         proc.wait()
+        raise click.ClickException(f"rightsizer exited ({proc.returncode}); its log: {log_path}")
     except KeyboardInterrupt:
-        pass
+        status.done()
+        click.echo("stopping ...", err=True)
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        status.done()
+        if proc is not None:
+            _stop(proc)
         sim.stop()
+        log_file.close()
 
 
 def _interrupted(signum: int, frame: Any) -> None:

@@ -88,7 +88,7 @@ def cli_command() -> str:
     return f"{shlex.quote(sys.executable)} -m app.cli"
 
 
-def next_steps(server: str, ca: Path, kubeconfig: str, config: Path, cli: str) -> str:
+def next_steps(server: str, ca: Path, kubeconfig: str, config: Path, cli: str, log: Path) -> str:
     """The walk-through printed once the demo is ready: every line a command to copy, or a
     comment (a block pasted whole into a shell runs as is)."""
     ns, kind, name = EXAMPLE
@@ -127,6 +127,7 @@ def next_steps(server: str, ca: Path, kubeconfig: str, config: Path, cli: str) -
             f"REST API:   curl --cacert {q(str(ca))} {server}/api/v1/recommendations",
             f"Cluster:    KUBECONFIG={q(kubeconfig)} kubectl get pods -A",
             "Policies:   docs/policies.md (every field, with examples)",
+            f"Logs:       {log} (rightsizer's and the simulated cluster's)",
             "Ctrl-C stops the demo.",
         ]
     )

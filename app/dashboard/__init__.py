@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from flask import (
     Blueprint,
     Flask,
+    current_app,
     g,
     redirect,
     render_template,
@@ -23,6 +24,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
 
 from app.auth import COOKIE, AuthError, authenticate, check
 from app.core.policy import UPDATE_MODES
@@ -33,14 +35,14 @@ from app.dashboard import charts, data, format, nodes
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
 from app.extensions import db
-from app.models import RecommendationPoint
+from app.models import Recommendation, RecommendationPoint
 from app.settings import settings
 from app.store import events as audit_events
 from app.store.checkpoints import checkpoint_rows
 from app.store.conditions import workload_conditions
 from app.store.events import EventFilter
 from app.store.histograms import container_histograms
-from app.store.history import recommendation_history
+from app.store.history import latest_recommendations, recommendation_history
 from app.store.scalers import all_scalers
 from app.store.session import to_unix
 
@@ -88,8 +90,8 @@ def authorise() -> ResponseReturnValue | None:
 @bp.app_context_processor
 def helpers() -> dict[str, Any]:
     return {
-        "cpu": format.cpu,
-        "memory": format.memory,
+        "cpu": format.cpu_html,
+        "memory": format.memory_html,
         "bound": format.bound,
         "cores": format.cores,
         "gib": format.gib,
@@ -134,14 +136,14 @@ def overview() -> ResponseReturnValue:
     prices = data.prices()
     cpu_chart = charts.comparison_chart(
         [
-            ("requested", t.requested_cpu, format.cpu(t.requested_cpu)),
-            ("recommended", t.recommended_cpu, format.cpu(t.recommended_cpu)),
+            ("requested", t.requested_cpu, format.read_cpu(t.requested_cpu)),
+            ("recommended", t.recommended_cpu, format.read_cpu(t.recommended_cpu)),
         ]
     )
     memory_chart = charts.comparison_chart(
         [
-            ("requested", t.requested_memory, format.memory(t.requested_memory)),
-            ("recommended", t.recommended_memory, format.memory(t.recommended_memory)),
+            ("requested", t.requested_memory, format.read_memory(t.requested_memory)),
+            ("recommended", t.recommended_memory, format.read_memory(t.recommended_memory)),
         ]
     )
     return render_template(
@@ -222,7 +224,11 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
                     "target",
                 ),
                 "memory": charts.histogram_chart(
-                    h.memory.buckets, format.memory, target[1] if target else None, "target"
+                    h.memory.buckets,
+                    format.read_memory,
+                    target[1] if target else None,
+                    "target",
+                    resource="memory",
                 ),
             }
         )
@@ -248,7 +254,10 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
         workload=w,
         prices=data.prices(),
         histograms=histograms,
-        history=history_charts(recommendation_history(db.session, namespace, kind, name)),
+        history=history_charts(
+            recommendation_history(db.session, namespace, kind, name),
+            latest_recommendations(db.session, namespace, kind, name),
+        ),
         resources=resources,
         policy=policy,
         never_sized=never,
@@ -258,12 +267,23 @@ def workload(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     )
 
 
-def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
+def history_charts(
+    points: list[RecommendationPoint], live: list[Recommendation]
+) -> list[dict[str, Any]]:
     """Per container, CPU and memory over time (hourly points, 8 days): the usage of each hour
-    (50th and 90th percentile of the samples), the target, and what the pods requested then."""
+    (50th and 90th percentile of the samples), the target, and what the pods requested then.
+    The target and the requests end at the container's recommendation as of the recommender's
+    last run (`live`, when newer than the last point): the history keeps a point an hour, so a
+    resize would otherwise show only at the next hourly point, up to an hour later."""
+    now = {r.container: r for r in live}
     out = []
     for container, group in groupby(points, key=lambda p: p.container):
         pts = [(to_unix(p.time) or 0.0, p) for p in group]
+        row = now.get(container)
+
+        def series(attr: str, pts: list[tuple[float, Any]] = pts, row: Any = row) -> Any:
+            return _to_now([(t, getattr(p, attr)) for t, p in pts], row, attr)
+
         out.append(
             {
                 "name": container,
@@ -272,11 +292,17 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
                     [
                         ("usage-p90", "usage p90", [(t, p.usage_cpu_p90) for t, p in pts]),
                         ("usage-p50", "usage p50", [(t, p.usage_cpu_p50) for t, p in pts]),
-                        ("requested", "requested", [(t, p.current_cpu_request) for t, p in pts]),
-                        ("target", "target", [(t, p.target_cpu) for t, p in pts]),
+                        (
+                            "requested",
+                            "requested",
+                            series("current_cpu_request"),
+                        ),
+                        ("target", "target", series("target_cpu")),
                     ],
-                    format.cpu,
+                    format.read_cpu,
                     format.when,
+                    resource="cpu",
+                    live_after=pts[-1][0],
                 ),
                 "memory": charts.time_chart(
                     [
@@ -285,16 +311,28 @@ def history_charts(points: list[RecommendationPoint]) -> list[dict[str, Any]]:
                         (
                             "requested",
                             "requested",
-                            [(t, p.current_memory_request) for t, p in pts],
+                            series("current_memory_request"),
                         ),
-                        ("target", "target", [(t, p.target_memory) for t, p in pts]),
+                        ("target", "target", series("target_memory")),
                     ],
-                    format.memory,
+                    format.read_memory,
                     format.when,
+                    resource="memory",
+                    live_after=pts[-1][0],
                 ),
             }
         )
     return out
+
+
+def _to_now(
+    values: list[tuple[float, int | None]], row: Recommendation | None, attr: str
+) -> list[tuple[float, int | None]]:
+    """`values` with the live row's value of `attr` at its time, when newer than the last."""
+    last = to_unix(row.updated_at) if row is not None else None
+    if row is None or last is None or not values or last <= values[-1][0]:
+        return values
+    return [*values, (last, getattr(row, attr))]
 
 
 @bp.get("/scalers")
@@ -307,7 +345,12 @@ def scalers() -> ResponseReturnValue:
 def nodes_page() -> ResponseReturnValue:
     levels = nodes.node_levels()
     return render_template(
-        "dashboard/nodes.html", nodes=levels, unevenness=nodes.unevenness(levels)
+        "dashboard/nodes.html",
+        nodes=levels,
+        spread=nodes.spread(levels),
+        share=nodes.share,
+        exact_cpu=format.cpu,
+        exact_memory=format.memory,
     )
 
 
@@ -331,6 +374,23 @@ def events() -> ResponseReturnValue:
     return render_template(
         "dashboard/events.html", events=rows, action=action, kind=kind, next_url=next_url
     )
+
+
+@bp.get("/<path:rest>")
+def unknown_page(rest: str) -> ResponseReturnValue:
+    """A path under /dashboard that is no page: with a trailing slash too many, the page it
+    names (a permanent redirect, query kept); else a 404 page, in HTML like every other page
+    (not the API's JSON error)."""
+    path = request.path.rstrip("/")
+    if path != request.path and path != bp.url_prefix:
+        try:
+            endpoint, _ = current_app.url_map.bind("").match(path, method="GET")
+        except HTTPException:
+            endpoint = None
+        if endpoint and endpoint != "dashboard.unknown_page":
+            query = request.query_string.decode()
+            return redirect(path + ("?" + query if query else ""), code=308)
+    return error_page(PageError(404, "NotFound", f"no dashboard page at {request.path}"))
 
 
 def init_app(app: Flask) -> None:

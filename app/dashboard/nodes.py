@@ -99,6 +99,40 @@ def node_levels() -> list[NodeLevel]:
         return levels
 
 
+def share(part: int | None, whole: int) -> float | None:
+    """`part` as a fraction of `whole` (a node's allocatable); None when either is unknown."""
+    return part / whole if part is not None and whole > 0 else None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How unevenly the nodes' CPU is requested: the fullest and the emptiest node (requested
+    CPU as a share of allocatable) and the difference between them, 0 when all are alike."""
+
+    value: float
+    fullest: NodeLevel
+    emptiest: NodeLevel
+
+    @property
+    def high(self) -> float:
+        return self.fullest.requested_cpu / self.fullest.allocatable_cpu
+
+    @property
+    def low(self) -> float:
+        return self.emptiest.requested_cpu / self.emptiest.allocatable_cpu
+
+
+def spread(levels: list[NodeLevel]) -> Spread | None:
+    """The CPU request spread over the nodes with allocatable CPU; None without two of them."""
+    known = [n for n in levels if n.allocatable_cpu]
+    if len(known) < 2:
+        return None
+    fullest = max(known, key=lambda n: n.requested_cpu / n.allocatable_cpu)
+    emptiest = min(known, key=lambda n: n.requested_cpu / n.allocatable_cpu)
+    s = Spread(0.0, fullest, emptiest)
+    return Spread(s.high - s.low, fullest, emptiest)
+
+
 def unevenness(levels: list[NodeLevel]) -> float | None:
     """Spread of CPU request levels (max - min fraction of allocatable): 0 means even."""
     fractions = [n.requested_cpu / n.allocatable_cpu for n in levels if n.allocatable_cpu]

@@ -250,7 +250,11 @@ class Informer(Generic[T]):
         except ApiException as e:
             if e.status in (400, 403, 422):
                 self.watch_list = False
-                log.info("%s: no watch-list (%s); listing instead", self.name, _describe(e))
+                # Expected of API servers without the WatchList feature (before 1.32, or off):
+                # not a problem, only how this informer syncs (a LIST).
+                log.debug(
+                    "%s: watch-list not served (%s); listing instead", self.name, _describe(e)
+                )
             return False
         fresh: dict[Key, T] = {}
         self._resp = resp

@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Select, delete, func, insert, select
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
 from app.core.resources import Resources
-from app.models import RecommendationPoint
+from app.models import Recommendation, RecommendationPoint
 from app.store.keys import Key, key_params, key_rows, on_key
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_unix
@@ -185,3 +185,13 @@ def recommendation_history(
     H = RecommendationPoint
     q = select(H).where(H.namespace == namespace, H.kind == kind, H.name == name)
     return list(session.scalars(q.order_by(H.container, H.time)))
+
+
+def latest_recommendations(
+    session: DbSession, namespace: str, kind: str, name: str
+) -> list[Recommendation]:
+    """One workload's recommendation rows as the recommender's last run saved them (the end of
+    its history, which keeps a point an hour)."""
+    R = Recommendation
+    q = select(R).where(R.namespace == namespace, R.kind == kind, R.name == name)
+    return list(session.scalars(q))

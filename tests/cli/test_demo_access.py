@@ -68,6 +68,7 @@ def test_the_walk_through_is_commands_that_run_as_printed(tmp_path: Path) -> Non
         "/my demo/rightsizer-sim.kubeconfig",
         Path("/home/me/.config/rightsizer/config.yaml"),
         "rightsizer",
+        Path("/my demo/rightsizer-demo.log"),
     )
     lines = text.splitlines()
     block = lines[lines.index("# 1. its recommendation") : lines.index("EOF") + 4]
@@ -85,6 +86,7 @@ def test_the_walk_through_is_commands_that_run_as_printed(tmp_path: Path) -> Non
     assert "rightsizer policy set-mode shop/catalog Off" in lines
     assert "context 'demo' in /home/me/.config/rightsizer/config.yaml" in text
     assert "curl --cacert '/my demo/certs/ca.crt' https://localhost:8443/api/v1/" in text
+    assert "Logs:       /my demo/rightsizer-demo.log (rightsizer's" in text
     assert lines[-1] == "Ctrl-C stops the demo."
 
 
@@ -110,6 +112,7 @@ def test_the_readme_quick_start_is_the_printed_walk_through() -> None:
         "rightsizer-sim.kubeconfig",
         Path("config.yaml"),
         ".venv/bin/rightsizer",
+        Path("rightsizer-demo.log"),
     ).splitlines()
     commands = [line.split("  #")[0].rstrip() for line in block.splitlines()]
     for line in printed[printed.index("# 1. its recommendation") : printed.index("EOF") + 1]:

@@ -248,7 +248,12 @@ def test_savings_are_over_the_real_pods_and_under_provisioning_is_a_risk(
     assert int(row.locator("td.savings-cpu").get_attribute("data-value")) == want_cpu
     assert int(row.locator("td.savings-memory").get_attribute("data-value")) == want_memory
     assert row.locator("td.current-memory").inner_text().startswith("250Mi ≠")  # pods differ
-    assert "1500m, 1524Mi" in row.locator("td.requested-all").inner_text()
+    # cores and GiB, the exact quantities in the titles
+    assert "1.5 cores, 1.49 GiB" in row.locator("td.requested-all").inner_text()
+    titles = row.locator("td.requested-all span.quantity").evaluate_all(
+        "spans => spans.map(s => s.title)"
+    )
+    assert titles == ["1500m", "1524Mi"]
     shot(page, "workload-savings", database_url)
 
     page.goto(f"{live_url}/dashboard/workloads")
@@ -287,8 +292,13 @@ def test_the_history_chart_has_a_point_an_hour_of_the_loaded_history(
 
     page.goto(f"{live_url}/dashboard/workloads/shop/Deployment/frontend")
     chart = page.locator(".history-chart[data-container='web']")
-    assert chart.locator(".history-cpu circle.point.target").count() == len(points)
-    assert chart.locator(".history-memory circle.point.target").count() == len(points)
+    # the history's points, and (marked live) the recommendation of the last run when newer
+    assert chart.locator(".history-cpu circle.point.target:not(.live)").count() == len(points)
+    assert chart.locator(".history-memory circle.point.target:not(.live)").count() == len(points)
+    live = chart.locator(".history-cpu circle.point.target.live")
+    if live.count():
+        now = api(live_url, "/recommendations/shop/Deployment/frontend")["containers"][0]
+        assert int(live.get_attribute("data-value")) == amount("cpu", now["target"]["cpu"])
     for cls in ("usage-p50", "usage-p90", "requested", "target"):
         line = chart.locator(f".history-cpu polyline.{cls}")
         assert line.count() == 1, cls
@@ -296,7 +306,7 @@ def test_the_history_chart_has_a_point_an_hour_of_the_loaded_history(
     assert page.locator(".history-points").first.get_attribute("data-value") == str(len(points))
     shown = [
         int(v)
-        for v in chart.locator(".history-cpu circle.point.target").evaluate_all(
+        for v in chart.locator(".history-cpu circle.point.target:not(.live)").evaluate_all(
             "cs => cs.map(c => c.dataset.value)"
         )
     ]

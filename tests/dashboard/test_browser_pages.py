@@ -169,6 +169,17 @@ def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
         row = page.locator(f"tr.node[data-name='{name}']")
         shown = {cls: int(row.locator(f"td.{cls}").get_attribute("data-value")) for cls in want}
         assert shown == want, name
+        # in percent of allocatable, with a bar as wide
+        for resource in ("cpu", "memory"):
+            cell = row.locator(f"td.requested-{resource}")
+            percent = 100 * want[f"requested-{resource}"] / want[f"allocatable-{resource}"]
+            assert float(cell.get_attribute("data-percent")) == pytest.approx(percent, abs=0.05)
+            assert cell.locator(".percent").inner_text() == f"{percent:.0f}%"
+            bar = cell.locator(".meter .fill").evaluate(
+                "f => f.getBoundingClientRect().width"
+                " / f.parentElement.getBoundingClientRect().width"
+            )
+            assert bar == pytest.approx(min(percent, 100) / 100, abs=0.01)
     levels = [e["requested-cpu"] / e["allocatable-cpu"] for e in expected.values()]
     shown_spread = float(page.get_attribute("#unevenness", "data-value") or "nan")
     assert shown_spread == pytest.approx(max(levels) - min(levels))

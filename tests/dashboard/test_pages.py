@@ -136,6 +136,24 @@ def test_unknown_workload_page_is_404(app: Flask, client: FlaskClient) -> None:
     assert "no data for Deployment a/b" in resp.get_data(as_text=True)
 
 
+def test_unknown_dashboard_pages_are_html_404_pages(anon: FlaskClient) -> None:
+    for path in ("/dashboard/nope", "/dashboard/workloads/shop", "/dashboard/workloads/a/b/c/d/"):
+        resp = anon.get(path)
+        assert resp.status_code == 404, path
+        assert resp.mimetype == "text/html", path
+        html = resp.get_data(as_text=True)
+        assert "<nav>" in html and f"no dashboard page at {path}" in html
+
+
+def test_a_trailing_slash_leads_to_the_page(seeded: None, client: FlaskClient) -> None:
+    resp = client.get("/dashboard/workloads/?namespace=shop")
+    assert resp.status_code == 308
+    assert resp.headers["Location"] == "/dashboard/workloads?namespace=shop"
+    resp = client.get("/dashboard/workloads/shop/Deployment/web/", follow_redirects=True)
+    assert resp.status_code == 200 and "Deployment shop/web" in resp.get_data(as_text=True)
+    assert client.get("/dashboard/nodes/").headers["Location"] == "/dashboard/nodes"
+
+
 def test_a_continue_token_not_from_a_page_is_a_400_error_page(
     app: Flask, client: FlaskClient
 ) -> None:
@@ -252,6 +270,47 @@ def test_recommendation_over_time_is_drawn_from_the_history(
     own = recommendation_history(db.session, "ops", "Deployment", "web")
     assert [p.name for p in own] == ["web"] * 4 and {p.namespace for p in own} == {"ops"}
     assert circles("target", "cpu") == [p.target_cpu for p in own]
+
+
+def test_a_resize_shows_at_once_not_at_the_next_hourly_point(
+    app: Flask, client: FlaskClient
+) -> None:
+    m = seed()
+    start = datetime(2024, 7, 4, tzinfo=UTC)
+    for hours in (1, 2):
+        results = [
+            ContainerResult(
+                r.workload,
+                r.container,
+                r.recommendation,
+                r.checkpoint,
+                CurrentRequests(1000, 2**31, 2),
+            )
+            for r in results_from_model(m)
+        ]
+        save_all(db.session, results, start + timedelta(hours=hours), batch_size=10)
+    # the pods resized to 800m; the recommender's next run, ten minutes later, saw them (no
+    # history point: the last is less than an hour old)
+    db.session.execute(
+        update(Recommendation)
+        .where(Recommendation.namespace == "shop", Recommendation.name == "web")
+        .values(current_cpu_request=800, updated_at=start + timedelta(hours=2, minutes=10))
+    )
+    db.session.commit()
+    stored = recommendation_history(db.session, "shop", "Deployment", "web")
+    assert stored[-1].current_cpu_request == 1000
+    html = client.get("/dashboard/workloads/shop/Deployment/web").get_data(as_text=True)
+    pattern = r'<circle class="point requested( live)?" data-resource="cpu" data-value="(\d+)"'
+    requested = [(live, int(v)) for live, v in re.findall(pattern, html)]
+    assert requested[-2:] == [("", 1000), (" live", 800)]
+    assert "requested 800m at 2024-07-04 02:10 UTC" in html
+
+
+def test_overview_bars_start_at_a_zero_line(seeded: None, client: FlaskClient) -> None:
+    html = client.get("/dashboard/").get_data(as_text=True)
+    assert html.count('<line class="zero" x1="200" x2="200"') == 2  # CPU and memory
+    bars = re.findall(r'<rect class="bar[^"]*" x="([\d.]+)"', html)
+    assert len(bars) == 4 and {float(x) for x in bars} == {200.0}
 
 
 def test_empty_history_says_so(app: Flask, client: FlaskClient) -> None:

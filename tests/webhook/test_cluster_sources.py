@@ -160,6 +160,23 @@ def test_a_refused_watch_list_is_no_outage(
         cache.stop()
 
 
+def test_a_refused_watch_list_is_a_debug_record(
+    api: k8s.ApiClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server without WatchList answers 422: expected, not a problem (it read like an error
+    in the demo's terminal at INFO, once per informer); a debug record says it."""
+    cache = LimitRangeCache(api)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="app.kube.informer"):
+            cache.start()
+            assert cache.wait_synced(10)
+        refused = [r for r in caplog.records if "watch-list" in r.getMessage()]
+        assert [r.levelno for r in refused] == [logging.DEBUG]
+        assert "HTTP 422" in refused[0].getMessage()
+    finally:
+        cache.stop()
+
+
 def client_for(host: str) -> k8s.ApiClient:
     cfg = k8s.Configuration()
     cfg.host = host
