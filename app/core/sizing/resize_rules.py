@@ -1,9 +1,11 @@
 """Resizes a Kubernetes release is known to refuse, so the updater evicts at once instead.
 
 From kubernetes/kubernetes pkg/apis/core/validation/validation.go (validateContainerResize):
-unless a container's memory resizePolicy is RestartContainer, a resize may not add a memory
-limit (in every release) nor, before 1.35, lower one; 1.35 allows the decrease (the kubelet
-checks usage instead). Sending such a resize only earns a 422, run after run.
+in 1.33, unless a container's memory resizePolicy is RestartContainer, a resize may neither add
+a memory limit ("implicitly decreasing the memory limit from 'max'") nor lower one. 1.34 dropped
+both checks (kubernetes/kubernetes PR 133012, "Support reducing memory limits": the kubelet
+checks usage instead; v1.34.4's validateContainerResize only refuses removing requests or
+limits). Sending such a resize to 1.33 only earns a 422, run after run.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ def known_refusal(minor: int | None, containers: list[ResizeCheck]) -> str | Non
         if c.memory_restart_policy not in (None, "", "NotRequired"):
             continue
         before, after = c.memory_limit_before, c.memory_limit_after
+        if minor >= 34:
+            continue
         if after is not None and before is None:
             return (
                 f"Kubernetes 1.{minor} refuses to add a memory limit to container {c.name} in "
                 "place (resizePolicy NotRequired)"
             )
-        if minor < 35 and after is not None and before is not None and after < before:
+        if after is not None and before is not None and after < before:
             return (
                 f"Kubernetes 1.{minor} refuses to lower the memory limit of container {c.name} "
                 "in place (resizePolicy NotRequired)"

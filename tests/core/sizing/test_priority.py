@@ -274,8 +274,10 @@ def test_known_resize_refusals_by_release() -> None:
 
     down = [ResizeCheck("app", 2 * 1024**3, 1024**3)]
     assert "1.33 refuses to lower the memory limit of container app" in str(known_refusal(33, down))
-    assert known_refusal(34, down) is not None
-    assert known_refusal(35, down) is None  # 1.35 allows decreases
+    # 1.34 allows decreases and additions (PR 133012; v1.34.4's validateContainerResize)
+    assert known_refusal(34, down) is None
+    assert known_refusal(35, down) is None
     assert known_refusal(None, down) is None  # unknown release: the API server decides
     assert known_refusal(33, [ResizeCheck("app", 2, 1, "RestartContainer")]) is None
-    assert "add a memory limit" in str(known_refusal(36, [ResizeCheck("app", None, 1)]))
+    assert "add a memory limit" in str(known_refusal(33, [ResizeCheck("app", None, 1)]))
+    assert known_refusal(34, [ResizeCheck("app", None, 1)]) is None
