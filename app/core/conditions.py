@@ -15,8 +15,10 @@ getSelector and validateTargetRef):
   recommender is loading Prometheus history for the workload.
 rightsizer's own: LimitedByPolicy (minAllowed/maxAllowed changed a target), LimitedByLimitRange
 (a new pod would get less or more than the target because of the namespace's LimitRanges),
-HeldBackByBudget (the updater left pods for the disruption budget or minReplicas) and
-ResizeInfeasible (an in-place resize cannot be done).
+HeldBackByBudget (the updater left pods for the disruption budget or minReplicas),
+ResizeInfeasible (an in-place resize cannot be done) and HeldBackByObservationWindow (the updater
+leaves the workload alone for a while after its own changes: too many of them, or its pods were
+OOM-killed or went unready since; app.core.sizing.observation).
 
 The recommender writes the types of RECOMMENDER_TYPES, the updater those of UPDATER_TYPES; each
 run replaces what it wrote before (app.store.conditions). Only conditions that hold are kept, and
@@ -46,6 +48,7 @@ LIMITED_BY_LIMIT_RANGE = "LimitedByLimitRange"
 LIMITED_BY_POLICY = "LimitedByPolicy"
 HELD_BACK_BY_BUDGET = "HeldBackByBudget"
 RESIZE_INFEASIBLE = "ResizeInfeasible"
+HELD_BACK_BY_OBSERVATION = "HeldBackByObservationWindow"
 
 RECOMMENDER_TYPES = (
     RECOMMENDATION_PROVIDED,
@@ -57,7 +60,7 @@ RECOMMENDER_TYPES = (
     LIMITED_BY_LIMIT_RANGE,
     LIMITED_BY_POLICY,
 )
-UPDATER_TYPES = (HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE)
+UPDATER_TYPES = (HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE, HELD_BACK_BY_OBSERVATION)
 TYPES = RECOMMENDER_TYPES + UPDATER_TYPES  # the order they are shown in
 
 # Controllers whose own controller VPA wants as the target instead (cluster_feeder.go).
