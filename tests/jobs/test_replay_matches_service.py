@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
@@ -101,6 +102,9 @@ class TraceCluster:
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         return {}
+
+    def node_views(self) -> list[NodeView]:
+        return []  # no node known: nothing capped to fit one
 
     def workload_exists(self, w: WorkloadKey) -> bool:
         return True

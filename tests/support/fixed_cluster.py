@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
@@ -52,6 +53,9 @@ class FixedCluster:
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         return {}
+
+    def node_views(self) -> list[NodeView]:
+        return []  # no node known: nothing capped to fit one
 
     def workload_exists(self, w: WorkloadKey) -> bool:
         return True

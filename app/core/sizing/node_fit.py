@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from app.core.nodes import NodeView
-from app.core.quantity import format_quantity
+from app.core.pods import PodView
+from app.core.quantity import amount_or_none, format_quantity
 from app.core.recommend.capping import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, admits
@@ -76,6 +78,49 @@ def daemon_use(
             if admits(room, placement):
                 out.setdefault(room.name, {})[(d.namespace, d.name)] = d.requests
     return out
+
+
+def daemon_use_of_pods(pods: Iterable[PodView]) -> dict[str, dict[tuple[str, str], Amounts]]:
+    """Per node, what the live pods of each DaemonSet on it request (their app containers)."""
+    out: dict[str, dict[tuple[str, str], Amounts]] = {}
+    for pod in pods:
+        if not pod.is_live or pod.node_name is None:
+            continue
+        owner = daemonset_of(pod.wire.get("metadata") or {})
+        if owner is None:
+            continue
+        mine = pod_requests(pod)
+        node = out.setdefault(pod.node_name, {})
+        had = node.get((pod.namespace, owner), (0, 0))
+        node[(pod.namespace, owner)] = (had[0] + mine[0], had[1] + mine[1])
+    return out
+
+
+def daemonset_of(meta: Mapping[str, Any]) -> str | None:
+    """The name of the DaemonSet controlling the object of this metadata, if one does."""
+    refs = meta.get("ownerReferences")
+    for ref in refs if isinstance(refs, list) else ():
+        if isinstance(ref, Mapping) and ref.get("kind") == "DaemonSet" and ref.get("controller"):
+            name = ref.get("name")
+            return name if isinstance(name, str) else None
+    return None
+
+
+def pod_requests(pod: PodView) -> Amounts:
+    """The CPU and memory the pod's app containers (and sidecars) request."""
+    cpu = memory = 0
+    for c in pod.app_containers():
+        cpu += c.resources.cpu_request or 0
+        memory += c.resources.memory_request or 0
+    return cpu, memory
+
+
+def container_requests(pod: PodView) -> dict[str, Amounts]:
+    """Each app container's (and sidecar's) requests, 0 where unset."""
+    return {
+        c.name: (c.resources.cpu_request or 0, c.resources.memory_request or 0)
+        for c in pod.app_containers()
+    }
 
 
 def node_rooms(
@@ -145,10 +190,12 @@ def cap_to_node(
     requests: Mapping[str, Amounts],
     placement: Placement,
     rooms: list[NodeRoom],
+    floor: Amounts | None = None,
 ) -> tuple[Mapping[str, Recommendation], str | None]:
     """The recommendations of a pod's containers capped to fit a node (the same mapping when
     they fit), and why when they were capped. `requests`: what each app container of the pod
-    requests now (the ones without a recommendation keep it)."""
+    requests now (the ones without a recommendation keep it); `floor`: smallest_room(rooms),
+    when the caller keeps it for many pods."""
     if not recs or not rooms:
         return recs, None
     targets = {n: (r.target.cpu, r.target.memory) for n, r in recs.items()}
@@ -160,7 +207,7 @@ def cap_to_node(
         fixed[0] + sum(t[0] for t in targets.values()),
         fixed[1] + sum(t[1] for t in targets.values()),
     )
-    floor = smallest_room(rooms)
+    floor = floor or smallest_room(rooms)
     if floor is not None and need[0] <= floor[0] and need[1] <= floor[1]:
         return recs, None  # fits on every node: no placement to read
     cap = largest_fit(rooms, placement, need)
@@ -198,3 +245,43 @@ def describe(cap: NodeCap) -> str:
 
 def _quantities(a: Amounts) -> str:
     return f"cpu {format_quantity('cpu', a[0])}, memory {format_quantity('memory', a[1])}"
+
+
+def spec_requests(spec: Mapping[str, Any]) -> dict[str, Amounts]:
+    """Each app container's and sidecar's requests in a pod spec (JSON), 0 where unset or
+    malformed: what the webhook reads of a pod it is asked about."""
+    out: dict[str, Amounts] = {}
+    init = spec.get("initContainers")
+    sidecars = [c for c in init if _is_sidecar(c)] if isinstance(init, list) else []
+    containers = spec.get("containers")
+    for c in [*(containers if isinstance(containers, list) else []), *sidecars]:
+        if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+            continue
+        resources = c.get("resources")
+        requests = resources.get("requests") if isinstance(resources, Mapping) else None
+        requests = requests if isinstance(requests, Mapping) else {}
+        out[c["name"]] = (
+            amount_or_none("cpu", requests.get("cpu")) or 0,
+            amount_or_none("memory", requests.get("memory")) or 0,
+        )
+    return out
+
+
+def _is_sidecar(c: Any) -> bool:
+    return isinstance(c, Mapping) and c.get("restartPolicy") == "Always"
+
+
+def daemon_template(obj: Mapping[str, Any]) -> DaemonTemplate | None:
+    """A DaemonSet object (JSON) as a DaemonTemplate; None without a pod template."""
+    meta, spec = obj.get("metadata"), obj.get("spec")
+    template = spec.get("template") if isinstance(spec, Mapping) else None
+    pod_spec = template.get("spec") if isinstance(template, Mapping) else None
+    if not isinstance(meta, Mapping) or not isinstance(pod_spec, Mapping):
+        return None
+    requests = spec_requests(pod_spec).values()
+    return DaemonTemplate(
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+        Placement.of(pod_spec),
+        (sum(a[0] for a in requests), sum(a[1] for a in requests)),
+    )

@@ -178,3 +178,33 @@ def test_a_capped_pod_fits_the_node_it_was_capped_to(
         t = out["app"].target
         assert any(t.cpu <= r.cpu_free and t.memory <= r.memory_free for r in rooms)
         assert t.cpu <= want[0] and t.memory <= want[1] and why is not None
+
+
+def test_a_pod_specs_requests_and_a_daemonsets_template_are_read_from_json() -> None:
+    from app.core.sizing.node_fit import daemon_template, spec_requests
+
+    spec = {
+        "containers": [
+            {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
+            {"name": "bad", "resources": {"requests": {"cpu": "lots"}}},
+            {"name": "none"},
+            "not-a-container",
+        ],
+        "initContainers": [
+            {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "setup", "resources": {"requests": {"cpu": "4"}}},  # runs before: not counted
+        ],
+        "nodeSelector": {"pool": "big"},
+        "tolerations": [{"key": "gpu", "operator": "Exists"}],
+    }
+    assert spec_requests(spec) == {
+        "app": (500, GI),
+        "bad": (0, 0),
+        "none": (0, 0),
+        "proxy": (1000, 0),
+    }
+    ds = daemon_template(
+        {"metadata": {"namespace": "ops", "name": "agent"}, "spec": {"template": {"spec": spec}}}
+    )
+    assert ds == DaemonTemplate("ops", "agent", Placement.of(spec), (1500, GI))
+    assert daemon_template({"metadata": {"name": "x"}, "spec": {}}) is None
