@@ -218,8 +218,9 @@ class Webhook:
         if groups is not None:  # a DaemonSet sized per node group: the group of its node
             recommendations, _ = groups.for_node(self._node_of(pod), recommendations)
         capped = None
-        if self.node_fit is not None and workload.kind != "DaemonSet":  # its pod is bound
-            recommendations, capped = self.node_fit.cap(pod, recommendations)
+        if self.node_fit is not None:
+            own = (workload.namespace, workload.name) if workload.kind == "DaemonSet" else None
+            recommendations, capped = self.node_fit.cap(pod, recommendations, own)
         result = self.patches.build_patch(  # pods of one template: computed once
             pod,
             recommendations,

@@ -2,7 +2,9 @@
 on, less the DaemonSets there (app.core.sizing.node_fit), from this process's node and DaemonSet
 informers (app.webhook.sources). The recommender caps what it saves the same way; here the pod's
 own placement (its nodeSelector, affinity and tolerations as created) and the nodes of now
-decide.
+decide. A DaemonSet's pod is capped at the node it is for (the DaemonSet controller's node
+affinity, app.core.node_groups.target_node_name; its node group's recommendation when the policy
+sizes per node group), less the other DaemonSets there.
 
 The rooms are rebuilt from the informers when they changed, at most every REBUILD_EVERY seconds
 (node status updates change the node list's version all the time), never while a review waits
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from app.core.node_groups import target_node_name
 from app.core.nodes import NodeView
 from app.core.recommend.capping import Recommendation
 from app.core.sizing.fit import NodeRoom, Placement
@@ -26,6 +29,7 @@ from app.core.sizing.node_fit import (
     Amounts,
     DaemonTemplate,
     cap_to_node,
+    daemon_room,
     daemon_use,
     node_rooms,
     smallest_room,
@@ -63,6 +67,8 @@ class NodeFit:
         self._built: tuple[str, str] | None = None  # the versions the rooms were built from
         self._built_at = 0.0
         self._rooms: list[NodeRoom] = []
+        self._views: dict[str, NodeView] = {}
+        self._use: dict[str, dict[tuple[str, str], Amounts]] = {}
         self._floor: Amounts | None = None
         self._memo: dict[Any, tuple[Recs, Recs, str | None]] = {}
 
@@ -75,23 +81,32 @@ class NodeFit:
             with self._lock:
                 if versions != self._built:
                     nodes = self.nodes.views()
-                    rooms = node_rooms(nodes, daemon_use(nodes, self.daemons.templates()))
+                    use = daemon_use(nodes, self.daemons.templates())
+                    rooms = node_rooms(nodes, use)
                     self._rooms, self._floor = rooms, smallest_room(rooms)
+                    self._views, self._use = {n.name: n for n in nodes}, use
                     self._built, self._built_at = versions, now
                     self._memo = {}
         return self._rooms, self._floor, self._built
 
-    def cap(self, pod: Mapping[str, Any], recs: Recs) -> tuple[Recs, str | None]:
+    def cap(
+        self, pod: Mapping[str, Any], recs: Recs, daemonset: tuple[str, str] | None = None
+    ) -> tuple[Recs, str | None]:
+        """`daemonset`: (namespace, name) of the DaemonSet whose pod this is."""
         if not recs:
             return recs, None
         rooms, floor, built = self.rooms()
-        if not rooms:
-            return recs, None
         spec = pod.get("spec")
         if not isinstance(spec, Mapping):
             return recs, None
-        requests = spec_requests(spec)
         placement = Placement.of(spec)
+        if daemonset is not None:  # its node alone, less the other DaemonSets there
+            view = self._views.get(target_node_name(pod) or "")
+            room = daemon_room(view, self._use, daemonset) if view is not None else None
+            rooms, floor, placement = ([room] if room else []), None, Placement()
+        if not rooms:
+            return recs, None
+        requests = spec_requests(spec)
         try:
             shape = json.dumps(
                 [sorted(requests.items()), [spec.get(k) for k in PLACEMENT_FIELDS]],
@@ -99,7 +114,7 @@ class NodeFit:
             )
         except (TypeError, ValueError):
             shape = None
-        key = (id(recs), built, shape)
+        key = (id(recs), built, shape, daemonset)
         found = self._memo.get(key) if shape is not None else None
         if found is not None and found[0] is recs:
             return found[1], found[2]

@@ -53,7 +53,7 @@ class Daemons:
     version = "1"
 
     def templates(self) -> list[DaemonTemplate]:
-        return [DaemonTemplate("kube-system", "agent", Placement(), (500, GI))]
+        return [DaemonTemplate("shop", "agent", Placement(), (500, GI))]
 
 
 GPU_TAINT = {"key": "gpu", "value": "true", "effect": "NoSchedule"}
@@ -116,3 +116,47 @@ def test_without_nodes_known_the_pod_gets_its_recommendation(
     webhook_of(app).node_fit = NodeFit(Nodes(), Daemons())  # not listed (yet), or not allowed
     _, c = answer_for(client, pod(container("app", {"cpu": "1", "memory": "1Gi"})))
     assert amounts(c, "requests") == {"cpu": 16000, "memory": 64 * GI}
+
+
+def daemon_pod(daemonset: str, node_name: str) -> dict[str, Any]:
+    """As the DaemonSet controller creates it: its node in a required node affinity."""
+    p = pod(container("app", {"cpu": "100m", "memory": "256Mi"}))
+    p["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "name": daemonset,
+            "uid": "6f1b7c9e-0000-4000-8000-000000000002",
+            "controller": True,
+        }
+    ]
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+    p["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
+    }
+    return p
+
+
+def test_a_daemonset_pod_is_capped_at_its_own_node_less_the_other_daemonsets(
+    app: Flask, client: FlaskClient
+) -> None:
+    for name in ("logger", "agent"):
+        add_policy("Initial", name=name, target_kind="DaemonSet", target_name=name)
+        add_recommendation("app", 4000, 8 * GI, workload=("shop", "DaemonSet", name))
+    refresh(app)
+    webhook_of(app).node_fit = NodeFit(NODES, Daemons())
+    # small-0: 2 cpu, 4Gi, less the agent DaemonSet's 500m and 1Gi
+    body, c = answer_for(client, daemon_pod("logger", "small-0"))
+    assert amounts(c, "requests") == {"cpu": 1500, "memory": 3 * GI}
+    assert "capped to node small-0" in body["auditAnnotations"]["capped-to-node"]
+    # the agent's own pod is not counted against itself
+    _, c = answer_for(client, daemon_pod("agent", "small-0"))
+    assert amounts(c, "requests") == {"cpu": 2000, "memory": 4 * GI}
+    # on big-0 it fits: its recommendation as it is
+    _, c = answer_for(client, daemon_pod("logger", "big-0"))
+    assert amounts(c, "requests") == {"cpu": 4000, "memory": 8 * GI}
+    # a node not known: nothing to cap at
+    _, c = answer_for(client, daemon_pod("logger", "gone-0"))
+    assert amounts(c, "requests") == {"cpu": 4000, "memory": 8 * GI}

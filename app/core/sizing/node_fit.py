@@ -140,6 +140,18 @@ def node_rooms(
     return out
 
 
+def daemon_room(
+    n: NodeView, use: Mapping[str, Mapping[tuple[str, str], Amounts]], own: tuple[str, str]
+) -> NodeRoom | None:
+    """The room a DaemonSet's (`own`) pod has on its node `n`: the node's allocatable less the
+    other DaemonSets there (None when its allocatable is unknown). Not tied to the node taking
+    new pods: the DaemonSet controller puts its pods on cordoned and not-ready nodes too."""
+    if n.cpu_allocatable is None or n.memory_allocatable is None:
+        return None
+    taken = [a for d, a in use.get(n.name, {}).items() if d != own]
+    return _room(n, (sum(a[0] for a in taken), sum(a[1] for a in taken)))
+
+
 def _room(n: NodeView, taken: Amounts) -> NodeRoom:
     blocking = tuple(t for t in n.taints if t[2] in BLOCKING_EFFECTS)
     cpu, memory = n.cpu_allocatable or 0, n.memory_allocatable or 0
