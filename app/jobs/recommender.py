@@ -199,7 +199,7 @@ class RecommenderJob:
                 return "lost leadership before writing; nothing saved"
             self.recommended = {}
             # recommendations capped to fit a node their pods may run on (CappedToNode)
-            fit = NodeFit(self.cluster.node_views(), pods.values())
+            fit = NodeFit(self.cluster.node_views(), self.cluster.daemon_templates())
             points: set[tuple[WorkloadKey, str]] = set()
             checkpointed: set[tuple[WorkloadKey, str]] = set()
             saved, failed = save_all(

@@ -80,41 +80,6 @@ def daemon_use(
     return out
 
 
-def daemon_use_of_pods(pods: Iterable[PodView]) -> dict[str, dict[tuple[str, str], Amounts]]:
-    """Per node, what the live pods of each DaemonSet on it request (their app containers)."""
-    out: dict[str, dict[tuple[str, str], Amounts]] = {}
-    for pod in pods:
-        if not pod.is_live or pod.node_name is None:
-            continue
-        owner = daemonset_of(pod.wire.get("metadata") or {})
-        if owner is None:
-            continue
-        mine = pod_requests(pod)
-        node = out.setdefault(pod.node_name, {})
-        had = node.get((pod.namespace, owner), (0, 0))
-        node[(pod.namespace, owner)] = (had[0] + mine[0], had[1] + mine[1])
-    return out
-
-
-def daemonset_of(meta: Mapping[str, Any]) -> str | None:
-    """The name of the DaemonSet controlling the object of this metadata, if one does."""
-    refs = meta.get("ownerReferences")
-    for ref in refs if isinstance(refs, list) else ():
-        if isinstance(ref, Mapping) and ref.get("kind") == "DaemonSet" and ref.get("controller"):
-            name = ref.get("name")
-            return name if isinstance(name, str) else None
-    return None
-
-
-def pod_requests(pod: PodView) -> Amounts:
-    """The CPU and memory the pod's app containers (and sidecars) request."""
-    cpu = memory = 0
-    for c in pod.app_containers():
-        cpu += c.resources.cpu_request or 0
-        memory += c.resources.memory_request or 0
-    return cpu, memory
-
-
 def container_requests(pod: PodView) -> dict[str, Amounts]:
     """Each app container's (and sidecar's) requests, 0 where unset."""
     return {
