@@ -5,12 +5,15 @@ kept."""
 
 from __future__ import annotations
 
+import time
+
 from kubernetes import client
 
 from app.core.sizing.node_fit import DaemonTemplate, daemon_template
 from app.kube.informer import Informer, Obj
 
 PLACEMENT = ("nodeSelector", "affinity", "tolerations")
+STARTUP = 30.0  # seconds after its start in which a review may wait for the first listing
 
 
 def _container(c: Obj) -> Obj:
@@ -41,6 +44,7 @@ class DaemonSetCache:
 
     def __init__(self, api: client.ApiClient, watch_timeout: int = 300) -> None:
         apps = client.AppsV1Api(api)
+        self._started = time.monotonic()
         self.informer = Informer(
             "webhook-daemonsets",
             apps.list_daemon_set_for_all_namespaces,
@@ -60,8 +64,17 @@ class DaemonSetCache:
         return [t for obj in self.informer.items() if (t := daemon_template(obj)) is not None]
 
     def start(self) -> DaemonSetCache:
+        self._started = time.monotonic()
         self.informer.start()
         return self
+
+    def wait_listed(self, timeout: float) -> bool:
+        """Waits up to `timeout` for the first listing, only in the cache's first STARTUP
+        seconds (as app.kube.nodelabels.NodeLabelCache.wait_listed)."""
+        if self.synced:
+            return True
+        left = self._started + STARTUP - time.monotonic()
+        return left > 0 and self.informer.wait_synced(min(timeout, left))
 
     def stop(self) -> None:
         self.informer.stop()

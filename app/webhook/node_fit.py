@@ -7,10 +7,12 @@ affinity, app.core.node_groups.target_node_name; its node group's recommendation
 sizes per node group), less the other DaemonSets there.
 
 The rooms are rebuilt from the informers when they changed, at most every REBUILD_EVERY seconds
-(node status updates change the node list's version all the time), never while a review waits
-on anything but that computation. The capped recommendations are kept per recommendations object,
-placement and rooms (a few hundred entries), so the pods of one template share one object, and
-the patch cache (app.core.sizing.patch_cache) still answers them from one entry.
+(node status updates change the node list's version all the time), at once while none is known.
+In a process's first seconds a review waits up to FIRST_WAIT for the caches' first listing, as
+for node groups; after that, nothing is capped while no node is known. The capped
+recommendations are kept per recommendations object, placement and rooms (a few hundred
+entries), so the pods of one template share one object, and the patch cache
+(app.core.sizing.patch_cache) still answers them from one entry.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from app.core.sizing.node_fit import (
 )
 
 REBUILD_EVERY = 10.0  # seconds
+FIRST_WAIT = 1.0  # seconds a review waits for the caches' first listing, in their first seconds
 MEMO_SIZE = 512
 Recs = Mapping[str, Recommendation]
 
@@ -47,12 +50,16 @@ class Nodes(Protocol):
 
     def views(self) -> list[NodeView]: ...
 
+    def wait_listed(self, timeout: float) -> bool: ...
+
 
 class Daemons(Protocol):
     @property
     def version(self) -> str: ...
 
     def templates(self) -> list[DaemonTemplate]: ...
+
+    def wait_listed(self, timeout: float) -> bool: ...
 
 
 class NodeFit:
@@ -73,11 +80,13 @@ class NodeFit:
         self._memo: dict[Any, tuple[Recs, Recs, str | None]] = {}
 
     def rooms(self) -> tuple[list[NodeRoom], Amounts | None, tuple[str, str] | None]:
+        if not self._rooms:  # a process's first reviews: its caches may not have listed yet
+            self.nodes.wait_listed(FIRST_WAIT)
+            self.daemons.wait_listed(FIRST_WAIT)
         versions = (self.nodes.version, self.daemons.version)
         now = self.clock()
-        if versions != self._built and (
-            self._built is None or now - self._built_at >= REBUILD_EVERY
-        ):
+        due = self._built is None or not self._rooms or now - self._built_at >= REBUILD_EVERY
+        if versions != self._built and due:
             with self._lock:
                 if versions != self._built:
                     nodes = self.nodes.views()
