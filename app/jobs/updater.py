@@ -12,8 +12,11 @@ values come from the same patch builder the webhook uses, so a resized pod gets 
 recreated one would.
 
 Safety first: nothing happens while the webhook is not registered (an evicted pod would come
-back unchanged), for recommendations with less than `min_history` of data, or when the new
-requests fit on no node. New requests are capped by the namespace's LimitRanges exactly as the
+back unchanged), for recommendations with less than `min_history` of data (a policy's
+observationWindow.minHistorySeconds instead, when set), when the new requests fit on no node, or
+while the workload's observation window holds it back after the updater's own changes (too many
+of them, or pods OOM-killed or not ready since: app.core.sizing.observation, its memory the audit
+trail). New requests are capped by the namespace's LimitRanges exactly as the
 webhook caps them: a pod that holds what the webhook would give it is never evicted to get more,
 which would bring it back with the same values, run after run. Evictions go through the
 Eviction API, so PodDisruptionBudgets apply; a refusal (429) is retried next run, never turned
