@@ -15,6 +15,7 @@ from app.core.conditions import TYPES as CONDITION_TYPES
 from app.core.policy import CONTAINER_MODES, CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
 from app.core.recommend.strategies import NAMES as STRATEGY_NAMES
 from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
+from app.documents.update_fields import WINDOW_FIELDS
 from app.store.audit import ACTIONS
 
 bp = Blueprint("openapi", __name__)
@@ -273,6 +274,16 @@ def update_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
         "evictAfterOOMSeconds": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
         "inPlaceSkipDisruptionBudget": {"type": "boolean"},
         "startupBoost": boost,
+        "observationWindow": {
+            "type": ["object", "null"],
+            "additionalProperties": False,
+            "description": "how long the updater watches before and after it acts "
+            "(docs/policies.md, Observation window)",
+            "properties": {
+                name: {"type": ["integer", "null"], "minimum": least, "maximum": most}
+                for name, _, least, most in WINDOW_FIELDS
+            },
+        },
     }
     return boost, fields
 

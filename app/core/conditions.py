@@ -15,8 +15,12 @@ getSelector and validateTargetRef):
   recommender is loading Prometheus history for the workload.
 rightsizer's own: LimitedByPolicy (minAllowed/maxAllowed changed a target), LimitedByLimitRange
 (a new pod would get less or more than the target because of the namespace's LimitRanges),
-HeldBackByBudget (the updater left pods for the disruption budget or minReplicas) and
-ResizeInfeasible (an in-place resize cannot be done).
+CappedToNode (the target was brought down to fit the largest node the pods may run on, less its
+DaemonSets: app.core.sizing.node_fit),
+HeldBackByBudget (the updater left pods for the disruption budget or minReplicas),
+ResizeInfeasible (an in-place resize cannot be done) and HeldBackByObservationWindow (the updater
+leaves the workload alone for a while after its own changes: too many of them, or its pods were
+OOM-killed or went unready since; app.core.sizing.observation).
 
 The recommender writes the types of RECOMMENDER_TYPES, the updater those of UPDATER_TYPES; each
 run replaces what it wrote before (app.store.conditions). Only conditions that hold are kept, and
@@ -46,6 +50,8 @@ LIMITED_BY_LIMIT_RANGE = "LimitedByLimitRange"
 LIMITED_BY_POLICY = "LimitedByPolicy"
 HELD_BACK_BY_BUDGET = "HeldBackByBudget"
 RESIZE_INFEASIBLE = "ResizeInfeasible"
+HELD_BACK_BY_OBSERVATION = "HeldBackByObservationWindow"
+CAPPED_TO_NODE = "CappedToNode"
 
 RECOMMENDER_TYPES = (
     RECOMMENDATION_PROVIDED,
@@ -56,8 +62,9 @@ RECOMMENDER_TYPES = (
     CONFIG_DEPRECATED,
     LIMITED_BY_LIMIT_RANGE,
     LIMITED_BY_POLICY,
+    CAPPED_TO_NODE,
 )
-UPDATER_TYPES = (HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE)
+UPDATER_TYPES = (HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE, HELD_BACK_BY_OBSERVATION)
 TYPES = RECOMMENDER_TYPES + UPDATER_TYPES  # the order they are shown in
 
 # Controllers whose own controller VPA wants as the target instead (cluster_feeder.go).
@@ -82,6 +89,7 @@ class WorkloadFacts:
     target_problem: str | None = None  # why its policy's target cannot be used
     fetching: bool = False  # Prometheus history is being loaded for it
     limit_range_notes: Sequence[str] = ()  # what the LimitRanges change for a new pod
+    node_cap: str | None = None  # why its recommendation was capped to fit a node
 
 
 def _duration(seconds: float) -> str:
@@ -156,6 +164,8 @@ def recommender_conditions(
         )
     if notes := policy_limits(recs):
         out.append(Condition(LIMITED_BY_POLICY, "True", "ContainerPolicy", "; ".join(notes)))
+    if facts.node_cap is not None:
+        out.append(Condition(CAPPED_TO_NODE, "True", "LargestNode", facts.node_cap))
     return out
 
 

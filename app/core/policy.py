@@ -19,7 +19,7 @@ from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.strategies import VPA, Strategy
 from app.core.selectors import LabelSelector, template_labels
-from app.core.update_policy import EvictionRequirement, StartupBoost
+from app.core.update_policy import EvictionRequirement, ObservationWindow, StartupBoost
 
 UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace")
 IN_PLACE_MODES = ("InPlaceOrRecreate", "InPlace")  # the updater resizes running pods
@@ -46,6 +46,7 @@ class Policy:
     in_place_skip_disruption_budget: bool | None = None  # None: the global setting
     startup_boost: StartupBoost | None = None
     container_boosts: Mapping[str, StartupBoost] = field(default_factory=dict)  # by containerName
+    observation_window: ObservationWindow | None = None  # None: the defaults
     deprecations: tuple[str, ...] = ()  # what the document says in a deprecated way
     recommender: Strategy = VPA  # app.core.recommend.strategies, configured
     # a DaemonSet's pods sized per node group: the value of this node label (app.core.node_groups)

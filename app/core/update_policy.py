@@ -1,6 +1,8 @@
 """How and when a policy lets pods be updated, beyond its mode: the values of VPA 1.7's
 `spec.updatePolicy` (`evictionRequirements`, `evictAfterOOMSeconds`) and `spec.startupBoost`
-(also per container), plus rightsizer's per-policy `inPlaceSkipDisruptionBudget`.
+(also per container), plus rightsizer's per-policy `inPlaceSkipDisruptionBudget` and
+`observationWindow` (what the updater watches before and after it acts:
+app.core.sizing.observation).
 
 Re-derived from kubernetes/autoscaler vertical-pod-autoscaler 1.7
 (pkg/apis/autoscaling.k8s.io/v1/types.go: EvictionRequirement, StartupBoost,
@@ -41,3 +43,24 @@ class StartupBoost:
     factor: int | None = None  # with FACTOR, at least 1
     quantity: int | None = None  # with QUANTITY, millicores
     duration_seconds: int = 0
+
+
+DEFAULT_WINDOW_SECONDS = 3600
+DEFAULT_MAX_REPLACEMENTS = 3  # per replica, in the window
+MAX_WINDOW_SECONDS = 7 * 86400  # the longest window (the updater keeps that much of its audit)
+
+
+@dataclass(frozen=True)
+class ObservationWindow:
+    """A policy's `observationWindow` (every field optional there; app.core.sizing.observation
+    applies it)."""
+
+    min_history_seconds: int | None = None  # None: the updater's setting
+    min_interval_seconds: int = 0
+    window_seconds: int = DEFAULT_WINDOW_SECONDS
+    max_replacements_per_replica: int = DEFAULT_MAX_REPLACEMENTS
+
+    @property
+    def horizon(self) -> int:
+        """How far back the updater's changes matter."""
+        return max(self.window_seconds, self.min_interval_seconds)

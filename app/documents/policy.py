@@ -284,6 +284,7 @@ def parse_policy(
         evict_after_oom_seconds=update.evict_after_oom_seconds,
         in_place_skip_disruption_budget=update.in_place_skip_disruption_budget,
         startup_boost=update.startup_boost,
+        observation_window=update.observation_window,
         container_boosts=boosts,
         deprecations=DEPRECATED_MODES.get(str(mode), ()),
         recommender=recommender,

@@ -9,6 +9,9 @@
   `--in-place-skip-disruption-budget`.
 - `startupBoost`: VPA's `spec.startupBoost` (and `containerPolicies[].startupBoost`):
   `{cpu: {type: Factor|Quantity, factor, quantity, durationSeconds}}`.
+- `observationWindow`: rightsizer's own (AEP-9936's observation window, against the eviction
+  loops of kubernetes/autoscaler #9362): `{minHistorySeconds, minIntervalSeconds,
+  windowSeconds, maxReplacementsPerReplica}`, whole numbers (app.core.sizing.observation).
 
 Validation re-derives VPA 1.7's (vertical-pod-autoscaler pkg/admission-controller/resource/vpa/
 validation.go and the CRD's enums in deploy/vpa-v1-crd-gen.yaml): a factor is required with
@@ -31,7 +34,9 @@ from app.core.update_policy import (
     BOOST_TYPES,
     CHANGE_REQUIREMENTS,
     FACTOR,
+    MAX_WINDOW_SECONDS,
     EvictionRequirement,
+    ObservationWindow,
     StartupBoost,
 )
 from app.documents.fields import FieldError, unknown_fields
@@ -41,6 +46,14 @@ UPDATE_FIELDS = (
     "evictAfterOOMSeconds",
     "inPlaceSkipDisruptionBudget",
     "startupBoost",
+    "observationWindow",
+)
+# observationWindow's fields: (field name, ObservationWindow attribute, least, most)
+WINDOW_FIELDS = (
+    ("minHistorySeconds", "min_history_seconds", 0, MAX_WINDOW_SECONDS),
+    ("minIntervalSeconds", "min_interval_seconds", 0, MAX_WINDOW_SECONDS),
+    ("windowSeconds", "window_seconds", 1, MAX_WINDOW_SECONDS),
+    ("maxReplacementsPerReplica", "max_replacements_per_replica", 1, 1000),
 )
 REQUIREMENT_FIELDS = {"resources", "changeRequirement"}
 BOOST_FIELDS = {"cpu"}
@@ -55,6 +68,7 @@ class UpdateFields:
     evict_after_oom_seconds: int | None = None
     in_place_skip_disruption_budget: bool | None = None
     startup_boost: StartupBoost | None = None
+    observation_window: ObservationWindow | None = None
 
 
 def _whole(value: Any) -> bool:
@@ -159,6 +173,32 @@ def parse_startup_boost(doc: Any, path: str, errors: list[FieldError]) -> Startu
     return _cpu_boost(doc["cpu"], f"{path}.cpu", errors)
 
 
+def parse_observation_window(doc: Any, errors: list[FieldError]) -> ObservationWindow | None:
+    """`observationWindow`: None when absent or invalid (each bad field added to `errors`)."""
+    if doc is None:
+        return None
+    path = "observationWindow"
+    if not isinstance(doc, dict):
+        errors.append(FieldError(path, "must be an object such as {windowSeconds: 3600}"))
+        return None
+    _unknown(doc, {f for f, *_ in WINDOW_FIELDS}, path, errors)
+    n = len(errors)
+    values: dict[str, int] = {}
+    for name, attr, least, most in WINDOW_FIELDS:
+        value = doc.get(name)
+        if value is None:
+            continue
+        if not _whole(value) or not least <= value <= most:
+            errors.append(
+                FieldError(f"{path}.{name}", f"must be a whole number from {least} to {most}")
+            )
+            continue
+        values[attr] = value
+    if len(errors) > n:
+        return None
+    return ObservationWindow(**values)
+
+
 def parse_update_fields(doc: Mapping[str, Any], errors: list[FieldError]) -> UpdateFields:
     """The fields of UPDATE_FIELDS in a policy document; each bad one is added to `errors`."""
     requirements: list[EvictionRequirement] = []
@@ -178,7 +218,8 @@ def parse_update_fields(doc: Mapping[str, Any], errors: list[FieldError]) -> Upd
         errors.append(FieldError("inPlaceSkipDisruptionBudget", "must be true or false"))
         skip = None
     boost = parse_startup_boost(doc.get("startupBoost"), "startupBoost", errors)
-    return UpdateFields(tuple(requirements), oom, skip, boost)
+    window = parse_observation_window(doc.get("observationWindow"), errors)
+    return UpdateFields(tuple(requirements), oom, skip, boost, window)
 
 
 def stored_options(doc: Mapping[str, Any]) -> dict[str, Any] | None:

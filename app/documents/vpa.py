@@ -32,7 +32,12 @@ SPEC_KEYS = ("targetRef", "updatePolicy", "resourcePolicy", "recommenders", "sta
 # What VPA has no field for, as JSON: {"inPlaceSkipDisruptionBudget": ..., "recommenderParams":
 # ..., "integerCPU": ["*"]}.
 EXTRAS_ANNOTATION = "rightsizer.io/policy-fields"
-EXTRA_FIELDS = ("inPlaceSkipDisruptionBudget", "recommenderParams", "nodeGroupLabel")
+EXTRA_FIELDS = (
+    "inPlaceSkipDisruptionBudget",
+    "recommenderParams",
+    "nodeGroupLabel",
+    "observationWindow",
+)
 API_VERSIONS = {"Job": "batch/v1", "CronJob": "batch/v1"}  # the others are apps/v1
 # VPA's IntegerCPUPostProcessor opt-in (vertical-pod-autoscaler pkg/recommender/routines/
 # cpu_integer_post_processor.go): vpa-post-processor.kubernetes.io/{containerName}_integerCPU=true

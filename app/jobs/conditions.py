@@ -81,6 +81,7 @@ class RecommenderConditions:
         model: UsageModel,
         recs: Mapping[str, Recommendation],
         pod: PodView | None,
+        node_cap: str | None = None,
     ) -> WorkloadFacts:
         history = {
             c: agg.last_sample - agg.first_sample
@@ -95,7 +96,7 @@ class RecommenderConditions:
         if policy is not None and pod is not None and recs:
             ranges = self._ranges(w.namespace)
             notes = limit_range_notes(pod.wire, recs, policy, ranges)
-        return WorkloadFacts(recs, history, pod is not None, problem, False, notes)
+        return WorkloadFacts(recs, history, pod is not None, problem, False, notes, node_cap)
 
     def publish(
         self,
@@ -105,9 +106,11 @@ class RecommenderConditions:
         recommended: Mapping[WorkloadKey, Mapping[str, Recommendation]],
         now: datetime,
         live: Mapping[WorkloadKey, PodView] | None = None,
+        capped: Mapping[WorkloadKey, str] | None = None,
     ) -> int:
         """Computes and saves the conditions of every workload; returns the rows changed.
-        `live` is `live_pods` of the pods the run read (by default, of the cache now)."""
+        `live` is `live_pods` of the pods the run read (by default, of the cache now); `capped`
+        why the recommendations of a workload were capped to fit a node (app.jobs.node_fit)."""
         if not isinstance(policies, PolicyIndex):
             policies = PolicyIndex(policies)
         pods = live if live is not None else self.live_pods(self.cluster.pods.items())
@@ -118,7 +121,8 @@ class RecommenderConditions:
                 continue
             pod = pods.get(w)
             policy = policies.governing(w, pod.labels if pod is not None else None)
-            facts = self.facts(w, policy, model, recommended.get(w, {}), pod)
+            node_cap = capped.get(w) if capped else None
+            facts = self.facts(w, policy, model, recommended.get(w, {}), pod, node_cap)
             out[w] = recommender_conditions(facts, policy, self.low_confidence_seconds)
         return save_conditions(session, RECOMMENDER_TYPES, out, now)
 

@@ -45,6 +45,7 @@ from app.extensions import db
 from app.jobs.background import in_background
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import PrometheusHistory
+from app.jobs.node_fit import NodeFit
 from app.jobs.node_groups import NodeGroupRecorder
 from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
@@ -197,11 +198,13 @@ class RecommenderJob:
             if not still_leader():
                 return "lost leadership before writing; nothing saved"
             self.recommended = {}
+            # recommendations capped to fit a node their pods may run on (CappedToNode)
+            fit = NodeFit(self.cluster.node_views(), self.cluster.daemon_templates())
             points: set[tuple[WorkloadKey, str]] = set()
             checkpointed: set[tuple[WorkloadKey, str]] = set()
             saved, failed = save_all(
                 db.session,
-                self._results(policies, info, still_leader, self._checkpoints_due()),
+                self._results(policies, info, still_leader, self._checkpoints_due(), fit, live),
                 datetime.fromtimestamp(now, UTC),  # the job's clock, as the samples' times
                 self.options.batch_size,
                 points,
@@ -211,7 +214,9 @@ class RecommenderJob:
             self.checkpointed.update(dict.fromkeys(checkpointed, now))
             self.windows.reset(points)
             stamp = datetime.fromtimestamp(now, UTC)
-            self.conditions.publish(db.session, policies, self.model, self.recommended, stamp, live)
+            self.conditions.publish(
+                db.session, policies, self.model, self.recommended, stamp, live, fit.capped
+            )
             memo.release()  # the last pod asked about: the previous run's views may go
             self._save_node_groups(stamp)
             deleted = self._collect_garbage(now, still_leader)
@@ -460,6 +465,8 @@ class RecommenderJob:
         info: dict[WorkloadKey, WorkloadInfo],
         still_leader: Callable[[], bool],
         checkpoints: set[tuple[WorkloadKey, str]],
+        fit: NodeFit | None = None,
+        live: Mapping[WorkloadKey, PodView] | None = None,
     ) -> Any:
         """Results to save, lazily: save_all pulls them batch by batch, so checking leadership
         here stops a long save as soon as the lease is lost, not only before it starts. Only
@@ -471,7 +478,10 @@ class RecommenderJob:
             p = policies.governing(w, self.labels.get(w))
             cps: list[ContainerPolicy] = list(p.container_policies) if p else []
             recs = self.model.recommend(w, cps, p.recommender if p else VPA)  # its strategy
-            self.recommended[w] = recs
+            self.recommended[w] = recs  # the policy's (its LimitedByPolicy)
+            saved: Mapping[str, Recommendation] = recs
+            if fit is not None and live is not None:
+                saved = fit.cap(w, recs, live.get(w))  # saved capped to fit a node
             wi = info.get(w, WorkloadInfo())
             for name, agg in sorted(self.model.aggregates[w].items()):
                 pods = wi.requests.get(name)
@@ -479,7 +489,7 @@ class RecommenderJob:
                 yield ContainerResult(
                     w,
                     name,
-                    recs.get(name),
+                    saved.get(name),
                     save_aggregate(agg) if (w, name) in checkpoints else None,
                     current,
                     wi.conflicts,

@@ -12,8 +12,11 @@ values come from the same patch builder the webhook uses, so a resized pod gets 
 recreated one would.
 
 Safety first: nothing happens while the webhook is not registered (an evicted pod would come
-back unchanged), for recommendations with less than `min_history` of data, or when the new
-requests fit on no node. New requests are capped by the namespace's LimitRanges exactly as the
+back unchanged), for recommendations with less than `min_history` of data (a policy's
+observationWindow.minHistorySeconds instead, when set), when the new requests fit on no node, or
+while the workload's observation window holds it back after the updater's own changes (too many
+of them, or pods OOM-killed or not ready since: app.core.sizing.observation, its memory the audit
+trail). New requests are capped by the namespace's LimitRanges exactly as the
 webhook caps them: a pod that holds what the webhook would give it is never evicted to get more,
 which would bring it back with the same values, run after run. Evictions go through the
 Eviction API, so PodDisruptionBudgets apply; a refusal (429) is retried next run, never turned
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,7 +35,13 @@ from typing import Any
 from flask import Flask
 
 from app.core.bodies import EvictionBody
-from app.core.conditions import HELD_BACK_BY_BUDGET, RESIZE_INFEASIBLE, UPDATER_TYPES, Condition
+from app.core.conditions import (
+    HELD_BACK_BY_BUDGET,
+    HELD_BACK_BY_OBSERVATION,
+    RESIZE_INFEASIBLE,
+    UPDATER_TYPES,
+    Condition,
+)
 from app.core.node_groups import pods_by_group
 from app.core.pods import PodView
 from app.core.policy import IN_PLACE_MODES, Policy
@@ -41,6 +50,8 @@ from app.core.recommend.model import WorkloadKey
 from app.core.sizing.fit import NodeRoom
 from app.core.sizing.inplace import InfeasibleAttempts, skips_budget
 from app.core.sizing.limitrange import LimitRangeItem
+from app.core.sizing.observation import DEFAULT as DEFAULT_WINDOW
+from app.core.sizing.observation import ChangeLedger, Hold, hold, interval_hold, values_key
 from app.core.sizing.plan import (
     Candidate,
     PodKeys,
@@ -56,6 +67,7 @@ from app.core.sizing.plan import (
     workload_candidates,
 )
 from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket, UpdaterSettings
+from app.core.update_policy import MAX_WINDOW_SECONDS, ObservationWindow
 from app.extensions import db
 from app.jobs.boost_removal import remove_boosts
 from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
@@ -70,6 +82,7 @@ from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds
 
 log = logging.getLogger(__name__)
 ACTIVE_MODES = ("Recreate", *IN_PLACE_MODES)
+ACTOR = "rightsizer/updater"  # of its audit events
 
 
 @dataclass
@@ -122,6 +135,10 @@ class UpdaterJob:
         self.notes: dict[WorkloadKey, dict[str, tuple[str, str]]] = {}
         self.invalid_policies = InvalidPolicyLog("updater")  # each bad row logged once
         self.node_labels: dict[str, dict[str, str]] = {}  # this run's nodes' labels
+        # The updater's own changes per workload, from the audit trail (observation windows),
+        # and the holds already told in a Warning Event (one Event when a hold begins).
+        self.ledger = ChangeLedger()
+        self.holds_told: dict[WorkloadKey, str] = {}
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
         if not self.cluster.wait_synced(timeout=min(self.interval, 30.0)):
@@ -175,9 +192,11 @@ class UpdaterJob:
         self.infeasible.keep_only(p.uid or p.name for ps in by_workload.values() for p in ps)
         # pods are sized by the rules of the API server's release, as the webhook sizes them
         self.sized_memo.release = self.actions.server_minor()
+        now = self.clock()
+        self._load_changes(governed.values(), now)
         self._resize_fallbacks(by_workload, budgets, governed, still_leader)
         considered = settling = 0
-        now = self.clock()
+        holds: dict[WorkloadKey, str] = {}
         with self.sender:  # every eviction sent is answered before the run is summed up
             for w, wpods in sorted(by_workload.items()):
                 policy = governed.get(w)
@@ -209,13 +228,38 @@ class UpdaterJob:
                         self.options.policy_settle_seconds / 2,
                     )
                     continue
-                self._workload(
-                    w, wpods, policy, snapshot, history, rooms, keys, budgets[w], still_leader
+                window = policy.observation_window or DEFAULT_WINDOW
+                holding = hold(
+                    window,
+                    self.ledger.of(str(w)),
+                    wpods,
+                    budgets[w].configured,
+                    policy.changed,
+                    now,
                 )
+                if holding is not None and now < holding.until:
+                    holds[w] = holding.reason
+                    self._hold(w, holding, wpods)
+                    continue
+                self._workload(
+                    w,
+                    wpods,
+                    policy,
+                    snapshot,
+                    history,
+                    rooms,
+                    keys,
+                    budgets[w],
+                    still_leader,
+                    window,
+                )
+        self.holds_told = holds
         self.sized_memo.end_run()
         self._save_conditions(now)
         t = self.tally
         waiting = f", {settling} waiting for the webhook to load their policy" if settling else ""
+        if holds:
+            waiting += f", {len(holds)} workloads held back by their observation window"
         unboosted = f", {t.unboosted} startup boosts removed" if t.unboosted else ""
         answers = f", {t.unanswered} answers lost (counted as disruptions)" if t.unanswered else ""
         return (
@@ -237,6 +281,7 @@ class UpdaterJob:
         keys: PodKeys,
         budget: DisruptionBudget,
         still_leader: Callable[[], bool],
+        window: ObservationWindow = DEFAULT_WINDOW,
     ) -> None:
         s = self.options.settings
         live = [p for p in pods if p.is_running]
@@ -254,19 +299,20 @@ class UpdaterJob:
         containers = snapshot.recommendations.get(w, {})
         if not containers:
             return
+        needed = self._min_history(window)
         shortest = min(history.get((w, c), 0.0) for c in containers)
-        if shortest < self.options.min_history_seconds:
+        if shortest < needed:
             log.info(
                 "not updating %s: its recommendation has %.0fs of history, %.0fs needed",
                 w,
                 shortest,
-                self.options.min_history_seconds,
+                needed,
             )
             return
         candidates = sorted(
             (
                 c
-                for recs, sized in self._sized_sets(w, pods, policy, snapshot, containers)
+                for recs, sized in self._sized_sets(w, pods, policy, snapshot, containers, needed)
                 for c in workload_candidates(
                     w,
                     sized,
@@ -286,6 +332,17 @@ class UpdaterJob:
         for c in candidates:
             free = self._admitted(c, policy, budget, skip, below_min)
             if free is None:
+                continue
+            waits = interval_hold(
+                window,
+                self.ledger.of(str(w)),
+                values_key(_requests(c)),
+                policy.changed,
+                self.clock(),
+            )
+            if waits is not None:
+                t.held += 1
+                self._note(w, HELD_BACK_BY_OBSERVATION, waits.reason, _until(waits))
                 continue
             placed = placement_moves(c, rooms)
             if placed is None:
@@ -328,6 +385,7 @@ class UpdaterJob:
         policy: Policy,
         snapshot: Snapshot,
         whole: Mapping[str, Recommendation],
+        needed: float,
     ) -> list[tuple[Mapping[str, Recommendation], list[PodView]]]:
         """The workload's pods by the recommendations the webhook would size each from: all of
         them from `whole`, but for a DaemonSet sized per node group, whose pods go by the group
@@ -338,7 +396,7 @@ class UpdaterJob:
             return [(whole, pods)]
         out = []
         for sized in pods_by_group(groups, whole, pods, self.node_labels):
-            if sized.history is not None and sized.history < self.options.min_history_seconds:
+            if sized.history is not None and sized.history < needed:
                 log.info(
                     "not updating the pods of %s in node group %s=%s: its recommendation has "
                     "%.0fs of history, %.0fs needed",
@@ -346,7 +404,7 @@ class UpdaterJob:
                     groups.label,
                     sized.group,
                     sized.history,
-                    self.options.min_history_seconds,
+                    needed,
                 )
                 continue
             out.append((sized.recommendations, list(sized.pods)))
@@ -380,6 +438,61 @@ class UpdaterJob:
             self._note(c.workload, HELD_BACK_BY_BUDGET, "DisruptionBudget", _held(budget))
             return None
         return free
+
+    def _min_history(self, window: ObservationWindow) -> float:
+        """The history a recommendation needs before the updater acts on it: the policy's
+        observationWindow.minHistorySeconds, else the updater's setting."""
+        own = window.min_history_seconds
+        return self.options.min_history_seconds if own is None else float(own)
+
+    def _load_changes(self, policies: Iterable[Policy], now: float) -> None:
+        """The ledger holds the updater's changes as far back as the longest window of the
+        policies of this run reaches (loaded from the audit trail when it does not yet)."""
+        horizon = min(
+            max(
+                (
+                    (p.observation_window or DEFAULT_WINDOW).horizon
+                    for p in policies
+                    if p.update_mode in ACTIVE_MODES
+                ),
+                default=DEFAULT_WINDOW.horizon,
+            ),
+            MAX_WINDOW_SECONDS,
+        )
+        since = now - horizon
+        if not self.ledger.covers(since):
+            with self.app.app_context():
+                rows = audit.pod_changes(db.session, ACTOR, datetime.fromtimestamp(since, UTC))
+                db.session.rollback()
+            self.ledger.load(since, rows)
+        else:
+            self.ledger.forget_before(since)
+
+    def _hold(self, w: WorkloadKey, held: Hold, pods: Sequence[PodView]) -> None:
+        """The workload is left alone this run: its condition says why and until when, and a
+        Warning Event on it (once, when the hold begins) too."""
+        message = _until(held)
+        self._note(w, HELD_BACK_BY_OBSERVATION, held.reason, message)
+        log.info("not updating %s: %s", w, message)
+        if self.options.dry_run or self.holds_told.get(w) == held.reason:
+            return
+        meta = self._workload_meta(w)
+        if meta is not None:
+            version = "/".join(filter(None, (w.group, "v1")))
+            self.actions.record_object_event(
+                version, w.resource_kind, meta, "RightsizerHeldBack", message, "Warning"
+            )
+        elif pods:  # a kind whose version is unknown here: on its newest pod
+            newest = max(pods, key=lambda p: p.start_time or 0.0)
+            self.actions.record_event(newest, "RightsizerHeldBack", message, "Warning")
+
+    def _workload_meta(self, w: WorkloadKey) -> dict[str, Any] | None:
+        """The metadata of a workload of a well-known kind, from the caches."""
+        if w.group not in ("apps", "batch", ""):
+            return None
+        obj = self.cluster.replicas_source(w)
+        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+        return dict(meta) if isinstance(meta, Mapping) else None
 
     def _save_conditions(self, now: float) -> None:
         """This run's HeldBackByBudget and ResizeInfeasible, in place of the previous run's."""
@@ -602,9 +715,21 @@ class UpdaterJob:
     def _audit(self, action: str, ref: str, message: str, details: dict[str, Any]) -> None:
         if self.options.dry_run:
             return
+        now = self.clock()
         with self.app.app_context():
-            audit.record(db.session, "rightsizer/updater", action, "Pod", ref, message, details)
+            audit.record(
+                db.session,
+                ACTOR,
+                action,
+                "Pod",
+                ref,
+                message,
+                details,
+                datetime.fromtimestamp(now, UTC),
+            )
             db.session.commit()
+        if action in audit.POD_CHANGES:
+            self.ledger.add(details, now)
 
 
 @dataclass
@@ -627,6 +752,11 @@ def _take(rooms: list[NodeRoom], placed: dict[int, NodeRoom]) -> None:
 
 def _requests(c: Candidate) -> dict[str, dict[str, int]]:
     return {u.name: dict(u.requests) for u in c.patch.updates}
+
+
+def _until(held: Hold) -> str:
+    when = datetime.fromtimestamp(held.until, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{held.message}; resumes at {when} or when its policy changes"
 
 
 def _held(budget: DisruptionBudget) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from http.client import HTTPException
 from typing import Any, Literal
 from urllib.parse import quote
@@ -217,7 +218,22 @@ class PodActions:
             "uid": pod.uid,
             "resourceVersion": pod.resource_version,
         }
-        ref = object_reference("v1", "Pod", meta)
+        self.record_object_event("v1", "Pod", meta, reason, message, type_)
+
+    def record_object_event(
+        self,
+        api_version: str,
+        kind: str,
+        meta: Mapping[str, Any],
+        reason: str,
+        message: str,
+        type_: str = "Normal",
+    ) -> None:
+        """A core/v1 Event on any object of the namespace whose `metadata` is `meta` (a
+        workload, so `kubectl describe deployment` says why rightsizer left it alone)."""
+        if self.dry_run:
+            return
+        ref = object_reference(api_version, kind, meta)
         self._call(
             f"event {reason} on {ref['namespace']}/{ref['name']}",
             self.core.create_namespaced_event,

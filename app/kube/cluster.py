@@ -26,6 +26,8 @@ from app.core.owners import workload_of_pod
 from app.core.pods import PodView
 from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
+from app.core.sizing.node_fit import DaemonTemplate, daemon_template
+from app.kube.daemonsets import trim_daemonset
 from app.kube.informer import Informer, Obj
 from app.kube.scalable import ScalableKinds
 
@@ -162,6 +164,15 @@ def trim_node(node: Obj) -> Obj:
     }
 
 
+def trim_daemon(obj: Obj) -> Obj:
+    """A DaemonSet as trim_controller keeps a controller, and its pod template's requests and
+    placement (app.kube.daemonsets.trim_daemonset): what its pods take on each node, for the
+    recommendations that fit a node (app.core.sizing.node_fit)."""
+    out = trim_controller(obj)
+    out.setdefault("spec", {})["template"] = trim_daemonset(obj)["spec"]["template"]
+    return out
+
+
 def trim_controller(obj: Obj) -> Obj:
     """Only what owner resolution and existence checks need, the replicas (the updater's budget)
     and the selector (which workload a deleted pod's Prometheus history belongs to)."""
@@ -195,7 +206,7 @@ class ClusterView:
                 "statefulsets", apps.list_stateful_set_for_all_namespaces, transform=trim_controller
             ),
             "DaemonSet": Informer(
-                "daemonsets", apps.list_daemon_set_for_all_namespaces, transform=trim_controller
+                "daemonsets", apps.list_daemon_set_for_all_namespaces, transform=trim_daemon
             ),
             "Job": Informer("jobs", batch.list_job_for_all_namespaces, transform=trim_controller),
             "CronJob": Informer(
@@ -244,6 +255,10 @@ class ClusterView:
         while (stale := self.stale()) and time.monotonic() < deadline:
             time.sleep(0.05)
         return stale
+
+    def daemon_templates(self) -> list[DaemonTemplate]:
+        """Every cached DaemonSet's pod template: what its pods request, where they may run."""
+        return [t for obj in self.controllers["DaemonSet"].items() if (t := daemon_template(obj))]
 
     def lookup(self, namespace: str, kind: str, name: str) -> Obj | None:
         inf = self.controllers.get(kind)

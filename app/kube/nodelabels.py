@@ -1,11 +1,14 @@
-"""Each node's labels, kept in memory for the webhook by a list+watch informer.
+"""Each node's labels (and what a pod's fit needs of it), kept in memory for the webhook by a
+list+watch informer.
 
 A DaemonSet sized per node group (app.core.node_groups) gets, for each new pod, the recommendation
 of the group of the node the pod is for: the webhook reads that node's labels here, one dict read,
 never a request to the API server while the pod waits. Only names and labels are kept (a node's
 status is most of its JSON). Until the informer has listed, or when nodes cannot be listed, a node
 is unknown and the pod gets the DaemonSet-wide recommendation; in the cache's first seconds a
-lookup may wait for the first listing (`wait_listed`).
+lookup may wait for the first listing (`wait_listed`). The taints, `unschedulable`, allocatable
+and Ready condition are kept too: the webhook caps a pod to fit the largest node it may run on
+(app.core.sizing.node_fit, `views`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from kubernetes import client
 
+from app.core.nodes import NodeView
 from app.kube.informer import Informer, Obj
 
 STARTUP = 30.0  # seconds after its start in which a lookup may wait for the first listing
@@ -24,11 +28,24 @@ STARTUP = 30.0  # seconds after its start in which a lookup may wait for the fir
 def trim_node_labels(node: Obj) -> Obj:
     meta = node.get("metadata") or {}
     labels = meta.get("labels")
+    spec, status = node.get("spec") or {}, node.get("status") or {}
+    conditions, allocatable = status.get("conditions"), status.get("allocatable")
+    allocatable = allocatable if isinstance(allocatable, dict) else {}
+    ready = [
+        {"type": "Ready", "status": c.get("status")}
+        for c in (conditions if isinstance(conditions, list) else [])
+        if isinstance(c, dict) and c.get("type") == "Ready"
+    ]
     return {
         "metadata": {
             "name": meta.get("name"),
             "labels": dict(labels) if isinstance(labels, dict) else {},
-        }
+        },
+        "spec": {k: spec[k] for k in ("taints", "unschedulable") if k in spec},
+        "status": {
+            "allocatable": {k: v for k, v in allocatable.items() if k in ("cpu", "memory")},
+            "conditions": ready,
+        },
     }
 
 
@@ -45,6 +62,14 @@ class NodeLabelCache:
     def __call__(self, name: str) -> Mapping[str, str] | None:
         node: Any = self.informer.get("", name)
         return None if node is None else node["metadata"]["labels"]
+
+    def views(self) -> list[NodeView]:
+        """Every node as last listed and watched."""
+        return [NodeView.parse(n) for n in self.informer.items()]
+
+    @property
+    def version(self) -> str:
+        return self.informer.resource_version
 
     @property
     def synced(self) -> bool:

@@ -7,11 +7,11 @@ event's transaction commits (a rolled-back event is not counted).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import Counter
-from sqlalchemy import event
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from app.models import AuditEvent, utcnow
@@ -104,3 +104,27 @@ def record(
     )
     session.add(row)
     return row
+
+
+# What the updater does to a pod (an eviction or resize, answered or not): the changes
+# app.core.sizing.observation counts.
+POD_CHANGES = ("evict", "resize", "evict-unanswered", "resize-unanswered")
+
+
+def pod_changes(session: DbSession, actor: str, since: datetime) -> list[tuple[float, Any]]:
+    """(unix time, details) of the audit events of `actor`'s POD_CHANGES from `since` on."""
+    rows = session.execute(
+        select(AuditEvent.time, AuditEvent.details)
+        .where(
+            AuditEvent.actor == actor,
+            AuditEvent.action.in_(POD_CHANGES),
+            AuditEvent.time >= since,
+        )
+        .order_by(AuditEvent.time, AuditEvent.id)
+    )
+    return [(_aware(t).timestamp(), details or {}) for t, details in rows]
+
+
+def _aware(t: datetime) -> datetime:
+    """SQLite gives back naive datetimes: they were written in UTC."""
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)

@@ -37,6 +37,7 @@ from app.error_body import error_body
 from app.webhook import metrics
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
+from app.webhook.node_fit import NodeFit
 from app.webhook.review import (
     MAX_BODY_BYTES,
     PodReview,
@@ -86,6 +87,7 @@ class Webhook:
         self.scalable = scalable  # which kinds have /scale (None: every controller counts)
         self.node_labels: NodeLabels | None = None  # a node's labels (DaemonSets per node group)
         self.node_sync: Callable[[float], bool] | None = None  # waits for the first listing
+        self.node_fit: NodeFit | None = None  # caps a pod to fit a node (app.webhook.node_fit)
         self.sources = sources
         self.mutations = mutations  # pods patched, counted per workload for the audit trail
         self.excluded_namespaces = frozenset(excluded_namespaces)  # never sized, whatever is sent
@@ -102,7 +104,7 @@ class Webhook:
             metrics.REVIEWS.labels("invalid").inc()
             return 400, error_body("BadRequest", str(e))
         try:
-            result = self.patch_for(review)
+            result, capped = self._patch(review)
         except QuantityInvalid as e:
             metrics.REVIEWS.labels("invalid_quantity").inc()
             log.debug("review %s: pod left unchanged (invalid quantity): %s", review.uid, e)
@@ -132,6 +134,8 @@ class Webhook:
         # A pod left unsized because no sizing would pass the API server's checks says so in the
         # audit log of its creation (the webhook's answer), not only in a debug line here.
         audit = {"left-unchanged": f"{result.reason}: {result.detail}"[:1024]} if unfit else None
+        if capped is not None and result.changed:  # sized below its recommendation: says why
+            audit = {"capped-to-node": capped[:1024]}
         encoded = self._encoded(result) if result.changed else None
         return 200, dict(
             answer(review.api_version, review.uid, result.operations, audit, encoded=encoded)
@@ -162,6 +166,9 @@ class Webhook:
                     self.sources.nodes,
                     self.sources.nodes.wait_synced,
                 )
+            nodes, daemons = self.sources.nodes, self.sources.daemonsets
+            if nodes is not None and daemons is not None and self.node_fit is None:
+                self.node_fit = NodeFit(nodes, daemons)
             kinds = self.sources.scalable
             if kinds is not None and kinds.listed:  # before its first listing: every kind counts
                 self.scalable = kinds
@@ -188,15 +195,20 @@ class Webhook:
 
     def patch_for(self, review: PodReview) -> PodPatch | None:
         """The patch, or None when the cache cannot be trusted (counted as failed open)."""
+        return self._patch(review)[0]
+
+    def _patch(self, review: PodReview) -> tuple[PodPatch | None, str | None]:
+        """patch_for's answer, and why the pod's recommendations were capped to fit a node (None
+        when they were not)."""
         if review.operation != "CREATE" or review.pod is None:
-            return PodPatch((), "not-a-create")
+            return PodPatch((), "not-a-create"), None
         if self.autostart:
             self.start(wait=FIRST_LOAD_WAIT)
         snapshot, state = self.cache.state()
         if snapshot is None:
             metrics.FAILED_OPEN.labels(state).inc()
             self._warn_failing_open(state)
-            return None
+            return None, None
         pod = review.pod
         meta = pod.get("metadata")
         if meta is not None and not isinstance(meta, dict):
@@ -205,18 +217,22 @@ class Webhook:
         if not isinstance(namespace, str):
             raise PodInvalid("metadata.namespace is not a string")
         if namespace in self.excluded_namespaces:
-            return PodPatch((), "excluded-namespace")
+            return PodPatch((), "excluded-namespace"), None
         workload = workload_of_pod(pod, namespace, self.owner_lookup, self.scalable)
         if workload is None:
-            return PodPatch((), "no-workload")
+            return PodPatch((), "no-workload"), None
         labels = (meta or {}).get("labels")
         policy = snapshot.policy_for(workload, labels if isinstance(labels, dict) else {})
         if policy is None:
-            return PodPatch((), "no-policy")
+            return PodPatch((), "no-policy"), None
         recommendations = snapshot.recommendations.get(workload, NO_RECOMMENDATIONS)
         groups = snapshot.node_groups_of(workload, policy)
         if groups is not None:  # a DaemonSet sized per node group: the group of its node
             recommendations, _ = groups.for_node(self._node_of(pod), recommendations)
+        capped = None
+        if self.node_fit is not None:
+            own = (workload.namespace, workload.name) if workload.kind == "DaemonSet" else None
+            recommendations, capped = self.node_fit.cap(pod, recommendations, own)
         result = self.patches.build_patch(  # pods of one template: computed once
             pod,
             recommendations,
@@ -226,7 +242,7 @@ class Webhook:
         )
         if result.changed and not review.dry_run and self.mutations is not None:
             self.mutations.count(workload, policy.name, bool(result.boosted))
-        return result
+        return result, capped
 
     def _node_of(self, pod: dict[str, Any]) -> Mapping[str, str] | None:
         """The labels of the node the pod is for (the DaemonSet controller names it in the pod's

@@ -1,9 +1,10 @@
-"""The webhook's view of the cluster: LimitRanges and controller owners, watched in the background.
+"""The webhook's view of the cluster: LimitRanges, controller owners, nodes and DaemonSets, watched
+in the background.
 
 Each server process (gunicorn worker) starts its own informers on its first review, like the
 database cache: threads do not survive a fork. Until they have listed, and whenever the cluster
-cannot be reached, the webhook goes on without them: no LimitRange capping, and pods resolved to
-workloads from their own ownerReferences only.
+cannot be reached, the webhook goes on without them: no LimitRange capping, no cap to fit a node,
+and pods resolved to workloads from their own ownerReferences only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import threading
 from typing import Any
 
 from app.kube.client import api_client
+from app.kube.daemonsets import DaemonSetCache
 from app.kube.limitranges import LimitRangeCache
 from app.kube.nodelabels import NodeLabelCache
 from app.kube.owners import OwnerCache
@@ -40,6 +42,7 @@ class ClusterSources:
         self.limit_ranges: LimitRangeCache | None = None
         self.owners: OwnerCache | None = None
         self.nodes: NodeLabelCache | None = None  # node labels: DaemonSets per node group
+        self.daemonsets: DaemonSetCache | None = None  # their templates: what fits a node
         self.scalable: ScalableKinds | None = None  # listed in the background, never per review
         self.release: int | None = None  # the API server's minor version: rules that differ
         self._pid = 0
@@ -58,6 +61,7 @@ class ClusterSources:
                 self.limit_ranges = LimitRangeCache(api).start()
                 self.owners = OwnerCache(api).start()
                 self.nodes = NodeLabelCache(api).start()
+                self.daemonsets = DaemonSetCache(api).start()
                 self.scalable = ScalableKinds(api).start()
                 self.release = server_minor(api)
             except Exception as e:
@@ -74,7 +78,7 @@ class ClusterSources:
         return True
 
     def stop(self) -> None:
-        for cache in (self.limit_ranges, self.owners, self.scalable, self.nodes):
+        for cache in (self.limit_ranges, self.owners, self.scalable, self.nodes, self.daemonsets):
             if cache is not None:
                 cache.stop()
         self._pid = 0

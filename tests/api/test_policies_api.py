@@ -220,6 +220,7 @@ UPDATE_OPTIONS = {
     "evictAfterOOMSeconds": 120,
     "inPlaceSkipDisruptionBudget": True,
     "startupBoost": {"cpu": {"type": "Factor", "factor": 2, "durationSeconds": 30}},
+    "observationWindow": {"minIntervalSeconds": 600, "maxReplacementsPerReplica": 2},
 }
 
 
@@ -255,6 +256,7 @@ def test_bad_update_fields_are_422_naming_each(client: FlaskClient) -> None:
             "evictAfterOOMSeconds": 0,
             "startupBoost": {"cpu": {"type": "Factor"}},
             "evictionRequirements": [{"resources": ["cpu"], "changeRequirement": "Up"}],
+            "observationWindow": {"windowSeconds": 0, "minIntervalSeconds": "10m"},
         },
     )
     assert resp.status_code == 422
@@ -263,5 +265,7 @@ def test_bad_update_fields_are_422_naming_each(client: FlaskClient) -> None:
         "evictAfterOOMSeconds",
         "startupBoost.cpu.factor",
         "evictionRequirements[0].changeRequirement",
+        "observationWindow.windowSeconds",
+        "observationWindow.minIntervalSeconds",
     }
     assert client.get("/api/v1/policies/shop/web").status_code == 404

@@ -64,3 +64,22 @@ def test_a_target_without_pods_has_a_page_saying_why(app: Flask, client: FlaskCl
     html = resp.get_data(as_text=True)
     assert shown(html) == [("ConfigUnsupported", "True")] and problem in html
     assert client.get("/dashboard/workloads/shop/Deployment/other").status_code == 404
+
+
+def test_a_workload_held_back_by_its_observation_window_is_shown_as_a_problem(
+    app: Flask, client: FlaskClient
+) -> None:
+    seed()
+    web = WorkloadKey("shop", "Deployment", "web")
+    why = "web-1: container app OOM-killed after rightsizer's last change; resumes at ..."
+    save_conditions(
+        db.session,
+        UPDATER_TYPES,
+        {web: [Condition("HeldBackByObservationWindow", "True", "OOMKilledAfterChange", why)]},
+        datetime.now(UTC),
+    )
+    html = client.get("/dashboard/workloads/shop/Deployment/web").get_data(as_text=True)
+    assert ("HeldBackByObservationWindow", "True") in shown(html)
+    assert '<tr class="condition bad" data-type="HeldBackByObservationWindow"' in html
+    assert "OOMKilledAfterChange" in html
+    assert "OOM-killed after rightsizer&#39;s last change" in html

@@ -21,7 +21,7 @@ from app.documents.policy import (
 from app.documents.selector import SELECTOR_FIELDS
 from app.documents.stored import READ_ONLY
 from app.documents.target import TARGET_FIELDS
-from app.documents.update_fields import CPU_BOOST_FIELDS, REQUIREMENT_FIELDS
+from app.documents.update_fields import CPU_BOOST_FIELDS, REQUIREMENT_FIELDS, WINDOW_FIELDS
 
 ROOT = Path(__file__).parents[2]
 DOC = (ROOT / "docs" / "policies.md").read_text()
@@ -43,6 +43,7 @@ def test_every_field_of_the_document_model_has_a_row() -> None:
         | {f"evictionRequirements[].{f}" for f in REQUIREMENT_FIELDS}
         | {"startupBoost.cpu"}
         | {f"startupBoost.cpu.{f}" for f in CPU_BOOST_FIELDS}
+        | {f"observationWindow.{f}" for f, *_ in WINDOW_FIELDS}
         | (set(READ_ONLY) - {"status"})  # status: scalers only
     )
     assert expected - documented == set()

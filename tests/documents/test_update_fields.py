@@ -190,3 +190,54 @@ def test_every_problem_is_reported_at_once() -> None:
         "startupBoost.cpu.factor",
         "updateMode",
     }
+
+
+# --- observationWindow ---------------------------------------------------------------------------
+
+
+def test_observation_window_is_read_and_defaults_where_left_out() -> None:
+    from app.core.update_policy import ObservationWindow
+
+    p = parse_policy(policy(observationWindow={"minIntervalSeconds": 600, "windowSeconds": 7200}))
+    assert p.observation_window == ObservationWindow(
+        min_history_seconds=None,
+        min_interval_seconds=600,
+        window_seconds=7200,
+        max_replacements_per_replica=3,
+    )
+    full = parse_policy(
+        policy(
+            observationWindow={
+                "minHistorySeconds": 86400,
+                "minIntervalSeconds": 0,
+                "windowSeconds": 1,
+                "maxReplacementsPerReplica": 1,
+            }
+        )
+    )
+    assert full.observation_window == ObservationWindow(86400, 0, 1, 1)
+    assert parse_policy(policy()).observation_window is None
+
+
+@pytest.mark.parametrize(
+    ("window", "field", "message"),
+    [
+        ("1h", "observationWindow", "must be an object such as {windowSeconds: 3600}"),
+        ({"windowSeconds": 0}, "observationWindow.windowSeconds", "from 1 to 604800"),
+        ({"windowSeconds": "3600"}, "observationWindow.windowSeconds", "whole number"),
+        ({"minHistorySeconds": -1}, "observationWindow.minHistorySeconds", "from 0 to 604800"),
+        ({"minIntervalSeconds": 1.5}, "observationWindow.minIntervalSeconds", "whole number"),
+        ({"minIntervalSeconds": True}, "observationWindow.minIntervalSeconds", "whole number"),
+        (
+            {"maxReplacementsPerReplica": 0},
+            "observationWindow.maxReplacementsPerReplica",
+            "from 1 to 1000",
+        ),
+        ({"window": 60}, "observationWindow.window", "unknown field"),
+    ],
+)
+def test_a_bad_observation_window_is_named_by_its_field(
+    window: Any, field: str, message: str
+) -> None:
+    found = errors(policy(observationWindow=window))
+    assert field in found and message in found[field], found

@@ -20,10 +20,12 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.recommend.trace import recommendations_json
+from app.core.sizing.node_fit import DaemonTemplate
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 
 NS = "shop"
@@ -101,6 +103,12 @@ class TraceCluster:
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         return {}
+
+    def node_views(self) -> list[NodeView]:
+        return []  # no node known: nothing capped to fit one
+
+    def daemon_templates(self) -> list[DaemonTemplate]:
+        return []
 
     def workload_exists(self, w: WorkloadKey) -> bool:
         return True

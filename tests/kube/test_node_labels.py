@@ -31,7 +31,19 @@ def test_labels_of_each_node_follow_the_cluster(sim: Simulator) -> None:
         assert cache("small-0") is not None and cache("small-0")[TYPE] == "m5.large"
         assert cache("nowhere") is None
         [kept] = [cache.informer.get("", "small-0")]
-        assert kept == {"metadata": {"name": "small-0", "labels": cache("small-0")}}
+        # names, labels and what a pod's fit reads (app.core.sizing.node_fit), nothing more
+        assert kept["metadata"] == {"name": "small-0", "labels": cache("small-0")}
+        assert set(kept["status"]["allocatable"]) == {"cpu", "memory"}
+        assert kept["status"]["conditions"] == [{"type": "Ready", "status": "True"}]
+        client.CoreV1Api(api).patch_node(
+            "small-0", {"spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}}
+        )
+        wait_for(
+            lambda: any(v.taints for v in cache.views() if v.name == "small-0"), 10, "the taint"
+        )
+        [view] = [v for v in cache.views() if v.name == "small-0"]
+        assert view.taints == (("k", "v", "NoSchedule"),) and view.takes_pods
+        assert view.cpu_allocatable and view.memory_allocatable
         client.CoreV1Api(api).patch_node("small-1", {"metadata": {"labels": {TYPE: "m5.xlarge"}}})
         wait_for(lambda: (cache("small-1") or {}).get(TYPE) == "m5.xlarge", 10, "the new label")
         sim.remove_node("small-0")

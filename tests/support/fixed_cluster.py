@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
+from app.core.sizing.node_fit import DaemonTemplate
 
 
 class Pods:
@@ -52,6 +54,12 @@ class FixedCluster:
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         return {}
+
+    def node_views(self) -> list[NodeView]:
+        return []  # no node known: nothing capped to fit one
+
+    def daemon_templates(self) -> list[DaemonTemplate]:
+        return []
 
     def workload_exists(self, w: WorkloadKey) -> bool:
         return True

@@ -1,0 +1,140 @@
+"""A recommendation larger than every node, against a real control plane: kube-apiserver calls
+rightsizer's webhook for the pod a real Deployment controller creates, and the pod comes out
+capped at the largest node less the DaemonSets there, not at a size no node can take
+(kubernetes/autoscaler #4515, #7147)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from kubernetes import client
+from sqlalchemy.orm import Session
+
+from app.core.quantity import parse_amount
+from app.core.recommend.model import UsageModel, WorkloadKey
+from app.serving.certs import ensure
+from app.store.recommendations import save_all
+from app.store.results import results_from_model
+from tests.realkube.cluster import RealCluster, free_port
+from tests.support.processes import AppProcess, recommendations, wait_for
+
+NS, OWN_NS = "huge", "rightsizer-node-fit"
+T0 = time.time() - 7200
+
+
+def seed(db_url: str) -> None:
+    """Two hours of 20 cores used by huge/Deployment/huge's container `app` (the nodes have 8),
+    and a policy that applies its recommendation at admission (Initial)."""
+    model = UsageModel()
+    key = WorkloadKey(NS, "Deployment", "huge")
+    for i in range(120):
+        model.add_cpu(key, "huge-0", "app", T0 + 60 * i, 20.0, 0.1)
+        model.add_memory(key, "huge-0", "app", T0 + 60 * i, 6e8)
+    engine = sa.create_engine(db_url)
+    with Session(engine) as session:
+        save_all(session, results_from_model(model), datetime.fromtimestamp(T0 + 7200, UTC), 100)
+        session.commit()
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO policies (name, namespace, target_kind, target_name, update_mode, "
+                "container_policies, version, created_at, updated_at) VALUES "
+                "('huge', :ns, 'Deployment', 'huge', 'Initial', '[]', 1, CURRENT_TIMESTAMP, "
+                "CURRENT_TIMESTAMP)"
+            ),
+            {"ns": NS},
+        )
+    engine.dispose()
+
+
+def workload(kind: str, name: str, cpu: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": {"app": name}},
+        "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "app",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+                    }
+                ],
+            },
+        },
+    }
+    if kind == "Deployment":
+        spec["replicas"] = 1
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+@pytest.fixture
+def webhook_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProcess]:
+    with real_cluster.api() as api:
+        core = client.CoreV1Api(api)
+        for name in (NS, OWN_NS):
+            core.create_namespace({"metadata": {"name": name}})
+    paths, _ = ensure(tmp_path / "certs", ["localhost"])
+    port = free_port()
+    db = f"sqlite:///{tmp_path}/rightsizer.db"
+    app = AppProcess(
+        real_cluster.kubeconfig_path,
+        db,
+        tmp_path / "app.log",
+        ca_file=str(paths.ca),
+        port=port,
+        RIGHTSIZER_TLS_CERT_FILE=paths.cert,
+        RIGHTSIZER_TLS_KEY_FILE=paths.key,
+        RIGHTSIZER_CERT_DIR=paths.directory,
+        RIGHTSIZER_JOBS="false",
+        RIGHTSIZER_NAMESPACE=OWN_NS,
+        RIGHTSIZER_WEBHOOK_REGISTER="true",
+        RIGHTSIZER_WEBHOOK_CONFIG_NAME="rightsizer-node-fit",
+        RIGHTSIZER_WEBHOOK_URL=f"https://localhost:{port}/mutate",
+        RIGHTSIZER_WEBHOOK_CACHE_REFRESH_SECONDS="1",
+    )
+    try:
+        app.wait_ready()
+        seed(db)
+        yield app
+    finally:
+        app.stop()
+        with real_cluster.api() as api:
+            client.AdmissionregistrationV1Api(api).delete_mutating_webhook_configuration(
+                "rightsizer-node-fit"
+            )
+
+
+def test_a_pod_larger_than_every_node_is_capped_at_the_largest_less_its_daemonsets(
+    real_cluster: RealCluster, webhook_app: AppProcess
+) -> None:
+    target = wait_for(
+        lambda: recommendations(webhook_app).get((NS, "Deployment", "huge", "app")),
+        30,
+        "the seeded recommendation",
+    )["target"]
+    assert parse_amount("cpu", target["cpu"]) > 8000  # more than any node's 8 cpu
+    with real_cluster.api() as api:
+        apps = client.AppsV1Api(api)
+        assert not apps.list_daemon_set_for_all_namespaces().items  # only ours below counts
+        apps.create_namespaced_daemon_set(NS, workload("DaemonSet", "agent", "500m"))
+        nodes = client.CoreV1Api(api).list_node().items
+    largest = max(parse_amount("cpu", n.status.allocatable["cpu"]) for n in nodes)
+    time.sleep(3)  # the webhook's caches see the DaemonSet
+    with real_cluster.api() as api:
+        client.AppsV1Api(api).create_namespaced_deployment(NS, workload("Deployment", "huge", "1"))
+
+    def huge_pod() -> Any:
+        with real_cluster.api() as api:
+            pods = client.CoreV1Api(api).list_namespaced_pod(NS, label_selector="app=huge").items
+        return pods[0] if pods else None
+
+    pod = wait_for(huge_pod, 60, "the huge pod")
+    requested = parse_amount("cpu", pod.spec.containers[0].resources.requests["cpu"])
+    assert requested == largest - 500, (requested, largest, webhook_app.log()[-3000:])
