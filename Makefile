@@ -36,7 +36,7 @@ lint: $(STAMP)
 
 # The real control plane the tests under tests/realkube run (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok, metrics-server), built from Go modules into a
-# cache outside the checkout: minutes the first time on 2 cores (README), nothing after
+# cache outside the checkout: minutes the first time on 2 cores (CONTRIBUTING.md), nothing after
 # (tools/build.py). Without Go
 # it says so and those tests are skipped (CI requires them).
 kube:

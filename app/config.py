@@ -1,4 +1,4 @@
-"""Settings from RIGHTSIZER_* environment variables; every one is documented in README.md.
+"""Settings from RIGHTSIZER_* environment variables; every one is in docs/configuration.md.
 
 The table below says which field of the typed `app.settings.Settings` each variable fills, with its
 default and parser. `configure` builds that frozen object once per application and keeps it on the
@@ -168,7 +168,7 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_KUBE_API_QPS": ("cluster.kube_api_qps", 5.0, non_negative(float)),
     "RIGHTSIZER_KUBE_API_BURST": ("cluster.kube_api_burst", 10, positive(int)),
     "RIGHTSIZER_RECOMMENDER_INTERVAL": ("recommender.interval", 60.0, positive(float)),
-    # Which workloads the recommender learns (README "Configuration", opt-in tracking).
+    # Which workloads the recommender learns (docs/configuration.md, opt-in tracking).
     "RIGHTSIZER_TRACK": ("recommender.track", frozenset({"all"}), track_modes),
     "RIGHTSIZER_TRACK_LABEL": (
         "recommender.track_label",
@@ -240,7 +240,7 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
         8 * 86400.0,
         positive(float),
     ),
-    # Reaching Prometheus or a server of its HTTP API (README "Prometheus history").
+    # Reaching Prometheus or a server of its HTTP API (docs/configuration.md).
     "RIGHTSIZER_PROMETHEUS_BEARER_TOKEN": ("prometheus.bearer_token", "", str),
     "RIGHTSIZER_PROMETHEUS_BEARER_TOKEN_FILE": ("prometheus.bearer_token_file", "", str),
     "RIGHTSIZER_PROMETHEUS_USERNAME": ("prometheus.username", "", str),
@@ -261,7 +261,7 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
         120.0,
         non_negative(float),
     ),
-    # What to query: VPA's prometheus history provider flags (README "Prometheus history").
+    # What to query: VPA's prometheus history provider flags (docs/configuration.md).
     "RIGHTSIZER_PROMETHEUS_CADVISOR_JOB_NAME": ("prometheus.cadvisor_job_name", "", str),
     "RIGHTSIZER_PROMETHEUS_CPU_METRIC": (
         "prometheus.cpu_metric",
@@ -312,32 +312,32 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
         60.0,
         positive(float),
     ),
-    # The webhook watches LimitRanges and ReplicaSet/Job owners (README "Admission webhook").
+    # The webhook watches LimitRanges and ReplicaSet/Job owners (docs/webhook.md).
     "RIGHTSIZER_WEBHOOK_WATCH_CLUSTER": ("webhook.watch_cluster", "auto", auto_or_boolean),
     "RIGHTSIZER_WEBHOOK_CONFIG_NAME": ("webhook.config_name", "rightsizer", str),
     "RIGHTSIZER_WEBHOOK_SERVICE": ("webhook.service", "rightsizer", str),
     "RIGHTSIZER_WEBHOOK_PORT": ("webhook.port", 443, positive(int)),
     "RIGHTSIZER_WEBHOOK_URL": ("webhook.url", "", str),
-    # Where the updater reaches the webhook to check it serves (README "Configuration").
+    # Where the updater reaches the webhook to check it serves (docs/configuration.md).
     "RIGHTSIZER_WEBHOOK_PROBE_ADDRESS": ("webhook.probe_address", "", str),
     "RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS": ("webhook.timeout_seconds", 5, webhook_timeout),
     # VPA's --max-allowed-cpu-boost (docs/policies.md, "CPU startup boost"); 0: no cap.
     "RIGHTSIZER_MAX_CPU_BOOST": ("webhook.max_cpu_boost", 0, cpu_millicores),
     "RIGHTSIZER_CERT_DIR": ("certs.directory", "certs", str),
-    # Certificates kept and renewed by the server itself (README "Admission webhook").
+    # Certificates kept and renewed by the server itself (docs/webhook.md).
     "RIGHTSIZER_CERT_ROTATE": ("certs.rotate", False, boolean),
     "RIGHTSIZER_CERT_SECRET": ("certs.secret", "", str),
     "RIGHTSIZER_CERT_CHECK_SECONDS": ("certs.check_seconds", 3600.0, positive(float)),
     "RIGHTSIZER_CERT_EXTRA_NAMES": ("certs.extra_names", frozenset(), names),
-    # REST API and dashboard authentication (README "Authentication").
+    # REST API and dashboard authentication (docs/api.md).
     "RIGHTSIZER_AUTH_MODE": ("auth.mode", "tokens", auth_mode),
     "RIGHTSIZER_AUTH_TOKEN_FILE": ("auth.token_file", "", str),
     "RIGHTSIZER_PUBLIC_READS": ("auth.public_reads", False, boolean),
     "RIGHTSIZER_AUTH_API_GROUP": ("auth.api_group", "rightsizer.io", str),
     "RIGHTSIZER_AUTH_CACHE_SECONDS": ("auth.cache_seconds", 10.0, positive(float)),
-    # Largest REST request body (README "REST API"); /mutate has its own 3 MiB limit.
+    # Largest REST request body (docs/api.md); /mutate has its own 3 MiB limit.
     "RIGHTSIZER_API_MAX_BODY_BYTES": ("api.max_body_bytes", 1024 * 1024, positive(int)),
-    # What requests cost, for the dashboard's savings in money (README "Dashboard").
+    # What requests cost, for the dashboard's savings in money (docs/dashboard.md).
     "RIGHTSIZER_PRICE_PER_CORE_HOUR": ("dashboard.price_per_core_hour", 0.04, price),
     "RIGHTSIZER_PRICE_PER_GIB_HOUR": ("dashboard.price_per_gib_hour", 0.005, price),
     "RIGHTSIZER_CURRENCY": ("dashboard.currency", "$", str),

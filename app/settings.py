@@ -1,7 +1,7 @@
 """The service's settings as one frozen, typed object, grouped by the part that uses them.
 
 app/config.py builds it once from the RIGHTSIZER_* variables (its table says which variable fills
-which field; README "Configuration" documents them) and `create_app` keeps it on the Flask app:
+which field; docs/configuration.md documents them) and `create_app` keeps it on the Flask app:
 code reads `settings_of(app)` or, inside a request or command, `settings()`, and hands each part
 the group it needs. Nothing here has a default: every value comes from that table.
 """

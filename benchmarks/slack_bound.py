@@ -16,7 +16,7 @@ allowed level (a request between two sample values only adds slack), plus that l
 `lowest` is the pod minimum (every strategy keeps it), and, with `at_least_mean`, also the
 trace's judged mean: requests below a trace's own average use give negative slack, which lowers
 the mean over traces while the trace runs out of memory most of the time, so the bound is given
-with that restriction too (see README "Recommendation strategies").
+with that restriction too (see benchmarks/README.md).
 
 Pure: no I/O; tests/test_slack_bound.py checks it against brute force on generated traces.
 """

@@ -25,7 +25,8 @@ the machine weighs on both alike.
 With --slow-clients N, step 2 runs a second time while another process holds N slow connections
 of each kind (headers sent in part, a body sent in part, a TLS handshake stalled after part of a
 ClientHello, and an idle kept-alive connection), opening again each one the server closes, as an
-attacker would (README "Slow and stalled clients"); the p99 with and without them is printed.
+attacker would (CONTRIBUTING.md, "Slow and stalled clients"); the p99 with and without them is
+printed.
 
 Both for POST /mutate and GET /healthz on the same server; the ratio shows what the webhook's own
 work costs over gunicorn + TLS (/healthz also goes through Flask's request handling, which /mutate

@@ -1,17 +1,17 @@
-"""The README documents every setting the code reads."""
+"""docs/configuration.md documents every setting the code reads."""
 
 from __future__ import annotations
 
 from dataclasses import fields
-from pathlib import Path
 
 from app.config import ENVIRONMENT, recommender_env_var
 from app.core.recommend.settings import RecommenderSettings
+from tests.support.markdown import read
 
-README = (Path(__file__).parents[1] / "README.md").read_text()
+CONFIGURATION = read("docs/configuration.md")
 
 
 def test_every_environment_variable_is_documented() -> None:
     names = list(ENVIRONMENT) + [recommender_env_var(f.name) for f in fields(RecommenderSettings)]
-    missing = [n for n in names if f"| `{n}` |" not in README]
+    missing = [n for n in names if f"| `{n}` |" not in CONFIGURATION]
     assert missing == []

@@ -39,7 +39,7 @@ CACERT_VARIABLE = "RIGHTSIZER_CACERT"
 TOKEN_VARIABLE = "RIGHTSIZER_TOKEN"
 CONTEXT_VARIABLE = "RIGHTSIZER_CONTEXT"
 CONFIG_VARIABLE = "RIGHTSIZER_CONFIG"
-# Client-side settings (README "CLI"): variable -> default; flags win over them.
+# Client-side settings (docs/cli.md): variable -> default; flags win over them.
 CLIENT_ENVIRONMENT = {
     SERVER_VARIABLE: DEFAULT_SERVER,
     CACERT_VARIABLE: "",

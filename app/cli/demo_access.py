@@ -65,7 +65,7 @@ def write_token_file(directory: Path) -> tuple[Path, str]:
     path.unlink(missing_ok=True)
     path.touch(mode=0o600)
     path.write_text(
-        f"# token,user,permissions: written by `rightsizer demo` (README Authentication)\n"
+        f"# token,user,permissions: written by `rightsizer demo` (docs/api.md, Authentication)\n"
         f"{token},{DEMO_USER},*\n",
         encoding="utf-8",
     )

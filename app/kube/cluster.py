@@ -4,7 +4,7 @@ Pods are trimmed to the fields rightsizer reads and parsed once into frozen view
 (app.core.pods.PodView: the jobs never read pod JSON) before they are cached; equal parts of pods
 (labels, ownerReferences, containers) are kept once (`Shared`). Nodes are cached trimmed and read
 as app.core.nodes.NodeView when the updater asks. Measured at 150000 pods
-(benchmarks/recommender_scale.py, README "Performance at 150,000 pods"): 386 MB kept by the
+(benchmarks/recommender_scale.py, benchmarks/README.md): 386 MB kept by the
 caches, no higher peak (the state arrives one object at a time); 1.8 KB per pod against 4.4 KB
 unshared (benchmarks/pod_cache.py, results/pod-cache.txt).
 """

@@ -51,7 +51,7 @@ WORDS = {"handshake": "the TLS handshake", "headers": "its request headers", "bo
 
 @dataclass(frozen=True)
 class ReadBounds:
-    """Seconds each stage of a request may take (README "Configuration")."""
+    """Seconds each stage of a request may take (docs/configuration.md)."""
 
     handshake: float = 3.0
     headers: float = 3.0

@@ -235,10 +235,11 @@ def test_policy_writes_print_the_servers_warnings_as_kubectl_does(
 
 def test_client_settings_are_documented() -> None:
     from app.cli.context import CLIENT_ENVIRONMENT
+    from tests.support.markdown import read
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    cli = read("docs/cli.md")
     for name, default in CLIENT_ENVIRONMENT.items():
-        assert f"| `{name}` | {f'`{default}`' if default else '(empty)'} |" in readme
+        assert f"| `{name}` | {f'`{default}`' if default else '(empty)'} |" in cli
 
 
 def test_scaler_preview_by_name_asks_the_server(app: Flask, run: Invoke) -> None:

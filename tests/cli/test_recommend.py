@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.markdown import section
+
 DATA = Path(__file__).parents[1] / "data"
 
 
@@ -172,11 +174,11 @@ def test_a_bad_strategy_or_parameter_is_a_usage_error(args: tuple[str, ...], mes
     assert message in out.stderr
 
 
-def test_the_readmes_reason_examples_are_what_the_command_prints() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text().splitlines()
+def test_the_docs_reason_examples_are_what_the_command_prints() -> None:
+    doc = section("docs/strategies.md", "Recommendation strategies").splitlines()
     examples = [
-        (line, readme[i + 1].strip())
-        for i, line in enumerate(readme)
+        (line, doc[i + 1].strip())
+        for i, line in enumerate(doc)
         if line.startswith("$ .venv/bin/rightsizer recommend --from-csv tests/data/bitbrains-vm20")
     ]
     assert len(examples) == 3
@@ -188,14 +190,15 @@ def test_the_readmes_reason_examples_are_what_the_command_prints() -> None:
         assert shown == f'"reason": {json.dumps(container["reason"])}'
 
 
-def test_the_readmes_sample_output_is_what_the_command_prints() -> None:
-    """The README shows what `recommend --from-csv tests/data/sample-trace.csv` prints, as is."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    block = readme.split(
-        "$ .venv/bin/rightsizer recommend --from-csv tests/data/sample-trace.csv\n"
-    )[1]
+def test_the_docs_sample_output_is_what_the_command_prints() -> None:
+    """docs/strategies.md shows what `recommend --from-csv tests/data/sample-trace.csv` prints,
+    as is."""
+    doc = section("docs/strategies.md", "Replaying a usage trace: `rightsizer recommend`")
+    block = doc.split("$ .venv/bin/rightsizer recommend --from-csv tests/data/sample-trace.csv\n")[
+        1
+    ]
     block = block.split("```", 1)[0]
-    out = subprocess.run(  # from the checkout's root, as the README runs it
+    out = subprocess.run(  # from the checkout's root, as the docs run it
         [sys.executable, "-m", "app.cli", "recommend", "--from-csv", "tests/data/sample-trace.csv"],
         capture_output=True,
         text=True,

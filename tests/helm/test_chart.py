@@ -144,9 +144,9 @@ def test_serve_runs_after_an_init_container_migrates(render: Render) -> None:
 def test_a_clients_read_bounds_reach_the_server_within_the_webhooks_timeout(
     render: Render,
 ) -> None:
-    """A stalled client is closed after its bound (README "Slow and stalled clients"), at most
-    the time kube-apiserver waits for the webhook; the probes, whole requests sent at once, wait
-    behind none."""
+    """A stalled client is closed after its bound (CONTRIBUTING.md "Slow and stalled clients"), at
+    most the time kube-apiserver waits for the webhook; the probes, whole requests sent at once,
+    wait behind none."""
     docs = render({"gunicorn": {"headerTimeoutSeconds": 2.5}})
     e = env(container(docs))
     bounds = [

@@ -1,6 +1,7 @@
-"""The README's "kubectl against the demo" walk-through against the real control plane: the demo's
-scenario (app/simulator/scenarios/default.yaml) built as real objects on kwok nodes, then the same
-commands with the real kubectl, and the same checks as against the simulated cluster.
+"""The "kubectl against the demo" walk-through of docs/simulator.md against the real control
+plane: the demo's scenario (app/simulator/scenarios/default.yaml) built as real objects on kwok
+nodes, then the same commands with the real kubectl, and the same checks as against the
+simulated cluster.
 
 The scenario's HorizontalPodAutoscaler is left out: against a real controller-manager it acts on
 emulated usage and would fight the walk-through's `kubectl scale` (the simulated cluster runs no

@@ -1,5 +1,6 @@
-"""The README's "kubectl against the demo" walk-through, run command by command with the real
-kubectl against the cluster `make demo` starts (the bundled scenario), and the state it leaves."""
+"""The "kubectl against the demo" walk-through of docs/simulator.md, run command by command with
+the real kubectl against the cluster `make demo` starts (the bundled scenario), and the state it
+leaves."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The README's "kubectl against the demo" walk-through: its commands, run one by one with the real
-kubectl, and what they must print and leave behind. The same walk-through runs against the
-simulated cluster (tests/simulator/test_kubectl_readme.py) and against the real control plane
-(tests/realkube/test_kubectl_readme_real.py)."""
+"""The "kubectl against the demo" walk-through of docs/simulator.md: its commands, run one by one
+with the real kubectl, and what they must print and leave behind. The same walk-through runs
+against the simulated cluster (tests/simulator/test_kubectl_readme.py) and against the real
+control plane (tests/realkube/test_kubectl_readme_real.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from pathlib import Path
 
 from kubernetes import client
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
+from tests.support.markdown import section
 
 
 def walkthrough() -> list[str]:
     """The commands of the section's first sh block, without their comments."""
-    section = README.split("\n## kubectl against the demo\n", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    text = section("docs/simulator.md", "kubectl against the demo")
+    block = re.search(r"```sh\n(.*?)```", text, re.S)
     assert block, "the section has no sh block"
     lines = [shlex.split(line, comments=True) for line in block.group(1).splitlines()]
     return [" ".join(args) for args in lines if args]

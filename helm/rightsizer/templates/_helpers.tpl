@@ -225,7 +225,7 @@ ca.key is kept as it is.
 {{- end }}
 {{- end }}
 
-{{/* The server's settings (README.md, "Configuration"). */}}
+{{/* The server's settings (docs/configuration.md). */}}
 {{- define "rightsizer.env" -}}
 # the root filesystem is read-only: what writes under HOME (gunicorn's control socket) uses /tmp
 - name: HOME

@@ -26,7 +26,7 @@ VPA's, stretched to include the target, so the updater acts within the same rang
 Tuned on the 77 training traces only (bitbrains-rnd-2013-07-train, first 7 days, judged on the
 rest, under both protocols of benchmarks/quality.py: the fixed one and --rolling 1): weight 12
 and a 48 h half-life are the setting tried that is no worse than VPA in CPU and memory
-under-provisioning and CPU slack under both; README "Recommendation strategies" has the results,
+under-provisioning and CPU slack under both; benchmarks/README.md has the results,
 training and held-out, and what they do not reach.
 """
 
