@@ -13,6 +13,7 @@ webhook did not mutate it (`mutation.webhook.admission.k8s.io/round_0_index_0`).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -35,6 +36,7 @@ CASES = 300
 OWN_NS = "rightsizer-lr"
 CONFIG = "rightsizer-limitranges"
 MUTATION = "mutation.webhook.admission.k8s.io/"
+AUDIT_ID = re.compile(r'"auditID":"([0-9a-f-]+)"')
 
 
 def generated_cases(count: int) -> list[Case]:
@@ -116,7 +118,7 @@ def sentinel_pod(namespace: str) -> dict[str, Any]:
     return pod(container("app", written, dict(written)), namespace=namespace)
 
 
-def mutations(cluster: RealCluster, audit_ids: set[str], timeout: float = 30) -> dict[str, bool]:
+def mutations(cluster: RealCluster, audit_ids: set[str], timeout: float = 60) -> dict[str, bool]:
     """For each request (by Audit-Id), whether webhook configuration CONFIG mutated its pod, from
     kube-apiserver's audit log (`mutation.webhook.admission.k8s.io/round_R_index_I` annotations);
     a request the webhook was never called for counts as not mutated."""
@@ -124,6 +126,10 @@ def mutations(cluster: RealCluster, audit_ids: set[str], timeout: float = 30) ->
     found: dict[str, bool] = {}
     while time.monotonic() < deadline:
         for line in cluster.audit_log.read_text().splitlines():
+            # the log holds every request of the run so far: parse only this test's lines
+            found_id = AUDIT_ID.search(line)
+            if found_id is None or found_id.group(1) not in audit_ids:
+                continue
             event = json.loads(line)
             if event.get("auditID") not in audit_ids or event.get("stage") != "ResponseComplete":
                 continue
