@@ -36,6 +36,7 @@ CASES = 300
 OWN_NS = "rightsizer-lr"
 CONFIG = "rightsizer-limitranges"
 MUTATION = "mutation.webhook.admission.k8s.io/"
+FAILED_OPEN = "failed-open." + MUTATION
 AUDIT_ID = re.compile(r'"auditID":"([0-9a-f-]+)"')
 
 
@@ -118,12 +119,14 @@ def sentinel_pod(namespace: str) -> dict[str, Any]:
     return pod(container("app", written, dict(written)), namespace=namespace)
 
 
-def mutations(cluster: RealCluster, audit_ids: set[str], timeout: float = 60) -> dict[str, bool]:
-    """For each request (by Audit-Id), whether webhook configuration CONFIG mutated its pod, from
-    kube-apiserver's audit log (`mutation.webhook.admission.k8s.io/round_R_index_I` annotations);
-    a request the webhook was never called for counts as not mutated."""
+def mutations(cluster: RealCluster, audit_ids: set[str], timeout: float = 60) -> dict[str, str]:
+    """For each request (by Audit-Id), what webhook configuration CONFIG did to its pod, from
+    kube-apiserver's audit log: "sized" or "unchanged" (`mutation.webhook.admission.k8s.io/
+    round_R_index_I` annotations; a request the webhook was never called for is unchanged), or
+    "failed open" (`failed-open.mutation...`: the call failed or timed out, failurePolicy Ignore
+    let the pod through as written; only this test's webhook is registered while it runs)."""
     deadline = time.monotonic() + timeout
-    found: dict[str, bool] = {}
+    found: dict[str, str] = {}
     while time.monotonic() < deadline:
         for line in cluster.audit_log.read_text().splitlines():
             # the log holds every request of the run so far: parse only this test's lines
@@ -138,9 +141,13 @@ def mutations(cluster: RealCluster, audit_ids: set[str], timeout: float = 60) ->
                 for key, value in (event.get("annotations") or {}).items()
                 if key.startswith(MUTATION)
             ]
-            found[event["auditID"]] = any(
-                n.get("configuration") == CONFIG and n.get("mutated") for n in notes
-            )
+            annotations = event.get("annotations") or {}
+            if any(key.startswith(FAILED_OPEN) for key in annotations):
+                found[event["auditID"]] = "failed open"
+            elif any(n.get("configuration") == CONFIG and n.get("mutated") for n in notes):
+                found[event["auditID"]] = "sized"
+            else:
+                found[event["auditID"]] = "unchanged"
         if set(found) == audit_ids:
             return found
         time.sleep(0.5)
@@ -227,24 +234,27 @@ def test_every_generated_pod_is_admitted_or_refused_exactly_as_written(
         core = client.CoreV1Api(api)
         for i in run:
             answers[i] = create(core, f"lr-{i}", cases[i][0])
-    mutated = mutations(real_cluster, {audit_id for _, _, audit_id in answers.values()})
+    done = mutations(real_cluster, {audit_id for _, _, audit_id in answers.values()})
     outcomes: dict[str, int] = {"LimitRange refused": len(invalid)}
     failures = []
     for i, (created, refusal, audit_id) in answers.items():
-        sized = mutated[audit_id]
-        if created is None and sized:
+        if created is None and done[audit_id] == "sized":
             p, obj, pol, targets = cases[i]
             failures.append(
                 f"case {i}: the webhook changed a pod that kube-apiserver then refused: "
                 f"{refusal}\npod: {json.dumps(p)}\nLimitRange: {json.dumps(obj)}\n"
                 f"policy: {pol}\ntargets: {targets}"
             )
-        outcome = ("admitted" if created is not None else "refused") + (", sized" if sized else "")
+        outcome = f"{'admitted' if created is not None else 'refused'}, {done[audit_id]}"
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert not failures, "\n\n".join(failures[:5])
-    # Not vacuous: most pods are admitted sized, and some are refused as their user wrote them.
+    # Not vacuous: most pods are admitted sized, and some are refused as their user wrote them;
+    # a call that failed open (a loaded machine: kube-apiserver's timeout) proves nothing either
+    # way, and may not be common.
     assert sum(outcomes.values()) == CASES, outcomes
+    failed_open = outcomes.get("admitted, failed open", 0) + outcomes.get("refused, failed open", 0)
+    assert failed_open < 0.1 * CASES, outcomes
     assert outcomes.get("admitted, sized", 0) > 0.3 * CASES, outcomes
-    assert outcomes.get("refused", 0) > 0, outcomes
+    assert outcomes.get("refused, unchanged", 0) > 0, outcomes
     assert len(invalid) < 0.2 * CASES, outcomes
     print(outcomes)
