@@ -18,10 +18,10 @@ from sqlalchemy.orm import Session
 
 from app.core.quantity import parse_amount
 from app.core.recommend.model import UsageModel, WorkloadKey
-from app.serving.certs import ensure
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
-from tests.realkube.cluster import RealCluster, free_port
+from tests.realkube.cluster import RealCluster
+from tests.realkube.serve import database_url, serving
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "huge", "rightsizer-node-fit"
@@ -77,38 +77,10 @@ def workload(kind: str, name: str, cpu: str) -> dict[str, Any]:
 @pytest.fixture
 def webhook_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProcess]:
     with real_cluster.api() as api:
-        core = client.CoreV1Api(api)
-        for name in (NS, OWN_NS):
-            core.create_namespace({"metadata": {"name": name}})
-    paths, _ = ensure(tmp_path / "certs", ["localhost"])
-    port = free_port()
-    db = f"sqlite:///{tmp_path}/rightsizer.db"
-    app = AppProcess(
-        real_cluster.kubeconfig_path,
-        db,
-        tmp_path / "app.log",
-        ca_file=str(paths.ca),
-        port=port,
-        RIGHTSIZER_TLS_CERT_FILE=paths.cert,
-        RIGHTSIZER_TLS_KEY_FILE=paths.key,
-        RIGHTSIZER_CERT_DIR=paths.directory,
-        RIGHTSIZER_JOBS="false",
-        RIGHTSIZER_NAMESPACE=OWN_NS,
-        RIGHTSIZER_WEBHOOK_REGISTER="true",
-        RIGHTSIZER_WEBHOOK_CONFIG_NAME="rightsizer-node-fit",
-        RIGHTSIZER_WEBHOOK_URL=f"https://localhost:{port}/mutate",
-        RIGHTSIZER_WEBHOOK_CACHE_REFRESH_SECONDS="1",
-    )
-    try:
-        app.wait_ready()
-        seed(db)
+        client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+    with serving(real_cluster, tmp_path, OWN_NS, "rightsizer-node-fit") as app:
+        seed(database_url(app))
         yield app
-    finally:
-        app.stop()
-        with real_cluster.api() as api:
-            client.AdmissionregistrationV1Api(api).delete_mutating_webhook_configuration(
-                "rightsizer-node-fit"
-            )
 
 
 def test_a_pod_larger_than_every_node_is_capped_at_the_largest_less_its_daemonsets(
