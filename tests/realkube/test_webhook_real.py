@@ -21,10 +21,10 @@ from kubernetes.client.rest import ApiException
 from sqlalchemy.orm import Session
 
 from app.core.recommend.model import UsageModel, WorkloadKey
-from app.serving.certs import ensure
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
-from tests.realkube.cluster import RealCluster, free_port
+from tests.realkube.cluster import RealCluster
+from tests.realkube.serve import database_url, serving
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "web", "rightsizer-webhook"
@@ -85,38 +85,14 @@ def pod_requests(cluster: RealCluster) -> dict[str, dict[str, str]]:
 @pytest.fixture
 def webhook_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProcess]:
     with real_cluster.api() as api:
-        core = client.CoreV1Api(api)
-        for name in (NS, OWN_NS):
-            try:
-                core.create_namespace({"metadata": {"name": name}})
-            except ApiException as e:
-                if e.status != 409:  # the cluster is the session's: an earlier test made it
-                    raise
-    paths, _ = ensure(tmp_path / "certs", ["localhost"])
-    port = free_port()
-    db = f"sqlite:///{tmp_path}/rightsizer.db"
-    app = AppProcess(
-        real_cluster.kubeconfig_path,
-        db,
-        tmp_path / "app.log",
-        ca_file=str(paths.ca),
-        port=port,
-        RIGHTSIZER_TLS_CERT_FILE=paths.cert,
-        RIGHTSIZER_TLS_KEY_FILE=paths.key,
-        RIGHTSIZER_CERT_DIR=paths.directory,
-        RIGHTSIZER_JOBS="false",
-        RIGHTSIZER_NAMESPACE=OWN_NS,
-        RIGHTSIZER_WEBHOOK_REGISTER="true",
-        RIGHTSIZER_WEBHOOK_CONFIG_NAME="rightsizer-real",
-        RIGHTSIZER_WEBHOOK_URL=f"https://localhost:{port}/mutate",
-        RIGHTSIZER_WEBHOOK_CACHE_REFRESH_SECONDS="1",
-    )
-    try:
-        app.wait_ready()
-        seed(db)
+        try:
+            client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+        except ApiException as e:
+            if e.status != 409:  # the cluster is the session's: an earlier test made it
+                raise
+    with serving(real_cluster, tmp_path, OWN_NS, "rightsizer-real") as app:
+        seed(database_url(app))
         yield app
-    finally:
-        app.stop()
 
 
 def test_pods_of_a_real_deployment_are_sized_and_never_blocked(
