@@ -28,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from app.core.job_families import FAMILY_KIND
+
 FORMATS = ("kustomize", "helm-values", "patch")
 HEADER = "# Written by `rightsizer export`: recommended requests. Rerun it rather than edit this.\n"
 KUSTOMIZATION = "kustomization.yaml"
@@ -151,6 +153,11 @@ def _sized(doc: Mapping[str, Any], left_out: list[str]) -> Workload | None:
     ref = f"{doc['namespace']}/{doc['kind']}/{doc['name']}"
     if not doc.get("containers"):
         return None  # known only by its conditions: nothing recommended
+    if doc["kind"] == FAMILY_KIND:
+        left_out.append(
+            f"{ref}: a Job family has no manifest of its own; its Jobs are sized by the webhook"
+        )
+        return None
     if doc["kind"] not in API_VERSIONS:
         left_out.append(f"{ref}: kind {doc['kind']}: rightsizer does not know its pod template")
         return None

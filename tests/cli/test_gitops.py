@@ -73,6 +73,7 @@ def seed() -> None:
     add("shop", "CronJob", "report", "job", 200, 300, current=None)
     add("shop", "Deployment", "young", "app", 50, 100, hours=0.2)  # less than the hour needed
     add("kube-system", "Deployment", "coredns", "coredns", 30, 40)  # never sized
+    add("shop", "JobFamily", "etl", "app", 100, 100)  # no manifest of its own
 
 
 CATALOG_PATCH = HEADER + (
@@ -133,6 +134,7 @@ def test_patch_writes_a_strategic_merge_patch_per_workload_and_reruns_change_not
     assert "left out: kube-system/Deployment/coredns container coredns: cpu: namespace" in (
         out.stderr
     )
+    assert "left out: shop/JobFamily/etl: a Job family has no manifest of its own" in out.stderr
     assert out.stdout == f"{out_dir}: 2 files for 2 workloads (2 changed)\n"
     again = run("export", "--format", "patch", str(out_dir))
     assert again.stdout == f"{out_dir}: 2 files for 2 workloads (0 changed)\n"
