@@ -8,14 +8,15 @@ tests.realkube.kubelet; kube-apiserver's audit log says what rightsizer asked an
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client
+import sqlalchemy as sa
 
 from tests.realkube.cluster import RealCluster
-from tests.realkube.serve import serving_as_chart
+from tests.realkube.serve import database_url, serving_as_chart
 from tests.realkube.test_updater_real import act_on, calls, deployment, pods, ready, start_workload
 from tests.support.processes import AppProcess, wait_for
 
@@ -50,6 +51,41 @@ def updater(
         yield app
 
 
+def start_shared(cluster: RealCluster, ns: str) -> set[str]:
+    """Deployment `shared`: two pods whose container shares a pod-level budget; their names."""
+    body = deployment("shared", 2)
+    template = body["spec"]["template"]["spec"]
+    template["resources"] = LEVEL
+    template["containers"][0].pop("resources")  # the container shares the pod's budget
+    start_workload(cluster, ns, body, 2)
+    return {p.metadata.name for p in pods(cluster, ns, "shared")}
+
+
+def condition(app: AppProcess, ns: str) -> tuple[str, str] | None:
+    """The workload's ResizeInfeasible condition (reason, message) as the updater stored it."""
+    engine = sa.create_engine(database_url(app))
+    with engine.connect() as conn:
+        row = conn.execute(
+            sa.text(
+                "SELECT reason, message FROM workload_conditions WHERE namespace = :ns "
+                "AND name = 'shared' AND type = 'ResizeInfeasible'"
+            ),
+            {"ns": ns},
+        ).first()
+    engine.dispose()
+    return (row[0], row[1]) if row is not None else None
+
+
+def status_followed(cluster: RealCluster, ns: str) -> bool:
+    """Every pod's status.resources (the kubelet's pod-level values in force) is SIZED."""
+    return all(
+        p.status is not None
+        and p.status.resources is not None
+        and p.status.resources.requests == SIZED["requests"]
+        for p in pods(cluster, ns, "shared")
+    )
+
+
 def sized(cluster: RealCluster, ns: str) -> list[Any] | None:
     live = [p for p in pods(cluster, ns, "shared") if p.metadata.deletion_timestamp is None]
     done = [
@@ -66,12 +102,7 @@ def test_pod_level_resources_resize_in_place_where_the_release_can_else_pods_are
     real_cluster: RealCluster, updater: AppProcess
 ) -> None:
     ns = "upd-podlevel"
-    body = deployment("shared", 2)
-    template = body["spec"]["template"]["spec"]
-    template["resources"] = LEVEL
-    template["containers"][0].pop("resources")  # the container shares the pod's budget
-    start_workload(real_cluster, ns, body, 2)
-    before = {p.metadata.name for p in pods(real_cluster, ns, "shared")}
+    before = start_shared(real_cluster, ns)
     act_on(updater, ns, "shared", "InPlaceOrRecreate")
     done = wait_for(lambda: sized(real_cluster, ns), 90, "both pods sized", interval=0.5)
     resizes = calls(real_cluster, ns, "resize")
@@ -81,12 +112,33 @@ def test_pod_level_resources_resize_in_place_where_the_release_can_else_pods_are
         assert {p.metadata.name for p in done} == before, (resizes, evictions, log)
         assert [e["responseStatus"]["code"] for e in resizes] == [200, 200], resizes
         assert evictions == []
-        with real_cluster.api() as api:  # the kubelet's pod-level status followed
-            for p in done:
-                raw = client.CoreV1Api(api).read_namespaced_pod(p.metadata.name, ns)
-                assert raw.status.resources.requests == SIZED["requests"], raw.status
+        # the kubelet's pod-level status follows (the stand-in polls every 0.3 s)
+        wait_for(lambda: status_followed(real_cluster, ns), 30, "the pod-level status followed")
     else:  # 1.33: known to be refused, never asked
         assert resizes == [], resizes
         assert [e["responseStatus"]["code"] for e in evictions] == [201, 201], evictions
         assert not before & {p.metadata.name for p in done}
         assert "cannot resize a pod with pod-level resources" in updater.log(), log
+
+
+def test_in_place_on_a_release_that_cannot_resize_pod_level_resources_touches_nothing(
+    real_cluster: RealCluster, updater: AppProcess
+) -> None:
+    """updateMode InPlace never evicts: on 1.33 the pods stay as they are, no resize is asked,
+    and the workload's ResizeInfeasible condition says why (PodLevelResizeUnsupported)."""
+    ns = "upd-podlevel-inplace"
+    before = start_shared(real_cluster, ns)
+    act_on(updater, ns, "shared", "InPlace")
+    if real_cluster.kube == "kube":  # 1.37: resized in place as under InPlaceOrRecreate
+        done = wait_for(lambda: sized(real_cluster, ns), 90, "both pods resized", interval=0.5)
+        assert {p.metadata.name for p in done} == before
+        assert calls(real_cluster, ns, "eviction") == []
+        return
+    reason, message = wait_for(lambda: condition(updater, ns), 60, "the condition", interval=0.5)
+    assert reason == "PodLevelResizeUnsupported", message
+    assert "Kubernetes 1.33 cannot resize a pod with pod-level resources" in message
+    time.sleep(3)  # three more updater runs
+    now = pods(real_cluster, ns, "shared")
+    assert {p.metadata.name for p in now} == before
+    assert all(p.spec.resources.requests == LEVEL["requests"] for p in now)
+    assert calls(real_cluster, ns, "resize") == [] and calls(real_cluster, ns, "eviction") == []
