@@ -37,12 +37,12 @@ from app.core.policy import Policy
 from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
+from app.core.sizing import podlevel_resize
 from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodSizing, size_pod
 from app.core.sizing.patch_cache import input_key, shared_key
-from app.core.sizing.podlevel_resize import pod_level_refusal
 from app.core.sizing.priority import (
     ContainerView,
     PodPriority,
@@ -425,7 +425,8 @@ def pod_level_not_resizable(
     if not ((level is not None and (level.requests() or level.limits())) or c.patch.pod_level):
         return None
     changes = c.patch.pod_level is not None
-    return pod_level_refusal(server_minor, changes, live.node_name or "", node_features)
+    node = live.node_name or ""
+    return podlevel_resize.pod_level_refusal(server_minor, changes, node, node_features)
 
 
 def not_resizable(
