@@ -160,7 +160,11 @@ def trim_node(node: Obj) -> Obj:
     return {
         "metadata": {k: meta[k] for k in ("name", "labels", "resourceVersion") if k in meta},
         "spec": {k: spec[k] for k in ("unschedulable", "taints") if k in spec},
-        "status": {k: status[k] for k in ("allocatable", "capacity", "conditions") if k in status},
+        "status": {
+            k: status[k]
+            for k in ("allocatable", "capacity", "conditions", "declaredFeatures")
+            if k in status
+        },
     }
 
 

@@ -253,7 +253,13 @@ class SimCluster:
         labels: Mapping[str, str] | None = None,
     ) -> Entry:
         node = make_node(
-            name, cpu=cpu, memory=memory, pods=pods, labels=dict(labels or {}), created=self.now()
+            name,
+            cpu=cpu,
+            memory=memory,
+            pods=pods,
+            labels=dict(labels or {}),
+            created=self.now(),
+            declared_features=self.version.declared_features(),
         )
         return self.store.create(NODE, node, self.now_str())
 
