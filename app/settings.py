@@ -171,6 +171,17 @@ class DashboardSettings:
 
 
 @dataclass(frozen=True)
+class PlacementSettings:
+    """Water-level placement: the leader's node levels, the extender (docs/placement.md)."""
+
+    interval: float  # seconds between the leader's NodeMetrics samples
+    refresh_seconds: float  # how often each server process reloads the levels
+    window_weights: tuple[float, float, float]  # 15m, 1h, 1d
+    min_weight: float  # `w` of the ideal level
+    filter_threshold: float  # 0: no filter
+
+
+@dataclass(frozen=True)
 class Settings:
     database_url: str
     log_level: str
@@ -187,6 +198,7 @@ class Settings:
     webhook: WebhookSettings
     certs: CertSettings
     dashboard: DashboardSettings
+    placement: PlacementSettings
 
 
 def settings_of(app: Flask) -> Settings:
