@@ -9,12 +9,13 @@ dashboard, reads them all (`load_node_levels`): one query of a few thousand shor
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from sqlalchemy import delete, select
 
 from app.core.placement.windows import NodeLevel
 from app.models import NodeLevelRow as Row
-from app.store.session import DbSession, to_datetime, to_unix
+from app.store.session import DbSession, to_unix
 
 COLUMNS = (
     Row.name,
@@ -52,7 +53,7 @@ def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_bef
         row.cpu_allocatable, row.memory_allocatable = n.cpu_allocatable, n.memory_allocatable
         row.cpu_15m, row.cpu_1h, row.cpu_1d = n.cpu
         row.memory_15m, row.memory_1h, row.memory_1d = n.memory
-        row.metrics_at = to_datetime(n.metrics_at)
+        row.metrics_at = datetime.fromtimestamp(n.metrics_at, UTC)
     stale = [
         name
         for name, r in rows.items()
