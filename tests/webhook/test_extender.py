@@ -1,0 +1,145 @@
+"""POST /scheduler/filter and /scheduler/prioritize as kube-scheduler sends them
+(k8s.io/kube-scheduler/extender/v1: the Go structs have no json tags, so the keys are spelt as the
+fields: Pod, Nodes, NodeNames; Host, Score), and bad input answered neutrally, never an error."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from app.core.placement.windows import NodeLevel
+from app.extensions import db
+from app.store.node_levels import save_node_levels
+from app.webhook import extender_of
+from tests.support.pods import container, pod
+from tests.support.reviews import add_recommendation, refresh
+
+GI = 1 << 30
+TOO_FULL = "rightsizer: the node's predicted level passes the filter threshold"
+
+
+def node_level(name: str, cpu: float) -> NodeLevel:
+    return NodeLevel(name, 4000, 16 * GI, (cpu,) * 3, (0.2,) * 3, 1_000_000.0)
+
+
+def load_levels(app: Flask) -> None:
+    levels = [node_level("low", 0.1), node_level("mid", 0.4), node_level("hot", 0.75)]
+    save_node_levels(db.session, levels, 0.0)
+    db.session.commit()
+    assert extender_of(app).levels.refresh()
+    refresh(app)
+
+
+def web_pod() -> dict[str, Any]:
+    """A pod asking for 1 CPU (its limit 2) of 4: 0.25 of a node."""
+    return pod(container("app", {"cpu": "1", "memory": "1Gi"}, {"cpu": "2", "memory": "1Gi"}))
+
+
+def call(client: FlaskClient, verb: str, body: Any) -> Any:
+    data = body if isinstance(body, bytes) else json.dumps(body)
+    resp = client.post(f"/scheduler/{verb}", data=data, content_type="application/json")
+    assert resp.status_code == 200 and resp.mimetype == "application/json"
+    return resp.get_json()
+
+
+def args(names: list[str] | None = None, nodes: list[str] | None = None) -> dict[str, Any]:
+    """ExtenderArgs as kube-scheduler encodes it: a nil pointer is null."""
+    return {
+        "Pod": web_pod(),
+        "Nodes": None if nodes is None else {"items": [{"metadata": {"name": n}} for n in nodes]},
+        "NodeNames": names,
+    }
+
+
+def test_prioritize_ranks_the_lowest_node_first(app: Flask, client: FlaskClient) -> None:
+    load_levels(app)
+    got = call(client, "prioritize", args(["hot", "low", "mid"]))
+    assert [h["Host"] for h in got] == ["hot", "low", "mid"]  # the order sent
+    score = {h["Host"]: h["Score"] for h in got}
+    assert score["low"] > score["mid"] > score["hot"] >= 0 and score["low"] <= 10
+    assert all(set(h) == {"Host", "Score"} for h in got)
+
+
+def test_filter_uses_the_recommendation_not_the_requests(app: Flask, client: FlaskClient) -> None:
+    load_levels(app)
+    # requests: 0.75 + 0.25 = 1.0 of "hot": over the 90% threshold
+    got = call(client, "filter", args(["low", "hot"]))
+    assert got["NodeNames"] == ["low"] and got["FailedNodes"] == {"hot": TOO_FULL}
+    assert got["FailedAndUnresolvableNodes"] == {} and got["Error"] == "" and got["Nodes"] is None
+    add_recommendation(cpu=250)  # it uses a quarter of what it asks: 0.75 + 0.0625
+    refresh(app)
+    got = call(client, "filter", args(["low", "hot"]))
+    assert got["NodeNames"] == ["low", "hot"] and got["FailedNodes"] == {}
+
+
+def test_nodes_sent_whole_are_answered_whole(app: Flask, client: FlaskClient) -> None:
+    """nodeCacheCapable: false: the Node objects come and go back in Nodes.items."""
+    load_levels(app)
+    got = call(client, "filter", args(nodes=["low", "hot"]))
+    assert got["NodeNames"] is None
+    assert got["Nodes"] == {"items": [{"metadata": {"name": "low"}}]}
+    scores = call(client, "prioritize", args(nodes=["low", "hot"]))
+    assert [h["Host"] for h in scores] == ["low", "hot"]
+
+
+def test_keys_match_whatever_their_case(app: Flask, client: FlaskClient) -> None:
+    """Go's encoding/json matches field names case-insensitively; so does the extender."""
+    load_levels(app)
+    body = {"pod": web_pod(), "nodenames": ["low", "hot"]}
+    assert call(client, "filter", body)["NodeNames"] == ["low"]
+
+
+def test_unknown_nodes_pass_and_score_zero(app: Flask, client: FlaskClient) -> None:
+    load_levels(app)
+    assert call(client, "filter", args(["new-node"]))["NodeNames"] == ["new-node"]
+    assert call(client, "prioritize", args(["new-node"])) == [{"Host": "new-node", "Score": 0}]
+
+
+def test_empty_lists(app: Flask, client: FlaskClient) -> None:
+    load_levels(app)
+    assert call(client, "prioritize", args([])) == []
+    assert call(client, "filter", args([]))["NodeNames"] == []
+    assert call(client, "filter", args(nodes=[]))["Nodes"] == {"items": []}
+
+
+def test_bad_bodies_are_answered_neutrally(app: Flask, client: FlaskClient) -> None:
+    load_levels(app)
+    neutral = {"Host": "hot", "Score": 0}
+    no_pod = {"NodeNames": ["hot", 7, "low"]}
+    assert call(client, "filter", no_pod)["NodeNames"] == ["hot", "low"]  # none filtered
+    assert call(client, "prioritize", no_pod) == [neutral, {"Host": "low", "Score": 0}]
+    bad_spec = {"Pod": {"spec": "no"}, "NodeNames": ["hot"]}
+    assert call(client, "filter", bad_spec)["NodeNames"] == ["hot"]
+    for body in (b"{not json", b"[]", b"", {"Pod": web_pod()}, {"Pod": web_pod(), "Nodes": 3}):
+        assert call(client, "prioritize", body) == []
+        got = call(client, "filter", body)
+        assert got["NodeNames"] == [] and got["FailedNodes"] == {} and got["Error"] == ""
+
+
+def test_neutral_until_levels_are_loaded(app: Flask, client: FlaskClient) -> None:
+    refresh(app)
+    assert call(client, "prioritize", args(["low"])) == [{"Host": "low", "Score": 0}]
+    save_node_levels(db.session, [node_level("low", 0.95)], 0.0)
+    db.session.commit()
+    assert call(client, "filter", args(["low"]))["NodeNames"] == ["low"]  # not loaded yet
+    extender_of(app).levels.refresh()
+    assert call(client, "filter", args(["low"]))["NodeNames"] == []
+
+
+def test_an_internal_error_answers_neutrally(app: Flask, client: FlaskClient) -> None:
+    load_levels(app)
+
+    def broken(pod: Any) -> Any:
+        raise RuntimeError("bug")
+
+    extender_of(app).pod_usage = broken  # type: ignore[method-assign]
+    assert call(client, "filter", args(["hot"]))["NodeNames"] == ["hot"]
+    assert call(client, "prioritize", args(["hot"])) == [{"Host": "hot", "Score": 0}]
+
+
+def test_other_methods_and_verbs_are_not_the_extenders(client: FlaskClient) -> None:
+    assert client.get("/scheduler/filter").status_code in (404, 405)
+    assert client.post("/scheduler/bind", data=b"{}").status_code == 404
