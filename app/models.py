@@ -275,4 +275,7 @@ class NodeLevelRow(db.Model):  # type: ignore[name-defined]
     memory_15m: Mapped[float] = mapped_column(Float)
     memory_1h: Mapped[float] = mapped_column(Float)
     memory_1d: Mapped[float] = mapped_column(Float)
+    # the newest sample's level: no window reads below it (app.core.placement.windows)
+    cpu_now: Mapped[float | None] = mapped_column(Float)
+    memory_now: Mapped[float | None] = mapped_column(Float)
     metrics_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

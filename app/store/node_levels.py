@@ -28,13 +28,19 @@ COLUMNS = (
     Row.memory_1h,
     Row.memory_1d,
     Row.metrics_at,
+    Row.cpu_now,
+    Row.memory_now,
 )
 
 
 def load_node_levels(session: DbSession) -> list[NodeLevel]:
     return [
-        NodeLevel(name, int(cpu_a), int(mem_a), (c1, c2, c3), (m1, m2, m3), to_unix(at) or 0.0)
-        for name, cpu_a, mem_a, c1, c2, c3, m1, m2, m3, at in session.execute(select(*COLUMNS))
+        NodeLevel(
+            name, int(cpu_a), int(mem_a), (c1, c2, c3), (m1, m2, m3), to_unix(at) or 0.0, cn, mn
+        )
+        for name, cpu_a, mem_a, c1, c2, c3, m1, m2, m3, at, cn, mn in session.execute(
+            select(*COLUMNS)
+        )
     ]
 
 
@@ -54,6 +60,7 @@ def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_bef
         row.cpu_15m, row.cpu_1h, row.cpu_1d = n.cpu
         row.memory_15m, row.memory_1h, row.memory_1d = n.memory
         row.metrics_at = datetime.fromtimestamp(n.metrics_at, UTC)
+        row.cpu_now, row.memory_now = n.cpu_now, n.memory_now
     stale = [
         name
         for name, r in rows.items()

@@ -33,6 +33,8 @@ def upgrade():
         sa.Column("memory_15m", sa.Float(), nullable=False),
         sa.Column("memory_1h", sa.Float(), nullable=False),
         sa.Column("memory_1d", sa.Float(), nullable=False),
+        sa.Column("cpu_now", sa.Float(), nullable=True),
+        sa.Column("memory_now", sa.Float(), nullable=True),
         sa.Column("metrics_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("name"),

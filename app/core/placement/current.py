@@ -21,7 +21,7 @@ from app.core.sizing.node_fit import Amounts
 @dataclass(frozen=True, slots=True)
 class NodeScore:
     name: str
-    cpu: Levels  # used / allocatable per window (WINDOWS), hot spots not included
+    cpu: Levels  # used / allocatable per window (WINDOWS), none below the newest sample
     memory: Levels
     cpu_level: float  # the windows combined with the settings' weights
     memory_level: float
@@ -51,10 +51,9 @@ def current_scores(
     nodes = tuple(
         NodeScore(
             name,
-            table.levels[name].cpu,
-            table.levels[name].memory,
-            combined(table.levels[name].cpu, weights),
-            combined(table.levels[name].memory, weights),
+            *table.levels[name].effective(),
+            combined(table.levels[name].effective()[0], weights),
+            combined(table.levels[name].effective()[1], weights),
             score,
             filtered,
         )

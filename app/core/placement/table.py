@@ -61,8 +61,9 @@ class LevelTable:
         self.cpu_allocatable = np.array([n.cpu_allocatable for n in known], dtype=np.float64)
         self.memory_allocatable = np.array([n.memory_allocatable for n in known], dtype=float)
         shape = (len(known), len(WINDOWS))
-        self.cpu = np.array([n.cpu for n in known], dtype=np.float64).reshape(shape)
-        self.memory = np.array([n.memory for n in known], dtype=np.float64).reshape(shape)
+        effective = [n.effective() for n in known]  # no window below the newest sample
+        self.cpu = np.array([c for c, _ in effective], dtype=np.float64).reshape(shape)
+        self.memory = np.array([m for _, m in effective], dtype=np.float64).reshape(shape)
         self.ideal_cpu = np.array(
             [ideal_level(self.cpu[:, j], options.min_weight) for j in range(len(WINDOWS))]
         )

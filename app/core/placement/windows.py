@@ -7,6 +7,12 @@ before it most of the rest. Unlike a sliding window this needs one number per no
 whatever the sampling rate, and samples taken at irregular times (a missed run, a leader change)
 weigh by the time they stand for, not by their count. The first sample of a node sets every
 window; a sample no newer than the last one folded in changes nothing.
+
+The latest sample is kept too, and no window reads below it (`effective`): the windows remember a
+node's past load and must not hide its present one. A pod placed a minute ago is in the next
+sample already, but would take a window's length to weigh fully in the window's mean: without
+the floor, the 15-minute level shows 6% of a new pod's usage a minute after it starts, and every
+pod of the next minutes goes to the same node.
 """
 
 from __future__ import annotations
@@ -29,9 +35,16 @@ class NodeLevel:
     cpu: Levels  # used / allocatable, per window
     memory: Levels
     metrics_at: float  # Unix time of the newest NodeMetrics sample folded in
+    cpu_now: float | None = None  # the newest sample's level; None: unknown
+    memory_now: float | None = None
 
-    def level(self, resource: str) -> Levels:
-        return self.cpu if resource == "cpu" else self.memory
+    def effective(self) -> tuple[Levels, Levels]:
+        """(CPU, memory) per window, none below the newest sample."""
+        return floor(self.cpu, self.cpu_now), floor(self.memory, self.memory_now)
+
+
+def floor(levels: Levels, now: float | None) -> Levels:
+    return levels if now is None else tuple(max(x, now) for x in levels)
 
 
 def share(used: int, allocatable: int) -> float:
@@ -52,7 +65,9 @@ def fold(
     cpu, memory = share(cpu_used, cpu_allocatable), share(memory_used, memory_allocatable)
     if previous is None:
         n = len(WINDOWS)
-        return NodeLevel(name, cpu_allocatable, memory_allocatable, (cpu,) * n, (memory,) * n, at)
+        return NodeLevel(
+            name, cpu_allocatable, memory_allocatable, (cpu,) * n, (memory,) * n, at, cpu, memory
+        )
     dt = at - previous.metrics_at
     if dt <= 0:
         return previous
@@ -64,6 +79,8 @@ def fold(
         tuple(old + k * (cpu - old) for old, k in zip(previous.cpu, moves, strict=True)),
         tuple(old + k * (memory - old) for old, k in zip(previous.memory, moves, strict=True)),
         at,
+        cpu,
+        memory,
     )
 
 

@@ -91,3 +91,13 @@ def test_current_scores_for_the_dashboard() -> None:
     assert now.windows == ("15m", "1h", "1d")
     assert abs(now.ideal_cpu[0] - (0.4 + 0.1) / 2) < 1e-12
     assert by["mid"].cpu_level == 0.4 and not by["high"].filtered
+
+
+def test_a_node_that_just_filled_is_not_taken_for_an_idle_one() -> None:
+    """Failed before the windows had a floor: "busy" filled a minute ago, its 15-minute mean
+    showed 6% of it, and it outscored a node at a steady 30%."""
+    busy = NodeLevel("busy", 4000, 16 * GI, (0.05, 0.02, 0.001), (0.1,) * 3, 0.0, 0.8, 0.1)
+    steady = NodeLevel("steady", 4000, 16 * GI, (0.3,) * 3, (0.1,) * 3, 0.0, 0.3, 0.1)
+    table = LevelTable([busy, steady], PlacementOptions())
+    b, s = table.scores(["busy", "steady"], (400, GI))
+    assert s > b

@@ -56,3 +56,14 @@ def test_combined_weights() -> None:
     assert combined((0.9, 0.5, 0.1), (1.0, 0.0, 0.0)) == 0.9
     assert abs(combined((0.9, 0.5, 0.1), (1.0, 1.0, 2.0)) - 0.4) < 1e-12
     assert len(WINDOWS) == 3
+
+
+def test_no_window_reads_below_the_newest_sample() -> None:
+    """A node idle for hours, then full: the windows' means lag, the newest sample does not."""
+    n = fold(None, "a", 1000, GI, 0, 0, 0.0)
+    n = fold(n, "a", 1000, GI, 900, GI // 2, 3600.0)
+    n = fold(n, "a", 1000, GI, 900, GI // 2, 3660.0)
+    assert n.cpu[0] < 0.9 and n.cpu[2] < 0.1  # the means
+    cpu, memory = n.effective()
+    assert cpu == (0.9, 0.9, 0.9) and memory == (0.5, 0.5, 0.5)
+    assert (n.cpu_now, n.memory_now) == (0.9, 0.5)
