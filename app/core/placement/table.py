@@ -101,12 +101,23 @@ class LevelTable:
     def scores(
         self, names: Sequence[str], pod: Amounts, hot: Mapping[str, Amounts] | None = None
     ) -> list[int]:
-        """0..MAX_PRIORITY per name, in order; 0 for a node not in the table."""
+        """0..MAX_PRIORITY per name, in order; 0 for a node not in the table.
+
+        The scores are spread over the protocol's whole range for the nodes of the call: the
+        best scores MAX_PRIORITY, the worst 0, the others in proportion (all MAX_PRIORITY when
+        they are equal). The protocol allows 11 integer scores; unscaled, the nodes of a cluster
+        whose levels differ by 20 points of CPU fell on two or three of them, and the request-based
+        scores decided between the rest (benchmarks/water_level.py). The order is the fractions'
+        (`fractions`): scaling keeps every property of the window score."""
         rows, known = self._rows(names)
         out = np.zeros(len(names), dtype=np.int64)
         if known.any():
             fractions = self.fractions(rows[known], pod, hot or {})
-            out[known] = np.rint(fractions * MAX_PRIORITY)
+            low, high = float(fractions.min()), float(fractions.max())
+            if high - low > 1e-9:
+                out[known] = np.rint((fractions - low) / (high - low) * MAX_PRIORITY)
+            else:
+                out[known] = MAX_PRIORITY
         return [int(s) for s in out.tolist()]
 
     def fractions(

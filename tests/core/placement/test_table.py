@@ -86,8 +86,9 @@ def test_current_scores_for_the_dashboard() -> None:
     now = current_scores(NODES, PlacementOptions())
     assert [n.name for n in now.nodes] == ["high", "low", "mid"]
     by = {n.name: n for n in now.nodes}
-    # ideal 0.25: "low" 0.15 under it (0.85), "mid" 0.15 over it (0.8), "high" (0.4)
-    assert (by["low"].score, by["mid"].score, by["high"].score) == (8, 8, 4)
+    # ideal 0.25: "low" 0.15 under it (0.85), "mid" 0.15 over it (0.8), "high" (0.4), scaled
+    # to 0..10 between the best and the worst: 10, (0.8 - 0.4) / 0.45 * 10 = 8.9, 0
+    assert (by["low"].score, by["mid"].score, by["high"].score) == (10, 9, 0)
     assert now.windows == ("15m", "1h", "1d")
     assert abs(now.ideal_cpu[0] - (0.4 + 0.1) / 2) < 1e-12
     assert by["mid"].cpu_level == 0.4 and not by["high"].filtered
@@ -101,3 +102,14 @@ def test_a_node_that_just_filled_is_not_taken_for_an_idle_one() -> None:
     table = LevelTable([busy, steady], PlacementOptions())
     b, s = table.scores(["busy", "steady"], (400, GI))
     assert s > b
+
+
+def test_scores_spread_over_the_protocols_range() -> None:
+    """Failed before the scaling: nodes 0.30 to 0.42 all scored 9 or 10."""
+    nodes = [node(f"n{i}", 0.30 + 0.03 * i, 0.25) for i in range(5)]
+    table = LevelTable(nodes, PlacementOptions())
+    scores = table.scores([n.name for n in nodes], (200, GI))
+    assert scores[0] == 10 and scores[-1] == 0
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
+    same = LevelTable([node("a", 0.5, 0.5), node("b", 0.5, 0.5)], PlacementOptions())
+    assert same.scores(["a", "b", "unknown"], (200, GI)) == [10, 10, 0]
