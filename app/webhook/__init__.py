@@ -9,7 +9,8 @@
 from __future__ import annotations
 
 import atexit
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
@@ -17,6 +18,8 @@ from flask.typing import ResponseReturnValue
 from app.core.placement.table import PlacementOptions
 from app.core.placement.windows import NodeLevel
 from app.core.sizing.boost import BoostOptions
+from app.kube.binds import BindWatch
+from app.kube.client import api_client
 from app.probes import request_observers, serve_from_cache
 from app.settings import settings_of
 from app.store import audit as audit_trail
@@ -115,9 +118,16 @@ def init_extender(app: Flask, hook: Webhook) -> None:
         with app.app_context(), own_session() as session:
             return load_node_levels(session)
 
-    interval = settings_of(app).placement.refresh_seconds
-    levels = LevelsCache(load, placement_options(app), interval=interval)
-    extender = Extender(hook, levels, autostart=not app.testing)
+    settings = settings_of(app)
+    levels = LevelsCache(load, placement_options(app), interval=settings.placement.refresh_seconds)
+    watch = None
+    kubeconfig = settings.cluster.kubeconfig
+    if should_watch(settings.webhook.watch_cluster, kubeconfig):
+
+        def watch(bound: Callable[[dict[str, Any]], None], gone: Callable[[str], None]) -> object:
+            return BindWatch(api_client(kubeconfig or None), bound, gone).start()
+
+    extender = Extender(hook, levels, autostart=not app.testing, watch_binds=watch)
     app.extensions[EXTENDER] = extender
     app.wsgi_app = ExtenderRoute(app.wsgi_app, extender, request_observers(app))  # type: ignore[method-assign]
 

@@ -23,8 +23,10 @@ process's LevelsCache.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -32,6 +34,7 @@ from prometheus_client import Histogram
 from werkzeug.wsgi import get_content_length, get_input_stream
 
 from app.core.owners import workload_of_pod
+from app.core.placement.hotspots import HotSpots
 from app.core.placement.pod_level import pod_level
 from app.core.placement.table import LevelTable
 from app.core.sizing.node_fit import Amounts
@@ -141,15 +144,42 @@ def priorities(names: Iterable[str], scores: Iterable[int]) -> list[dict[str, An
     return [{"Host": n, "Score": s} for n, s in zip(names, scores, strict=True)]
 
 
+# Starts a watch of binds calling (on_bound(pod JSON), on_gone(uid)): app.kube.binds.BindWatch.
+WatchBinds = Callable[[Callable[[dict[str, Any]], None], Callable[[str], None]], object]
+COVER_EVERY = 1.0  # seconds between checks of which hot spots the node levels cover
+
+
 class Extender:
-    def __init__(self, hook: Webhook, levels: LevelsCache, autostart: bool = True) -> None:
+    def __init__(
+        self,
+        hook: Webhook,
+        levels: LevelsCache,
+        autostart: bool = True,
+        watch_binds: WatchBinds | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.hook, self.levels, self.autostart = hook, levels, autostart
+        self.watch_binds, self.clock = watch_binds, clock
+        # pods bound since their node's last metrics (app.core.placement.hotspots), fed by this
+        # process's watch of binds; a lock: the watch's thread writes, the calls read
+        self.hot = HotSpots()
+        self._hot_lock = threading.Lock()
+        self._covered_at = 0.0
+        self._watch_pid = 0
 
     def start(self) -> None:
-        """This process's threads (levels, and the webhook's snapshot and informers), once."""
+        """This process's threads (levels, binds, and the webhook's snapshot and informers)."""
         if not self.autostart:
             return
         self.levels.start()
+        if self.watch_binds is not None and self._watch_pid != os.getpid():
+            with self._hot_lock:
+                if self._watch_pid != os.getpid():
+                    self._watch_pid = os.getpid()
+                    try:
+                        self.watch_binds(self.bound, self.gone)
+                    except Exception as e:
+                        log.warning("scheduler extender: no watch of binds (no hot spots): %s", e)
         if self.hook.autostart:
             self.hook.start()
 
@@ -180,12 +210,40 @@ class Extender:
                 return filter_result(names, nodes, {}), "neutral"
             return priorities(names, [0] * len(names)), "neutral"
         predicted = self.pod_usage(pod)
+        hot = self.hot_spots(table)
         if verb == "filter":
-            full = table.too_full(names, predicted)
+            full = table.too_full(names, predicted, hot)
             passed = [n for n, f in zip(names, full, strict=True) if not f]
             failed = {n: TOO_FULL for n, f in zip(names, full, strict=True) if f}
             return filter_result(passed, nodes, failed), "scored"
-        return priorities(names, table.scores(names, predicted)), "scored"
+        return priorities(names, table.scores(names, predicted, hot)), "scored"
+
+    def hot_spots(self, table: LevelTable) -> dict[str, Amounts]:
+        """Per node, the predicted usage of the pods bound since its last metrics."""
+        now = self.clock()
+        with self._hot_lock:
+            if len(self.hot) and now - self._covered_at >= COVER_EVERY:
+                self.hot.covered({n: lv.metrics_at for n, lv in table.levels.items()}, now)
+                self._covered_at = now
+            return self.hot.nodes()
+
+    def bound(self, pod: dict[str, Any]) -> None:
+        """A pod just bound to its node (the watch of binds): its predicted usage is added."""
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        uid, node = meta.get("uid"), spec.get("nodeName")
+        if not isinstance(uid, str) or not isinstance(node, str) or not node:
+            return
+        try:
+            cpu, memory = self.pod_usage(pod)
+        except Exception as e:  # a pod it cannot read adds nothing
+            log.debug("scheduler extender: bound pod %s not counted: %s", uid, e)
+            return
+        with self._hot_lock:
+            self.hot.bound(uid, node, cpu, memory, self.clock())
+
+    def gone(self, uid: str) -> None:
+        with self._hot_lock:
+            self.hot.gone(uid)
 
     def pod_usage(self, pod: Mapping[str, Any]) -> Amounts:
         """The pod's predicted usage: its workload's recommendations, else its requests."""

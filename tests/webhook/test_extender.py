@@ -143,3 +143,37 @@ def test_an_internal_error_answers_neutrally(app: Flask, client: FlaskClient) ->
 def test_other_methods_and_verbs_are_not_the_extenders(client: FlaskClient) -> None:
     assert client.get("/scheduler/filter").status_code in (404, 405)
     assert client.post("/scheduler/bind", data=b"{}").status_code == 404
+
+
+def bound_pod(uid: str, node: str) -> dict[str, Any]:
+    p = web_pod()
+    p["metadata"]["uid"] = uid
+    p["spec"]["nodeName"] = node
+    return p
+
+
+def test_pods_bound_since_the_last_metrics_count_on_their_node(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Failed before the hot spots were fed: three pods bound to "low" since its metrics left
+    it the best node for the next one."""
+    load_levels(app)
+    ext = extender_of(app)
+    ext.clock = lambda: 1_000_010.0  # ten seconds after the levels' metrics
+    for i in range(3):  # 3 x 0.25 of "low" on its way
+        ext.bound(bound_pod(f"u{i}", "low"))
+    score = {h["Host"]: h["Score"] for h in call(client, "prioritize", args(["low", "mid"]))}
+    assert score["mid"] > score["low"]
+    assert call(client, "filter", args(["low"]))["NodeNames"] == []  # 0.1 + 0.75 + 0.25
+    ext.gone("u0")
+    ext.gone("u1")
+    assert call(client, "filter", args(["low"]))["NodeNames"] == ["low"]
+    # metrics from a minute after the binds cover them: the levels alone count again
+    newer = NodeLevel("low", 4000, 16 * GI, (0.1,) * 3, (0.2,) * 3, 1_000_100.0)
+    save_node_levels(db.session, [newer], 0.0)
+    db.session.commit()
+    ext.levels.refresh()
+    ext.clock = lambda: 1_000_101.0
+    assert len(ext.hot) == 1
+    call(client, "prioritize", args(["low"]))
+    assert len(ext.hot) == 0
