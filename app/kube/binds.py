@@ -4,7 +4,7 @@
 A WATCH of pods with `fieldSelector=spec.nodeName!=` from the resourceVersion of a one-item LIST:
 the pods already bound are not sent, only the changes after it. A pod that gets its node enters
 the selector, and the API server sends it as ADDED (the watch cache's filtering); `on_bound` gets
-it. A pod deleted, or finished (Succeeded, Failed), goes to `on_gone` by its uid. Only changes
+it. A pod deleted, or finished (Succeeded, Failed), goes to `on_gone`. Only changes
 are read, so a serving process holds nothing of the pods themselves. A 410 Gone, a dropped
 connection or any error starts again from a fresh LIST after a backoff (1 s, doubling to 30 s):
 binds in the gap are missed, and their nodes' next metrics show them anyway.
@@ -33,7 +33,7 @@ TERMINAL = ("Succeeded", "Failed")
 
 class BindWatch:
     def __init__(
-        self, api: Any, on_bound: Callable[[Obj], None], on_gone: Callable[[str], None]
+        self, api: Any, on_bound: Callable[[Obj], None], on_gone: Callable[[Obj], None]
     ) -> None:
         self.core: Any = client.CoreV1Api(api)
         self.on_bound, self.on_gone = on_bound, on_gone
@@ -96,9 +96,8 @@ class BindWatch:
             if obj.get("code") == 410:
                 raise Gone()
             raise ValueError(f"watch error: {obj.get('message') or obj}")
-        uid = str((obj.get("metadata") or {}).get("uid") or "")
         phase = (obj.get("status") or {}).get("phase")
         if kind == "DELETED" or (kind == "MODIFIED" and phase in TERMINAL):
-            self.on_gone(uid)
+            self.on_gone(obj)
         elif kind == "ADDED" and phase not in TERMINAL:
             self.on_bound(obj)

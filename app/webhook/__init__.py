@@ -124,7 +124,9 @@ def init_extender(app: Flask, hook: Webhook) -> None:
     kubeconfig = settings.cluster.kubeconfig
     if should_watch(settings.webhook.watch_cluster, kubeconfig):
 
-        def watch(bound: Callable[[dict[str, Any]], None], gone: Callable[[str], None]) -> object:
+        def watch(
+            bound: Callable[[dict[str, Any]], None], gone: Callable[[dict[str, Any]], None]
+        ) -> object:
             return BindWatch(api_client(kubeconfig or None), bound, gone).start()
 
     extender = Extender(hook, levels, autostart=not app.testing, watch_binds=watch)

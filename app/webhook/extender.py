@@ -144,8 +144,8 @@ def priorities(names: Iterable[str], scores: Iterable[int]) -> list[dict[str, An
     return [{"Host": n, "Score": s} for n, s in zip(names, scores, strict=True)]
 
 
-# Starts a watch of binds calling (on_bound(pod JSON), on_gone(uid)): app.kube.binds.BindWatch.
-WatchBinds = Callable[[Callable[[dict[str, Any]], None], Callable[[str], None]], object]
+# Starts a watch of binds calling (on_bound, on_gone) with pods' JSON: app.kube.binds.BindWatch.
+WatchBinds = Callable[[Callable[[dict[str, Any]], None], Callable[[dict[str, Any]], None]], object]
 COVER_EVERY = 1.0  # seconds between checks of which hot spots the node levels cover
 
 
@@ -229,21 +229,31 @@ class Extender:
 
     def bound(self, pod: dict[str, Any]) -> None:
         """A pod just bound to its node (the watch of binds): its predicted usage is added."""
+        seen = self._seen(pod)
+        if seen is not None:
+            uid, node, (cpu, memory) = seen
+            with self._hot_lock:
+                self.hot.bound(uid, node, cpu, memory, self.clock())
+
+    def gone(self, pod: dict[str, Any]) -> None:
+        """A pod deleted or finished: a bind still held is dropped; any other pod's predicted
+        usage is subtracted from its node until the metrics show it gone."""
+        seen = self._seen(pod)
+        if seen is not None:
+            uid, node, (cpu, memory) = seen
+            with self._hot_lock:
+                self.hot.gone(uid, node, cpu, memory, self.clock())
+
+    def _seen(self, pod: dict[str, Any]) -> tuple[str, str, Amounts] | None:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         uid, node = meta.get("uid"), spec.get("nodeName")
         if not isinstance(uid, str) or not isinstance(node, str) or not node:
-            return
+            return None
         try:
-            cpu, memory = self.pod_usage(pod)
+            return uid, node, self.pod_usage(pod)
         except Exception as e:  # a pod it cannot read adds nothing
-            log.debug("scheduler extender: bound pod %s not counted: %s", uid, e)
-            return
-        with self._hot_lock:
-            self.hot.bound(uid, node, cpu, memory, self.clock())
-
-    def gone(self, uid: str) -> None:
-        with self._hot_lock:
-            self.hot.gone(uid)
+            log.debug("scheduler extender: pod %s not counted: %s", uid, e)
+            return None
 
     def pod_usage(self, pod: Mapping[str, Any]) -> Amounts:
         """The pod's predicted usage: its workload's recommendations, else its requests."""

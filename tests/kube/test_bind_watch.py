@@ -1,5 +1,5 @@
 """The watch of binds the scheduler extender's hot spots are fed from (app.kube.binds), against the
-simulated API server: pods bound from now on are reported once, deleted ones by uid, and the
+simulated API server: pods bound from now on are reported once, deleted ones too, and the
 pods bound before it started are not sent at all."""
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ def test_binds_from_now_on(sim: Simulator, api: Any) -> None:
         with lock:
             bound.append(pod)
 
-    def on_gone(uid: str) -> None:
+    def on_gone(pod: dict[str, Any]) -> None:
         with lock:
-            gone.append(uid)
+            gone.append(pod["metadata"]["uid"])
 
     watch = BindWatch(api, on_bound, on_gone).start()
     try:

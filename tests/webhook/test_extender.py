@@ -165,8 +165,8 @@ def test_pods_bound_since_the_last_metrics_count_on_their_node(
     score = {h["Host"]: h["Score"] for h in call(client, "prioritize", args(["low", "mid"]))}
     assert score["mid"] > score["low"]
     assert call(client, "filter", args(["low"]))["NodeNames"] == []  # 0.1 + 0.75 + 0.25
-    ext.gone("u0")
-    ext.gone("u1")
+    ext.gone(bound_pod("u0", "low"))
+    ext.gone(bound_pod("u1", "low"))
     assert call(client, "filter", args(["low"]))["NodeNames"] == ["low"]
     # metrics from a minute after the binds cover them: the levels alone count again
     newer = NodeLevel("low", 4000, 16 * GI, (0.1,) * 3, (0.2,) * 3, 1_000_100.0)
@@ -177,3 +177,17 @@ def test_pods_bound_since_the_last_metrics_count_on_their_node(
     assert len(ext.hot) == 1
     call(client, "prioritize", args(["low"]))
     assert len(ext.hot) == 0
+
+
+def test_pods_deleted_since_the_last_metrics_no_longer_count(
+    app: Flask, client: FlaskClient
+) -> None:
+    """A rollout deleted "mid"'s pod ten seconds after its metrics: "mid" is no fuller than
+    its levels less that pod (failed before the deletions were held: "mid" kept its level)."""
+    load_levels(app)
+    ext = extender_of(app)
+    ext.clock = lambda: 1_000_010.0
+    before = {h["Host"]: h["Score"] for h in call(client, "prioritize", args(["low", "mid"]))}
+    ext.gone(bound_pod("old", "mid"))  # 0.25 of "mid" predicted gone: 0.4 -> 0.15
+    after = {h["Host"]: h["Score"] for h in call(client, "prioritize", args(["low", "mid"]))}
+    assert before["mid"] < before["low"] and after["mid"] > before["mid"]

@@ -7,7 +7,12 @@ is added to its node until metrics taken `lag` seconds after the bind (the pod s
 scraped at least once) arrive for that node, or the pod is deleted, or `expire` seconds pass
 (metrics that stopped coming must not keep a node hot forever).
 
-Memory is bounded: at most `max_pods` pods are held; past it the oldest bind is dropped first.
+The same holds the other way round (cold spots): a pod deleted since its node's last metrics is
+still in them, and a rollout that deletes a node's pods would leave the node looking as full as
+before until the next scrape. So a pod deleted after it was in its node's metrics subtracts its
+predicted usage from the node, until metrics taken `lag` seconds after the deletion cover that.
+
+Memory is bounded: at most `max_pods` pods are held; past it the oldest is dropped first.
 """
 
 from __future__ import annotations
@@ -47,11 +52,20 @@ class HotSpots:
             _, oldest = self._pods.popitem(last=False)
             self._add(oldest.node, -oldest.cpu, -oldest.memory)
 
-    def gone(self, uid: str) -> None:
-        """The pod was deleted (or finished): it no longer adds to its node."""
-        b = self._pods.pop(uid, None)
+    def gone(
+        self, uid: str, node: str = "", cpu: int = 0, memory: int = 0, at: float = 0.0
+    ) -> None:
+        """The pod was deleted (or finished) at `at`. A pod held as bound no longer adds to its
+        node. Any other (bound before its node's metrics, which count it) on `node`, predicted
+        at (cpu, memory), subtracts from it until metrics cover the deletion."""
+        b = self._pods.get(uid)
         if b is not None:
-            self._add(b.node, -b.cpu, -b.memory)
+            if b.cpu < 0 or b.memory < 0:  # its deletion is held already
+                return
+            self._drop(uid)  # a bind the metrics did not show yet: nothing else to undo
+            return
+        if node and (cpu or memory):
+            self.bound(uid, node, -cpu, -memory, at)
 
     def covered(self, metrics_at: dict[str, float], now: float) -> None:
         """Drops the pods whose node has metrics from `lag` seconds after their bind, and every
@@ -59,7 +73,7 @@ class HotSpots:
         for uid, b in list(self._pods.items()):
             seen = metrics_at.get(b.node)
             if now - b.at > self.expire or (seen is not None and seen >= b.at + self.lag):
-                self.gone(uid)
+                self._drop(uid)
 
     def extra(self, node: str) -> Amounts:
         """(millicores, bytes) predicted on `node` beyond its last metrics."""
@@ -68,6 +82,10 @@ class HotSpots:
 
     def nodes(self) -> dict[str, Amounts]:
         return {n: (t[0], t[1]) for n, t in self._totals.items()}
+
+    def _drop(self, uid: str) -> None:
+        b = self._pods.pop(uid)
+        self._add(b.node, -b.cpu, -b.memory)
 
     def _add(self, node: str, cpu: int, memory: int) -> None:
         t = self._totals.setdefault(node, [0, 0])

@@ -55,3 +55,18 @@ def test_totals_equal_the_pods_held(ops: list[tuple[int, str, bool]]) -> None:
         c, m = expected.get(b.node, (0, 0))
         expected[b.node] = (c + b.cpu, m + b.memory)
     assert h.nodes() == expected and len(h) <= 5
+
+
+def test_pods_deleted_since_the_metrics_subtract_until_covered() -> None:
+    """A rollout deletes a node's pods: its metrics still count them until the next scrape."""
+    h = HotSpots(lag=60.0, expire=600.0)
+    h.gone("old", "a", 500, 100, at=1000.0)  # bound long ago: in the metrics
+    h.gone("old", "a", 500, 100, at=1001.0)  # told twice: once
+    assert h.extra("a") == (-500, -100)
+    h.bound("new", "a", 300, 50, at=1002.0)
+    h.gone("new", "a", 300, 50, at=1003.0)  # bound since the metrics: only dropped
+    assert h.extra("a") == (-500, -100)
+    h.covered({"a": 1060.0}, now=1061.0)
+    assert h.extra("a") == (0, 0) and len(h) == 0
+    h.gone("nothing", "a", 0, 0, at=1100.0)  # predicted nothing: nothing held
+    assert len(h) == 0
