@@ -12,7 +12,8 @@ deleted and placed again, one by one), over simulated days at one-minute steps:
   score as kube-scheduler adds an extender's (pkg/scheduler/schedule_one.go, prioritizeNodes:
   MaxNodeScore / MaxExtenderPriority). The extender's table is rebuilt from node levels sampled
   every minute (the leader's NodeMetrics, folded per window: app.core.placement.windows); each
-  bind adds the pod's predicted usage as a hot spot until the next sample covers it. A pod's
+  bind adds the pod's predicted usage as a hot spot, each deletion subtracts it, until the next
+  sample covers them (app.core.placement.hotspots, as the watch of binds feeds them). A pod's
   predicted usage is its workload's recommendation: here its usage at the daily peak.
 
 Printed: the spread of node CPU and memory levels (max - min, and standard deviation) over time
@@ -96,13 +97,13 @@ def workloads(rng: random.Random, n: int, capacity: float) -> list[Workload]:
     out, total = [], 0.0
     i = 0
     while total < capacity:
-        cpu = rng.choice([250, 500, 1000, 2000])
+        cpu = rng.choice([100, 200, 250, 500, 1000])
         ratio = rng.choice([rng.uniform(0.2, 0.5), rng.uniform(1.2, 2.0)])  # over or under
         w = Workload(
             f"w{i}",
             rng.randint(2, 6),
             cpu,
-            cpu * 4 * (1 << 20) * rng.choice([1, 2]),
+            cpu * 2 * (1 << 20) * rng.choice([1, 2]),
             ratio,
             rng.choice([rng.uniform(0.3, 0.6), rng.uniform(1.2, 1.6)]),
             rng.uniform(0.0, 0.5),
@@ -181,7 +182,8 @@ def run(extender: bool, args: argparse.Namespace) -> dict[str, Any]:
     nodes = [f"node-{i}" for i in range(args.nodes)]
     cluster = Cluster(nodes, 16000, 64 * GI)
     ws = workloads(rng, args.nodes, args.fill * args.nodes * cluster.cpu)
-    placer = Placer(extender, args.weight, PlacementOptions())
+    options = PlacementOptions(tuple(args.window_weights), args.min_weight, args.threshold)
+    placer = Placer(extender, args.weight, options)
     events = random.Random(args.seed + 1)
     t, uid = 0.0, 0
     placer.sample(cluster, t)
@@ -197,8 +199,9 @@ def run(extender: bool, args: argparse.Namespace) -> dict[str, Any]:
         if int(t) % 3600 == 0:  # rollouts: a few workloads re-created pod by pod
             for w in events.sample(ws, max(1, len(ws) // 10)):
                 for p in [p for p, (pw, _) in cluster.pods.items() if pw is w]:
+                    node = cluster.pods[p][1]
                     remove(cluster, p)
-                    placer.hot.gone(p)
+                    placer.hot.gone(p, node, *w.predicted(), t)
                     placed += placer.place(cluster, f"p{uid}", w, t)
                     uid += 1
         if t >= DAY:
@@ -274,6 +277,9 @@ def main() -> None:
     parser.add_argument("--fill", type=float, default=0.6, help="requests / allocatable CPU")
     parser.add_argument("--weight", type=int, default=5, help="the extender's weight")
     parser.add_argument("--seed", type=int, default=45)
+    parser.add_argument("--window-weights", type=float, nargs=3, default=[0.5, 0.3, 0.2])
+    parser.add_argument("--min-weight", type=float, default=1.0)
+    parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--latency-nodes", type=int, default=5000)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--output", type=Path)
