@@ -21,7 +21,8 @@ after the first day, the hottest node's level, pods placed, and the extender's l
 (`Extender.answer` on the request body: JSON in, scores, JSON out; no HTTP), with prioritize's
 p99 over 5,000 node names.
 
-    .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--output FILE]
+    .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--fill 0.6]
+        [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--output FILE]
 """
 
 from __future__ import annotations
