@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from flask import Flask, current_app
 
+from app.core.placement.table import PlacementOptions
 from app.core.recommend.settings import RecommenderSettings
 from app.core.sizing.priority import UpdaterSettings
 from app.kube.webhook_config import ALWAYS_EXCLUDED
@@ -179,6 +180,10 @@ class PlacementSettings:
     window_weights: tuple[float, float, float]  # 15m, 1h, 1d
     min_weight: float  # `w` of the ideal level
     filter_threshold: float  # 0: no filter
+
+    def options(self) -> PlacementOptions:
+        """What the extender scores with (and the dashboard's current_scores)."""
+        return PlacementOptions(self.window_weights, self.min_weight, self.filter_threshold)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 
-from app.core.placement.table import PlacementOptions
 from app.core.placement.windows import NodeLevel
 from app.core.sizing.boost import BoostOptions
 from app.kube.binds import BindWatch
@@ -106,11 +105,6 @@ def init_app(app: Flask) -> None:
     init_extender(app, hook)
 
 
-def placement_options(app: Flask) -> PlacementOptions:
-    p = settings_of(app).placement
-    return PlacementOptions(p.window_weights, p.min_weight, p.filter_threshold)
-
-
 def init_extender(app: Flask, hook: Webhook) -> None:
     """The scheduler extender (app.webhook.extender) on the same server, ahead of Flask."""
 
@@ -119,7 +113,9 @@ def init_extender(app: Flask, hook: Webhook) -> None:
             return load_node_levels(session)
 
     settings = settings_of(app)
-    levels = LevelsCache(load, placement_options(app), interval=settings.placement.refresh_seconds)
+    levels = LevelsCache(
+        load, settings.placement.options(), interval=settings.placement.refresh_seconds
+    )
     watch = None
     kubeconfig = settings.cluster.kubeconfig
     if should_watch(settings.webhook.watch_cluster, kubeconfig):
