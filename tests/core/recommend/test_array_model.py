@@ -1,0 +1,231 @@
+"""The array model (app/core/recommend/array_model.py) against the per-object UsageModel: random
+sample streams (containers and pods coming and going, duplicate, older, negative and absent
+usage, OOM kills, gaps past the idle time, expiry, a restart from checkpoints) through both give
+the same recommendations, reasons included, and the same checkpoints, floats bit for bit. The
+per-object model is the oracle until it is removed (issue 43)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core.recommend.aggregate import memory_buckets
+from app.core.recommend.array_model import ArrayModel, Sample
+from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate, save_aggregate
+from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets
+from app.core.recommend.histogram_rows import HistogramRows, find_buckets
+from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.settings import RecommenderSettings
+
+WORKLOADS = [
+    WorkloadKey("shop", "Deployment", "web"),
+    WorkloadKey("shop", "StatefulSet", "db"),
+    WorkloadKey("ops", "DaemonSet", "agent"),
+]
+CONTAINERS = ["app", "sidecar"]
+PODS = ["a", "b", "c"]
+T0 = 1_719_792_000.0
+HOUR = 3600.0
+# the defaults, and settings that shift references, close windows and expire within hours
+SETTINGS = [
+    (RecommenderSettings(), 8 * 86400.0),
+    (
+        RecommenderSettings(
+            cpu_half_life_seconds=600.0,
+            memory_half_life_seconds=900.0,
+            memory_aggregation_interval_seconds=HOUR,
+        ),
+        6 * HOUR,
+    ),
+]
+
+usage = st.one_of(
+    st.none(),
+    st.just(0.0),
+    st.just(-1.0),
+    st.floats(0.0, 8.0, allow_nan=False),
+    st.sampled_from([0.01, 0.1, 1.0, 0.0105]),  # bucket edges and their neighbours
+)
+memory = st.one_of(
+    st.none(),
+    st.just(0.0),
+    st.floats(0.0, 8e9, allow_nan=False),
+    st.sampled_from([1e7, 2.5e8, 1.05e7]),
+)
+sample = st.tuples(
+    st.sampled_from(range(len(WORKLOADS))),
+    st.sampled_from(PODS),
+    st.sampled_from(CONTAINERS),
+    st.floats(-120.0, 120.0, allow_nan=False),  # around the batch's time: older samples too
+    usage,
+    st.sampled_from([0.0, 0.05, 0.25, 1.0]),
+    memory,
+)
+step = st.one_of(
+    st.tuples(
+        st.just("batch"), st.floats(0.0, 2 * HOUR, allow_nan=False), st.lists(sample, max_size=12)
+    ),
+    st.tuples(st.just("gap"), st.floats(5 * HOUR, 12 * 86400.0, allow_nan=False), st.just([])),
+    st.tuples(st.just("oom"), st.floats(0.0, HOUR, allow_nan=False), st.lists(sample, max_size=2)),
+    st.tuples(st.just("expire"), st.just(0.0), st.just([])),
+    st.tuples(st.just("restart"), st.just(0.0), st.just([])),
+)
+
+
+def checkpoint_state(cp: AggregateCheckpoint) -> object:
+    return (
+        cp.cpu.to_json(),
+        cp.memory.to_json(),
+        cp.first_sample,
+        cp.last_sample,
+        cp.total_samples,
+    )
+
+
+def old_checkpoints(m: UsageModel) -> dict[tuple[WorkloadKey, str], object]:
+    return {
+        (w, c): checkpoint_state(save_aggregate(agg))
+        for w, cs in m.aggregates.items()
+        for c, agg in cs.items()
+    }
+
+
+def new_checkpoints(m: ArrayModel) -> dict[tuple[WorkloadKey, str], object]:
+    return {(w, c): checkpoint_state(m.save(w, c)) for w, cs in m.rows.items() for c in cs}
+
+
+def assert_same(old: UsageModel, new: ArrayModel) -> None:
+    assert old_checkpoints(old) == new_checkpoints(new)
+    assert {w: old.recommend(w) for w in old.workloads()} == new.recommend_all()
+    assert old.newest_sample() == new.newest_sample()
+
+
+def restarted(
+    old: UsageModel, new: ArrayModel, s: RecommenderSettings, idle: float
+) -> tuple[UsageModel, ArrayModel]:
+    """Both models saved and restored into fresh ones, as the recommender restarts."""
+    old2, new2 = UsageModel(s, idle), ArrayModel(s, idle)
+    for w in old.workloads():
+        for c, agg in sorted(old.aggregates[w].items()):
+            old2.restore(w, c, load_aggregate(save_aggregate(agg), s))
+            new2.restore(w, c, new.save(w, c))
+    return old2, new2
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(SETTINGS), st.lists(step, max_size=25))
+def test_array_model_matches_usage_model(
+    tuned: tuple[RecommenderSettings, float], steps: Any
+) -> None:
+    s, idle = tuned
+    old, new = UsageModel(s, idle), ArrayModel(s, idle)
+    now = T0
+    for kind, dt, samples in steps:
+        now += dt
+        if kind == "batch":
+            batch: list[Sample] = [
+                (WORKLOADS[w], pod, c, now + jitter, cpu, req, mem)
+                for w, pod, c, jitter, cpu, req, mem in samples
+            ]
+            by_workload: dict[WorkloadKey, list[UsageSample]] = defaultdict(list)
+            for w, *rest in batch:
+                by_workload[w].append(tuple(rest))  # type: ignore[arg-type]
+            for w, part in by_workload.items():
+                old.add_usages(w, part)
+            new.add_usages(batch)
+        elif kind == "oom":
+            for w, pod, c, jitter, _, _, mem in samples:
+                at, used = now + jitter, mem if mem is not None else 5e8
+                assert old.record_oom(WORKLOADS[w], pod, c, at, used) == new.record_oom(
+                    WORKLOADS[w], pod, c, at, used
+                )
+        elif kind == "expire":
+            newest = old.newest_sample()
+            if newest is not None:
+                assert old.expire_idle(newest + idle / 2) == new.expire_idle(newest + idle / 2)
+        elif kind == "restart":
+            old, new = restarted(old, new, s, idle)
+        assert_same(old, new)
+
+
+def test_one_batch_of_many_rows_matches() -> None:
+    """A batch as a PodMetrics LIST gives it: every pod container once, hundreds of rows, then a
+    second run a minute later (the vectorised paths, not the per-sample fallbacks)."""
+    rng = np.random.default_rng(7)
+    s = RecommenderSettings()
+    old, new = UsageModel(s), ArrayModel(s)
+    keys = [(WorkloadKey("ns", "Deployment", f"w{i // 4}"), f"p{i}", "app") for i in range(800)]
+    for run in range(3):
+        at = T0 + 60.0 * run
+        cpu = rng.gamma(2.0, 0.2, len(keys)).tolist()
+        mem = rng.gamma(3.0, 1e8, len(keys)).tolist()
+        batch: list[Sample] = [
+            (w, pod, c, at, cpu[i], 0.1, mem[i]) for i, (w, pod, c) in enumerate(keys)
+        ]
+        for w in {k[0] for k in keys}:
+            old.add_usages(w, [tuple(x[1:]) for x in batch if x[0] == w])  # type: ignore[misc]
+        new.add_usages(batch)
+        assert_same(old, new)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_find_buckets_is_find_bucket(seed: int) -> None:
+    """The vectorised bucket index is ExponentialBuckets.find_bucket's, edges included."""
+    b = ExponentialBuckets(1000.0, 0.01)
+    rng = np.random.default_rng(seed)
+    edges = np.array([b.bucket_start(i) for i in range(b.num_buckets)])
+    values = np.concatenate(
+        [
+            rng.uniform(0, 50, 5000),
+            edges,
+            np.nextafter(edges, np.inf),
+            np.nextafter(edges, -np.inf),
+            [0.0, -1.0, 1e9, 1e300],
+        ]
+    )
+    assert find_buckets(b, values).tolist() == [b.find_bucket(v) for v in values.tolist()]
+
+
+def test_rows_decay_and_shift_as_decaying_histogram() -> None:
+    """Samples months apart (reference shifts), subtractions and checkpoints of one row are
+    DecayingHistogram's."""
+    s = replace(RecommenderSettings(), memory_half_life_seconds=3600.0)
+    b = memory_buckets(s)
+    h, rows = DecayingHistogram(b, 3600.0), HistogramRows(b, 3600.0, capacity=2)
+    rng = np.random.default_rng(3)
+    t = T0
+    for i in range(300):
+        t += float(rng.uniform(0, 40 * HOUR))
+        value = float(rng.uniform(0, 3e9))
+        if i % 7 == 3:
+            h.subtract_sample_at(value, 1.0, t)
+            rows.subtract_one(1, value, 1.0, t)
+        else:
+            h.add_sample_at(value, 1.0, t)
+            rows.add([1], [b.find_bucket(value)], [1.0], [t])
+        assert rows.weights[1].tolist() == h.weights
+        assert (float(rows.total[1]), float(rows.ref[1])) == (h.total_weight, h.reference_time)
+        assert (int(rows.low[1]), int(rows.high[1])) == (h.min_bucket, h.max_bucket)
+    assert rows.save(1).to_json() == h.save().to_json()
+    assert rows.percentiles([1], [0.5, 0.9, 0.95]).tolist()[0] == h.percentiles([0.5, 0.9, 0.95])
+    assert rows.weights[0].tolist() == [0.0] * b.num_buckets  # the other row untouched
+
+
+@pytest.mark.parametrize("error", [1e-13, -1e-13])
+def test_find_buckets_when_numpy_log_rounds_otherwise(
+    monkeypatch: pytest.MonkeyPatch, error: float
+) -> None:
+    """numpy's log may round otherwise than libm's on another machine: a value near a bucket
+    edge still gets find_bucket's bucket (numpy's log made a few hundred ulps off here)."""
+    b = ExponentialBuckets(1000.0, 0.01)
+    edges = np.array([b.bucket_start(i) for i in range(1, b.num_buckets)])
+    values = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+    real_log = np.log
+    monkeypatch.setattr(np, "log", lambda x: real_log(x) * (1 + error))
+    assert find_buckets(b, values).tolist() == [b.find_bucket(v) for v in values.tolist()]
