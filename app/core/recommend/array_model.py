@@ -52,6 +52,17 @@ def _grown(a: Array, size: int, fill: float | int) -> Array:
     return np.concatenate([a, np.full(max(size, 2 * len(a)) - len(a), fill, dtype=a.dtype)])
 
 
+def _rank_within(keys: Array) -> Array:
+    """For each element, how many equal keys come before it."""
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.r_[0, np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1]
+    group_start = np.repeat(starts, np.diff(np.r_[starts, len(keys)]))
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(keys)) - group_start
+    return rank
+
+
 class _Percentiles:
     """A row's histogram as the estimator reads it: percentiles computed beforehand."""
 
@@ -267,18 +278,24 @@ class ArrayModel:
         self.oom_peak[pcs[opened]] = 0.0
         changed = opened | replace
         self.peak[pcs[changed]] = usage[changed]
-        # the histogram: rows with a replaced peak sample by sample, the others in one scatter
+        # the histogram: rows with a replaced peak in rounds, the k-th change of each row in
+        # round k (a row's changes in their order: the old peak out, the new one in), the
+        # others in one scatter
         slow = np.isin(rows, rows[replace]) & changed
         fast = changed & ~slow
         if fast.any():
             buckets = find_buckets(self.memory.buckets, usage[fast])
             self.memory.add(rows[fast], buckets, np.ones(int(fast.sum())), end[fast])
-        for i in np.flatnonzero(slow).tolist():
-            row, at = int(rows[i]), float(end[i])
-            if replace[i]:
-                self.memory.subtract_one(row, float(old[i]), 1.0, at)
-            value = float(usage[i])
-            self.memory.add_one(row, self.memory.buckets.find_bucket(value), 1.0, at)
+        if not slow.any():
+            return
+        at = np.flatnonzero(slow)
+        rank = _rank_within(rows[at])
+        buckets = find_buckets(self.memory.buckets, usage[at])
+        for k in range(int(rank.max()) + 1):
+            this = at[rank == k]
+            out = this[replace[this]]
+            self.memory.subtract(rows[out], old[out], end[out])
+            self.memory.add(rows[this], buckets[rank == k], np.ones(len(this)), end[this])
 
     def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
         """UsageModel.record_oom (PodContainerState.record_oom and its OOM rule)."""

@@ -151,6 +151,39 @@ class HistogramRows:
         np.minimum.at(self.low, rows[heavy], buckets[heavy])
         np.maximum.at(self.high, rows[heavy], buckets[heavy])
 
+    def subtract(self, rows: Array, values: Array, times: Array) -> None:
+        """subtract_sample_at(values[i], 1.0, times[i]) from row rows[i], each row at most once
+        (so the order does not matter)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64)
+        times = np.asarray(times, dtype=np.float64)
+        hl, eps = self.half_life, self.buckets.epsilon
+        ref = self.ref[rows]
+        with np.errstate(invalid="ignore"):
+            scalar = np.isnan(ref) | (times > ref + MAX_DECAY_EXPONENT * hl)
+        for i in np.flatnonzero(scalar).tolist():
+            self.subtract_one(int(rows[i]), float(values[i]), 1.0, float(times[i]))
+        keep = ~scalar
+        rows, values, times, ref = rows[keep], values[keep], times[keep], ref[keep]
+        if not len(rows):
+            return
+        distinct, inverse = np.unique((times - ref) / hl, return_inverse=True)
+        weight = np.array([2.0 ** float(x) for x in distinct.tolist()])[inverse]
+        b = find_buckets(self.buckets, values)
+        have = self.weights[rows, b]
+        weight = np.where(weight > have - eps, have, weight)
+        self.weights[rows, b] = have - weight
+        self.total[rows] -= weight
+        # _update_min_max: the first bucket from the lightest on, and the last from the
+        # heaviest back, not lighter than epsilon (or the ends)
+        idx = np.arange(self.buckets.num_buckets)
+        stop = ~(self.weights[rows] < eps)
+        low, high = self.low[rows], self.high[rows]
+        from_low = stop & (idx >= low[:, None])
+        self.low[rows] = np.where(from_low.any(axis=1), from_low.argmax(axis=1), self.last)
+        to_high = (stop & (idx <= high[:, None]))[:, ::-1]
+        self.high[rows] = np.where(to_high.any(axis=1), self.last - to_high.argmax(axis=1), 0)
+
     # One sample (the per-object code, statement for statement) -----------------------------
     def add_one(self, row: int, bucket: int, weight: float, t: float) -> None:
         ref = float(self.ref[row])
