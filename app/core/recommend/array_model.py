@@ -202,42 +202,58 @@ class ArrayModel:
     def add_usages(self, batch: Sequence[Sample]) -> None:
         """UsageModel.add_usage(*sample) for each sample, in order, any workloads: the same
         state. Consecutive samples of distinct pod containers that no idle expiry can reach are
-        added together; a sample that might expire its row is added alone after the check."""
+        added together (a PodMetrics LIST is one such chunk); a sample that might expire its
+        row is added alone after the check."""
         samples = [x for x in batch if x[4] is not None or x[6] is not None]
+        keys = [x[:3] for x in samples]
+        if len(set(keys)) == len(keys):
+            self._add_checked(samples, keys)
+            return
         start = 0
         while start < len(samples):
             seen: set[tuple[WorkloadKey, str, str]] = set()
             end = start
-            while end < len(samples) and samples[end][:3] not in seen:
-                seen.add(samples[end][:3])
+            while end < len(samples) and keys[end] not in seen:
+                seen.add(keys[end])
                 end += 1
-            chunk = samples[start:end]
-            if self._batchable(chunk):
-                self._add_chunk(chunk)
-            else:
-                for sample in chunk:
-                    self._expire_if_idle(sample[0], sample[2], sample[3])
-                    self._add_chunk([sample])
+            self._add_checked(samples[start:end], keys[start:end])
             start = end
 
-    def _batchable(self, chunk: Sequence[Sample]) -> bool:
-        """No row can expire while the chunk is added (as UsageModel._batchable)."""
-        times = [x[3] for x in chunk]
-        newest, oldest = max(times), min(times)
-        if not newest - oldest < self.idle_after:
-            return False
-        for w, _, container, *_ in chunk:
-            row = self.rows.get(w, {}).get(container)
-            if row is not None and newest - self.last[row] >= self.idle_after:
-                return False
-        return True
-
-    def _add_chunk(self, chunk: Sequence[Sample]) -> None:
-        """Samples of distinct pod containers, none of whose rows expires meanwhile."""
-        s = self.settings
-        pcs = np.array([self._pod_container(x[0], x[1], x[2]) for x in chunk], dtype=np.int64)
-        rows = self.pc_row[pcs]
+    def _add_checked(
+        self, chunk: Sequence[Sample], keys: Sequence[tuple[WorkloadKey, str, str]]
+    ) -> None:
+        """Samples of distinct pod containers: together when no row can expire meanwhile (as
+        UsageModel._batchable: the chunk spans less than the idle time, and so does each row's
+        last sample before it to the newest), else one by one after each one's idle check."""
+        if not chunk:
+            return
+        get = self.pods.get
+        found = [get(k) for k in keys]
+        pcs = np.array(
+            [
+                self._pod_container(*k) if pc is None else pc
+                for pc, k in zip(found, keys, strict=True)
+            ],
+            dtype=np.int64,
+        )
         t = np.array([x[3] for x in chunk], dtype=np.float64)
+        newest = t.max()
+        if (
+            newest - t.min() < self.idle_after
+            and not (newest - self.last[self.pc_row[pcs]] >= self.idle_after).any()
+        ):
+            self._add_chunk(chunk, pcs, t)
+            return
+        for x in chunk:
+            self._expire_if_idle(x[0], x[2], x[3])
+            pc = self._pod_container(x[0], x[1], x[2])
+            self._add_chunk([x], np.array([pc], dtype=np.int64), np.array([x[3]]))
+
+    def _add_chunk(self, chunk: Sequence[Sample], pcs: Array, t: Array) -> None:
+        """Samples of distinct pod containers `pcs` at times `t`, none of whose rows expires
+        meanwhile."""
+        s = self.settings
+        rows = self.pc_row[pcs]
         cores = np.array([NAN if x[4] is None else x[4] for x in chunk], dtype=np.float64)
         request = np.array([x[5] for x in chunk], dtype=np.float64)
         usage = np.array([NAN if x[6] is None else x[6] for x in chunk], dtype=np.float64)
