@@ -124,6 +124,7 @@ class ArrayModel:
         self.peak = np.zeros(64)
         self.oom_peak = np.zeros(64)
         self.pods: dict[tuple[WorkloadKey, str, str], int] = {}
+        self.pod_keys: dict[int, tuple[WorkloadKey, str, str]] = {}  # pod container -> its key
         self._free_pcs: list[int] = []
         self._next_pc = 0
 
@@ -174,6 +175,7 @@ class ArrayModel:
         self.last_cpu[pc] = self.last_mem[pc] = self.window_end[pc] = NAN
         self.peak[pc] = self.oom_peak[pc] = 0.0
         self.pods[key] = pc
+        self.pod_keys[pc] = key
         self.row_pods[row].add(pc)
         return pc
 
@@ -184,8 +186,8 @@ class ArrayModel:
         if not containers:
             del self.rows[w]
         gone = self.row_pods.pop(row)
-        for key in [k for k, pc in self.pods.items() if pc in gone and k[0] == w]:
-            del self.pods[key]
+        for pc in gone:  # its own pod containers only: no pass over all of them
+            del self.pods[self.pod_keys.pop(pc)]
         self._free_pcs.extend(gone)
         self.cpu.clear(row)
         self.memory.clear(row)

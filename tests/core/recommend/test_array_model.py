@@ -229,3 +229,36 @@ def test_find_buckets_when_numpy_log_rounds_otherwise(
     real_log = np.log
     monkeypatch.setattr(np, "log", lambda x: real_log(x) * (1 + error))
     assert find_buckets(b, values).tolist() == [b.find_bucket(v) for v in values.tolist()]
+
+
+def test_restore_refuses_a_bad_checkpoint_and_keeps_nothing_of_it() -> None:
+    """A checkpoint with impossible weights is refused as load_aggregate refuses it, naming
+    what is wrong, and leaves no row behind."""
+    s = RecommenderSettings()
+    w = WORKLOADS[0]
+    old = UsageModel(s)
+    old.add_usage(w, "a", "app", T0, 0.5, 0.1, 2e8)
+    cp = save_aggregate(old.aggregates[w]["app"])
+    bad = replace(cp, memory=replace(cp.memory, bucket_weights={999: 5}))
+    new = ArrayModel(s)
+    with pytest.raises(ValueError, match="checkpoint bucket 999 outside"):
+        load_aggregate(bad, s)
+    with pytest.raises(ValueError, match="checkpoint bucket 999 outside"):
+        new.restore(w, "app", bad)
+    assert new.rows == {} and new.recommend_all() == {}
+    new.restore(w, "app", cp)
+    assert new.save(w, "app").cpu.to_json() == cp.cpu.to_json()
+
+
+def test_expiry_drops_only_the_idle_rows_pod_containers() -> None:
+    """Rows going idle take their pod containers with them, the others keep theirs."""
+    s = RecommenderSettings()
+    new = ArrayModel(s, idle_after=HOUR)
+    batch: list[Sample] = [
+        (w, pod, "app", T0, 0.2, 0.1, 1e8) for w in WORKLOADS[:2] for pod in PODS
+    ]
+    new.add_usages(batch)
+    new.add_usages([(WORKLOADS[1], "a", "app", T0 + HOUR / 2, 0.2, 0.1, 1e8)])
+    assert new.expire_idle(T0 + 1.2 * HOUR) == 1
+    assert sorted({k[0] for k in new.pods}) == [WORKLOADS[1]]
+    assert len(new.pods) == len(PODS) and len(new.pod_keys) == len(PODS)
