@@ -6,6 +6,7 @@ per-object model is the oracle until it is removed (issue 43)."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
@@ -18,10 +19,11 @@ from hypothesis import strategies as st
 from app.core.recommend.aggregate import memory_buckets
 from app.core.recommend.array_model import ArrayModel, Sample
 from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate, save_aggregate
-from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets
+from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets, Histogram
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
 from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
+from tests.core.recommend.test_histogram import _FRACTIONS, _OPERATIONS, CPU, S, _walked
 
 WORKLOADS = [
     WorkloadKey("shop", "Deployment", "web"),
@@ -262,3 +264,73 @@ def test_expiry_drops_only_the_idle_rows_pod_containers() -> None:
     assert new.expire_idle(T0 + 1.2 * HOUR) == 1
     assert sorted({k[0] for k in new.pods}) == [WORKLOADS[1]]
     assert len(new.pods) == len(PODS) and len(new.pod_keys) == len(PODS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OPERATIONS, st.lists(_FRACTIONS, max_size=5), st.booleans())
+def test_rows_are_decaying_histograms_under_any_operations(
+    ops: list[tuple[str, float, float, float]], ps: list[float], batched_subtract: bool
+) -> None:
+    """test_histogram's operation sequences (samples added and taken out, decays, rescales,
+    ties of a running weight with a threshold) on one row of HistogramRows and on a
+    DecayingHistogram: the same weights, bounds, reference and percentiles (the walk's)."""
+    h = DecayingHistogram(CPU, S.cpu_half_life_seconds)
+    rows = HistogramRows(CPU, S.cpu_half_life_seconds, capacity=3)
+    for op, value, weight, t in ops:
+        if op == "add":
+            h.add_sample_at(value, weight, t)
+            rows.add([2], [CPU.find_bucket(value)], [weight], [t])
+        elif op == "subtract":
+            h.subtract_sample_at(value, weight, t)
+            if batched_subtract and weight == 1.0:
+                rows.subtract([2], [value], [t])
+            else:
+                rows.subtract_one(2, value, weight, t)
+        else:
+            h.scale(value)
+            rows.scale(2, value)
+    assert rows.weights[2].tolist() == h.weights
+    assert (int(rows.low[2]), int(rows.high[2])) == (h.min_bucket, h.max_bucket)
+    ref = float(rows.ref[2])
+    assert (float(rows.total[2]), None if math.isnan(ref) else ref) == (
+        h.total_weight,
+        h.reference_time,
+    )
+    expected = [_walked(h, p) for p in ps]
+    assert rows.percentiles([2], ps).tolist() == [expected]
+    assert rows.save(2).to_json() == h.save().to_json()
+
+
+@pytest.mark.parametrize("odd", [math.nan, -1.0])
+def test_rows_percentiles_of_odd_weights_are_the_walks(odd: float) -> None:
+    """A NaN or negative weight among a row's walked buckets is read as the walk reads it."""
+    h = Histogram(CPU)
+    rows = HistogramRows(CPU, S.cpu_half_life_seconds, capacity=2)
+    for value, weight in ((0.015, 3.0), (0.1, 1.0), (0.5, 2.0), (1.0, 1.0)):
+        h.add_sample(value, weight)
+    h.weights[CPU.find_bucket(0.1)] = odd
+    rows.weights[1] = h.weights
+    rows.total[1], rows.low[1], rows.high[1] = h.total_weight, h.min_bucket, h.max_bucket
+    ps = [0.1, 0.5, 0.9, math.nan]
+    got = rows.percentiles([0, 1], ps).tolist()
+    assert got[0] == [0.0] * len(ps)
+    assert got[1] == [_walked(h, p) for p in ps]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_subtracting_nearly_all_of_a_bucket_empties_it(batched: bool) -> None:
+    """A subtraction within epsilon of a bucket's weight takes all of it (never leaving a
+    crumb), as Histogram.subtract_sample does, vectorised or not."""
+    h = DecayingHistogram(CPU, S.cpu_half_life_seconds)
+    rows = HistogramRows(CPU, S.cpu_half_life_seconds, capacity=1)
+    for value, weight in ((0.5, 1.0 + CPU.epsilon / 2), (2.0, 1.0)):
+        h.add_sample_at(value, weight, T0)
+        rows.add([0], [CPU.find_bucket(value)], [weight], [T0])
+    h.subtract_sample_at(0.5, 1.0, T0)
+    if batched:
+        rows.subtract([0], [0.5], [T0])
+    else:
+        rows.subtract_one(0, 0.5, 1.0, T0)
+    assert h.weights[CPU.find_bucket(0.5)] == 0.0
+    assert rows.weights[0].tolist() == h.weights
+    assert (float(rows.total[0]), int(rows.low[0])) == (h.total_weight, h.min_bucket)
