@@ -387,7 +387,10 @@ class ArrayModel:
         )
 
     def restore(self, w: WorkloadKey, container: str, cp: AggregateCheckpoint) -> None:
-        """UsageModel.restore(w, container, checkpoint.load_aggregate(cp, settings))."""
+        """UsageModel.restore(w, container, checkpoint.load_aggregate(cp, settings)), before any
+        pod of the workload container is seen (as the job restores at start-up). Over a live
+        row, the row and its pod containers' windows are replaced (UsageModel would leave its
+        pod containers feeding the aggregate it replaced)."""
         if cp.version != CHECKPOINT_VERSION:
             raise ValueError(f"checkpoint version {cp.version!r}, expected {CHECKPOINT_VERSION!r}")
         if cp.total_samples < 0:
