@@ -1,0 +1,495 @@
+"""The recommender's model kept in arrays: the coming replacement of UsageModel (model.py).
+
+Issue 43. The same state as UsageModel's per-object aggregates and pod containers (VPA's
+AggregateContainerState and per-pod memory windows), as columns of numpy arrays: the CPU and
+memory histograms of every workload container are rows of two HistogramRows
+(histogram_rows.py); a row also has its first and last CPU sample, its CPU sample count and
+the time it was restored up to; each pod container (its last CPU and memory sample, its open
+memory window and peaks) is an index into arrays of its own. A batch of PodMetrics samples,
+for any workloads, is checked and added column-wise: duplicates and older samples, restored
+checkpoints, memory windows, then one scatter per histogram.
+
+What it gives is UsageModel's, bit for bit (tests/core/recommend/test_array_model.py drives
+random sample streams through both and compares every recommendation and checkpoint): the
+same rules in the same order per pod container and per histogram. The estimate is the `vpa`
+strategy's own (strategies/vpa.py and estimator.py, called on a view of each row whose
+percentiles were computed for all rows at once), so a change to the estimator applies to both
+models. The OOM bump is aggregate.oom_bump.
+
+Not yet here (UsageModel still does them, and the recommender job still runs UsageModel): the
+per-workload tunings of a policy (`UsageModel.tune`: every workload here has the model's
+settings), the per-day usage counts the `krr` and `balanced` strategies read (daily.py), and
+the readers (the job, checkpoints rows, the histogram API, `recommend --from-csv`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+
+from app.core.recommend.aggregate import AggregateState, cpu_buckets, memory_buckets, oom_bump
+from app.core.recommend.capping import ContainerPolicy, Recommendation, apply_policy
+from app.core.recommend.checkpoint import CHECKPOINT_VERSION, AggregateCheckpoint
+from app.core.recommend.histogram_rows import HistogramRows, find_buckets
+from app.core.recommend.model import IDLE_AFTER_SECONDS, WorkloadKey, _rounded, sorted_keys
+from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.strategies import VPA, StrategyInput
+
+Array = Any
+# One PodMetrics container's usage: (workload, pod, container, time, CPU cores, CPU request in
+# cores, memory bytes): UsageModel.add_usage's arguments.
+Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
+NAN = math.nan
+
+
+def _grown(a: Array, size: int, fill: float | int) -> Array:
+    if len(a) >= size:
+        return a
+    return np.concatenate([a, np.full(max(size, 2 * len(a)) - len(a), fill, dtype=a.dtype)])
+
+
+def _rank_within(keys: Array) -> Array:
+    """For each element, how many equal keys come before it."""
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.r_[0, np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1]
+    group_start = np.repeat(starts, np.diff(np.r_[starts, len(keys)]))
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(keys)) - group_start
+    return rank
+
+
+class _Percentiles:
+    """A row's histogram as the estimator reads it: percentiles computed beforehand."""
+
+    def __init__(self, ps: tuple[float, ...], values: list[float], empty: bool) -> None:
+        self._ps, self._values, self._empty = ps, values, empty
+
+    def percentiles(self, ps: Sequence[float]) -> list[float]:
+        if tuple(ps) != self._ps:
+            raise KeyError(f"percentiles {tuple(ps)} not computed (have {self._ps})")
+        return self._values
+
+    def is_empty(self) -> bool:
+        return self._empty
+
+
+@dataclass
+class RowView:
+    """One workload container's row, read as the strategies read an AggregateState."""
+
+    cpu: _Percentiles
+    memory: _Percentiles
+    first_sample: float | None
+    last_sample: float | None
+    total_samples: int
+    retuned: None = None
+
+    def is_empty(self) -> bool:
+        return self.cpu.is_empty() and self.memory.is_empty()
+
+
+def _opt(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+class ArrayModel:
+    def __init__(
+        self, settings: RecommenderSettings | None = None, idle_after: float = IDLE_AFTER_SECONDS
+    ) -> None:
+        s = self.settings = settings or RecommenderSettings()
+        if idle_after <= 0:
+            raise ValueError("idle_after must be positive")
+        self.idle_after = idle_after
+        self.cpu = HistogramRows(cpu_buckets(s), s.cpu_half_life_seconds)
+        self.memory = HistogramRows(memory_buckets(s), s.memory_half_life_seconds)
+        # per row (workload container)
+        self.first = np.full(64, NAN)
+        self.last = np.full(64, NAN)
+        self.count = np.zeros(64, dtype=np.int64)
+        self.restored = np.full(64, NAN)
+        self.rows: dict[WorkloadKey, dict[str, int]] = {}
+        self.row_pods: dict[int, set[int]] = {}  # row -> its pod containers
+        self._free_rows: list[int] = []
+        self._next_row = 0
+        # per pod container
+        self.pc_row = np.zeros(64, dtype=np.int64)
+        self.last_cpu = np.full(64, NAN)
+        self.last_mem = np.full(64, NAN)
+        self.window_end = np.full(64, NAN)
+        self.peak = np.zeros(64)
+        self.oom_peak = np.zeros(64)
+        self.pods: dict[tuple[WorkloadKey, str, str], int] = {}
+        self.pod_keys: dict[int, tuple[WorkloadKey, str, str]] = {}  # pod container -> its key
+        self._free_pcs: list[int] = []
+        self._next_pc = 0
+
+    # Rows and pod containers -----------------------------------------------------------------
+    def _row(self, w: WorkloadKey, container: str) -> int:
+        containers = self.rows.setdefault(w, {})
+        row = containers.get(container)
+        if row is not None:
+            return row
+        if self._free_rows:
+            row = self._free_rows.pop()
+        else:
+            row = self._next_row
+            self._next_row += 1
+            size = row + 1
+            self.first, self.last = _grown(self.first, size, NAN), _grown(self.last, size, NAN)
+            self.count = _grown(self.count, size, 0)
+            self.restored = _grown(self.restored, size, NAN)
+            self.cpu.grow(len(self.first))
+            self.memory.grow(len(self.first))
+        containers[container] = row
+        self.row_pods[row] = set()
+        return row
+
+    def _pod_container(self, w: WorkloadKey, pod: str, container: str) -> int:
+        key = (w, pod, container)
+        pc = self.pods.get(key)
+        if pc is not None:
+            return pc
+        row = self._row(w, container)
+        if self._free_pcs:
+            pc = self._free_pcs.pop()
+        else:
+            pc = self._next_pc
+            self._next_pc += 1
+            size = pc + 1
+            self.pc_row = _grown(self.pc_row, size, 0)
+            self.last_cpu, self.last_mem = (
+                _grown(self.last_cpu, size, NAN),
+                _grown(self.last_mem, size, NAN),
+            )
+            self.window_end = _grown(self.window_end, size, NAN)
+            self.peak, self.oom_peak = (
+                _grown(self.peak, size, 0.0),
+                _grown(self.oom_peak, size, 0.0),
+            )
+        self.pc_row[pc] = row
+        self.last_cpu[pc] = self.last_mem[pc] = self.window_end[pc] = NAN
+        self.peak[pc] = self.oom_peak[pc] = 0.0
+        self.pods[key] = pc
+        self.pod_keys[pc] = key
+        self.row_pods[row].add(pc)
+        return pc
+
+    def _drop(self, w: WorkloadKey, container: str) -> None:
+        """The workload container's row and its pod containers' windows."""
+        containers = self.rows[w]
+        row = containers.pop(container)
+        if not containers:
+            del self.rows[w]
+        gone = self.row_pods.pop(row)
+        for pc in gone:  # its own pod containers only: no pass over all of them
+            del self.pods[self.pod_keys.pop(pc)]
+        self._free_pcs.extend(gone)
+        self.cpu.clear(row)
+        self.memory.clear(row)
+        self.first[row] = self.last[row] = self.restored[row] = NAN
+        self.count[row] = 0
+        self._free_rows.append(row)
+
+    def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
+        row = self.rows.get(w, {}).get(container)
+        if row is not None and t - self.last[row] >= self.idle_after:  # NaN: never
+            self._drop(w, container)
+
+    # Samples -----------------------------------------------------------------------------------
+    def add_usages(self, batch: Sequence[Sample]) -> None:
+        """UsageModel.add_usage(*sample) for each sample, in order, any workloads: the same
+        state. Consecutive samples of distinct pod containers that no idle expiry can reach are
+        added together (a PodMetrics LIST is one such chunk); a sample that might expire its
+        row is added alone after the check."""
+        samples = [x for x in batch if x[4] is not None or x[6] is not None]
+        keys = [x[:3] for x in samples]
+        if len(set(keys)) == len(keys):
+            self._add_checked(samples, keys)
+            return
+        start = 0
+        while start < len(samples):
+            seen: set[tuple[WorkloadKey, str, str]] = set()
+            end = start
+            while end < len(samples) and keys[end] not in seen:
+                seen.add(keys[end])
+                end += 1
+            self._add_checked(samples[start:end], keys[start:end])
+            start = end
+
+    def _add_checked(
+        self, chunk: Sequence[Sample], keys: Sequence[tuple[WorkloadKey, str, str]]
+    ) -> None:
+        """Samples of distinct pod containers: together when no row can expire meanwhile (as
+        UsageModel._batchable: the chunk spans less than the idle time, and so does each row's
+        last sample before it to the newest), else one by one after each one's idle check."""
+        if not chunk:
+            return
+        get = self.pods.get
+        found = [get(k) for k in keys]
+        pcs = np.array(
+            [
+                self._pod_container(*k) if pc is None else pc
+                for pc, k in zip(found, keys, strict=True)
+            ],
+            dtype=np.int64,
+        )
+        t = np.array([x[3] for x in chunk], dtype=np.float64)
+        newest = t.max()
+        if (
+            newest - t.min() < self.idle_after
+            and not (newest - self.last[self.pc_row[pcs]] >= self.idle_after).any()
+        ):
+            self._add_chunk(chunk, pcs, t)
+            return
+        for x in chunk:
+            self._expire_if_idle(x[0], x[2], x[3])
+            pc = self._pod_container(x[0], x[1], x[2])
+            self._add_chunk([x], np.array([pc], dtype=np.int64), np.array([x[3]]))
+
+    def _add_chunk(self, chunk: Sequence[Sample], pcs: Array, t: Array) -> None:
+        """Samples of distinct pod containers `pcs` at times `t`, none of whose rows expires
+        meanwhile."""
+        s = self.settings
+        rows = self.pc_row[pcs]
+        cores = np.array([NAN if x[4] is None else x[4] for x in chunk], dtype=np.float64)
+        request = np.array([x[5] for x in chunk], dtype=np.float64)
+        usage = np.array([NAN if x[6] is None else x[6] for x in chunk], dtype=np.float64)
+        restored = self.restored[rows]
+        with np.errstate(invalid="ignore"):
+            not_restored = ~(restored >= t)
+            # CPU: PodContainerState.add_cpu_sample
+            take = ~np.isnan(cores) & ~(cores < 0) & ~(self.last_cpu[pcs] >= t) & not_restored
+            if take.any():
+                self.last_cpu[pcs[take]] = t[take]
+                r, times, c = rows[take], t[take], cores[take]
+                low = s.min_cpu_sample_weight
+                weights = np.where(low > request[take], low, request[take])
+                self.cpu.add(r, find_buckets(self.cpu.buckets, c), weights, times)
+                np.fmin.at(self.first, r, times)
+                np.fmax.at(self.last, r, times)
+                np.add.at(self.count, r, 1)
+            # memory: PodContainerState.add_memory_peak
+            take = ~np.isnan(usage) & ~(usage < 0) & not_restored & ~(self.last_mem[pcs] > t)
+        if take.any():
+            self._memory_peaks(pcs[take], t[take], usage[take])
+
+    def _memory_peaks(self, pcs: Array, t: Array, usage: Array) -> None:
+        """PodContainerState._take_peak of usage samples (not OOM kills) for distinct pod
+        containers, in order."""
+        interval = self.settings.memory_aggregation_interval_seconds
+        rows = self.pc_row[pcs]
+        self.last_mem[pcs] = t
+        end = self.window_end[pcs]
+        end = np.where(np.isnan(end), t, end)
+        inside = t < end
+        old = np.maximum(self.peak[pcs], self.oom_peak[pcs])
+        replace = inside & ~(old == 0) & (usage > old)
+        opened = ~inside
+        new_end = end + np.floor((t - end) / interval) * interval + interval
+        end = np.where(opened, new_end, end)
+        self.window_end[pcs] = end
+        self.oom_peak[pcs[opened]] = 0.0
+        changed = opened | replace
+        self.peak[pcs[changed]] = usage[changed]
+        # the histogram: rows with a replaced peak in rounds, the k-th change of each row in
+        # round k (a row's changes in their order: the old peak out, the new one in), the
+        # others in one scatter
+        slow = np.isin(rows, rows[replace]) & changed
+        fast = changed & ~slow
+        if fast.any():
+            buckets = find_buckets(self.memory.buckets, usage[fast])
+            self.memory.add(rows[fast], buckets, np.ones(int(fast.sum())), end[fast])
+        if not slow.any():
+            return
+        at = np.flatnonzero(slow)
+        rank = _rank_within(rows[at])
+        buckets = find_buckets(self.memory.buckets, usage[at])
+        for k in range(int(rank.max()) + 1):
+            this = at[rank == k]
+            out = this[replace[this]]
+            self.memory.subtract(rows[out], old[out], end[out])
+            self.memory.add(rows[this], buckets[rank == k], np.ones(len(this)), end[this])
+
+    def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
+        """UsageModel.record_oom (PodContainerState.record_oom and its OOM rule)."""
+        s = self.settings
+        self._expire_if_idle(w, container, t)
+        pc = self._pod_container(w, pod, container)
+        row = int(self.pc_row[pc])
+        interval = s.memory_aggregation_interval_seconds
+        end = float(self.window_end[pc])
+        if not math.isnan(end) and t < end - interval:
+            return False
+        used = max(bytes_, float(self.peak[pc]))
+        if self.restored[row] >= t:
+            return False
+        bump = oom_bump(used, s)
+        if bump < 0:
+            return False
+        self._take_oom_peak(pc, row, t, bump)
+        return True
+
+    def _take_oom_peak(self, pc: int, row: int, t: float, usage: float) -> None:
+        self.last_mem[pc] = t
+        end = float(self.window_end[pc])
+        if math.isnan(end):
+            end = t
+            self.window_end[pc] = t
+        if t < end:
+            old = max(float(self.peak[pc]), float(self.oom_peak[pc]))
+            if old == 0 or not usage > old:
+                return
+            self.memory.subtract_one(row, old, 1.0, end)
+        else:
+            interval = self.settings.memory_aggregation_interval_seconds
+            end += math.floor((t - end) / interval) * interval + interval
+            self.window_end[pc] = end
+            self.peak[pc] = self.oom_peak[pc] = 0.0
+        self.memory.add_one(row, self.memory.buckets.find_bucket(usage), 1.0, end)
+        self.oom_peak[pc] = usage
+
+    # Expiry ------------------------------------------------------------------------------------
+    def newest_sample(self) -> float | None:
+        last = self.last[self._live_rows()]
+        last = last[~np.isnan(last)]
+        return float(last.max()) if len(last) else None
+
+    def expire_idle(self, now: float) -> int:
+        """UsageModel.expire_idle: drops every row idle at `now`; the count."""
+        expired = [
+            (w, name)
+            for w, containers in self.rows.items()
+            for name, row in containers.items()
+            if now - self.last[row] >= self.idle_after
+        ]
+        for w, name in expired:
+            self._drop(w, name)
+        return len(expired)
+
+    def _live_rows(self) -> Array:
+        return np.array([r for c in self.rows.values() for r in c.values()], dtype=np.int64)
+
+    # Checkpoints -------------------------------------------------------------------------------
+    def save(self, w: WorkloadKey, container: str) -> AggregateCheckpoint:
+        """checkpoint.save_aggregate of the row, without the per-day counts (not kept here)."""
+        row = self.rows[w][container]
+        return AggregateCheckpoint(
+            self.cpu.save(row),
+            self.memory.save(row),
+            _opt(float(self.first[row])),
+            _opt(float(self.last[row])),
+            int(self.count[row]),
+        )
+
+    def restore(self, w: WorkloadKey, container: str, cp: AggregateCheckpoint) -> None:
+        """UsageModel.restore(w, container, checkpoint.load_aggregate(cp, settings)), before any
+        pod of the workload container is seen (as the job restores at start-up). Over a live
+        row, the row and its pod containers' windows are replaced (UsageModel would leave its
+        pod containers feeding the aggregate it replaced)."""
+        if cp.version != CHECKPOINT_VERSION:
+            raise ValueError(f"checkpoint version {cp.version!r}, expected {CHECKPOINT_VERSION!r}")
+        if cp.total_samples < 0:
+            raise ValueError(f"checkpoint has negative sample count {cp.total_samples}")
+        if container in self.rows.get(w, {}):
+            self._drop(w, container)
+        row = self._row(w, container)
+        try:
+            self.cpu.load(row, cp.cpu)
+            self.memory.load(row, cp.memory)
+        except ValueError:
+            self._drop(w, container)
+            raise
+        last = NAN if cp.last_sample is None else cp.last_sample
+        self.first[row] = NAN if cp.first_sample is None else cp.first_sample
+        self.last[row] = self.restored[row] = last
+        self.count[row] = cp.total_samples
+
+    # Estimation --------------------------------------------------------------------------------
+    def workloads(self) -> list[WorkloadKey]:
+        return sorted_keys(self.rows)
+
+    def views(self, workloads: Iterable[WorkloadKey]) -> dict[WorkloadKey, dict[str, RowView]]:
+        """Each row of the workloads as the strategies read it, percentiles computed for all of
+        them at once (the `vpa` strategy's: the settings' target, lower and upper bound)."""
+        s = self.settings
+        order = [(w, name, row) for w in workloads for name, row in self.rows.get(w, {}).items()]
+        rows = np.array([row for _, _, row in order], dtype=np.int64)
+        cpu_ps = (
+            s.target_cpu_percentile,
+            s.lower_bound_cpu_percentile,
+            s.upper_bound_cpu_percentile,
+        )
+        memory_ps = (
+            s.target_memory_percentile,
+            s.lower_bound_memory_percentile,
+            s.upper_bound_memory_percentile,
+        )
+        cpu = self.cpu.percentiles(rows, cpu_ps).tolist()
+        memory = self.memory.percentiles(rows, memory_ps).tolist()
+        cpu_empty = self.cpu.is_empty(rows).tolist()
+        memory_empty = self.memory.is_empty(rows).tolist()
+        first, last, count = (
+            self.first[rows].tolist(),
+            self.last[rows].tolist(),
+            self.count[rows].tolist(),
+        )
+        out: dict[WorkloadKey, dict[str, RowView]] = {}
+        for i, (w, name, _) in enumerate(order):
+            out.setdefault(w, {})[name] = RowView(
+                _Percentiles(cpu_ps, cpu[i], cpu_empty[i]),
+                _Percentiles(memory_ps, memory[i], memory_empty[i]),
+                _opt(first[i]),
+                _opt(last[i]),
+                count[i],
+            )
+        return out
+
+    def recommend_all(
+        self, workloads: Iterable[WorkloadKey] | None = None
+    ) -> dict[WorkloadKey, dict[str, Recommendation]]:
+        """UsageModel.recommend(w) of each workload (default: all), with the `vpa` strategy
+        and no policy."""
+        s = self.settings
+        policy = ContainerPolicy()
+        out: dict[WorkloadKey, dict[str, Recommendation]] = {}
+        views = self.views(self.workloads() if workloads is None else workloads)
+        for w, containers in views.items():
+            recs: dict[str, Recommendation] = {}
+            for name in sorted(containers):
+                view = containers[name]
+                if view.is_empty():
+                    continue
+                # a view stands for the aggregate: the strategy reads only what it has
+                given = StrategyInput(cast(AggregateState, view), len(containers), s)
+                proposal = VPA.propose(given)
+                if proposal.estimate is None:
+                    continue
+                rec = apply_policy(_rounded(proposal.estimate, policy, s), policy, proposal.reason)
+                if rec is not None:
+                    recs[name] = rec
+            out[w] = recs
+        return out
+
+    def memory_bytes(self) -> int:
+        """The arrays' size (the index dicts not counted)."""
+        arrays = (
+            self.cpu.weights,
+            self.memory.weights,
+            self.first,
+            self.last,
+            self.count,
+            self.restored,
+            self.pc_row,
+            self.last_cpu,
+            self.last_mem,
+            self.window_end,
+            self.peak,
+            self.oom_peak,
+        )
+        small = sum(h.total.nbytes * 4 for h in (self.cpu, self.memory))
+        return int(sum(a.nbytes for a in arrays) + small)

@@ -1,0 +1,213 @@
+"""Benchmark: the recommender's model in arrays (issue 43) against `json.loads` of its input.
+
+For each `--pods` size, a PodMetrics LIST as metrics-server serves it (metrics_floor's
+generator: CPU in nanocores, memory in Ki, `--replicas` pods per workload, one container each)
+for run 1 and another, a minute later with other usage, for run 2. A run is what the
+recommender job does with the LIST in memory: its bytes read (`decode_pod_metrics_list`), each
+container's quantities parsed and its pod's workload found (a dict standing for the pod cache),
+the samples added to the model, and every workload container estimated (the `vpa` strategy,
+rounded and capped, with its reason). Run 1 finds every pod container and workload container
+new (the cold index); run 2 finds them all (the steady state). Not timed: fetching the LIST,
+the database writes (recommendations, checkpoints, history), conditions: this measures the
+model, the part issue 43 redesigns, not the job (benchmarks/recommender_scale.py does).
+
+Each run is timed for the array model (`ArrayModel.add_usages`, `recommend_all`) and, side by
+side, the per-object model the job runs today (`UsageModel.add_usages` per workload,
+`recommend` per workload), both from the same LIST bytes, with the cyclic collector paused as in
+the job's runs; the baseline is the best of three `json.loads` of the same bytes. Both models'
+recommendations are compared (they must be equal). Memory per workload container: the traced
+allocations (tracemalloc) of each model after run 2 at the first size, indices included.
+
+    nice .venv/bin/python benchmarks/array_model_scale.py --pods 15000 45000 [--output FILE]
+
+Not run by the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import scale_common as sc
+from metrics_floor import pod_metrics_list
+
+from app.core.gcpause import without_cyclic_gc
+from app.core.recommend.array_model import ArrayModel, Sample
+from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.podmetrics import decode_pod_metrics_list
+from app.core.recommend.samples import _usages
+
+RUN1, RUN2 = b"2026-07-12T00:00:00Z", b"2026-07-12T00:01:00Z"
+REQUEST = 0.25  # each container's CPU request, cores
+
+
+def workloads(pods: int, replicas: int) -> dict[tuple[str, str], WorkloadKey]:
+    """(namespace, pod) -> its workload, as the pod cache knows it."""
+    keys: dict[int, WorkloadKey] = {}
+    out = {}
+    for i in range(pods):
+        n = i // replicas
+        w = keys.get(n) or keys.setdefault(n, WorkloadKey(f"ns-{n % 100}", "Deployment", f"w-{n}"))
+        out[(f"ns-{i % 100}", f"w-{n}-{i % replicas:05d}")] = w
+    return out
+
+
+def samples_of(body: bytes, owner: dict[tuple[str, str], WorkloadKey]) -> list[Sample]:
+    """The LIST read into samples (the job's reading: samples.usage_samples' parse)."""
+    out: list[Sample] = []
+    for item in decode_pod_metrics_list(body):
+        w = owner[(item.metadata.namespace, item.metadata.name)]
+        for pod, name, t, cpu, mem in _usages(item):
+            out.append((w, pod, name, t, cpu, REQUEST, mem))
+    return out
+
+
+def array_run(model: ArrayModel, body: bytes, owner: dict[tuple[str, str], WorkloadKey]) -> Any:
+    model.add_usages(samples_of(body, owner))
+    return model.recommend_all()
+
+
+def object_run(model: UsageModel, body: bytes, owner: dict[tuple[str, str], WorkloadKey]) -> Any:
+    batches: dict[WorkloadKey, list[UsageSample]] = {}
+    for w, *rest in samples_of(body, owner):
+        batches.setdefault(w, []).append(tuple(rest))  # type: ignore[arg-type]
+    for w, batch in batches.items():
+        model.add_usages(w, batch)
+    return {w: model.recommend(w) for w in model.workloads()}
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.disable()
+    try:
+        began = time.perf_counter()
+        out = fn()
+        return time.perf_counter() - began, out
+    finally:
+        gc.enable()
+
+
+def traced_mb(build: Callable[[], object]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    kept = build()
+    size = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del kept
+    return size / 1e6
+
+
+def measure(pods: int, replicas: int, rounds: int) -> dict[str, Any]:
+    owner = workloads(pods, replicas)
+    run1 = pod_metrics_list(pods, replicas, 1, seed=1)
+    run2 = pod_metrics_list(pods, replicas, 1, seed=2).replace(RUN1, RUN2)
+    with without_cyclic_gc():  # as the runs (and recommender_scale's baseline)
+        loads = sc.best_of(lambda: json.loads(run1), rounds)
+    res: dict[str, Any] = {"pods": pods, "containers": len(set(owner.values())), "bytes": len(run1)}
+    res["json.loads"] = loads
+    best: dict[str, list[float]] = {"run 1": [math.inf, math.inf], "run 2": [math.inf, math.inf]}
+    for _ in range(rounds):  # each round from fresh models: run 1 cold, run 2 warm
+        arrays, objects = ArrayModel(), UsageModel()
+        for name, body in (("run 1", run1), ("run 2", run2)):
+            a, recs_a = timed(lambda m=arrays, body=body: array_run(m, body, owner))
+            o, recs_o = timed(lambda m=objects, body=body: object_run(m, body, owner))
+            if recs_a != recs_o:
+                raise SystemExit(f"{name}: the two models' recommendations differ")
+            best[name] = [min(best[name][0], a), min(best[name][1], o)]
+        del arrays, objects, recs_a, recs_o
+        gc.collect()
+    res.update({name: tuple(times) for name, times in best.items()})
+    return res
+
+
+def memory(pods: int, replicas: int) -> tuple[float, float, int]:
+    """MB traced for each model after two runs of `pods` pods, and the workload containers."""
+    owner = workloads(pods, replicas)
+    bodies = [
+        pod_metrics_list(pods, replicas, 1, seed=1),
+        pod_metrics_list(pods, replicas, 1, seed=2).replace(RUN1, RUN2),
+    ]
+
+    def arrays() -> ArrayModel:
+        m = ArrayModel()
+        for b in bodies:
+            m.add_usages(samples_of(b, owner))
+        return m
+
+    def objects() -> UsageModel:
+        m = UsageModel()
+        for b in bodies:
+            object_run(m, b, owner)
+        return m
+
+    return traced_mb(arrays), traced_mb(objects), len(set(owner.values()))
+
+
+def report(
+    results: list[dict[str, Any]], mem: tuple[float, float, int], replicas: int, rounds: int
+) -> list[str]:
+    rows = []
+    for r in results:
+        loads = r["json.loads"]
+        for run in ("run 1", "run 2"):
+            a, o = r[run]
+            rows.append(
+                (
+                    f"{r['pods']}",
+                    run,
+                    f"{loads:.3f}",
+                    f"{a:.3f}",
+                    f"{a / loads:.1f}",
+                    f"{o:.3f}",
+                    f"{o / loads:.1f}",
+                    f"{o / a:.1f}",
+                )
+            )
+    a_mb, o_mb, containers = mem
+    return [
+        f"the recommender's model in arrays against the per-object model, {replicas} pods per "
+        f"workload, one container each, best of {rounds} (LIST decoded, samples added, every "
+        "container estimated; not the job: no LIST fetch, no database write)",
+        f"machine: {sc.machine()}",
+        "",
+        sc.table(
+            [
+                "pods",
+                "run",
+                "json.loads s",
+                "arrays s",
+                "x json.loads",
+                "per-object s",
+                "x json.loads",
+                "per-object / arrays",
+            ],
+            rows,
+        ),
+        "",
+        f"memory after two runs, {containers} workload containers (tracemalloc, indices "
+        f"included): arrays {a_mb:.1f} MB ({a_mb * 1e6 / containers:.0f} B a container), "
+        f"per-object {o_mb:.1f} MB ({o_mb * 1e6 / containers:.0f} B a container)",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pods", type=int, nargs="+", default=[15000, 45000])
+    p.add_argument("--replicas", type=int, default=10, help="pods per workload")
+    p.add_argument("--rounds", type=int, default=3, help="each figure the best of")
+    p.add_argument("--output", type=Path)
+    args = p.parse_args(argv)
+    results = [measure(n, args.replicas, args.rounds) for n in args.pods]
+    mem = memory(min(args.pods), args.replicas)
+    return sc.emit(report(results, mem, args.replicas, args.rounds), args.output)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

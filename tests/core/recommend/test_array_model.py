@@ -1,0 +1,336 @@
+"""The array model (app/core/recommend/array_model.py) against the per-object UsageModel: random
+sample streams (containers and pods coming and going, duplicate, older, negative and absent
+usage, OOM kills, gaps past the idle time, expiry, a restart from checkpoints) through both give
+the same recommendations, reasons included, and the same checkpoints, floats bit for bit. The
+per-object model is the oracle until it is removed (issue 43)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core.recommend.aggregate import memory_buckets
+from app.core.recommend.array_model import ArrayModel, Sample
+from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate, save_aggregate
+from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets, Histogram
+from app.core.recommend.histogram_rows import HistogramRows, find_buckets
+from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.settings import RecommenderSettings
+from tests.core.recommend.test_histogram import _FRACTIONS, _OPERATIONS, CPU, S, _walked
+
+WORKLOADS = [
+    WorkloadKey("shop", "Deployment", "web"),
+    WorkloadKey("shop", "StatefulSet", "db"),
+    WorkloadKey("ops", "DaemonSet", "agent"),
+]
+CONTAINERS = ["app", "sidecar"]
+PODS = ["a", "b", "c"]
+T0 = 1_719_792_000.0
+HOUR = 3600.0
+# the defaults, and settings that shift references, close windows and expire within hours
+SETTINGS = [
+    (RecommenderSettings(), 8 * 86400.0),
+    (
+        RecommenderSettings(
+            cpu_half_life_seconds=600.0,
+            memory_half_life_seconds=900.0,
+            memory_aggregation_interval_seconds=HOUR,
+        ),
+        6 * HOUR,
+    ),
+]
+
+usage = st.one_of(
+    st.none(),
+    st.just(0.0),
+    st.just(-1.0),
+    st.floats(0.0, 8.0, allow_nan=False),
+    st.sampled_from([0.01, 0.1, 1.0, 0.0105]),  # bucket edges and their neighbours
+)
+memory = st.one_of(
+    st.none(),
+    st.just(0.0),
+    st.floats(0.0, 8e9, allow_nan=False),
+    st.sampled_from([1e7, 2.5e8, 1.05e7]),
+)
+sample = st.tuples(
+    st.sampled_from(range(len(WORKLOADS))),
+    st.sampled_from(PODS),
+    st.sampled_from(CONTAINERS),
+    st.floats(-120.0, 120.0, allow_nan=False),  # around the batch's time: older samples too
+    usage,
+    st.sampled_from([0.0, 0.05, 0.25, 1.0]),
+    memory,
+)
+step = st.one_of(
+    st.tuples(
+        st.just("batch"), st.floats(0.0, 2 * HOUR, allow_nan=False), st.lists(sample, max_size=12)
+    ),
+    st.tuples(st.just("gap"), st.floats(5 * HOUR, 12 * 86400.0, allow_nan=False), st.just([])),
+    st.tuples(st.just("oom"), st.floats(0.0, HOUR, allow_nan=False), st.lists(sample, max_size=2)),
+    st.tuples(st.just("expire"), st.just(0.0), st.just([])),
+    st.tuples(st.just("restart"), st.just(0.0), st.just([])),
+)
+
+
+def checkpoint_state(cp: AggregateCheckpoint) -> object:
+    return (
+        cp.cpu.to_json(),
+        cp.memory.to_json(),
+        cp.first_sample,
+        cp.last_sample,
+        cp.total_samples,
+    )
+
+
+def old_checkpoints(m: UsageModel) -> dict[tuple[WorkloadKey, str], object]:
+    return {
+        (w, c): checkpoint_state(save_aggregate(agg))
+        for w, cs in m.aggregates.items()
+        for c, agg in cs.items()
+    }
+
+
+def new_checkpoints(m: ArrayModel) -> dict[tuple[WorkloadKey, str], object]:
+    return {(w, c): checkpoint_state(m.save(w, c)) for w, cs in m.rows.items() for c in cs}
+
+
+def assert_same(old: UsageModel, new: ArrayModel) -> None:
+    assert old_checkpoints(old) == new_checkpoints(new)
+    assert {w: old.recommend(w) for w in old.workloads()} == new.recommend_all()
+    assert old.newest_sample() == new.newest_sample()
+
+
+def restarted(
+    old: UsageModel, new: ArrayModel, s: RecommenderSettings, idle: float
+) -> tuple[UsageModel, ArrayModel]:
+    """Both models saved and restored into fresh ones, as the recommender restarts."""
+    old2, new2 = UsageModel(s, idle), ArrayModel(s, idle)
+    for w in old.workloads():
+        for c, agg in sorted(old.aggregates[w].items()):
+            old2.restore(w, c, load_aggregate(save_aggregate(agg), s))
+            new2.restore(w, c, new.save(w, c))
+    return old2, new2
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(SETTINGS), st.lists(step, max_size=25))
+def test_array_model_matches_usage_model(
+    tuned: tuple[RecommenderSettings, float], steps: Any
+) -> None:
+    s, idle = tuned
+    old, new = UsageModel(s, idle), ArrayModel(s, idle)
+    now = T0
+    for kind, dt, samples in steps:
+        now += dt
+        if kind == "batch":
+            batch: list[Sample] = [
+                (WORKLOADS[w], pod, c, now + jitter, cpu, req, mem)
+                for w, pod, c, jitter, cpu, req, mem in samples
+            ]
+            by_workload: dict[WorkloadKey, list[UsageSample]] = defaultdict(list)
+            for w, *rest in batch:
+                by_workload[w].append(tuple(rest))  # type: ignore[arg-type]
+            for w, part in by_workload.items():
+                old.add_usages(w, part)
+            new.add_usages(batch)
+        elif kind == "oom":
+            for w, pod, c, jitter, _, _, mem in samples:
+                at, used = now + jitter, mem if mem is not None else 5e8
+                assert old.record_oom(WORKLOADS[w], pod, c, at, used) == new.record_oom(
+                    WORKLOADS[w], pod, c, at, used
+                )
+        elif kind == "expire":
+            newest = old.newest_sample()
+            if newest is not None:
+                assert old.expire_idle(newest + idle / 2) == new.expire_idle(newest + idle / 2)
+        elif kind == "restart":
+            old, new = restarted(old, new, s, idle)
+        assert_same(old, new)
+
+
+def test_one_batch_of_many_rows_matches() -> None:
+    """A batch as a PodMetrics LIST gives it: every pod container once, hundreds of rows, then a
+    second run a minute later (the vectorised paths, not the per-sample fallbacks)."""
+    rng = np.random.default_rng(7)
+    s = RecommenderSettings()
+    old, new = UsageModel(s), ArrayModel(s)
+    keys = [(WorkloadKey("ns", "Deployment", f"w{i // 4}"), f"p{i}", "app") for i in range(800)]
+    for run in range(3):
+        at = T0 + 60.0 * run
+        cpu = rng.gamma(2.0, 0.2, len(keys)).tolist()
+        mem = rng.gamma(3.0, 1e8, len(keys)).tolist()
+        batch: list[Sample] = [
+            (w, pod, c, at, cpu[i], 0.1, mem[i]) for i, (w, pod, c) in enumerate(keys)
+        ]
+        for w in {k[0] for k in keys}:
+            old.add_usages(w, [tuple(x[1:]) for x in batch if x[0] == w])  # type: ignore[misc]
+        new.add_usages(batch)
+        assert_same(old, new)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_find_buckets_is_find_bucket(seed: int) -> None:
+    """The vectorised bucket index is ExponentialBuckets.find_bucket's, edges included."""
+    b = ExponentialBuckets(1000.0, 0.01)
+    rng = np.random.default_rng(seed)
+    edges = np.array([b.bucket_start(i) for i in range(b.num_buckets)])
+    values = np.concatenate(
+        [
+            rng.uniform(0, 50, 5000),
+            edges,
+            np.nextafter(edges, np.inf),
+            np.nextafter(edges, -np.inf),
+            [0.0, -1.0, 1e9, 1e300],
+        ]
+    )
+    assert find_buckets(b, values).tolist() == [b.find_bucket(v) for v in values.tolist()]
+
+
+def test_rows_decay_and_shift_as_decaying_histogram() -> None:
+    """Samples months apart (reference shifts), subtractions and checkpoints of one row are
+    DecayingHistogram's."""
+    s = replace(RecommenderSettings(), memory_half_life_seconds=3600.0)
+    b = memory_buckets(s)
+    h, rows = DecayingHistogram(b, 3600.0), HistogramRows(b, 3600.0, capacity=2)
+    rng = np.random.default_rng(3)
+    t = T0
+    for i in range(300):
+        t += float(rng.uniform(0, 40 * HOUR))
+        value = float(rng.uniform(0, 3e9))
+        if i % 7 == 3:
+            h.subtract_sample_at(value, 1.0, t)
+            rows.subtract_one(1, value, 1.0, t)
+        else:
+            h.add_sample_at(value, 1.0, t)
+            rows.add([1], [b.find_bucket(value)], [1.0], [t])
+        assert rows.weights[1].tolist() == h.weights
+        assert (float(rows.total[1]), float(rows.ref[1])) == (h.total_weight, h.reference_time)
+        assert (int(rows.low[1]), int(rows.high[1])) == (h.min_bucket, h.max_bucket)
+    assert rows.save(1).to_json() == h.save().to_json()
+    assert rows.percentiles([1], [0.5, 0.9, 0.95]).tolist()[0] == h.percentiles([0.5, 0.9, 0.95])
+    assert rows.weights[0].tolist() == [0.0] * b.num_buckets  # the other row untouched
+
+
+@pytest.mark.parametrize("error", [1e-13, -1e-13])
+def test_find_buckets_when_numpy_log_rounds_otherwise(
+    monkeypatch: pytest.MonkeyPatch, error: float
+) -> None:
+    """numpy's log may round otherwise than libm's on another machine: a value near a bucket
+    edge still gets find_bucket's bucket (numpy's log made a few hundred ulps off here)."""
+    b = ExponentialBuckets(1000.0, 0.01)
+    edges = np.array([b.bucket_start(i) for i in range(1, b.num_buckets)])
+    values = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+    real_log = np.log
+    monkeypatch.setattr(np, "log", lambda x: real_log(x) * (1 + error))
+    assert find_buckets(b, values).tolist() == [b.find_bucket(v) for v in values.tolist()]
+
+
+def test_restore_refuses_a_bad_checkpoint_and_keeps_nothing_of_it() -> None:
+    """A checkpoint with impossible weights is refused as load_aggregate refuses it, naming
+    what is wrong, and leaves no row behind."""
+    s = RecommenderSettings()
+    w = WORKLOADS[0]
+    old = UsageModel(s)
+    old.add_usage(w, "a", "app", T0, 0.5, 0.1, 2e8)
+    cp = save_aggregate(old.aggregates[w]["app"])
+    bad = replace(cp, memory=replace(cp.memory, bucket_weights={999: 5}))
+    new = ArrayModel(s)
+    with pytest.raises(ValueError, match="checkpoint bucket 999 outside"):
+        load_aggregate(bad, s)
+    with pytest.raises(ValueError, match="checkpoint bucket 999 outside"):
+        new.restore(w, "app", bad)
+    assert new.rows == {} and new.recommend_all() == {}
+    new.restore(w, "app", cp)
+    assert new.save(w, "app").cpu.to_json() == cp.cpu.to_json()
+
+
+def test_expiry_drops_only_the_idle_rows_pod_containers() -> None:
+    """Rows going idle take their pod containers with them, the others keep theirs."""
+    s = RecommenderSettings()
+    new = ArrayModel(s, idle_after=HOUR)
+    batch: list[Sample] = [
+        (w, pod, "app", T0, 0.2, 0.1, 1e8) for w in WORKLOADS[:2] for pod in PODS
+    ]
+    new.add_usages(batch)
+    new.add_usages([(WORKLOADS[1], "a", "app", T0 + HOUR / 2, 0.2, 0.1, 1e8)])
+    assert new.expire_idle(T0 + 1.2 * HOUR) == 1
+    assert sorted({k[0] for k in new.pods}) == [WORKLOADS[1]]
+    assert len(new.pods) == len(PODS) and len(new.pod_keys) == len(PODS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OPERATIONS, st.lists(_FRACTIONS, max_size=5), st.booleans())
+def test_rows_are_decaying_histograms_under_any_operations(
+    ops: list[tuple[str, float, float, float]], ps: list[float], batched_subtract: bool
+) -> None:
+    """test_histogram's operation sequences (samples added and taken out, decays, rescales,
+    ties of a running weight with a threshold) on one row of HistogramRows and on a
+    DecayingHistogram: the same weights, bounds, reference and percentiles (the walk's)."""
+    h = DecayingHistogram(CPU, S.cpu_half_life_seconds)
+    rows = HistogramRows(CPU, S.cpu_half_life_seconds, capacity=3)
+    for op, value, weight, t in ops:
+        if op == "add":
+            h.add_sample_at(value, weight, t)
+            rows.add([2], [CPU.find_bucket(value)], [weight], [t])
+        elif op == "subtract":
+            h.subtract_sample_at(value, weight, t)
+            if batched_subtract and weight == 1.0:
+                rows.subtract([2], [value], [t])
+            else:
+                rows.subtract_one(2, value, weight, t)
+        else:
+            h.scale(value)
+            rows.scale(2, value)
+    assert rows.weights[2].tolist() == h.weights
+    assert (int(rows.low[2]), int(rows.high[2])) == (h.min_bucket, h.max_bucket)
+    ref = float(rows.ref[2])
+    assert (float(rows.total[2]), None if math.isnan(ref) else ref) == (
+        h.total_weight,
+        h.reference_time,
+    )
+    expected = [_walked(h, p) for p in ps]
+    assert rows.percentiles([2], ps).tolist() == [expected]
+    assert rows.save(2).to_json() == h.save().to_json()
+
+
+@pytest.mark.parametrize("odd", [math.nan, -1.0])
+def test_rows_percentiles_of_odd_weights_are_the_walks(odd: float) -> None:
+    """A NaN or negative weight among a row's walked buckets is read as the walk reads it."""
+    h = Histogram(CPU)
+    rows = HistogramRows(CPU, S.cpu_half_life_seconds, capacity=2)
+    for value, weight in ((0.015, 3.0), (0.1, 1.0), (0.5, 2.0), (1.0, 1.0)):
+        h.add_sample(value, weight)
+    h.weights[CPU.find_bucket(0.1)] = odd
+    rows.weights[1] = h.weights
+    rows.total[1], rows.low[1], rows.high[1] = h.total_weight, h.min_bucket, h.max_bucket
+    ps = [0.1, 0.5, 0.9, math.nan]
+    got = rows.percentiles([0, 1], ps).tolist()
+    assert got[0] == [0.0] * len(ps)
+    assert got[1] == [_walked(h, p) for p in ps]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_subtracting_nearly_all_of_a_bucket_empties_it(batched: bool) -> None:
+    """A subtraction within epsilon of a bucket's weight takes all of it (never leaving a
+    crumb), as Histogram.subtract_sample does, vectorised or not."""
+    h = DecayingHistogram(CPU, S.cpu_half_life_seconds)
+    rows = HistogramRows(CPU, S.cpu_half_life_seconds, capacity=1)
+    for value, weight in ((0.5, 1.0 + CPU.epsilon / 2), (2.0, 1.0)):
+        h.add_sample_at(value, weight, T0)
+        rows.add([0], [CPU.find_bucket(value)], [weight], [T0])
+    h.subtract_sample_at(0.5, 1.0, T0)
+    if batched:
+        rows.subtract([0], [0.5], [T0])
+    else:
+        rows.subtract_one(0, 0.5, 1.0, T0)
+    assert h.weights[CPU.find_bucket(0.5)] == 0.0
+    assert rows.weights[0].tolist() == h.weights
+    assert (float(rows.total[0]), int(rows.low[0])) == (h.total_weight, h.min_bucket)
