@@ -111,7 +111,7 @@ def _bound(
     cpu: int,
     memory: int,
     margin: float,
-    factors: tuple[float, float] | None,
+    factors: tuple[float, ...] | None,
     floor: Resources,
 ) -> Resources:
     """with_margin(Resources(cpu, memory), margin), then each scaled by its confidence factor
