@@ -4,10 +4,11 @@ hindsight bound of the same protocol (benchmarks/rolling_bound.py) beside them.
 
 The knobs (SWEEPS): `vpa` its target percentile (CPU and memory together) and its safety margin;
 `krr-simple` its CPU percentile and its memory buffer; `balanced` its memory weight (its CPU is
-vpa's default). One point per setting: the mean over containers of
-under-provisioning (share of samples above the request in force) and unused request (a sample
-above it counts as 0 unused), and the updates per day the updater made. The default of each
-strategy is marked `*`.
+vpa's default), and `balanced-rolling`, `balanced` with the margin and half-life tuned for the
+rolling protocol on training traces (CURVES), its weight likewise. One point per setting: the
+mean over containers of under-provisioning (share of samples above the request in force) and
+unused request (a sample above it counts as 0 unused), and the updates per day the updater made.
+The default of each strategy is marked `*`.
 """
 
 from __future__ import annotations
@@ -47,8 +48,16 @@ SWEEPS: dict[str, list[dict[str, object]]] = {
         for p, b in ((50, 1), (70, 5), (80, 10), (90, 10), (95, 15), (99, 30), (99, 60))
     ],
     "balanced": [{"memoryTimeAboveWeight": w} for w in (1, 2, 4, 8, 12, 24, 48, 96)],
+    "balanced-rolling": [
+        {"memoryTimeAboveWeight": w} for w in (1, 2, 3, 4, 5, 6, 8, 12, 24, 48, 96)
+    ],
 }
-SMALL_SWEEPS: dict[str, list[dict[str, object]]] = {  # --frontier-points small: for tests
+# A curve that is a strategy with some parameters set: `balanced` as tuned for the rolling
+# protocol on training traces only (docs/strategies.md "Quality as a trade-off curve").
+CURVES: dict[str, tuple[str, dict[str, object]]] = {
+    "balanced-rolling": ("balanced", {"memoryMarginPercentage": 0, "memoryHalfLife": 96}),
+}
+SMALL_SWEEPS: dict[str, list[dict[str, object]]] = {  # --small-sweep: for tests
     "vpa": [SWEEPS["vpa"][1], SWEEPS["vpa"][5]],
     "krr-simple": [SWEEPS["krr-simple"][4]],
     "balanced": [SWEEPS["balanced"][4], SWEEPS["balanced"][1]],
@@ -71,12 +80,17 @@ class Point:
 def sweep(small: bool = False) -> list[tuple[str, str, bool, Strategy]]:
     """(strategy name, setting text, is the default, the configured strategy) per point."""
     out = []
-    for name, settings in (SMALL_SWEEPS if small else SWEEPS).items():
-        for params in settings:
+    for curve, settings in (SMALL_SWEEPS if small else SWEEPS).items():
+        name, fixed = CURVES.get(curve, (curve, {}))
+        for knob in settings:
+            params = {**fixed, **knob}
             strategy = configure(name, params)
             text = ", ".join(f"{k}={v:g}" for k, v in params.items())  # type: ignore[str-format]
-            same = all(float(v) == default_value(name, k) for k, v in params.items())  # type: ignore[arg-type]
-            out.append((name, text, same, strategy))
+            same = not fixed and all(
+                float(v) == default_value(name, k)  # type: ignore[arg-type]
+                for k, v in params.items()
+            )
+            out.append((curve, text, same, strategy))
     return out
 
 
@@ -226,17 +240,17 @@ def bound_lines(pts: Sequence[Point], cpu: list[rb.Container], memory: list[rb.C
         for name in dict.fromkeys(p.strategy for p in pts):
             if name == "vpa":
                 continue
-            curve = [
-                (getattr(p, under_of), getattr(p, unused_of)) for p in pts if p.strategy == name
-            ]
-            x = at(curve, u0)
+            mine = [p for p in pts if p.strategy == name]
+            x = at([(getattr(p, under_of), getattr(p, unused_of)) for p in mine], u0)
             if x is None:
                 lines.append(f"  {name}: its curve does not reach {pct(u0)} under")
                 continue
+            updates = at([(getattr(p, under_of), p.updates_per_day) for p in mine], u0)
             closed = (x_vpa - x) / (x_vpa - bound) if x_vpa > bound else float("nan")
             lines.append(
                 f"  {name}: {pct(x)} unused there (its curve, interpolated): "
-                f"{closed * 100:.0f}% of vpa's gap to the bound closed"
+                f"{closed * 100:.0f}% of vpa's gap to the bound closed, "
+                f"{updates or 0.0:.2f} updates/day (vpa {vpa.updates_per_day:.2f})"
             )
     return "\n".join(lines)
 
@@ -254,7 +268,12 @@ def plot(
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(panels), 2, figsize=(12, 4.6 * len(panels)), squeeze=False)
-    colours = {"vpa": "tab:blue", "krr-simple": "tab:orange", "balanced": "tab:green"}
+    colours = {
+        "vpa": "tab:blue",
+        "krr-simple": "tab:orange",
+        "balanced": "tab:green",
+        "balanced-rolling": "tab:red",
+    }
     for row, (title, pts, cpu, memory) in zip(axes, panels, strict=True):
         for ax, res, conts in ((row[0], "cpu", cpu), (row[1], "memory", memory)):
             top = 0.0
