@@ -39,6 +39,7 @@ from app.core.policy_warnings import (
     warning_header,
 )
 from app.core.recommend.model import WorkloadKey
+from app.documents.placement_fields import stored_placement
 from app.documents.policy import PolicyInvalid, parse_policy, row_document
 from app.documents.recommender_fields import stored_recommender
 from app.documents.stored import without_read_only
@@ -120,6 +121,7 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
         "update_options": stored_options(doc),
         **dict(zip(("recommender", "recommender_params"), stored_recommender(doc), strict=True)),
         "node_group_label": doc.get("nodeGroupLabel"),  # app.documents.node_group_fields
+        "placement": stored_placement(doc),  # app.documents.placement_fields
     }
 
 
