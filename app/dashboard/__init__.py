@@ -348,6 +348,7 @@ def nodes_page() -> ResponseReturnValue:
         "dashboard/nodes.html",
         nodes=levels,
         spread=nodes.spread(levels),
+        uneven=[u for r in ("cpu", "memory") if (u := nodes.unevenness_of_use(levels, r))],
         share=nodes.share,
         exact_cpu=format.cpu,
         exact_memory=format.memory,

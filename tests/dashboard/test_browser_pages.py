@@ -181,8 +181,24 @@ def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
             )
             assert bar == pytest.approx(min(percent, 100) / 100, abs=0.01)
     levels = [e["requested-cpu"] / e["allocatable-cpu"] for e in expected.values()]
-    shown_spread = float(page.get_attribute("#unevenness", "data-value") or "nan")
+    shown_spread = float(page.get_attribute("#request-spread", "data-value") or "nan")
     assert shown_spread == pytest.approx(max(levels) - min(levels))
+    # unevenness of use: the gap between the most and least used node, per resource
+    for resource in ("cpu", "memory"):
+        used = [e[f"used-{resource}"] / e[f"allocatable-{resource}"] for e in expected.values()]
+        card = page.locator(f".card.unevenness[data-resource='{resource}']")
+        assert card.is_visible()
+        value = float(card.locator(".spread").get_attribute("data-value") or "nan")
+        assert value == pytest.approx(max(used) - min(used))
+        assert card.locator(".spread").inner_text() == f"{100 * (max(used) - min(used)):.0f} points"
+        # the used bar's line sits at the requested share
+        for name, e in expected.items():
+            mark = page.locator(f"tr.node[data-name='{name}'] td.used-{resource} .mark")
+            want = 100 * e[f"requested-{resource}"] / e[f"allocatable-{resource}"]
+            assert float(mark.get_attribute("data-percent") or "nan") == pytest.approx(
+                want, abs=0.05
+            )
+    assert page.locator("#unevenness-explained").is_visible()
     shot(page, "nodes-seeded", database_url)
 
 
