@@ -1,4 +1,5 @@
-# rightsizer's image: `docker build -t rightsizer:0.1.0 .` (the tag the Helm chart uses by default).
+# rightsizer's image: `docker build -t rightsizer:VERSION .`, VERSION being setup.cfg's version (the
+# chart's appVersion, the tag it uses by default; `rightsizer --version` prints it).
 # Two stages: the builder installs the package and its dependencies (setup.cfg) into a virtualenv;
 # the final image holds that virtualenv only, and runs as a non-root user.
 

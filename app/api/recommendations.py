@@ -31,7 +31,6 @@ from app.api.errors import ApiError
 from app.api.node_groups import with_node_groups
 from app.api.query import reject_unknown_args
 from app.core.history import history
-from app.core.policy_warnings import never_sized_reasons
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources, format_cpu, format_memory
 from app.core.savings import Savings
@@ -186,16 +185,8 @@ _INVALID_POLICIES = InvalidPolicyLog("api")
 
 
 def scoper(namespace: str | None = None) -> Scoper:
-    """What rightsizer would change of each workload (app.core.scope), as the settings say; with
-    `namespace`, of its workloads only."""
-    cluster = settings().cluster
-    return Scoper.load(
-        db.session,
-        _INVALID_POLICIES,
-        never_sized_reasons(cluster.namespace, cluster.excluded_namespaces),
-        settings().recommender.model,
-        namespace,
-    )
+    """Scoper.as_configured, with this module's log of invalid policies."""
+    return Scoper.as_configured(db.session, _INVALID_POLICIES, settings(), namespace)
 
 
 def condition_document(row: WorkloadCondition) -> dict[str, Any]:

@@ -57,6 +57,7 @@ class RightsizerGroup(click.Group):
 
 
 @click.group(cls=RightsizerGroup)
+@click.version_option(package_name="rightsizer", message="%(prog)s %(version)s")
 def cli() -> None:
     """rightsizer: right-sizes Kubernetes workloads."""
 

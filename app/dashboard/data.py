@@ -17,7 +17,6 @@ from itertools import groupby
 from typing import Any
 
 from app.core.history import History, history
-from app.core.policy_warnings import never_sized_reasons
 from app.core.savings import Prices, Savings, total
 from app.core.scope import BASIS_LABELS, DEFAULT, shortfalls
 from app.extensions import db
@@ -201,16 +200,8 @@ def _container(r: Recommendation, excluded: dict[str, str], needed: float) -> Co
 
 
 def scoper(namespace: str | None = None) -> Scoper:
-    """What rightsizer would change of each workload, as the settings say (as the API's); with
-    `namespace`, of its workloads only."""
-    cluster = settings().cluster
-    return Scoper.load(
-        db.session,
-        _INVALID_POLICIES,
-        never_sized_reasons(cluster.namespace, cluster.excluded_namespaces),
-        settings().recommender.model,
-        namespace,
-    )
+    """Scoper.as_configured, with this module's log of invalid policies."""
+    return Scoper.as_configured(db.session, _INVALID_POLICIES, settings(), namespace)
 
 
 def workloads(namespace: str | None = None) -> list[WorkloadView]:

@@ -91,7 +91,3 @@ def cores_value(value: float) -> str:
 def when(unix: float) -> str:
     """A time on a chart axis, in UTC."""
     return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def short_when(unix: float) -> str:
-    return datetime.fromtimestamp(unix, UTC).strftime("%m-%d %H:%M")

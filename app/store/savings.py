@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from app.core.policy import Policy, PolicyIndex
+from app.core.policy_warnings import never_sized_reasons
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
 from app.core.savings import Savings, container_savings, total
@@ -17,6 +19,9 @@ from app.core.scope import DEFAULT, basis, in_scope, left_alone, pod_minimum_sha
 from app.models import Recommendation
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 def over_pods(row: Recommendation, excluded: Mapping[str, str] | None = None) -> Savings | None:
@@ -73,6 +78,26 @@ class Scoper:
     ) -> Scoper:
         """With `namespace`, for its workloads only (the policies that can govern them)."""
         return cls(PolicyIndex(valid_policies(session, invalid, namespace)), never_sized, model)
+
+    @classmethod
+    def as_configured(
+        cls,
+        session: DbSession,
+        invalid: InvalidPolicyLog,
+        configured: Settings,
+        namespace: str | None = None,
+    ) -> Scoper:
+        """What rightsizer would change of each workload, as the settings say (the namespaces it
+        never sizes, the recommender's pod minimum); with `namespace`, of its workloads only. The
+        REST API and the dashboard both scope through this, so they never disagree."""
+        cluster = configured.cluster
+        return cls.load(
+            session,
+            invalid,
+            never_sized_reasons(cluster.namespace, cluster.excluded_namespaces),
+            configured.recommender.model,
+            namespace,
+        )
 
     def __call__(self, rows: list[Recommendation]) -> WorkloadScope:
         if not rows:

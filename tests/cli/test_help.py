@@ -50,7 +50,7 @@ def section(text: str, title: str) -> list[str]:
 def test_help_lists_only_rightsizer_s_own_commands_and_options() -> None:
     text = rightsizer("--help")
     assert set(section(text, "Commands:")) == OWN
-    assert section(text, "Options:") == ["--help"]
+    assert section(text, "Options:") == ["--version", "--help"]
     for flask_own in ("--env-file", "--app", "--debug", "routes", "shell", "Run a development"):
         assert flask_own not in text
 
@@ -62,3 +62,11 @@ def test_db_upgrade_still_finds_the_app(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"policies", "recommendations", "alembic_version"} <= tables
+
+
+def test_version_is_the_packages() -> None:
+    """`rightsizer --version` prints setup.cfg's version, the one place it is set: the README's
+    image build reads its tag from it."""
+    from importlib.metadata import version
+
+    assert rightsizer("--version").split() == ["rightsizer", version("rightsizer")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import shutil
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -130,12 +131,19 @@ def test_defaults_two_replicas_on_postgres_with_anti_affinity_and_a_budget(rende
     assert [d["metadata"]["name"] for d in docs if d["kind"] == "Secret"] == [f"{FULLNAME}-tls"]
 
 
+def test_the_chart_deploys_the_packages_version() -> None:
+    """The version is set once, in setup.cfg; the chart's appVersion (its default image tag) must
+    follow it, and Helm reads it only from Chart.yaml, so this keeps the two equal."""
+    chart = yaml.safe_load((Path(__file__).parents[2] / "helm/rightsizer/Chart.yaml").read_text())
+    assert chart["appVersion"] == version("rightsizer")
+
+
 def test_serve_runs_after_an_init_container_migrates(render: Render) -> None:
     docs = render()
     main, init = container(docs), container(docs, "migrate")
     assert main["args"] == ["serve", "--no-migrate"]
     assert init["args"] == ["db", "upgrade"]
-    assert init["image"] == main["image"] == "rightsizer:0.1.0"
+    assert init["image"] == main["image"] == f"rightsizer:{version('rightsizer')}"
     assert env(init)["RIGHTSIZER_JOBS"] == "false"  # migrating must not campaign for the Lease
     assert env(init)["RIGHTSIZER_DATABASE_URL"] == env(main)["RIGHTSIZER_DATABASE_URL"]
     assert env(main)["RIGHTSIZER_JOBS"] == "true"

@@ -416,13 +416,6 @@ class UsageModel:
                 out[name] = rec
         return out
 
-    def forget_pods(self, workload: WorkloadKey, live_pods: set[str]) -> int:
-        """Drops the windows of pods that no longer exist; their history stays in the aggregate."""
-        gone = [k for k in self.pods if k[0] == workload and k[1] not in live_pods]
-        for k in gone:
-            del self.pods[k]
-        return len(gone)
-
 
 def _rounded(est: Estimate, policy: ContainerPolicy, s: RecommenderSettings) -> Estimate:
     est = rounded(est, int(s.round_cpu_millicores), int(s.round_memory_bytes))

@@ -119,19 +119,12 @@ def input_key(pod: Any, refs: tuple[object, ...]) -> Hashable | None:
     return None if inputs is None else (inputs, *map(id, refs))
 
 
-class PatchCache:
-    """build_patch with its answers kept (see the module's docstring). `boost` and `parse` are
-    the cache's own: they are the same for every call."""
+class ByRelease:
+    """A cache of what is sized by the API server's rules, which differ by its minor version
+    (app.kube.version): `release` is set once known, and a change empties the cache (`_forget`),
+    since its entries were sized by the other release's rules."""
 
-    def __init__(
-        self, *, parse: QuantityParser, boost: BoostOptions | None = None, size: int = 4096
-    ) -> None:
-        self.parse, self.boost, self.size = parse, boost, size
-        # the API server's minor version, where its rules differ (build_patch); set once known,
-        # which empties the cache: its entries were sized by the other rules
-        self._release: int | None = None
-        self._entries: dict[Hashable, tuple[tuple[object, ...], PodPatch]] = {}
-        self.hits = self.misses = 0
+    _release: int | None = None
 
     @property
     def release(self) -> int | None:
@@ -141,7 +134,25 @@ class PatchCache:
     def release(self, value: int | None) -> None:
         if value != self._release:
             self._release = value
-            self._entries = {}
+            self._forget()
+
+    def _forget(self) -> None:
+        raise NotImplementedError
+
+
+class PatchCache(ByRelease):
+    """build_patch with its answers kept (see the module's docstring). `boost` and `parse` are
+    the cache's own: they are the same for every call."""
+
+    def __init__(
+        self, *, parse: QuantityParser, boost: BoostOptions | None = None, size: int = 4096
+    ) -> None:
+        self.parse, self.boost, self.size = parse, boost, size
+        self._entries: dict[Hashable, tuple[tuple[object, ...], PodPatch]] = {}
+        self.hits = self.misses = 0
+
+    def _forget(self) -> None:
+        self._entries = {}
 
     def build_patch(
         self,

@@ -40,7 +40,7 @@ from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import PodInvalid, PodSizing, size_pod
-from app.core.sizing.patch_cache import input_key, shared_key
+from app.core.sizing.patch_cache import ByRelease, input_key, shared_key
 from app.core.sizing.priority import (
     ContainerView,
     PodPriority,
@@ -284,7 +284,7 @@ def workload_candidates(
     return candidates
 
 
-class SizedMemo:
+class SizedMemo(ByRelease):
     """The ranking's sizing and priority of each pod shape, kept from one updater run to the next.
 
     Both are functions of what `pod_inputs` holds of a pod (its containers' names, restart
@@ -303,19 +303,9 @@ class SizedMemo:
         self._previous: dict[Hashable, tuple[tuple[object, ...], Sized]] = {}
         self._current: dict[Hashable, tuple[tuple[object, ...], Sized]] = {}
         self.hits = self.misses = 0
-        # the API server's minor version where its rules differ (size_pod); the updater sets it
-        # once it knows, which drops what was sized by the other rules
-        self._release: int | None = None
 
-    @property
-    def release(self) -> int | None:
-        return self._release
-
-    @release.setter
-    def release(self, value: int | None) -> None:
-        if value != self._release:
-            self._release = value
-            self._previous, self._current = {}, {}
+    def _forget(self) -> None:  # the release changed (the updater sets it once it knows)
+        self._previous, self._current = {}, {}
 
     def sized(
         self,

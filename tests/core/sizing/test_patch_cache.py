@@ -149,6 +149,19 @@ def test_pods_of_one_template_share_one_patch() -> None:
     assert (cache.hits, cache.misses) == (1, 1)
 
 
+def test_a_new_release_misses() -> None:
+    """What was sized before the webhook learned the API server's release (its rules differ by
+    release, build_patch) is sized again once it knows; the same release again keeps it."""
+    cache = PatchCache(parse=parse_amount)
+    recs, pol = {"app": rec(250, 256 * 1024 * 1024)}, policy()
+    cache.build_patch(web_pod(), recs, pol)
+    cache.release = 33
+    cache.build_patch(web_pod(), recs, pol)
+    cache.release = 33
+    cache.build_patch(web_pod(), recs, pol)
+    assert (cache.hits, cache.misses) == (1, 2)
+
+
 def test_a_changed_policy_recommendation_or_limit_range_misses() -> None:
     cache = PatchCache(parse=parse_amount)
     recs, pol = {"app": rec(250, 256 * 1024 * 1024)}, policy()

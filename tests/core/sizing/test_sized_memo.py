@@ -92,3 +92,17 @@ def test_a_run_keeps_only_the_shapes_it_used() -> None:
     assert len(memo) == 1
     memo.end_run()  # a run that ranked nothing
     assert len(memo) == 0
+
+
+def test_a_new_release_ranks_every_shape_anew() -> None:
+    """The API server's rules differ by release (size_pod): what was sized before the updater
+    learned the release, or under another one, is not answered from the memo."""
+    pods = [pod("web-1", cpu="10m", memory="10Mi")]
+    recs = {"app": rec(500, 500 * MI)}
+    memo = SizedMemo()
+    _ranked(pods, recs, memo=memo)
+    memo.release = 37
+    _ranked(pods, recs, memo=memo)
+    memo.release = 37  # the same release again: kept
+    _ranked(pods, recs, memo=memo)
+    assert (memo.hits, memo.misses, len(memo)) == (1, 2, 1)
