@@ -49,7 +49,8 @@ def test_the_nodes_page_shows_shares_with_bars_and_explains_the_spread(
     html = client.get("/dashboard/nodes").get_data(as_text=True)
     row = html[html.index('data-name="a"') : html.index('data-name="b"')]
     # node a: 1500m of 2 cores requested, 250m used; 1Gi of 4Gi requested, 512Mi used
-    cells = re.findall(r'<td class="num level [^"]*" data-value="[^"]*" data-percent="([\d.]+)"', row)
+    cell = r'<td class="num level [^"]*" data-value="[^"]*" data-percent="([\d.]+)"'
+    cells = re.findall(cell, row)
     assert cells == ["75.0", "12.5", "25.0", "12.5"]
     assert '<span class="percent">75%</span>' in row and 'style="width: 75.0%"' in row
     # under the bar, one unit a column; the exact quantities in its title
