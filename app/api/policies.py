@@ -32,6 +32,7 @@ from app.api.common import (
 )
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
+from app.core.job_families import mode_warning
 from app.core.policy_warnings import (
     TargetFacts,
     never_sized_reasons,
@@ -73,7 +74,8 @@ CHECK_TIMEOUT = (3.0, 5.0)
 
 def _warnings(row: PolicyRow) -> list[str]:
     """What a write of `row` warns about (app.core.policy_warnings): a namespace rightsizer never
-    sizes, or a namespace or workload the cluster does not have now."""
+    sizes, or a namespace or workload the cluster does not have now; and an updateMode the
+    updater never applies to Jobs (app.core.job_families)."""
     cluster = settings().cluster
     never = never_sized_reasons(cluster.namespace, cluster.excluded_namespaces)
     target = (
@@ -90,7 +92,10 @@ def _warnings(row: PolicyRow) -> list[str]:
         else:
             with api:
                 facts = target_facts(api, row.namespace, target)
-    return policy_warnings(row.namespace, target, never, facts)
+    jobs = mode_warning(
+        row.target_kind, (row.target_options or {}).get("selector"), row.update_mode
+    )
+    return policy_warnings(row.namespace, target, never, facts) + ([jobs] if jobs else [])
 
 
 def _find(namespace: str, name: str) -> PolicyRow:

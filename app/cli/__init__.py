@@ -9,9 +9,10 @@ under `flask`:
 - `serve`: the server (`app.serving`, then gunicorn);
 - `certs`, `webhook`: the webhook's TLS material and its MutatingWebhookConfiguration;
 - `client`: `policy`, `recommendations`, `scaler`, `events`, the REST API's client
-  (with `migrate`: the offline VPA and cluster-proportional-autoscaler imports); `session` is its
-  HTTP session and options, `context` where the server, CA and token come from (flags, variables,
-  the context file), `reach` why a server could not be reached and the fix;
+  (with `migrate`: the offline VPA and cluster-proportional-autoscaler imports; `gitops`:
+  `export`, the recommendations as files for git); `session` is its HTTP session and
+  options, `context` where the server, CA and token come from (flags, variables, the context
+  file), `reach` why a server could not be reached and the fix;
 - `demo`: `demo` and `replay`, rightsizer without a cluster (`demo_access`: the demo's port check,
   admin token, CLI context and printed walk-through);
 - `sim`: the simulated cluster (`app.simulator.cli`).
@@ -64,7 +65,7 @@ def cli() -> None:
 
 cli.add_command(recommend)
 cli.add_command(serve)
-register_client_commands(cli)  # policy, recommendations, scaler, events: the REST API's client
+register_client_commands(cli)  # policy, recommendations, scaler, events, export: the API's client
 cli.add_command(sim_command)  # needs no app context or database
 cli.add_command(demo.demo)
 cli.add_command(demo.replay)

@@ -21,6 +21,7 @@ import click
 import yaml
 
 from app.cli.export import export_vpas
+from app.cli.gitops import export_resources
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
 from app.cli.names import METAVAR, namespaced_name, object_ref
 from app.cli.session import Api, api_options, fail
@@ -563,5 +564,5 @@ def events(
 
 
 def register(cli: click.Group) -> None:
-    for command in (policy, recommendations, scaler, events):
+    for command in (policy, recommendations, scaler, events, export_resources):
         cli.add_command(command)

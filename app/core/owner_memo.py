@@ -1,8 +1,9 @@
 """The workload of each pod, found once per pod template in a run instead of once per pod.
 
 `workload_of_pod` (app/core/owners.py) reads, of a pod, only its namespace, its controller
-reference and its `pod-template-hash` label (when the ReplicaSet is not cached); every other
-step reads the cached controllers. Pods that agree on those three have the same workload for as
+reference, its `pod-template-hash` label (when the ReplicaSet is not cached) and its
+`rightsizer.io/job-family` label (a bare Job's family, app.core.job_families); every other
+step reads the cached controllers. Pods that agree on those have the same workload for as
 long as the caches do not move, so a memo kept for one run (the recommender's: 150,000 pods,
 a few thousand templates) answers as the walk would. A pod without a controller reference
 (the walk's answer is then None, at once), or whose owner fields are not plain strings, is
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.core.job_families import FAMILY_LABEL
 from app.core.pods import PodView
 from app.core.recommend.model import WorkloadKey
 
-MemoKey = tuple[str, str | None, str | None, str | None, str | None]
+MemoKey = tuple[str, str | None, str | None, str | None, str | None, str | None]
 
 
 def memo_key(pod: PodView) -> MemoKey | None:
@@ -45,6 +47,7 @@ def memo_key(pod: PodView) -> MemoKey | None:
         ref.get("kind"),
         ref.get("name"),
         labels.get("pod-template-hash") if labels else None,
+        labels.get(FAMILY_LABEL) if labels else None,
     )
     for field in key:
         if field is not None and type(field) is not str:

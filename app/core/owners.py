@@ -18,6 +18,9 @@ no name yet, so when a cache misses (a controller created a moment ago), the pod
 decides: a ReplicaSet named `<deployment>-<pod-template-hash>` (the hash is also the pod's
 `pod-template-hash` label) belongs to that Deployment, any other controller is its own top.
 Without discovery (`scalable` None) every controller counts as scalable.
+
+A pod whose topmost controller is a bare Job (none above it) and that carries the label
+`rightsizer.io/job-family` belongs to that Job family instead (app.core.job_families).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from app.core.job_families import FAMILY_KIND, family_name
 from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.core.wire import entries, section
 
@@ -93,6 +97,10 @@ def workload_of_pod(
         key = parent
     if top is None:
         return None
+    if top[1] == "Job":  # a Job, whatever the group, as kind_key knows it
+        family = family_name(section(meta, "labels"))
+        if family is not None:  # a bare Job of a family (app.core.job_families)
+            return WorkloadKey(ns, FAMILY_KIND, family)
     return WorkloadKey(ns, kind_key(top[0], top[1]), top[2])
 
 

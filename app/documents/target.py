@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.job_families import FAMILY_KIND, FAMILY_LABEL
 from app.core.policy import CLUSTER_WIDE, TARGET_KINDS
 from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.core.selectors import LabelSelector
@@ -78,6 +79,14 @@ def _workload(doc: dict[str, Any], namespace: Any, errors: list[FieldError]) -> 
                 "target.kind",
                 f"must be one of {', '.join(TARGET_KINDS)}, or the kind of a controller with a "
                 "/scale subresource together with its target.apiVersion",
+            )
+        )
+    elif api_version is None and kind == FAMILY_KIND:
+        errors.append(
+            FieldError(
+                "target.kind",
+                f"a Job family is no kind: select its pods by their label, target.selector "
+                f'{{matchLabels: {{{FAMILY_LABEL}: NAME}}}} (docs/policies.md, "Job families")',
             )
         )
     elif api_version is None:

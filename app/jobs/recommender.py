@@ -3,7 +3,8 @@
 Each run reads PodMetrics once (in a thread of its own, app.jobs.background, while it finds the
 workload of each live pod), feeds every container's usage into the model (CPU weighted by its
 current request), records OOM kills seen in pod statuses, forgets aggregates idle for the
-memory window (8 days) and the rows of workloads gone for longer than the grace period, then
+memory window (8 days) and the rows of workloads gone for longer than the grace period (a Job
+family, no object, is gone once its history is: app.core.job_families), then
 writes recommendations and checkpoints in batches, each batch one transaction. A container's
 first checkpoint is written in the run that first sees it; after that, checkpoints are rewritten
 the oldest first, enough each run for every one to be rewritten once per
@@ -24,6 +25,7 @@ from typing import Any
 from flask import Flask
 
 from app.core.gcpause import without_cyclic_gc
+from app.core.job_families import FAMILY_KIND
 from app.core.owner_memo import WorkloadMemo
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import PolicyIndex
@@ -502,7 +504,15 @@ class RecommenderJob:
         deleted = 0
         gone: set[tuple[str, str, str]] = set()
         for w in stored_workloads(db.session):
-            if self.cluster.workload_exists(w) and self.tracker.tracks(w, self.labels.get(w)):
+            # A Job family is no object: it exists while its history does (its aggregates go
+            # when idle for the memory window), so a family whose Jobs all finished keeps its
+            # recommendation for the next one (app.core.job_families).
+            exists = (
+                w in self.model.aggregates
+                if w.kind == FAMILY_KIND
+                else self.cluster.workload_exists(w)
+            )
+            if exists and self.tracker.tracks(w, self.labels.get(w)):
                 self.missing_since.pop(w, None)
                 continue
             since = self.missing_since.setdefault(w, now)

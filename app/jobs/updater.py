@@ -11,6 +11,9 @@ Under any policy, a pod's CPU startup boost is removed in place once it is due
 values come from the same patch builder the webhook uses, so a resized pod gets exactly what a
 recreated one would.
 
+The pods of Jobs, CronJobs and Job families are never evicted or resized, whatever the policy
+(app.core.job_families): the webhook sizes each new Job's pods.
+
 Safety first: nothing happens while the webhook is not registered (an evicted pod would come
 back unchanged), for recommendations with less than `min_history` of data (a policy's
 observationWindow.minHistorySeconds instead, when set), when the new requests fit on no node, or
@@ -42,6 +45,7 @@ from app.core.conditions import (
     UPDATER_TYPES,
     Condition,
 )
+from app.core.job_families import never_updated
 from app.core.node_groups import pods_by_group
 from app.core.pods import PodView
 from app.core.policy import IN_PLACE_MODES, Policy
@@ -168,9 +172,13 @@ class UpdaterJob:
             snapshot = carry_forward(self.snapshot, snapshot)
         self.snapshot = snapshot
         pods = self.cluster.pods.items()
-        by_workload = live_pods_by_workload(
-            pods, self.cluster.workload_of, self.options.excluded_namespaces
-        )
+        by_workload = {
+            w: wpods
+            for w, wpods in live_pods_by_workload(
+                pods, self.cluster.workload_of, self.options.excluded_namespaces
+            ).items()
+            if not never_updated(w.kind)  # Jobs, CronJobs, Job families (app.core.job_families)
+        }
         nodes = self.cluster.node_views()
         keys: PodKeys = {}  # each pod's shared_key, computed once (issue 22)
         rooms = node_rooms(nodes, pods, keys)

@@ -16,6 +16,7 @@ OWN = {
     "db",
     "demo",
     "events",
+    "export",
     "policy",
     "recommend",
     "recommendations",

@@ -36,27 +36,32 @@ refs = st.one_of(
     st.none(),
     st.fixed_dictionaries(
         {
-            "apiVersion": st.sampled_from(["apps/v1", "v1", "argoproj.io/v1alpha1", 3]),
-            "kind": st.sampled_from(["ReplicaSet", "StatefulSet", "Rollout", "Node", None]),
+            "apiVersion": st.sampled_from(["apps/v1", "v1", "argoproj.io/v1alpha1", "batch/v1", 3]),
+            "kind": st.sampled_from(["ReplicaSet", "StatefulSet", "Rollout", "Node", "Job", None]),
             "name": st.sampled_from(["web-abc", "web-def", "solo-1", "db", ""]),
             "controller": st.booleans(),
         }
     ),
 )
 pods = st.builds(
-    lambda ns, ref, pod_hash, i: PodView.parse(
+    lambda ns, ref, pod_hash, family, i: PodView.parse(
         {
             "metadata": {
                 "namespace": ns,
                 "name": f"p{i}",
                 "ownerReferences": [ref] if ref is not None else [],
-                "labels": {} if pod_hash is None else {"pod-template-hash": pod_hash},
+                "labels": {
+                    **({} if pod_hash is None else {"pod-template-hash": pod_hash}),
+                    # a bare Job's family (app.core.job_families): part of the memo's key
+                    **({} if family is None else {"rightsizer.io/job-family": family}),
+                },
             }
         }
     ),
     st.sampled_from(["shop", "other", ""]),
     refs,
     st.sampled_from([None, "abc", "def", "x"]),
+    st.sampled_from([None, "etl", "report", "-bad"]),
     st.integers(0, 1000),
 )
 
@@ -178,3 +183,20 @@ def test_a_memo_keeps_no_object_per_view_beside_its_maps() -> None:
         assert memo.views[id(pod)] is pod and memo.answers[id(pod)] is w
         assert memo.memo_keys[id(pod)] is None  # no controller: walked on its own
     assert memo(views[0]) is answers[0]
+
+
+def test_the_job_family_label_is_part_of_the_memo_key() -> None:
+    """Two bare Jobs' pods alike but for `rightsizer.io/job-family` are two workloads."""
+
+    def pod(i: int, family: str | None) -> PodView:
+        job = {"apiVersion": "batch/v1", "kind": "Job", "name": "run-1", "controller": True}
+        labels = {} if family is None else {"rightsizer.io/job-family": family}
+        meta = {"namespace": "shop", "name": f"p{i}", "ownerReferences": [job], "labels": labels}
+        return PodView.parse({"metadata": meta})
+
+    memo = WorkloadMemo(lambda p: workload_of_pod(p.wire, lookup=lookup))
+    assert [memo(pod(0, "etl")), memo(pod(1, None)), memo(pod(2, "report"))] == [
+        WorkloadKey("shop", "JobFamily", "etl"),
+        WorkloadKey("shop", "Job", "run-1"),
+        WorkloadKey("shop", "JobFamily", "report"),
+    ]

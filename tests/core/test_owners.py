@@ -206,3 +206,34 @@ def test_the_answer_is_the_last_well_known_or_scalable_controller_of_the_chain(
         group, kind, name = counting[-1]
         assert found is not None and (found.resource_kind, found.name) == (kind, name)
         assert found.group == group
+
+
+FAMILY = {"rightsizer.io/job-family": "nightly-etl"}
+
+
+def test_a_bare_job_s_pod_with_the_family_label_is_its_family() -> None:
+    """Issue 47 item 4: every Job of a family is one workload, whatever the Job's name."""
+    for job in ("nightly-etl-28765430", "manual-run"):
+        p = pod("Job", job, FAMILY)
+        assert workload_of_pod(p, lookup=lambda ns, k, n: {"metadata": {}}) == WorkloadKey(
+            "shop", "JobFamily", "nightly-etl"
+        )
+    assert workload_of_pod(pod("Job", "manual-run")) == WorkloadKey("shop", "Job", "manual-run")
+
+
+def test_a_cronjob_s_job_stays_the_cronjob_s_and_other_kinds_ignore_the_label() -> None:
+    cronjob = {"kind": "CronJob", "name": "report", "apiVersion": "batch/v1", "controller": True}
+    cached = {("shop", "Job", "report-28765430"): {"metadata": {"ownerReferences": [cronjob]}}}
+    p = pod("Job", "report-28765430", FAMILY)
+    assert workload_of_pod(p, lookup=lambda ns, k, n: cached.get((ns, k, n))) == WorkloadKey(
+        "shop", "CronJob", "report"
+    )
+    assert workload_of_pod(pod("StatefulSet", "db", FAMILY)) == WorkloadKey(
+        "shop", "StatefulSet", "db"
+    )
+
+
+def test_a_family_label_that_is_no_label_value_is_ignored() -> None:
+    for bad in ("", "-etl", "a" * 64, "etl/x"):
+        p = pod("Job", "run-1", {"rightsizer.io/job-family": bad})
+        assert workload_of_pod(p) == WorkloadKey("shop", "Job", "run-1")
