@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.core.policy import DEFAULT_PLACEMENT, PLACEMENTS
+from app.core.policy import DEFAULT_PLACEMENT, PLACEMENTS, WATER_LEVEL
 from app.documents.fields import FieldError
 
 PLACEMENT_FIELDS = ("placement",)
@@ -44,3 +44,15 @@ def stored_placement(doc: Mapping[str, Any]) -> str | None:
 def placement_document(placement: str | None) -> dict[str, Any]:
     """The field back from the column (nothing when it is the default)."""
     return {} if placement in (None, DEFAULT_PLACEMENT) else {"placement": placement}
+
+
+def placement_warning(placement: str | None, scheduler: str) -> str | None:
+    """What a write of a policy with `placement` warns about when this server has no water-level
+    scheduler (`scheduler`, RIGHTSIZER_PLACEMENT_SCHEDULER_NAME, empty): the field then changes
+    nothing, which the user should hear rather than find out."""
+    if placement != WATER_LEVEL or scheduler:
+        return None
+    return (
+        "placement waterLevel changes nothing yet: no water-level scheduler is configured "
+        "(RIGHTSIZER_PLACEMENT_SCHEDULER_NAME; the Helm chart's placement.scheduler.enabled)"
+    )
