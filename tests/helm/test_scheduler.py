@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.helm import FULLNAME, NAMESPACE, Manifest, helm, one, render_chart
+from tests.support.helm import FULLNAME, NAMESPACE, Manifest, helm, one, render_chart, render_notes
 
 NAME = f"{FULLNAME}-water-level"
 ON = {"placement": {"scheduler": {"enabled": True}}}
@@ -160,3 +160,10 @@ def test_a_changed_configuration_restarts_the_scheduler() -> None:
 def test_values_that_cannot_work_are_refused(scheduler: dict[str, Any], message: str) -> None:
     with pytest.raises(helm.HelmRenderError, match=message):
         render_chart({"placement": {"scheduler": {"enabled": True, **scheduler}}})
+
+
+def test_the_notes_name_the_scheduler_only_when_it_runs() -> None:
+    assert "water-level scheduler" not in render_notes()
+    notes = render_notes(ON)
+    assert 'The water-level scheduler "rightsizer-water-level" runs as deployment/' in notes
+    assert f"kubectl -n {NAMESPACE} rollout status deployment/{NAME}" in notes
