@@ -165,6 +165,25 @@ def price(text: str) -> float:
 
 
 price.__name__ = "price (a number, 0 or more)"
+
+
+def window_weights(text: str) -> tuple[float, float, float]:
+    """Three weights, comma-separated (15m, 1h, 1d): finite, not negative, not all 0."""
+    parts = [float(p) for p in text.split(",")]
+    if len(parts) != 3 or any(not math.isfinite(p) or p < 0 for p in parts) or sum(parts) <= 0:
+        raise ValueError(text)
+    return parts[0], parts[1], parts[2]
+
+
+def fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise ValueError(text)
+    return value
+
+
+window_weights.__name__ = "three comma-separated weights (15m, 1h, 1d), not all 0"
+fraction.__name__ = "fraction from 0 to 1"
 cpu_millicores.__name__ = "CPU quantity (e.g. 4 or 500m)"
 
 # Variable -> (field of Settings, default, parser)
@@ -355,6 +374,16 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_PRICE_PER_CORE_HOUR": ("dashboard.price_per_core_hour", 0.04, price),
     "RIGHTSIZER_PRICE_PER_GIB_HOUR": ("dashboard.price_per_gib_hour", 0.005, price),
     "RIGHTSIZER_CURRENCY": ("dashboard.currency", "$", str),
+    # Water-level placement: node levels and the scheduler extender (docs/placement.md).
+    "RIGHTSIZER_PLACEMENT_INTERVAL_SECONDS": ("placement.interval", 30.0, positive(float)),
+    "RIGHTSIZER_PLACEMENT_REFRESH_SECONDS": ("placement.refresh_seconds", 5.0, positive(float)),
+    "RIGHTSIZER_PLACEMENT_WINDOW_WEIGHTS": (
+        "placement.window_weights",
+        (0.5, 0.3, 0.2),
+        window_weights,
+    ),
+    "RIGHTSIZER_PLACEMENT_MIN_WEIGHT": ("placement.min_weight", 1.0, non_negative(float)),
+    "RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD": ("placement.filter_threshold", 0.9, fraction),
 }
 
 

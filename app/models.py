@@ -257,3 +257,27 @@ class AuditEvent(db.Model):  # type: ignore[name-defined]
     object_ref: Mapped[str] = mapped_column(String(600))
     message: Mapped[str] = mapped_column(Text, default="")
     details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class NodeLevelRow(db.Model):  # type: ignore[name-defined]
+    """A node's usage level per window (app.core.placement.windows), kept by the leader from
+    NodeMetrics and read by every process that serves the scheduler extender: one row per node,
+    deleted a day after the node's last metrics (app.store.node_levels)."""
+
+    __tablename__ = "node_levels"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(253), unique=True)
+    cpu_allocatable: Mapped[int] = mapped_column(BigInteger)  # millicores
+    memory_allocatable: Mapped[int] = mapped_column(BigInteger)  # bytes
+    # used / allocatable, per window
+    cpu_15m: Mapped[float] = mapped_column(Float)
+    cpu_1h: Mapped[float] = mapped_column(Float)
+    cpu_1d: Mapped[float] = mapped_column(Float)
+    memory_15m: Mapped[float] = mapped_column(Float)
+    memory_1h: Mapped[float] = mapped_column(Float)
+    memory_1d: Mapped[float] = mapped_column(Float)
+    # the newest sample's level: no window reads below it (app.core.placement.windows)
+    cpu_now: Mapped[float | None] = mapped_column(Float)
+    memory_now: Mapped[float | None] = mapped_column(Float)
+    metrics_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

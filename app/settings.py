@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from flask import Flask, current_app
 
+from app.core.placement.table import PlacementOptions
 from app.core.recommend.settings import RecommenderSettings
 from app.core.sizing.priority import UpdaterSettings
 from app.kube.webhook_config import ALWAYS_EXCLUDED
@@ -172,6 +173,21 @@ class DashboardSettings:
 
 
 @dataclass(frozen=True)
+class PlacementSettings:
+    """Water-level placement: the leader's node levels, the extender (docs/placement.md)."""
+
+    interval: float  # seconds between the leader's NodeMetrics samples
+    refresh_seconds: float  # how often each server process reloads the levels
+    window_weights: tuple[float, float, float]  # 15m, 1h, 1d
+    min_weight: float  # `w` of the ideal level
+    filter_threshold: float  # 0: no filter
+
+    def options(self) -> PlacementOptions:
+        """What the extender scores with (and the dashboard's current_scores)."""
+        return PlacementOptions(self.window_weights, self.min_weight, self.filter_threshold)
+
+
+@dataclass(frozen=True)
 class Settings:
     database_url: str
     log_level: str
@@ -188,6 +204,7 @@ class Settings:
     webhook: WebhookSettings
     certs: CertSettings
     dashboard: DashboardSettings
+    placement: PlacementSettings
 
 
 def settings_of(app: Flask) -> Settings:

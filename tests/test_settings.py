@@ -51,6 +51,10 @@ def sample_text(var: str, default: object) -> tuple[str, object]:
         return "postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db"
     if var == "RIGHTSIZER_MAX_CPU_BOOST":  # a CPU quantity, in millicores
         return "1500m", 1500
+    if var == "RIGHTSIZER_PLACEMENT_WINDOW_WEIGHTS":
+        return "1, 0, 2.5", (1.0, 0.0, 2.5)
+    if var == "RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD":  # a fraction
+        return "0.8", 0.8
     if var == "RIGHTSIZER_TRACK":
         return "labelled, policies", frozenset({"labelled", "policies"})
     if var == "RIGHTSIZER_PROMETHEUS_HEADERS":
@@ -112,6 +116,10 @@ def test_a_bad_value_is_an_error_naming_the_variable() -> None:
         from_environment({"RIGHTSIZER_TLS_CERT_FILE": "tls.crt"})
     with pytest.raises(ConfigError, match=r"RIGHTSIZER_MAX_CPU_BOOST='lots' .*CPU quantity"):
         from_environment({"RIGHTSIZER_MAX_CPU_BOOST": "lots"})
+    with pytest.raises(ConfigError, match=r"RIGHTSIZER_PLACEMENT_WINDOW_WEIGHTS='1,2' .*three"):
+        from_environment({"RIGHTSIZER_PLACEMENT_WINDOW_WEIGHTS": "1,2"})
+    with pytest.raises(ConfigError, match=r"RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD='1.5'"):
+        from_environment({"RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD": "1.5"})
 
 
 def test_create_app_builds_the_settings_once_with_the_overrides_on_top() -> None:

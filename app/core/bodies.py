@@ -43,9 +43,27 @@ class ContainerResize:
 
 
 @dataclass(frozen=True)
+class PodLevelResize:
+    """The pod-level `spec.resources` values that change (KEP-5419, 1.35+): millicores and
+    bytes by resource name; the others are kept (a strategic merge patch merges the maps)."""
+
+    requests: Mapping[str, int]
+    limits: Mapping[str, int]
+
+    def to_dict(self) -> Obj:
+        resources: Obj = {}
+        if self.requests:
+            resources["requests"] = _quantities(self.requests)
+        if self.limits:
+            resources["limits"] = _quantities(self.limits)
+        return resources
+
+
+@dataclass(frozen=True)
 class ResizeBody:
     containers: tuple[ContainerResize, ...] = ()  # under spec.containers
     init_containers: tuple[ContainerResize, ...] = ()  # native sidecars, under spec.initContainers
+    pod_level: PodLevelResize | None = None  # under spec.resources
 
     def to_dict(self) -> Obj:
         spec: Obj = {}
@@ -53,6 +71,8 @@ class ResizeBody:
             spec["containers"] = [c.to_dict() for c in self.containers]
         if self.init_containers:
             spec["initContainers"] = [c.to_dict() for c in self.init_containers]
+        if self.pod_level is not None:
+            spec["resources"] = self.pod_level.to_dict()
         return {"spec": spec}
 
 

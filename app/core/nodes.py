@@ -28,6 +28,9 @@ class NodeView:
     taints: tuple[Taint, ...]  # every effect
     cpu_allocatable: int | None  # millicores; absent is 0, None when malformed
     memory_allocatable: int | None  # bytes; the same
+    # status.declaredFeatures: the features its kubelet declares (NodeDeclaredFeatures, 1.35+),
+    # e.g. InPlacePodLevelResourcesVerticalScaling (app.core.sizing.podlevel_resize)
+    declared_features: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, node: Mapping[str, Any]) -> NodeView:
@@ -47,6 +50,9 @@ class NodeView:
             ),
             cpu_allocatable=amount_or_none("cpu", alloc.get("cpu", "0")),
             memory_allocatable=amount_or_none("memory", alloc.get("memory", "0")),
+            declared_features=tuple(
+                str(f) for f in status.get("declaredFeatures") or () if isinstance(f, str)
+            ),
         )
 
     @property

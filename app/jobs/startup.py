@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from app.jobs.history import PrometheusHistory
+from app.jobs.node_levels import NodeLevelsJob
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.jobs.runner import Job, JobRunner
 from app.jobs.scaler import ScalerJob
@@ -118,6 +119,7 @@ def build_jobs(app: Flask) -> Jobs:
             lambda: webhook_serving(api, webhook.config_name, webhook.probe_address),
             limit_ranges=limit_ranges,
         ),
+        NodeLevelsJob(app, cluster, settings.placement.interval),
     ]
     runner = JobRunner(jobs, lambda: elector_box[0].is_leader())
 

@@ -57,6 +57,7 @@ from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.observation import DEFAULT as DEFAULT_WINDOW
 from app.core.sizing.observation import ChangeLedger, Hold, hold, interval_hold, values_key
 from app.core.sizing.plan import (
+    POD_VIEW,
     Candidate,
     PodKeys,
     SizedMemo,
@@ -66,6 +67,7 @@ from app.core.sizing.plan import (
     node_rooms,
     not_resizable,
     placement_moves,
+    pod_level_not_resizable,
     resize_body,
     stuck_resize,
     workload_candidates,
@@ -139,6 +141,7 @@ class UpdaterJob:
         self.notes: dict[WorkloadKey, dict[str, tuple[str, str]]] = {}
         self.invalid_policies = InvalidPolicyLog("updater")  # each bad row logged once
         self.node_labels: dict[str, dict[str, str]] = {}  # this run's nodes' labels
+        self.node_features: dict[str, tuple[str, ...]] = {}  # their status.declaredFeatures
         # The updater's own changes per workload, from the audit trail (observation windows),
         # and the holds already told in a Warning Event (one Event when a hold begins).
         self.ledger = ChangeLedger()
@@ -183,6 +186,8 @@ class UpdaterJob:
         keys: PodKeys = {}  # each pod's shared_key, computed once (issue 22)
         rooms = node_rooms(nodes, pods, keys)
         self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
+        # what each node's kubelet declares (pod-level resize: app.core.sizing.podlevel_resize)
+        self.node_features = {n.name: n.declared_features for n in nodes}
         s = self.options.settings
         budgets = {
             w: DisruptionBudget(
@@ -433,9 +438,10 @@ class UpdaterJob:
         evicting = policy.update_mode == "Recreate" or c.pending
         free = skip and not evicting  # a resize that restarts nothing: no budget
         uid = c.pod.uid or c.pod.name
-        if self.infeasible.blocks(uid, _requests(c)):
+        if self.infeasible.blocks(uid, _wanted(c)):
             why = self.infeasible.reasons.get(uid, "")
-            self._note(c.workload, RESIZE_INFEASIBLE, "Infeasible", f"{c.pod.name}: {why}")
+            kind = self.infeasible.kinds.get(uid, "Infeasible")
+            self._note(c.workload, RESIZE_INFEASIBLE, kind, f"{c.pod.name}: {why}")
             self.tally.held += 1
             return None
         if evicting and below_min:
@@ -517,13 +523,22 @@ class UpdaterJob:
         """A condition of the workload this run found (app.core.conditions), its first reason."""
         self.notes.setdefault(w, {}).setdefault(type_, (reason, message))
 
-    def _infeasible(self, w: WorkloadKey, pod: PodView, why: str, details: dict[str, Any]) -> None:
-        """InPlace: the resize cannot be done; reported, remembered, the pod left as it is."""
+    def _infeasible(
+        self,
+        w: WorkloadKey,
+        pod: PodView,
+        why: str,
+        details: dict[str, Any],
+        reason: str = "Infeasible",
+    ) -> None:
+        """InPlace: the resize cannot be done; reported, remembered, the pod left as it is. The
+        condition's reason: `Infeasible`, or `PodLevelResizeUnsupported` when the cluster's
+        release or the pod's node cannot resize pod-level resources in place."""
         after = details.get("after") or {}
         self.infeasible.record(
-            pod.uid or pod.name, {n: v.get("requests") or {} for n, v in after.items()}, why
+            pod.uid or pod.name, {n: v.get("requests") or {} for n, v in after.items()}, why, reason
         )
-        self._note(w, RESIZE_INFEASIBLE, "Infeasible", f"{pod.name}: {why}")
+        self._note(w, RESIZE_INFEASIBLE, reason, f"{pod.name}: {why}")
         message = f"{why}: left as it is (updateMode InPlace never evicts)"
         log.info("not resizing %s: %s", pod.ref, message)
         if not self.options.dry_run:
@@ -542,7 +557,12 @@ class UpdaterJob:
         app.kube.cluster.trim_pod). `may_evict`: the budget and minReplicas allow a fallback."""
         ns, name = c.pod.namespace, c.pod.name
         details = change_details(c)
-        why = not_resizable(c, live, self.actions.server_minor())
+        minor = self.actions.server_minor()
+        features = self.node_features.get(live.node_name or "")
+        # a release or node that cannot resize pod-level resources: its own reason (KEP-5419)
+        why = pod_level_not_resizable(c, live, minor, features)
+        reason = "PodLevelResizeUnsupported" if why is not None else "Infeasible"
+        why = why or not_resizable(c, live, minor, features)
         if why is None:
             outcome = self.actions.resize(ns, name, resize_body(c))
             if outcome == "done":
@@ -563,7 +583,7 @@ class UpdaterJob:
                 else "resize not supported by this cluster (< 1.33)"
             )
         if policy.update_mode == "InPlace":
-            self._infeasible(c.workload, c.pod, why, details)
+            self._infeasible(c.workload, c.pod, why, details, reason)
             return None
         if not may_evict:
             log.info("not evicting %s (%s): disruption budget or minReplicas", c.pod.ref, why)
@@ -760,6 +780,14 @@ def _take(rooms: list[NodeRoom], placed: dict[int, NodeRoom]) -> None:
 
 def _requests(c: Candidate) -> dict[str, dict[str, int]]:
     return {u.name: dict(u.requests) for u in c.patch.updates}
+
+
+def _wanted(c: Candidate) -> dict[str, dict[str, int]]:
+    """`_requests` and the pod-level requests the patch changes (POD_VIEW)."""
+    out = _requests(c)
+    if c.patch.pod_level is not None:
+        out[POD_VIEW] = dict(c.patch.pod_level.requests)
+    return out
 
 
 def _until(held: Hold) -> str:

@@ -160,7 +160,11 @@ def trim_node(node: Obj) -> Obj:
     return {
         "metadata": {k: meta[k] for k in ("name", "labels", "resourceVersion") if k in meta},
         "spec": {k: spec[k] for k in ("unschedulable", "taints") if k in spec},
-        "status": {k: status[k] for k in ("allocatable", "capacity", "conditions") if k in status},
+        "status": {
+            k: status[k]
+            for k in ("allocatable", "capacity", "conditions", "declaredFeatures")
+            if k in status
+        },
     }
 
 
@@ -310,6 +314,20 @@ class ClusterView:
             "metrics.k8s.io", "v1beta1", "pods", _preload_content=False
         )
         return decode_pod_metrics_list(resp.data)
+
+    def node_metrics(self) -> list[Obj]:
+        """NodeMetrics of every node, as raw JSON (a few thousand small objects); [] when the
+        metrics API is not served (no metrics-server)."""
+        try:
+            resp: Any = self.custom.list_cluster_custom_object(
+                "metrics.k8s.io", "v1beta1", "nodes", _preload_content=False
+            )
+        except ApiException as e:
+            if e.status in (404, 503):
+                return []
+            raise
+        items = json.loads(resp.data).get("items")
+        return items if isinstance(items, list) else []
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         """Workloads an HPA scales on CPU or memory: resizing them would fight the HPA."""

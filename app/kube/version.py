@@ -1,5 +1,6 @@
 """The API server's Kubernetes minor version (GET /version), for the rules that differ by release:
-in-place resize (app.core.sizing.resize_rules) and pod-level resources
+in-place resize (app.core.sizing.resize_rules, and of pod-level resources
+app.core.sizing.podlevel_resize) and pod-level resources
 (app.core.sizing.podlimits.unset_request_is_zero)."""
 
 from __future__ import annotations

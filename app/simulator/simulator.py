@@ -7,7 +7,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from kubernetes import config as kube_config
 
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster
+from app.simulator.control.extenders import parse_extenders
 from app.simulator.endpoints.api import Api
 from app.simulator.endpoints.server import SimServer
 from app.simulator.scenarios import scenario as scenarios
@@ -72,6 +73,7 @@ class Simulator:
         watch_window: int = 20_000,
         bookmark_interval: float = 60.0,
         version: str | None = None,
+        scheduler_extenders: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         if (nodes is None) != (pods is None):
             raise ValueError("scale mode needs both nodes and pods")
@@ -87,6 +89,10 @@ class Simulator:
         self._seed = seed if seed is not None else (self.scenario.seed if self.scenario else 0)
         self._host, self._port = host, port
         self._service_urls = dict(service_urls or {})
+        # KubeSchedulerConfiguration `extenders` entries (control/extenders.py); ValueError here
+        self._extenders = (
+            parse_extenders(list(scheduler_extenders)) if scheduler_extenders is not None else None
+        )
         self._watch_window = watch_window
         self._bookmark_interval = bookmark_interval
         # The Kubernetes release served (GET /version) and whose rules apply: the option, else
@@ -121,6 +127,8 @@ class Simulator:
             assert self.scenario is not None
             scenarios.build(self.cluster, self.scenario)
             self.cluster.service_urls.update(self._service_urls)  # explicit wins
+        if self._extenders is not None:  # explicit wins over the scenario's
+            self.cluster.extenders = list(self._extenders)
         clock.set_speed(self.speed)
         api = Api(self.cluster, bookmark_interval=self._bookmark_interval, version=self.version)
         if self.scale:

@@ -9,25 +9,33 @@
 from __future__ import annotations
 
 import atexit
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, request
 from flask.typing import ResponseReturnValue
 
+from app.core.placement.windows import NodeLevel
 from app.core.sizing.boost import BoostOptions
+from app.kube.binds import BindWatch
+from app.kube.client import api_client
 from app.probes import request_observers, serve_from_cache
 from app.settings import settings_of
 from app.store import audit as audit_trail
+from app.store.node_levels import load_node_levels
 from app.store.policies import InvalidPolicyLog
 from app.store.session import own_session
 from app.store.snapshot import RowMemo, Snapshot, load_snapshot
 from app.webhook.audit import ACTOR, MutationCount, MutationCounter
 from app.webhook.cache import WebhookCache
+from app.webhook.extender import Extender, ExtenderRoute
 from app.webhook.handler import Webhook
+from app.webhook.levels import LevelsCache
 from app.webhook.route import MutateRoute
 from app.webhook.sources import ClusterSources, should_watch
 
 EXTENSION = "rightsizer.webhook"
+EXTENDER = "rightsizer.extender"
 
 bp = Blueprint("webhook", __name__)
 
@@ -95,3 +103,34 @@ def init_app(app: Flask) -> None:
         atexit.register(mutations.flush)
     app.register_blueprint(bp)
     app.wsgi_app = MutateRoute(app.wsgi_app, hook, request_observers(app))  # type: ignore[method-assign]
+    init_extender(app, hook)
+
+
+def init_extender(app: Flask, hook: Webhook) -> None:
+    """The scheduler extender (app.webhook.extender) on the same server, ahead of Flask."""
+
+    def load() -> list[NodeLevel]:
+        with app.app_context(), own_session() as session:
+            return load_node_levels(session)
+
+    settings = settings_of(app)
+    levels = LevelsCache(
+        load, settings.placement.options(), interval=settings.placement.refresh_seconds
+    )
+    watch = None
+    kubeconfig = settings.cluster.kubeconfig
+    if should_watch(settings.webhook.watch_cluster, kubeconfig):
+
+        def watch(
+            bound: Callable[[dict[str, Any]], None], gone: Callable[[dict[str, Any]], None]
+        ) -> object:
+            return BindWatch(api_client(kubeconfig or None), bound, gone).start()
+
+    extender = Extender(hook, levels, autostart=not app.testing, watch_binds=watch)
+    app.extensions[EXTENDER] = extender
+    app.wsgi_app = ExtenderRoute(app.wsgi_app, extender, request_observers(app))  # type: ignore[method-assign]
+
+
+def extender_of(app: Flask) -> Extender:
+    found: Extender = app.extensions[EXTENDER]
+    return found

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from app.core.nodes import NodeView
+from app.kube.cluster import trim_node
 
 
 def node(**status: Any) -> dict[str, Any]:
@@ -66,3 +67,13 @@ def test_allocatable_absent_is_zero_and_malformed_is_unknown(
 def test_fields_of_the_wrong_type_read_as_absent() -> None:
     view = NodeView.parse({"metadata": "x", "spec": {"taints": "all"}, "status": []})
     assert (view.name, view.labels, view.taints, view.ready) == ("", (), (), False)
+
+
+def test_the_features_its_kubelet_declares_are_read_and_kept_by_the_cache() -> None:
+    """status.declaredFeatures (NodeDeclaredFeatures): whether the node resizes pod-level
+    resources in place (app.core.sizing.podlevel_resize)."""
+    declared = node(declaredFeatures=["InPlacePodLevelResourcesVerticalScaling", 7])
+    assert NodeView.parse(trim_node(declared)).declared_features == (
+        "InPlacePodLevelResourcesVerticalScaling",
+    )
+    assert NodeView.parse(node()).declared_features == ()

@@ -107,7 +107,7 @@ def test_a_scalable_kind_and_a_target_selector_are_stored_and_dropped_by_a_downg
 
 
 def test_a_policy_placement_is_stored_and_dropped_by_a_downgrade(app: Flask) -> None:
-    """0011: policies keep their placement; a downgrade drops the column, the policy stays."""
+    """0012: policies keep their placement; a downgrade drops the column, the policy stays."""
     db.session.execute(
         sa.text(
             "INSERT INTO policies (name, namespace, update_mode, container_policies, placement, "
@@ -119,7 +119,7 @@ def test_a_policy_placement_is_stored_and_dropped_by_a_downgrade(app: Flask) -> 
     placement = db.session.execute(sa.text("SELECT placement FROM policies")).scalar_one()
     assert placement == "waterLevel"
     db.session.remove()
-    downgrade(revision="0010")
+    downgrade(revision="0011")
     columns = {c["name"] for c in sa.inspect(db.engine).get_columns("policies")}
     assert "placement" not in columns
     assert db.session.execute(sa.text("SELECT name FROM policies")).scalar_one() == "web"

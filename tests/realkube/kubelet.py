@@ -15,11 +15,25 @@ and while a resize is under way the pod's `PodResizeInProgress` condition, or `P
 with reason `Infeasible` when the new requests exceed what the node can ever give (its allocatable)
 or `Deferred` when they do not fit beside the node's other pods now.
 
+Pod-level resources (`spec.resources`), from the release where
+InPlacePodLevelResourcesVerticalScaling (KEP-5419) is on by default (1.36): a kubelet with the
+gate on declares it in its node's `status.declaredFeatures` (k8s.io/component-helpers
+nodedeclaredfeatures; kube-apiserver's NodeDeclaredFeatureValidator refuses a change of
+`spec.resources` on a node that does not), and reports for the pod (pkg/kubelet/kubelet_pods.go,
+convertToAPIPodLevelResourcesStatus):
+
+- `status.resources`: the pod-level requests and limits in force (its pod cgroup);
+- `status.allocatedResources`: the pod's admitted requests (resource.PodRequests: a pod-level
+  request in place of the containers' sum), the spec's once a resize is accepted.
+
+Its resize verdict counts a pod by those requests too, as the kubelet's allocation manager does.
+
 `ResizeKubelet` polls the pods of the kwok nodes and writes that status: a running container's
 resources as soon as kwok has made it Running, and after a resize either the new resources at once
 (the resize is applied as soon as it is seen: no `PodResizeInProgress` window) or `PodResizePending`
 (`Infeasible`, `Deferred`) and the old resources, which a real kubelet keeps until it can apply the
-resize. Only pods on nodes whose annotation says kwok plays them are touched.
+resize. Only pods on nodes whose annotation says kwok plays them are touched. The release is read
+from the API server's /version.
 """
 
 from __future__ import annotations
@@ -37,6 +51,8 @@ from app.core.quantity import amount
 
 log = logging.getLogger(__name__)
 RESOURCES = ("cpu", "memory")
+POD_LEVEL_FEATURE = "InPlacePodLevelResourcesVerticalScaling"
+POD_LEVEL_FROM = 36  # the release the gate is on by default from (beta)
 
 
 def _amounts(values: Mapping[str, str] | None) -> dict[str, int]:
@@ -44,12 +60,21 @@ def _amounts(values: Mapping[str, str] | None) -> dict[str, int]:
 
 
 def _requests(pod: Mapping[str, Any]) -> dict[str, int]:
-    """The pod's requests summed over its containers (init containers aside: kwok runs none)."""
+    """The pod's requests summed over its containers (init containers aside: kwok runs none),
+    a pod-level request in place of the sum where the pod sets one (resource.PodRequests)."""
     total: dict[str, int] = {}
     for c in pod["spec"]["containers"]:
         for r, v in _amounts((c.get("resources") or {}).get("requests")).items():
             total[r] = total.get(r, 0) + v
-    return total
+    level = (pod["spec"].get("resources") or {}).get("requests")
+    return {**total, **_amounts(level)}
+
+
+def _pod_level(pod: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pod's pod-level requests and limits, None when it sets none."""
+    level = pod["spec"].get("resources") or {}
+    wanted = {k: dict(v) for k, v in level.items() if k in ("requests", "limits") and v}
+    return wanted or None
 
 
 def resize_verdict(
@@ -65,8 +90,11 @@ def resize_verdict(
     return None
 
 
-def reported_status(pod: dict[str, Any], verdict: str | None) -> dict[str, Any] | None:
-    """The pod's status as the kubelet would write it, or None when it already says so."""
+def reported_status(
+    pod: dict[str, Any], verdict: str | None, pod_level: bool = False
+) -> dict[str, Any] | None:
+    """The pod's status as the kubelet would write it, or None when it already says so.
+    `pod_level`: the kubelet's release reports pod-level resources (KEP-5419 gate on)."""
     status = pod.setdefault("status", {})
     statuses = status.get("containerStatuses") or []
     if not statuses or not all("running" in (s.get("state") or {}) for s in statuses):
@@ -84,6 +112,15 @@ def reported_status(pod: dict[str, Any], verdict: str | None) -> dict[str, Any] 
             s["resources"] = wanted
             s["allocatedResources"] = dict(wanted.get("requests") or {})
             changed = True
+    level = _pod_level(pod) if pod_level else None
+    if level is not None and (
+        status.get("resources") is None or (verdict is None and status["resources"] != level)
+    ):
+        status["resources"] = level
+        status["allocatedResources"] = {
+            r: str(v) if r == "memory" else f"{v}m" for r, v in sorted(_requests(pod).items())
+        }
+        changed = True
     conditions = [
         c for c in status.get("conditions") or [] if c["type"] not in ("PodResizePending",)
     ]
@@ -113,6 +150,7 @@ class ResizeKubelet:
     def __init__(self, api: client.ApiClient, interval: float = 0.3) -> None:
         self.api = api
         self.core = client.CoreV1Api(api)
+        self.minor: int | None = None  # the API server's release, read at the first pass
         self.interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="resize-kubelet", daemon=True)
@@ -134,11 +172,24 @@ class ResizeKubelet:
                 log.exception("resize kubelet: a pass failed")
 
     def sync(self) -> None:
-        nodes = {
-            n["metadata"]["name"]: _amounts(n["status"].get("allocatable"))
+        if self.minor is None:
+            info = client.VersionApi(self.api).get_code()
+            self.minor = int("".join(ch for ch in str(info.minor) if ch.isdigit()))
+        pod_level = self.minor >= POD_LEVEL_FROM
+        kwok = [
+            n
             for n in self._items(self.core.list_node(_preload_content=False))
             if (n["metadata"].get("annotations") or {}).get("kwok.x-k8s.io/node") == "fake"
-        }
+        ]
+        nodes = {n["metadata"]["name"]: _amounts(n["status"].get("allocatable")) for n in kwok}
+        for n in kwok:
+            declared = n["status"].get("declaredFeatures") or []
+            if pod_level and POD_LEVEL_FEATURE not in declared:
+                self.core.patch_node_status(
+                    n["metadata"]["name"],
+                    {"status": {"declaredFeatures": sorted({*declared, POD_LEVEL_FEATURE})}},
+                    _content_type="application/merge-patch+json",
+                )
         pods = [
             p
             for p in self._items(self.core.list_pod_for_all_namespaces(_preload_content=False))
@@ -151,7 +202,7 @@ class ResizeKubelet:
                 if o["spec"]["nodeName"] == node and o is not pod:
                     for r, v in _requests(o).items():
                         others[r] = others.get(r, 0) + v
-            status = reported_status(pod, resize_verdict(pod, nodes[node], others))
+            status = reported_status(pod, resize_verdict(pod, nodes[node], others), pod_level)
             if status is not None:
                 self._write(pod, status)
 

@@ -60,3 +60,25 @@ def test_a_resize_that_fits_the_node_but_not_beside_its_pods_is_deferred() -> No
     pod = running({"cpu": "3"}, {"requests": {"cpu": "100m"}})
     assert resize_verdict(pod, NODE, {"cpu": 6000}) == "Deferred"
     assert resize_verdict(pod, NODE, {"cpu": 4000}) is None
+
+
+def test_pod_level_resources_are_reported_and_counted_where_the_release_has_them() -> None:
+    """KEP-5419: status.resources (the pod-level values in force) and status.allocatedResources
+    (the pod's requests, pod-level in place of the containers' sum); not before 1.36."""
+    pod = running({}, None)
+    pod["spec"]["resources"] = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
+    assert resize_verdict(pod, {"cpu": 500, "memory": 2**30}, {}) == "Infeasible"
+    older = reported_status(copy.deepcopy(pod), None)
+    assert older is not None and "resources" not in older and "allocatedResources" not in older
+    status = reported_status(copy.deepcopy(pod), None, pod_level=True)
+    assert status is not None
+    assert status["resources"] == {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
+    assert status["allocatedResources"] == {"cpu": "1000m"}
+    resized = copy.deepcopy(pod)
+    resized["status"] = status
+    resized["spec"]["resources"]["requests"] = {"cpu": "500m"}
+    pending = reported_status(copy.deepcopy(resized), "Deferred", pod_level=True)
+    assert pending is not None and pending["resources"]["requests"] == {"cpu": "1"}  # kept
+    done = reported_status(copy.deepcopy(resized), None, pod_level=True)
+    assert done is not None and done["resources"]["requests"] == {"cpu": "500m"}
+    assert done["allocatedResources"] == {"cpu": "500m"}

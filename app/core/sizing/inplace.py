@@ -49,10 +49,13 @@ class InfeasibleAttempts:
 
     attempts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # why each was infeasible
+    # the condition reason of each: Infeasible, or PodLevelResizeUnsupported (KEP-5419)
+    kinds: dict[str, str] = field(default_factory=dict)
 
-    def record(self, uid: str, requests: Requests, why: str = "") -> None:
+    def record(self, uid: str, requests: Requests, why: str = "", kind: str = "Infeasible") -> None:
         self.attempts[uid] = {n: dict(v) for n, v in requests.items()}
         self.reasons[uid] = why
+        self.kinds[uid] = kind
 
     def blocks(self, uid: str, wanted: Requests) -> bool:
         """True while the pod's new values ask for nothing less than the infeasible attempt;
@@ -68,6 +71,7 @@ class InfeasibleAttempts:
     def forget(self, uid: str) -> None:
         self.attempts.pop(uid, None)
         self.reasons.pop(uid, None)
+        self.kinds.pop(uid, None)
 
     def keep_only(self, uids: Iterable[str]) -> None:
         """Pods that no longer exist are forgotten."""

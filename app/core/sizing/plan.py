@@ -18,24 +18,26 @@ decisions are unit-tested directly.
 Pods with pod-level resources (app.core.sizing.podlevel): a container sharing the pod's budget
 (no request of its own) is judged through the pod-level values, one more view named
 `spec.resources` (its request against the sum of the containers' bounds); the pod counts on its
-node by its pod-level requests, as the scheduler counts it; and it is evicted, never resized,
-since Kubernetes refuses to resize a pod with pod-level resources in place (ValidatePodResize;
-the InPlacePodLevelResourcesVerticalScaling gate is alpha, off, in 1.35).
+node by its pod-level requests, as the scheduler counts it; and it is resized in place, its
+`spec.resources` in the same resize, only where the cluster's release and the pod's node allow it
+(KEP-5419, InPlacePodLevelResourcesVerticalScaling: app.core.sizing.podlevel_resize), else
+evicted as any pod Kubernetes would refuse to resize.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.core.bodies import ContainerResize, ResizeBody
+from app.core.bodies import ContainerResize, PodLevelResize, ResizeBody
 from app.core.nodes import NodeView
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
 from app.core.quantity import parse_amount, readable
 from app.core.recommend.capping import Recommendation, policy_for_container
 from app.core.recommend.model import WorkloadKey
+from app.core.sizing import podlevel_resize
 from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
 from app.core.sizing.limitrange import LimitRangeItem
@@ -395,15 +397,42 @@ def qos_change(c: Candidate, live: PodView) -> tuple[str, str] | None:
     others = [_amounts(x.resources) for x in live.plain_init_containers()]
     pod_level = _amounts(live.pod_resources) if live.pod_resources is not None else None
     updates = {u.name: {"requests": u.requests, "limits": u.limits} for u in c.patch.updates}
-    return changes_qos(current, updates, others, pod_level)
+    level = c.patch.pod_level
+    level_update = {"requests": level.requests, "limits": level.limits} if level else None
+    return changes_qos(current, updates, others, pod_level, level_update)
 
 
-def not_resizable(c: Candidate, live: PodView, server_minor: int | None) -> str | None:
-    """Why Kubernetes would refuse this resize, known before sending it: a QoS class change
-    (every release), or what the cluster's release refuses (app.core.sizing.resize_rules)."""
+def pod_level_not_resizable(
+    c: Candidate,
+    live: PodView,
+    server_minor: int | None,
+    node_features: Collection[str] | None = None,
+) -> str | None:
+    """Why Kubernetes would refuse to resize this pod, which sets pod-level resources (or whose
+    patch changes them), in place: the release or its node cannot (podlevel_resize); None for
+    a pod without them."""
     level = live.pod_resources
-    if level is not None and (level.requests() or level.limits()):
-        return "pods with pod-level resources cannot be resized in place"
+    if not ((level is not None and (level.requests() or level.limits())) or c.patch.pod_level):
+        return None
+    changes = c.patch.pod_level is not None
+    node = live.node_name or ""
+    return podlevel_resize.pod_level_refusal(server_minor, changes, node, node_features)
+
+
+def not_resizable(
+    c: Candidate,
+    live: PodView,
+    server_minor: int | None,
+    node_features: Collection[str] | None = None,
+) -> str | None:
+    """Why Kubernetes would refuse this resize, known before sending it: a QoS class change
+    (every release), or what the cluster's release refuses (app.core.sizing.resize_rules), and
+    for a pod with pod-level resources what the release and its node allow
+    (app.core.sizing.podlevel_resize). `node_features`: the status.declaredFeatures of the pod's
+    node (None: not known)."""
+    why = pod_level_not_resizable(c, live, server_minor, node_features)
+    if why is not None:
+        return why
     qos = qos_change(c, live)
     if qos is not None:
         return f"resize would change the QoS class {qos[0]} -> {qos[1]}"
@@ -422,7 +451,8 @@ def not_resizable(c: Candidate, live: PodView, server_minor: int | None) -> str 
 
 def resize_body(c: Candidate) -> ResizeBody:
     """The resize of the candidate's patch: a native sidecar lives under spec.initContainers (its
-    ContainerUpdate.path says so), and there it must be addressed."""
+    ContainerUpdate.path says so), and there it must be addressed; the pod-level values it
+    changes go under spec.resources."""
     containers, init_containers = [], []
     for u in c.patch.updates:
         entry = ContainerResize(u.name, dict(u.requests), dict(u.limits))
@@ -430,7 +460,9 @@ def resize_body(c: Candidate) -> ResizeBody:
             init_containers.append(entry)
         else:
             containers.append(entry)
-    return ResizeBody(tuple(containers), tuple(init_containers))
+    level = c.patch.pod_level
+    pod_level = PodLevelResize(dict(level.requests), dict(level.limits)) if level else None
+    return ResizeBody(tuple(containers), tuple(init_containers), pod_level)
 
 
 def change_details(c: Candidate) -> dict[str, Any]:
@@ -449,10 +481,10 @@ def change_details(c: Candidate) -> dict[str, Any]:
 
 def holds(pod: PodView, after: Values) -> bool:
     """The pod's spec already has the requests rightsizer asked for."""
-    have = pod.resources()
+    have = dict(pod.resources())
+    if pod.pod_resources is not None:
+        have[POD_VIEW] = pod.pod_resources
     for name, values in after.items():
-        if name == POD_VIEW:
-            continue  # never resized in place (see the module's docstring)
         res = have.get(name)
         if res is None:
             return False

@@ -24,9 +24,10 @@ level keeps its meaning:
   container has no recommendation (mode Off, not controlled, another controller's resource, no
   data), since nothing then says what that container needs; one no container is sized for.
 
-Amounts are millicores and bytes. Kubernetes cannot resize pod-level resources in place before the
-InPlacePodLevelResourcesVerticalScaling gate (alpha in 1.35): the updater evicts such pods
-instead (app.core.sizing.plan).
+Amounts are millicores and bytes. Kubernetes resizes pod-level resources in place only with the
+InPlacePodLevelResourcesVerticalScaling gate (KEP-5419: alpha in 1.35, on by default from 1.36):
+the updater resizes them where the release and the pod's node allow it, else evicts such pods
+(app.core.sizing.podlevel_resize, app.core.sizing.plan).
 """
 
 from __future__ import annotations

@@ -254,14 +254,17 @@ def changes_qos(
     updates: dict[str, dict[str, dict[str, int]]],
     others: Iterable[Mapping[str, Mapping[str, int]]] = (),
     pod_level: Mapping[str, Mapping[str, int]] | None = None,
+    pod_level_update: Mapping[str, Mapping[str, int]] | None = None,
 ) -> tuple[str, str] | None:
     """(old, new) QoS class when applying `updates` would change it, else None.
 
     `current`: per resizable container (regular and sidecar) {"requests": {...}, "limits":
     {...}} as the pod has them; `updates`: per changed container the new values (merged over the
     current ones); `others`: the containers a resize cannot touch but that count for the class
-    (non-sidecar init containers); `pod_level`: the pod's spec.resources. Kubernetes refuses a
-    resize that changes the class (ValidatePodResize), by the rule of app.core.sizing.qos.
+    (non-sidecar init containers); `pod_level`: the pod's spec.resources, and
+    `pod_level_update` the values a pod-level resize changes (merged over them). Kubernetes
+    refuses a resize that changes the class (ValidatePodResize), by the rule of
+    app.core.sizing.qos.
     """
     fixed = list(others)
     old, new = [], []
@@ -275,5 +278,12 @@ def changes_qos(
                 "limits": {**lim, **(u.get("limits") or {})},
             }
         )
-    before, after = pod_qos(old + fixed, pod_level), pod_qos(new + fixed, pod_level)
+    level_after = pod_level
+    if pod_level_update is not None:
+        base = pod_level or {}
+        level_after = {
+            part: {**(base.get(part) or {}), **(pod_level_update.get(part) or {})}
+            for part in ("requests", "limits")
+        }
+    before, after = pod_qos(old + fixed, pod_level), pod_qos(new + fixed, level_after)
     return (before, after) if before != after else None

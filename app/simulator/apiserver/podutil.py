@@ -8,7 +8,9 @@ from app.simulator.apiserver import limitranger, qos, quantity
 
 
 def requests(pod: dict[str, Any]) -> tuple[int, int]:
-    """(millicores, bytes) the scheduler reserves: requests, or limits where requests are unset."""
+    """(millicores, bytes) the scheduler reserves: requests, or limits where requests are unset;
+    a pod-level request (`spec.resources`, KEP-2837) in place of the containers' sum where the
+    pod sets one (k8s.io/component-helpers resource.PodRequests)."""
     cpu = mem = 0
     for c in pod.get("spec", {}).get("containers") or []:
         res = c.get("resources") or {}
@@ -17,7 +19,17 @@ def requests(pod: dict[str, Any]) -> tuple[int, int]:
             cpu += quantity.millicores(req["cpu"])
         if "memory" in req:
             mem += quantity.bytes_(req["memory"])
-    return cpu, mem
+    return pod_level_requests(pod, cpu, mem)
+
+
+def pod_level_requests(pod: dict[str, Any], cpu: int, memory: int) -> tuple[int, int]:
+    """(cpu, memory) with the pod-level requests the pod sets in their place."""
+    level = ((pod.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    if "cpu" in level:
+        cpu = quantity.millicores(level["cpu"])
+    if "memory" in level:
+        memory = quantity.bytes_(level["memory"])
+    return cpu, memory
 
 
 def qos_class(pod: dict[str, Any]) -> str:

@@ -37,6 +37,19 @@ class KubeVersion:
     def at_least(self, minor: int) -> bool:
         return self.minor >= minor
 
+    @property
+    def pod_level_resize(self) -> bool:
+        """InPlacePodLevelResourcesVerticalScaling (KEP-5419) with the release's default gates:
+        alpha, off, in 1.35; beta, on, from 1.36 (pkg/features/kube_features.go)."""
+        return self.at_least(36)
+
+    def declared_features(self) -> list[str]:
+        """What the simulated kubelets of this release declare in a node's
+        status.declaredFeatures (NodeDeclaredFeatures, beta and on from 1.36): of the features
+        the simulator's rules read, InPlacePodLevelResourcesVerticalScaling where it is on
+        (k8s.io/component-helpers nodedeclaredfeatures/features/inplacepodresize)."""
+        return ["InPlacePodLevelResourcesVerticalScaling"] if self.pod_level_resize else []
+
     def document(self) -> dict[str, str]:
         """The body of GET /version, as kube-apiserver serves it."""
         return {

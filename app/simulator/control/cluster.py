@@ -41,6 +41,7 @@ from app.simulator.apiserver.store import Entry, Store, WatchEvent
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.controllers import Controllers
 from app.simulator.control.events import Source
+from app.simulator.control.extenders import HTTPExtender
 from app.simulator.control.kubelet_events import KubeletEvents
 from app.simulator.control.objects import make_node, running_status
 from app.simulator.control.recorder import NORMAL, WARNING, EventRecorder
@@ -126,6 +127,7 @@ class SimCluster:
         self.clock = clock or SimClock()
         self.store = Store(watch_window)
         self.service_urls: dict[str, str] = dict(service_urls or {})
+        self.extenders: list[HTTPExtender] = []  # the scheduler's (extenders.py)
         # (namespace, workload name) -> container name -> profile, from the scenario.
         self.profiles: dict[tuple[str, str], dict[str, UsageProfile]] = {}
         self.runtime: dict[str, PodRuntime] = {}
@@ -253,7 +255,13 @@ class SimCluster:
         labels: Mapping[str, str] | None = None,
     ) -> Entry:
         node = make_node(
-            name, cpu=cpu, memory=memory, pods=pods, labels=dict(labels or {}), created=self.now()
+            name,
+            cpu=cpu,
+            memory=memory,
+            pods=pods,
+            labels=dict(labels or {}),
+            created=self.now(),
+            declared_features=self.version.declared_features(),
         )
         return self.store.create(NODE, node, self.now_str())
 
@@ -349,7 +357,7 @@ class SimCluster:
             node = pod["spec"].get("nodeName")
             scheduled = not node
             if not node:
-                node, message = choose_node(self.store, self.node_usage, pod)
+                node, message = choose_node(self.store, self.node_usage, pod, self.extenders)
                 if node is None:
                     self._mark_unschedulable(pod, message)
                     # pkg/scheduler/schedule_one.go handleSchedulingFailure: every failed attempt.

@@ -51,8 +51,10 @@ def make_node(
     pods: int = 110,
     labels: dict[str, str] | None = None,
     created: float,
+    declared_features: list[str] | None = None,
 ) -> dict[str, Any]:
-    """A Ready node with the labels, capacity and status a kubelet registers."""
+    """A Ready node with the labels, capacity and status a kubelet registers (and the features
+    it declares, status.declaredFeatures, when given)."""
     cpu_m, mem_b = quantity.millicores(cpu), quantity.bytes_(memory)
     # Allocatable = capacity minus kube/system reserved, roughly as kubeadm clusters have it.
     alloc_cpu = max(cpu_m - 100 - cpu_m // 50, 0)
@@ -112,6 +114,7 @@ def make_node(
                 "osImage": "Simulated Linux",
                 "systemUUID": digest[32:64],
             },
+            **({"declaredFeatures": list(declared_features)} if declared_features else {}),
         },
     }
 

@@ -1,17 +1,26 @@
 """Places pending pods on nodes by requests against allocatable, as kube-scheduler's
 NodeResourcesFit filter and LeastAllocated score do; pods that fit nowhere stay Pending. The
 NodeAffinity filter takes the pod's nodeSelector and required node affinity (nodeaffinity.py);
-daemon pods reach their node through it."""
+daemon pods reach their node through it. Configured extenders (extenders.py) filter the nodes
+that passed, then add `weight x score x 10` to each node's score (0-100, LeastAllocated's: the
+mean free share of CPU and memory after the pod), as kube-scheduler does."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.simulator.apiserver import podutil, quantity
 from app.simulator.apiserver.resources import NODE, POD
 from app.simulator.apiserver.store import Store, WatchEvent
+from app.simulator.control.extenders import (
+    MAX_EXTENDER_PRIORITY,
+    MAX_NODE_SCORE,
+    ExtenderError,
+    HTTPExtender,
+)
 from app.simulator.control.nodeaffinity import matches_node
 
 
@@ -145,19 +154,20 @@ def fit_error(pod: dict[str, Any], total: int, reasons: Counter[str], helpable: 
     return f"{message} preemption: 0/{total} nodes are available: {_histogram(preemption)}."
 
 
-def choose_node(store: Store, usage: NodeUsage, pod: dict[str, Any]) -> tuple[str | None, str]:
+def choose_node(
+    store: Store, usage: NodeUsage, pod: dict[str, Any], extenders: Sequence[HTTPExtender] = ()
+) -> tuple[str | None, str]:
     """The best node for the pod, or None and the FailedScheduling message kube-scheduler gives."""
     cpu, mem = podutil.requests(pod)
     reasons: Counter[str] = Counter()
     helpable = 0
-    best: tuple[float, str] | None = None
+    feasible: list[tuple[dict[str, Any], float]] = []  # node, its own score
     nodes, _ = store.scan(NODE)
     if not nodes:
         return None, "no nodes available to schedule pods"  # schedule_one.go ErrNoNodesAvailable
     for _, entry in nodes:
         node = entry.obj
-        name = node["metadata"]["name"]
-        use = usage.get(name)
+        use = usage.get(node["metadata"]["name"])
         failed, resolvable = _filter(node, pod, use)
         if failed:
             reasons.update(failed)
@@ -167,8 +177,64 @@ def choose_node(store: Store, usage: NodeUsage, pod: dict[str, Any]) -> tuple[st
         free = (cap.cpu - use.cpu - cpu) / max(cap.cpu, 1) + (cap.memory - use.memory - mem) / max(
             cap.memory, 1
         )
-        if best is None or free > best[0]:
-            best = (free, name)
-    if best is not None:
-        return best[1], ""
-    return None, fit_error(pod, len(nodes), reasons, helpable)
+        feasible.append((node, free / 2 * MAX_NODE_SCORE))  # LeastAllocated, equal weights
+    try:
+        feasible, helpable = _extender_filter(pod, feasible, extenders, reasons, helpable)
+    except ExtenderError as e:  # schedule_one.go: a failed extender fails the attempt
+        return None, str(e)
+    if not feasible:
+        return None, fit_error(pod, len(nodes), reasons, helpable)
+    if len(feasible) == 1:  # schedule_one.go: one feasible node is not scored
+        return feasible[0][0]["metadata"]["name"], ""
+    scores = _extender_scores(pod, [n for n, _ in feasible], extenders)
+    best: tuple[float, str] | None = None
+    for node, own in feasible:
+        name = node["metadata"]["name"]
+        total = own + scores.get(name, 0) * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+        if best is None or total > best[0]:
+            best = (total, name)
+    assert best is not None
+    return best[1], ""
+
+
+def _extender_filter(
+    pod: dict[str, Any],
+    feasible: list[tuple[dict[str, Any], float]],
+    extenders: Sequence[HTTPExtender],
+    reasons: Counter[str],
+    helpable: int,
+) -> tuple[list[tuple[dict[str, Any], float]], int]:
+    """schedule_one.go findNodesThatPassExtenders: each extender filters what the previous left."""
+    for ext in extenders:
+        if not feasible:
+            break
+        try:
+            passed, failed, unresolvable = ext.filter(pod, [n for n, _ in feasible])
+        except ExtenderError:
+            if ext.ignorable:
+                continue
+            raise
+        for name in {n["metadata"]["name"] for n, _ in feasible} - set(passed):
+            if name in unresolvable:  # takes precedence over FailedNodes
+                reasons[unresolvable[name]] += 1
+            else:
+                reasons[failed.get(name, "node(s) were filtered out by an extender")] += 1
+                helpable += 1
+        keep = set(passed)
+        feasible = [(n, s) for n, s in feasible if n["metadata"]["name"] in keep]
+    return feasible, helpable
+
+
+def _extender_scores(
+    pod: dict[str, Any], nodes: list[dict[str, Any]], extenders: Sequence[HTTPExtender]
+) -> dict[str, int]:
+    """schedule_one.go prioritizeNodes: weight x score per extender, summed; errors ignored."""
+    total: dict[str, int] = {}
+    for ext in extenders:
+        try:
+            scores = ext.prioritize(pod, nodes)
+        except ExtenderError:
+            continue
+        for name, score in scores.items():
+            total[name] = total.get(name, 0) + score * ext.weight
+    return total

@@ -4,8 +4,23 @@ Re-derived from kubernetes/kubernetes, per release:
 - pkg/registry/core/pod/strategy.go (podResizeStrategy, dropNonResizeUpdates): from the body only
   `resources` and `resizePolicy` of existing containers and of restartable (sidecar) init
   containers are kept; every other change is dropped, not refused.
+- Pod-level resources (`spec.resources`), KEP-5419 (InPlacePodLevelResourcesVerticalScaling:
+  alpha, off, in 1.35; beta, on, from 1.36; pkg/features/kube_features.go). Before 1.35 any
+  resize of a pod that sets them is refused ("pods with pod-level resources cannot be resized");
+  in 1.35, with the gate off, too ("resize of pods with pod-level resources is forbidden when
+  InPlacePodLevelResourcesVerticalScalingEnabled feature gate is disabled"), and
+  dropNonResizeUpdates drops a sent `spec.resources`. From 1.36 the sent `spec.resources` is kept
+  and validatePodLevelResourcesResize refuses removing it or one of its requests or limits, and
+  changing a resource other than cpu and memory; the pod-level rules of every pod
+  (validatePodResourceConsistency: the containers within the pod-level values) apply to the new
+  pod. NodeDeclaredFeatureValidator (plugin/pkg/admission/nodedeclaredfeatures, on with
+  NodeDeclaredFeatures from 1.36) then answers 403 when `spec.resources` changes on a node whose
+  status.declaredFeatures lacks InPlacePodLevelResourcesVerticalScaling. The kubelet, once the
+  resize is applied, reports the pod-level values in force in status.resources and the pod's
+  requests in status.allocatedResources (pkg/kubelet/kubelet_pods.go,
+  convertToAPIPodLevelResourcesStatus).
 - pkg/apis/core/validation/validation.go (ValidatePodResize, validateContainerResize): 422 when
-  the pod has pod-level resources, is static or Windows, its QoS class would change, a request or
+  the pod is static or Windows, its QoS class would change, a request or
   limit is removed, a resource other than cpu/memory changes, a non-sidecar init container's
   resources change; and in 1.33 when a memory limit is lowered or added unless that
   container's memory resizePolicy is RestartContainer (1.34 allows it: the kubelet checks usage
@@ -51,6 +66,11 @@ from app.simulator.endpoints.messages import ApiContext, Request, Response
 
 MUTABLE = ("cpu", "memory")
 NOT_MUTABLE = "only cpu and memory resources are mutable"
+POD_LEVEL_GATE_OFF = (
+    "resize of pods with pod-level resources is forbidden when "
+    "InPlacePodLevelResourcesVerticalScalingEnabled feature gate is disabled"
+)
+POD_LEVEL_FEATURE = "InPlacePodLevelResourcesVerticalScaling"
 
 
 def handle(api: ApiContext, ns: str, name: str, req: Request) -> Response:
@@ -86,7 +106,8 @@ def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | No
     if isinstance(sent, dict):
         podutil.default_resource_requests(sent)
     defs = schema.definitions(api.version.minor)
-    new = fv.check(defs, "io.k8s.api.core.v1.Pod", keep_resize_fields(sent, old))[0]
+    pod_level = api.version.pod_level_resize
+    new = fv.check(defs, "io.k8s.api.core.v1.Pod", keep_resize_fields(sent, old, pod_level))[0]
     limit_ranges = [e.obj for _, e in store.scan(LIMITRANGE, ns)[0]]
     limitranger.apply_defaults(new, limit_ranges)
     errs = resize_errors(new, old, api.version.minor)
@@ -106,32 +127,42 @@ def _attempt(api: ApiContext, ns: str, name: str, req: Request) -> Response | No
         pod["spec"]["containers"] = new["spec"]["containers"]
         if "initContainers" in new["spec"]:
             pod["spec"]["initContainers"] = new["spec"]["initContainers"]
+        if pod_level and "resources" in new["spec"]:
+            pod["spec"]["resources"] = new["spec"]["resources"]
         kinds.bump_pod_generation(latest.obj, pod)
-        message = _infeasible(api, latest.obj, pod)
-        pod["status"]["conditions"] = [
-            c
-            for c in pod["status"].get("conditions") or []
-            if not c["type"].startswith("PodResize")
-        ]
-        if message:
-            pod["status"]["conditions"].append(
-                {
-                    "type": "PodResizePending",
-                    "status": "True",
-                    "reason": "Infeasible",
-                    "message": message,
-                    "lastProbeTime": None,
-                    "lastTransitionTime": api.cluster.now_str(),
-                }
-            )
-        else:
-            by_name = {c["name"]: c for c in _resizable(pod)}
-            for key in ("containerStatuses", "initContainerStatuses"):
-                for cs in pod["status"].get(key) or []:
-                    if cs.get("name") in by_name:
-                        cs["resources"] = by_name[cs["name"]].get("resources") or {}
-            _apply_limits(api, pod)
+        _kubelet_status(api, latest.obj, pod, pod_level)
         return Response(200, store.replace(POD, pod).raw)
+
+
+def _kubelet_status(
+    api: ApiContext, old: dict[str, Any], pod: dict[str, Any], pod_level: bool
+) -> None:
+    """What the kubelet writes of the resize: PodResizePending/Infeasible when the node cannot
+    take it, else the resources in force (and, `pod_level`, the pod-level status)."""
+    message = _infeasible(api, old, pod)
+    pod["status"]["conditions"] = [
+        c for c in pod["status"].get("conditions") or [] if not c["type"].startswith("PodResize")
+    ]
+    if message:
+        pod["status"]["conditions"].append(
+            {
+                "type": "PodResizePending",
+                "status": "True",
+                "reason": "Infeasible",
+                "message": message,
+                "lastProbeTime": None,
+                "lastTransitionTime": api.cluster.now_str(),
+            }
+        )
+    else:
+        by_name = {c["name"]: c for c in _resizable(pod)}
+        for key in ("containerStatuses", "initContainerStatuses"):
+            for cs in pod["status"].get(key) or []:
+                if cs.get("name") in by_name:
+                    cs["resources"] = by_name[cs["name"]].get("resources") or {}
+        if pod_level and _has_pod_level(pod):
+            _report_pod_level(pod)
+        _apply_limits(api, pod)
 
 
 def is_sidecar(container: dict[str, Any]) -> bool:
@@ -143,13 +174,21 @@ def _resizable(pod: dict[str, Any]) -> list[dict[str, Any]]:
     return [*(spec.get("containers") or []), *filter(is_sidecar, spec.get("initContainers") or [])]
 
 
-def keep_resize_fields(sent: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+def keep_resize_fields(
+    sent: dict[str, Any], old: dict[str, Any], pod_level: bool = False
+) -> dict[str, Any]:
     """dropNonResizeUpdates: the old pod with the sent `resources` and `resizePolicy` of its
-    containers and sidecars. Containers added, removed or renamed are kept as sent, for
-    validation to refuse."""
+    containers and sidecars, and with `pod_level` (the KEP-5419 gate on) the sent pod-level
+    `spec.resources`. Containers added, removed or renamed are kept as sent, for validation to
+    refuse."""
     new = copy.deepcopy(old)
     raw = sent.get("spec")
     spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if pod_level:
+        if spec.get("resources") is not None:
+            new["spec"]["resources"] = spec["resources"]
+        else:
+            new["spec"].pop("resources", None)
     for key in ("containers", "initContainers"):
         old_list, sent_list = old["spec"].get(key) or [], spec.get(key) or []
         if not isinstance(sent_list, list) or len(sent_list) != len(old_list):
@@ -171,22 +210,28 @@ def keep_resize_fields(sent: dict[str, Any], old: dict[str, Any]) -> dict[str, A
     return new
 
 
+def _has_pod_level(pod: dict[str, Any]) -> bool:
+    res = pod["spec"].get("resources") or {}
+    return bool(res.get("requests") or res.get("limits"))
+
+
 def resize_errors(new: dict[str, Any], old: dict[str, Any], minor: int) -> list[FieldError]:
     """ValidatePodResize of release 1.`minor`."""
     spec, old_spec = new["spec"], old["spec"]
-    for pod in (old, new):
-        res = pod["spec"].get("resources") or {}
-        if res.get("requests") or res.get("limits"):
-            return [
-                FieldError(
-                    "", "FieldValueForbidden", "pods with pod-level resources cannot be resized"
-                )
-            ]
+    pod_level = _has_pod_level(old) or _has_pod_level(new)
+    if pod_level and minor < 35:
+        return [
+            FieldError("", "FieldValueForbidden", "pods with pod-level resources cannot be resized")
+        ]
     if "kubernetes.io/config.mirror" in (old["metadata"].get("annotations") or {}):
         return [FieldError("", "FieldValueForbidden", "static pods cannot be resized")]
     if (old_spec.get("os") or {}).get("name") == "windows":
         return [FieldError("", "FieldValueForbidden", "windows pods cannot be resized")]
     errs = _spec_errors(new, old)
+    if pod_level:
+        if minor < 36:  # the gate is off by default in 1.35
+            return [*errs, FieldError("", "FieldValueForbidden", POD_LEVEL_GATE_OFF)]
+        errs += _pod_level_errors(new, old)
     same_shape = all(
         len(spec.get(k) or []) == len(old_spec.get(k) or [])
         and [c.get("name") for c in spec.get(k) or []]
@@ -216,6 +261,54 @@ def resize_errors(new: dict[str, Any], old: dict[str, Any], minor: int) -> list[
                     detail = "only cpu and memory resources for sidecar containers are mutable"
                 errs.append(FieldError("spec", "FieldValueForbidden", detail))
     return errs
+
+
+def _pod_level_errors(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """validatePodLevelResourcesResize, then the pod-level rules every pod is held to
+    (validatePodMetadataAndSpec: validatePodResources, validatePodResourceConsistency)."""
+    res, old_res = new["spec"].get("resources"), old["spec"].get("resources")
+    if old_res is not None and res is None:
+        return [
+            FieldError(
+                "spec.resources", "FieldValueForbidden", "pod-level resources cannot be removed"
+            )
+        ]
+    errs: list[FieldError] = []
+    res, old_res = res or {}, old_res or {}
+    for part, what in (("requests", "resource requests"), ("limits", "resource limits")):
+        if set(old_res.get(part) or {}) - set(res.get(part) or {}):
+            errs.append(
+                FieldError(
+                    f"spec.resources.{part}",
+                    "FieldValueForbidden",
+                    f"pod-level {what} cannot be removed",
+                )
+            )
+    if _non_mutable_changed(res, old_res):
+        errs.append(
+            FieldError(
+                "spec",
+                "FieldValueForbidden",
+                "only cpu and memory resources are mutable at pod-level",
+            )
+        )
+    if new["spec"].get("resources") is not None:
+        errs += validation.validate_pod_resources(new["spec"], "spec.resources")
+    return errs
+
+
+def _report_pod_level(pod: dict[str, Any]) -> None:
+    """The kubelet's pod-level status once it applied the resize (KEP-5419): the pod-level
+    values in force (status.resources) and the pod's admitted requests, pod-level values in
+    place of the containers' sum (status.allocatedResources, resource.PodRequests)."""
+    level = pod["spec"]["resources"]
+    in_force = {k: dict(level[k]) for k in ("requests", "limits") if level.get(k)}
+    pod["status"]["resources"] = in_force
+    cpu, memory = pod_requests(pod)
+    pod["status"]["allocatedResources"] = {
+        "cpu": quantity.format_millicores(cpu),
+        "memory": str(memory),
+    }
 
 
 def _spec_errors(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
@@ -315,8 +408,9 @@ def _non_mutable_changed(res: dict[str, Any], old: dict[str, Any]) -> bool:
 
 def pod_requests(pod: dict[str, Any]) -> tuple[int, int]:
     """(millicores, bytes) a pod requests, sidecars included: the larger of the running set and
-    of each init container with the sidecars started before it (k8s.io/component-helpers
-    resource.PodRequests, as PodResizeValidator uses it)."""
+    of each init container with the sidecars started before it, or the pod-level request where
+    the pod sets one (k8s.io/component-helpers resource.PodRequests, as PodResizeValidator
+    uses it)."""
 
     def of(c: dict[str, Any]) -> tuple[int, int]:
         res = c.get("resources") or {}
@@ -337,7 +431,8 @@ def pod_requests(pod: dict[str, Any]) -> tuple[int, int]:
             init_cpu, init_mem = max(init_cpu, side_cpu), max(init_mem, side_mem)
         else:
             init_cpu, init_mem = max(init_cpu, side_cpu + a), max(init_mem, side_mem + b)
-    return max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
+    total = max(cpu + side_cpu, init_cpu), max(mem + side_mem, init_mem)
+    return podutil.pod_level_requests(pod, *total)  # pod-level requests where set
 
 
 def _admit(api: ApiContext, new: dict[str, Any], old: dict[str, Any]) -> None:
@@ -349,6 +444,17 @@ def _admit(api: ApiContext, new: dict[str, Any], old: dict[str, Any]) -> None:
     node = api.store.get(NODE, "", node_name)
     if node is None:
         raise _forbidden(name, f'node "{node_name}" not found', None)
+    # NodeDeclaredFeatureValidator: a change of spec.resources needs the node to declare it
+    declared = (node.obj.get("status") or {}).get("declaredFeatures") or []
+    if new["spec"].get("resources") != old["spec"].get("resources") and (
+        POD_LEVEL_FEATURE not in declared
+    ):
+        raise _forbidden(
+            name,
+            f"pod update requires features {POD_LEVEL_FEATURE} which are not available on "
+            f'node "{node_name}"',
+            None,
+        )
     cap = allocatable(node.obj)
     cpu, mem = pod_requests(new)
     over = []

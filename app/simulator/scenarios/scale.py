@@ -76,6 +76,7 @@ def build_scale(cluster: SimCluster, nodes: int, pods: int) -> None:
                 pods=max(110, per_node),
                 labels={"topology.kubernetes.io/zone": f"zone-{i % 3}"},
                 created=now,
+                declared_features=cluster.version.declared_features(),
             )
             for i, n in enumerate(node_names)
         ],

@@ -15,6 +15,7 @@ from app.simulator.apiserver import quantity
 from app.simulator.apiserver.resources import NAMESPACE, POD, by_kind
 from app.simulator.apiserver.version import KubeVersion
 from app.simulator.control.cluster import SimCluster, generic_create
+from app.simulator.control.extenders import HTTPExtender, parse_extenders
 from app.simulator.workload.usage import (
     DAY,
     CpuProfile,
@@ -74,6 +75,8 @@ class Scenario:
     objects: tuple[dict[str, Any], ...] = ()
     webhook_services: dict[str, str] = field(default_factory=dict)
     kubernetes_version: str | None = None  # e.g. "1.34"; None: the simulator's default
+    # the scheduler's extenders, as a KubeSchedulerConfiguration's `extenders` (extenders.py)
+    scheduler_extenders: tuple[HTTPExtender, ...] = ()
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -189,6 +192,7 @@ def parse(data: Any) -> Scenario:
         "objects",
         "webhookServices",
         "kubernetesVersion",
+        "schedulerExtenders",
     }
     unknown = sorted(set(data) - known)
     if unknown:
@@ -243,7 +247,16 @@ def parse(data: Any) -> Scenario:
         objects=tuple(objects),
         webhook_services=_str_map(data, "webhookServices", ""),
         kubernetes_version=_version(data),
+        scheduler_extenders=_extenders(data),
     )
+
+
+def _extenders(data: Mapping[str, Any]) -> tuple[HTTPExtender, ...]:
+    try:
+        return tuple(parse_extenders(data.get("schedulerExtenders")))
+    except ValueError as e:
+        sep = "" if str(e).startswith("[") else ": "
+        raise ScenarioError(f"schedulerExtenders{sep}{e}") from None
 
 
 def _version(data: Mapping[str, Any]) -> str | None:
@@ -343,6 +356,7 @@ def build(cluster: SimCluster, scenario: Scenario) -> None:
     are created then, and advancing to now replays their usage (and OOM kills) over the history.
     """
     cluster.service_urls.update(scenario.webhook_services)
+    cluster.extenders = list(scenario.scheduler_extenders)
     for ns in SYSTEM_NAMESPACES:
         ensure_namespace(cluster, ns)
     for name, labels in scenario.namespaces:

@@ -26,8 +26,10 @@ from app.core.sizing.plan import (
     not_resizable,
     placement,
     pod_requests,
+    resize_body,
     workload_candidates,
 )
+from app.core.sizing.podlevel_resize import FEATURE, pod_level_refusal
 from app.core.sizing.podlimits import PodLevel, violations
 from app.core.sizing.priority import UpdaterSettings
 from tests.support.pods import apply_strictly, assert_valid_pod, container, pod, policy, rec
@@ -233,11 +235,22 @@ def test_sharing_containers_are_never_judged_as_missing_a_request() -> None:
     assert workload_candidates(W, [holding], pol, RECS, None, (), NOW, UpdaterSettings()) == []
 
 
-def test_pod_level_pods_are_not_resized_in_place_and_count_on_nodes_by_pod_level_requests() -> None:
+def test_pod_level_pods_resize_where_the_release_allows_and_count_by_pod_level_requests() -> None:
     p = live()
     pol = policy("InPlaceOrRecreate")
     [c] = workload_candidates(W, [p], pol, RECS, None, (), NOW, UpdaterSettings())
-    assert not_resizable(c, p, 34) == "pods with pod-level resources cannot be resized in place"
+    why = not_resizable(c, p, 34, (FEATURE,))
+    assert why is not None and why.startswith("Kubernetes 1.34 cannot resize a pod with pod-level")
+    assert not_resizable(c, p, 37, ()) == pod_level_refusal(37, True, "n1", ())
+    assert not_resizable(c, p, 37, (FEATURE,)) is None
+    assert resize_body(c).to_dict() == {
+        "spec": {
+            "resources": {
+                "requests": {"cpu": "500m", "memory": "350Mi"},
+                "limits": {"cpu": "1", "memory": "700Mi"},  # kept in ratio
+            }
+        }
+    }
     assert pod_requests(p) == (1000, 1024 * MI)  # not the containers' (none)
     node = NodeView.parse(
         {

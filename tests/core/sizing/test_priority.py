@@ -281,3 +281,14 @@ def test_known_resize_refusals_by_release() -> None:
     assert known_refusal(33, [ResizeCheck("app", 2, 1, "RestartContainer")]) is None
     assert "add a memory limit" in str(known_refusal(33, [ResizeCheck("app", None, 1)]))
     assert known_refusal(34, [ResizeCheck("app", None, 1)]) is None
+
+
+def test_a_pod_level_resize_that_changes_the_class_is_seen() -> None:
+    """Pod-level values decide the class when set (KEP-2837): a pod-level request raised to its
+    limit makes the pod Guaranteed, which ValidatePodResize refuses."""
+    app = {"app": {"requests": {}, "limits": {}}}
+    level = {"requests": {"cpu": 500, "memory": 100}, "limits": {"cpu": 1000, "memory": 100}}
+    to_limit = {"requests": {"cpu": 1000}, "limits": {}}
+    assert changes_qos(app, {}, (), level, to_limit) == ("Burstable", "Guaranteed")
+    kept = {"requests": {"cpu": 400}, "limits": {"cpu": 800}}
+    assert changes_qos(app, {}, (), level, kept) is None

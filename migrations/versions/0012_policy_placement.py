@@ -1,7 +1,7 @@
 """Policies say how their pods are placed: the policy's `placement` (`default`, `waterLevel`)
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-06 15:00:00.000000
 
 A nullable column, None for `default` (app.documents.placement_fields), so existing rows keep
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision = "0011"
-down_revision = "0010"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

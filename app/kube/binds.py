@@ -1,0 +1,103 @@
+"""Pods as they are bound to nodes, from now on: what the scheduler extender's hot spots need
+(app.core.placement.hotspots).
+
+A WATCH of pods with `fieldSelector=spec.nodeName!=` from the resourceVersion of a one-item LIST:
+the pods already bound are not sent, only the changes after it. A pod that gets its node enters
+the selector, and the API server sends it as ADDED (the watch cache's filtering); `on_bound` gets
+it. A pod deleted, or finished (Succeeded, Failed), goes to `on_gone`. Only changes
+are read, so a serving process holds nothing of the pods themselves. A 410 Gone, a dropped
+connection or any error starts again from a fresh LIST after a backoff (1 s, doubling to 30 s):
+binds in the gap are missed, and their nodes' next metrics show them anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client
+
+from app.kube.client import DEFAULT_TIMEOUT
+from app.kube.informer import Gone, Obj, iter_lines
+from app.kube.responses import give_back
+
+log = logging.getLogger(__name__)
+
+SELECTOR = "spec.nodeName!="
+WATCH_SECONDS = 300
+TERMINAL = ("Succeeded", "Failed")
+
+
+class BindWatch:
+    def __init__(
+        self, api: Any, on_bound: Callable[[Obj], None], on_gone: Callable[[Obj], None]
+    ) -> None:
+        self.core: Any = client.CoreV1Api(api)
+        self.on_bound, self.on_gone = on_bound, on_gone
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.watching = threading.Event()  # set while a watch is open (tests wait for it)
+
+    def start(self) -> BindWatch:
+        self._thread = threading.Thread(target=self._run, name="bind-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        backoff = 1.0
+        while not self._stop.is_set():
+            try:
+                self._watch(self._now())
+                backoff = 1.0
+            except Gone:
+                continue
+            except Exception as e:
+                log.info("bind watch: %s: %s; again in %.0f s", type(e).__name__, e, backoff)
+                self.watching.clear()
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+
+    def _now(self) -> str:
+        resp = self.core.list_pod_for_all_namespaces(limit=1, _preload_content=False)
+        try:
+            return str(json.loads(resp.data)["metadata"]["resourceVersion"])
+        finally:
+            give_back(resp)
+
+    def _watch(self, rv: str) -> None:
+        resp = self.core.list_pod_for_all_namespaces(
+            watch=True,
+            resource_version=rv,
+            field_selector=SELECTOR,
+            allow_watch_bookmarks=True,
+            timeout_seconds=WATCH_SECONDS,
+            _preload_content=False,
+            _request_timeout=(DEFAULT_TIMEOUT[0], WATCH_SECONDS + 30),
+        )
+        self.watching.set()
+        try:
+            for line in iter_lines(resp):
+                if self._stop.is_set():
+                    return
+                self._apply(json.loads(line))
+        finally:
+            self.watching.clear()
+            give_back(resp)
+
+    def _apply(self, event: Obj) -> None:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            if obj.get("code") == 410:
+                raise Gone()
+            raise ValueError(f"watch error: {obj.get('message') or obj}")
+        phase = (obj.get("status") or {}).get("phase")
+        if kind == "DELETED" or (kind == "MODIFIED" and phase in TERMINAL):
+            self.on_gone(obj)
+        elif kind == "ADDED" and phase not in TERMINAL:
+            self.on_bound(obj)

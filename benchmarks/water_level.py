@@ -1,0 +1,318 @@
+"""Water-level placement (issue 45): the default scheduler beside the extender, in one run.
+
+A cluster whose pods' requests predict their usage badly: each workload uses between a fifth
+and twice what it requests, with a daily pattern of its own. Both runs see the same workloads,
+the same usage and the same rollouts (every hour a few workloads are rolled: all their pods are
+deleted and placed again, one by one), over simulated days at one-minute steps:
+
+- default: kube-scheduler's scores by requests (NodeResourcesFit's LeastAllocated: the mean free
+  share of CPU and memory after the pod's requests, 0-100), requests filtered to fit, as the
+  simulated cluster schedules (app/simulator/control/scheduler.py);
+- extender: the same, plus the extender's filter, and `weight x score x 10` added to each node's
+  score as kube-scheduler adds an extender's (pkg/scheduler/schedule_one.go, prioritizeNodes:
+  MaxNodeScore / MaxExtenderPriority). The extender's table is rebuilt from node levels sampled
+  every minute (the leader's NodeMetrics, folded per window: app.core.placement.windows); each
+  bind adds the pod's predicted usage as a hot spot, each deletion subtracts it, until the next
+  sample covers them (app.core.placement.hotspots, as the watch of binds feeds them). A pod's
+  predicted usage is its workload's recommendation: here its usage at the daily peak.
+
+Printed: the spread of node CPU and memory levels (max - min, and standard deviation) over time
+after the first day, the hottest node's level, pods placed, and the extender's latency per call
+(`Extender.answer` on the request body: JSON in, scores, JSON out; no HTTP), with prioritize's
+p99 over 5,000 node names.
+
+    .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--fill 0.6]
+        [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--output FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.core.placement.hotspots import HotSpots
+from app.core.placement.table import LevelTable, PlacementOptions
+from app.core.placement.windows import NodeLevel, fold
+
+GI = 1 << 30
+DAY = 86400.0
+STEP = 60.0
+
+
+@dataclass
+class Workload:
+    name: str
+    replicas: int
+    cpu_request: int  # millicores
+    memory_request: int
+    cpu_ratio: float  # usage / request at the daily mean
+    memory_ratio: float
+    amplitude: float  # daily swing of CPU around the mean
+    phase: float
+
+    def usage(self, t: float) -> tuple[float, float]:
+        daily = 1.0 + self.amplitude * math.sin(2 * math.pi * t / DAY + self.phase)
+        return self.cpu_request * self.cpu_ratio * daily, self.memory_request * self.memory_ratio
+
+    def predicted(self) -> tuple[int, int]:
+        """The recommendation's target: the usage at the daily peak."""
+        peak = 1.0 + self.amplitude
+        return int(self.cpu_request * self.cpu_ratio * peak), int(
+            self.memory_request * self.memory_ratio
+        )
+
+
+@dataclass
+class Cluster:
+    nodes: list[str]
+    cpu: int
+    memory: int
+    pods: dict[str, tuple[Workload, str]] = field(default_factory=dict)  # uid -> (w, node)
+    requested: dict[str, list[int]] = field(default_factory=dict)
+    pending: int = 0
+
+    def __post_init__(self) -> None:
+        self.requested = {n: [0, 0] for n in self.nodes}
+
+    def used(self, t: float) -> dict[str, tuple[float, float]]:
+        out = {n: [0.0, 0.0] for n in self.nodes}
+        for w, node in self.pods.values():
+            c, m = w.usage(t)
+            out[node][0] += c
+            out[node][1] += m
+        return {n: (c / self.cpu, m / self.memory) for n, (c, m) in out.items()}
+
+
+def workloads(rng: random.Random, n: int, capacity: float) -> list[Workload]:
+    out, total = [], 0.0
+    i = 0
+    while total < capacity:
+        cpu = rng.choice([100, 200, 250, 500, 1000])
+        ratio = rng.choice([rng.uniform(0.2, 0.5), rng.uniform(1.2, 2.0)])  # over or under
+        w = Workload(
+            f"w{i}",
+            rng.randint(2, 6),
+            cpu,
+            cpu * 2 * (1 << 20) * rng.choice([1, 2]),
+            ratio,
+            rng.choice([rng.uniform(0.3, 0.6), rng.uniform(1.2, 1.6)]),
+            rng.uniform(0.0, 0.5),
+            rng.uniform(0, 2 * math.pi),
+        )
+        out.append(w)
+        total += w.replicas * w.cpu_request
+        i += 1
+    return out
+
+
+class Placer:
+    def __init__(self, extender: bool, weight: int, options: PlacementOptions) -> None:
+        self.extender, self.weight, self.options = extender, weight, options
+        self.table: LevelTable | None = None
+        self.levels: dict[str, NodeLevel] = {}
+        self.hot = HotSpots(lag=0.0)
+
+    def sample(self, cluster: Cluster, t: float) -> None:
+        for n, (c, m) in cluster.used(t).items():
+            self.levels[n] = fold(
+                self.levels.get(n),
+                n,
+                cluster.cpu,
+                cluster.memory,
+                int(c * cluster.cpu),
+                int(m * cluster.memory),
+                t,
+            )
+        if self.extender:
+            self.table = LevelTable(self.levels.values(), self.options)
+            self.hot.covered({n: t for n in cluster.nodes}, t)
+
+    def place(self, cluster: Cluster, uid: str, w: Workload, t: float) -> bool:
+        fits = [
+            n
+            for n in cluster.nodes
+            if cluster.requested[n][0] + w.cpu_request <= cluster.cpu
+            and cluster.requested[n][1] + w.memory_request <= cluster.memory
+        ]
+        scores = {
+            n: 100
+            * (
+                (cluster.cpu - cluster.requested[n][0] - w.cpu_request) / cluster.cpu
+                + (cluster.memory - cluster.requested[n][1] - w.memory_request) / cluster.memory
+            )
+            / 2
+            for n in fits
+        }
+        predicted = w.predicted()
+        if self.extender and self.table is not None and fits:
+            hot = self.hot.nodes()
+            full = self.table.too_full(fits, predicted, hot)
+            fits = [n for n, f in zip(fits, full, strict=True) if not f] or fits  # ignorable
+            for n, s in zip(fits, self.table.scores(fits, predicted, hot), strict=True):
+                scores[n] += self.weight * s * 10
+        if not fits:
+            cluster.pending += 1
+            return False
+        best = max(fits, key=lambda n: (scores[n], n))
+        cluster.pods[uid] = (w, best)
+        cluster.requested[best][0] += w.cpu_request
+        cluster.requested[best][1] += w.memory_request
+        self.hot.bound(uid, best, predicted[0], predicted[1], t)
+        return True
+
+
+def remove(cluster: Cluster, uid: str) -> None:
+    w, node = cluster.pods.pop(uid)
+    cluster.requested[node][0] -= w.cpu_request
+    cluster.requested[node][1] -= w.memory_request
+
+
+def run(extender: bool, args: argparse.Namespace) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    nodes = [f"node-{i}" for i in range(args.nodes)]
+    cluster = Cluster(nodes, 16000, 64 * GI)
+    ws = workloads(rng, args.nodes, args.fill * args.nodes * cluster.cpu)
+    options = PlacementOptions(tuple(args.window_weights), args.min_weight, args.threshold)
+    placer = Placer(extender, args.weight, options)
+    events = random.Random(args.seed + 1)
+    t, uid = 0.0, 0
+    placer.sample(cluster, t)
+    for w in ws:
+        for _ in range(w.replicas):
+            placer.place(cluster, f"p{uid}", w, t)
+            uid += 1
+    cpu_spread, mem_spread, cpu_sd, mem_sd, hottest = [], [], [], [], []
+    placed = 0
+    while t < args.days * DAY:
+        t += STEP
+        placer.sample(cluster, t)
+        if int(t) % 3600 == 0:  # rollouts: a few workloads re-created pod by pod
+            for w in events.sample(ws, max(1, len(ws) // 10)):
+                for p in [p for p, (pw, _) in cluster.pods.items() if pw is w]:
+                    node = cluster.pods[p][1]
+                    remove(cluster, p)
+                    placer.hot.gone(p, node, *w.predicted(), t)
+                    placed += placer.place(cluster, f"p{uid}", w, t)
+                    uid += 1
+        if t >= DAY:
+            levels = cluster.used(t)
+            cpus = [c for c, _ in levels.values()]
+            mems = [m for _, m in levels.values()]
+            cpu_spread.append(max(cpus) - min(cpus))
+            mem_spread.append(max(mems) - min(mems))
+            cpu_sd.append(statistics.pstdev(cpus))
+            mem_sd.append(statistics.pstdev(mems))
+            hottest.append(max(cpus))
+    return {
+        "cpu_spread": cpu_spread,
+        "mem_spread": mem_spread,
+        "cpu_sd": cpu_sd,
+        "mem_sd": mem_sd,
+        "hottest": hottest,
+        "placed": placed,
+        "pending": cluster.pending,
+        "pods": len(cluster.pods),
+    }
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def latency(n_nodes: int, calls: int) -> dict[str, dict[str, float]]:
+    """Extender.answer per verb over `n_nodes` names, the real code behind the WSGI route."""
+    from app.webhook.extender import Extender
+
+    class Cache:
+        def state(self) -> tuple[None, str]:
+            return None, "cache_empty"
+
+    class Hook:
+        cache, owner_lookup, scalable, autostart = Cache(), None, None, False
+
+    class Levels:
+        def __init__(self, table: LevelTable) -> None:
+            self.table = table
+
+        def current(self) -> LevelTable:
+            return self.table
+
+    rng = random.Random(7)
+    levels = [
+        NodeLevel(f"node-{i}", 16000, 64 * GI, (rng.random(),) * 3, (rng.random(),) * 3, 0.0)
+        for i in range(n_nodes)
+    ]
+    ext = Extender(Hook(), Levels(LevelTable(levels, PlacementOptions())), autostart=False)  # type: ignore[arg-type]
+    pod = {
+        "metadata": {"namespace": "shop", "name": "web-1"},
+        "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}]},
+    }
+    body = orjson.dumps({"Pod": pod, "Nodes": None, "NodeNames": [n.name for n in levels]})
+    out = {}
+    for verb in ("filter", "prioritize"):
+        times = []
+        for _ in range(calls):
+            started = time.perf_counter()
+            ext.answer(verb, body)
+            times.append(time.perf_counter() - started)
+        out[verb] = {"p50": pct(times, 0.5) * 1000, "p99": pct(times, 0.99) * 1000}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--nodes", type=int, default=20)
+    parser.add_argument("--days", type=float, default=3.0)
+    parser.add_argument("--fill", type=float, default=0.6, help="requests / allocatable CPU")
+    parser.add_argument("--weight", type=int, default=5, help="the extender's weight")
+    parser.add_argument("--seed", type=int, default=45)
+    parser.add_argument("--window-weights", type=float, nargs=3, default=[0.5, 0.3, 0.2])
+    parser.add_argument("--min-weight", type=float, default=1.0)
+    parser.add_argument("--threshold", type=float, default=0.9)
+    parser.add_argument("--latency-nodes", type=int, default=5000)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--output", type=Path)
+    args = parser.parse_args()
+    lines = [
+        f"water-level placement: {args.nodes} nodes of 16 CPU / 64 GiB, requests {args.fill:.0%}"
+        f" of CPU, {args.days:g} days at 1-minute steps, hourly rollouts of a tenth of the"
+        f" workloads, extender weight {args.weight}, seed {args.seed}",
+        "spread and levels over days 2..end (after the 1-day window has filled):",
+        f"{'':10} {'CPU max-min p50/p95/max':>26} {'CPU sd p50':>11} {'mem max-min p50/max':>21}"
+        f" {'mem sd p50':>11} {'hottest CPU p50/max':>21} {'placed':>7} {'pending':>8}",
+    ]
+    for name, ext in (("default", False), ("extender", True)):
+        r = run(ext, args)
+        c, m = r["cpu_spread"], r["mem_spread"]
+        lines.append(
+            f"{name:10} {pct(c, 0.5):8.1%} {pct(c, 0.95):7.1%} {max(c):7.1%}"
+            f" {pct(r['cpu_sd'], 0.5):11.1%} {pct(m, 0.5):11.1%} {max(m):8.1%}"
+            f" {pct(r['mem_sd'], 0.5):11.1%} {pct(r['hottest'], 0.5):11.1%}"
+            f" {max(r['hottest']):8.1%} {r['placed']:7} {r['pending']:8}"
+        )
+    lat = latency(args.latency_nodes, args.calls)
+    lines.append(
+        f"extender call over {args.latency_nodes} node names ({args.calls} calls each, in process,"
+        " body bytes to answer bytes): "
+        + ", ".join(f"{v} p50 {x['p50']:.2f} ms p99 {x['p99']:.2f} ms" for v, x in lat.items())
+    )
+    text = "\n".join(lines)
+    print(text)
+    if args.output:
+        args.output.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""The extender's table: scores per node name, the filter, pod levels, the dashboard's view."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.placement.current import current_scores
+from app.core.placement.pod_level import pod_level
+from app.core.placement.table import LevelTable, PlacementOptions
+from app.core.placement.windows import NodeLevel
+from app.core.recommend.capping import Recommendation
+from app.core.resources import Resources
+
+GI = 1 << 30
+
+
+def node(name: str, cpu: float, memory: float, alloc: int = 4000) -> NodeLevel:
+    return NodeLevel(name, alloc, 16 * GI, (cpu,) * 3, (memory,) * 3, 0.0)
+
+
+NODES = [node("low", 0.1, 0.1), node("mid", 0.4, 0.4), node("high", 0.7, 0.7)]
+
+
+def test_the_emptiest_node_scores_highest() -> None:
+    table = LevelTable(NODES, PlacementOptions())
+    low, mid, high = table.scores(["low", "mid", "high"], (400, GI))
+    assert low > mid > high
+    assert high >= 0 and low <= 10
+
+
+def test_unknown_nodes_score_zero_and_pass_the_filter() -> None:
+    table = LevelTable(NODES, PlacementOptions())
+    assert table.scores(["nope", "low"], (0, 0))[0] == 0
+    assert table.too_full(["nope"], (100_000, 100 * GI)) == [False]
+    assert table.scores([], (1, 1)) == [] and table.too_full([], (1, 1)) == []
+    assert LevelTable([], PlacementOptions()).scores(["a"], (1, 1)) == [0]
+
+
+def test_hot_spots_move_the_next_pod_elsewhere() -> None:
+    table = LevelTable([node("a", 0.1, 0.1), node("b", 0.12, 0.1)], PlacementOptions())
+    assert table.scores(["a", "b"], (400, GI)) >= table.scores(["b", "a"], (400, GI))[::-1]
+    a, b = table.scores(["a", "b"], (400, GI), hot={"a": (2000, 4 * GI)})
+    assert b > a
+
+
+def test_filter_threshold() -> None:
+    table = LevelTable(NODES, PlacementOptions(filter_threshold=0.9))
+    # 0.7 + 1000/4000 = 0.95 on "high": over 90%; "mid" at 0.65 is not
+    assert table.too_full(["low", "mid", "high"], (1000, 0)) == [False, False, True]
+    assert table.too_full(["mid"], (0, 0), hot={"mid": (0, 9 * GI)}) == [True]  # memory
+    off = LevelTable(NODES, PlacementOptions(filter_threshold=0.0))
+    assert off.too_full(["high"], (100_000, 0)) == [False]
+
+
+def test_options_checked() -> None:
+    with pytest.raises(ValueError, match="window_weights"):
+        PlacementOptions(window_weights=(1.0, 1.0))
+    with pytest.raises(ValueError, match="window_weights"):
+        PlacementOptions(window_weights=(0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="min_weight"):
+        PlacementOptions(min_weight=-1)
+
+
+def rec(cpu: int, memory: int) -> Recommendation:
+    r = Resources(cpu, memory)
+    return Recommendation(r, r, r, r)
+
+
+def test_pod_level_from_recommendations_else_requests_never_limits() -> None:
+    spec = {
+        "containers": [
+            {"name": "app", "resources": {"requests": {"cpu": "2", "memory": "4Gi"}}},
+            {"name": "log", "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "8"}}},
+            {"name": "bare", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+        ],
+        "initContainers": [
+            {"name": "setup", "resources": {"requests": {"cpu": "4"}}},  # runs before: not added
+            {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "50m"}}},
+        ],
+    }
+    assert pod_level(spec, {}) == (2150, 4 * GI)
+    assert pod_level(spec, {"app": rec(300, GI)}) == (450, GI)
+
+
+def test_current_scores_for_the_dashboard() -> None:
+    now = current_scores(NODES, PlacementOptions())
+    assert [n.name for n in now.nodes] == ["high", "low", "mid"]
+    by = {n.name: n for n in now.nodes}
+    # ideal 0.25: "low" 0.15 under it (0.85), "mid" 0.15 over it (0.8), "high" (0.4), scaled
+    # to 0..10 between the best and the worst: 10, (0.8 - 0.4) / 0.45 * 10 = 8.9, 0
+    assert (by["low"].score, by["mid"].score, by["high"].score) == (10, 9, 0)
+    assert now.windows == ("15m", "1h", "1d")
+    assert abs(now.ideal_cpu[0] - (0.4 + 0.1) / 2) < 1e-12
+    assert by["mid"].cpu_level == 0.4 and not by["high"].filtered
+
+
+def test_a_node_that_just_filled_is_not_taken_for_an_idle_one() -> None:
+    """Failed before the windows had a floor: "busy" filled a minute ago, its 15-minute mean
+    showed 6% of it, and it outscored a node at a steady 30%."""
+    busy = NodeLevel("busy", 4000, 16 * GI, (0.05, 0.02, 0.001), (0.1,) * 3, 0.0, 0.8, 0.1)
+    steady = NodeLevel("steady", 4000, 16 * GI, (0.3,) * 3, (0.1,) * 3, 0.0, 0.3, 0.1)
+    table = LevelTable([busy, steady], PlacementOptions())
+    b, s = table.scores(["busy", "steady"], (400, GI))
+    assert s > b
+
+
+def test_scores_spread_over_the_protocols_range() -> None:
+    """Failed before the scaling: nodes 0.30 to 0.42 all scored 9 or 10."""
+    nodes = [node(f"n{i}", 0.30 + 0.03 * i, 0.25) for i in range(5)]
+    table = LevelTable(nodes, PlacementOptions())
+    scores = table.scores([n.name for n in nodes], (200, GI))
+    assert scores[0] == 10 and scores[-1] == 0
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
+    same = LevelTable([node("a", 0.5, 0.5), node("b", 0.5, 0.5)], PlacementOptions())
+    assert same.scores(["a", "b", "unknown"], (200, GI)) == [10, 10, 0]
