@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 from kubernetes import client
 
@@ -177,11 +176,7 @@ def test_a_water_level_policys_pods_land_on_the_lowest_node(
     """The whole chain: NodeMetrics (metrics-server scraping kwok's emulated usage) -> the
     leader's node levels -> the extender's scores -> the water-level kube-scheduler with the
     chart's configuration binds the pods of a `placement: waterLevel` policy, which the webhook
-    sent to it, on the node that really uses least; by their requests the nodes look alike.
-
-    The extender and the leader's node levels come with the water-level branch (app.webhook.
-    extender, app.jobs.node_levels): until that is merged the test skips itself."""
-    pytest.importorskip("app.webhook.extender", reason="the scheduler extender is not merged yet")
+    sent to it, on the node that really uses least; by their requests the nodes look alike."""
     ensure_namespace(real_cluster, NS)
     add_level_nodes(real_cluster)
     try:
