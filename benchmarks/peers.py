@@ -22,8 +22,14 @@ After two loops each (the first fills the caches), over `--window` seconds:
     .venv/bin/python benchmarks/peers.py --nodes 50 --pods 1500 \
         --output benchmarks/results/peers-50-nodes-1500-pods.txt
 
-Admission latency (VPA's admission-controller against rightsizer's /mutate) is not measured here
-yet.
+Then admission (`--admission N`, 300 by default; 0 skips it): the recommender side stopped, N
+creations of a pod of the first Deployment (its ReplicaSet's template, owned by it) with
+dryRun=All, one after the other from one client (20 unmeasured first), with no webhook, then
+with VPA's admission-controller alone (registered by URL, as itself), then with `rightsizer
+serve`'s /mutate alone (registered by its own code); the workload in updateMode Initial on both
+sides, so each sets the pod's requests (the table says how many came back changed). Printed:
+latency p50/p99, what each webhook adds to the no-webhook case, creations per second and the
+ratios.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,9 +53,11 @@ if str(ROOT) not in sys.path:
 import requests  # noqa: E402
 from kubernetes import client  # noqa: E402
 
+from app.serving.certs import ensure  # noqa: E402
 from benchmarks.scale_common import emit, machine, table  # noqa: E402
 from tests.realkube import metrics, vpa  # noqa: E402
 from tests.realkube.cluster import RealCluster, built_tools, free_port  # noqa: E402
+from tests.realkube.serve import serving  # noqa: E402
 from tests.support.processes import AppProcess  # noqa: E402
 
 NS, OWN_NS, SA_NS = "bench", "rightsizer-bench", "peers-bench"
@@ -180,18 +189,171 @@ def wait_running(cluster: RealCluster, pods: int, timeout: float) -> float:
     raise SystemExit(f"fewer than {pods} pods Running after {timeout:.0f} s")
 
 
+def pod_of(cluster: RealCluster, workload: str) -> dict[str, Any]:
+    """A pod as the workload's ReplicaSet makes it (its template, owned by the ReplicaSet)."""
+    with cluster.api() as api:
+        [rs] = (
+            client.AppsV1Api(api)
+            .list_namespaced_replica_set(NS, label_selector=f"app={workload}")
+            .items
+        )
+        template = api.sanitize_for_serialization(rs.spec.template)
+    template["metadata"]["generateName"] = f"{rs.metadata.name}-"
+    template["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": rs.metadata.name,
+            "uid": rs.metadata.uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    return {"apiVersion": "v1", "kind": "Pod", **template}
+
+
+def creations(cluster: RealCluster, pod: dict[str, Any], count: int) -> tuple[list[float], int]:
+    """`count` creations of `pod` with dryRun=All (admission runs whole, webhooks included,
+    nothing is stored): each one's latency in ms, and how many came back with other requests."""
+    wanted = pod["spec"]["containers"][0]["resources"]["requests"]
+    latencies, changed = [], 0
+    with cluster.api() as api:
+        core: Any = client.CoreV1Api(api)
+        for _ in range(count):
+            began = time.perf_counter()
+            made = core.create_namespaced_pod(NS, pod, dry_run="All")
+            latencies.append((time.perf_counter() - began) * 1000)
+            changed += made.spec.containers[0].resources.requests != wanted
+    return latencies, changed
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def wait_webhook(cluster: RealCluster, pod: dict[str, Any], timeout: float = 120) -> None:
+    """Until a creation comes back changed (the webhook is registered and has its numbers)."""
+    deadline = time.monotonic() + timeout
+    while creations(cluster, pod, 1)[1] == 0:
+        if time.monotonic() > deadline:
+            raise SystemExit(
+                "the webhook did not change a pod:\n" + cluster.logs("admission-controller")
+            )
+        time.sleep(2)
+
+
+def admission(
+    cluster: RealCluster, workdir: Path, count: int, kubeconfigs: dict[str, str]
+) -> list[str]:
+    """Pod creations with no webhook, with VPA's admission-controller, with rightsizer's /mutate
+    (each alone, the workload in updateMode Initial on both sides): latency p50/p99 and the
+    latency each adds, and creations per second (one client, one after the other)."""
+    with cluster.api() as api:
+        client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            vpa.GROUP,
+            vpa.VERSION,
+            NS,
+            "verticalpodautoscalers",
+            "app-0",
+            {"spec": {"updatePolicy": {"updateMode": "Initial"}}},
+        )
+    pod = pod_of(cluster, "app-0")
+    creations(cluster, pod, 20)  # connections and caches warm before the first measured case
+    results = {"no webhook": creations(cluster, pod, count)}
+    paths, _ = ensure(workdir / "vpa-certs", ["localhost"])
+    port = free_port()
+    cluster._spawn(
+        "admission-controller",
+        f"--kubeconfig={kubeconfigs['vpa-recommender']}",
+        f"--client-ca-file={paths.ca}",
+        f"--tls-cert-file={paths.cert}",
+        f"--tls-private-key={paths.key}",
+        f"--port={port}",
+        f"--address=127.0.0.1:{free_port()}",
+        "--register-by-url=true",
+        "--webhook-address=https://localhost",
+        f"--webhook-port={port}",
+        "--v=2",
+    )
+    wait_webhook(cluster, pod)
+    creations(cluster, pod, 20)
+    results["VPA admission-controller"] = creations(cluster, pod, count)
+    vpa.stop(cluster, "admission-controller")
+    cluster.delete_webhook_configuration("vpa-webhook-config")
+    with serving(
+        cluster,
+        workdir,
+        OWN_NS,
+        "rightsizer-bench",
+        kubeconfig=kubeconfigs["rightsizer"],
+        RIGHTSIZER_TRACK="policies",
+    ):
+        wait_webhook(cluster, pod)
+        creations(cluster, pod, 20)
+        results["rightsizer /mutate"] = creations(cluster, pod, count)
+    return results_table(results, count)
+
+
+def results_table(results: dict[str, tuple[list[float], int]], count: int) -> list[str]:
+    base50 = percentile(results["no webhook"][0], 0.5)
+    base99 = percentile(results["no webhook"][0], 0.99)
+    rows, added = [], {}
+    for name, (latencies, changed) in results.items():
+        p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+        added[name] = (p50 - base50, p99 - base99)
+        rows.append(
+            [
+                name,
+                f"{changed}/{count}",
+                f"{p50:.1f}",
+                f"{p99:.1f}",
+                f"{p50 - base50:.1f}",
+                f"{p99 - base99:.1f}",
+                f"{1000 * len(latencies) / sum(latencies):.0f}",
+            ]
+        )
+    ours, theirs = added["rightsizer /mutate"], added["VPA admission-controller"]
+    rows.append(
+        [
+            "ratio rightsizer / VPA (added)",
+            "",
+            "",
+            "",
+            f"{ours[0] / theirs[0]:.2f}x" if theirs[0] > 0 else "-",
+            f"{ours[1] / theirs[1]:.2f}x" if theirs[1] > 0 else "-",
+            "",
+        ]
+    )
+    headers = [
+        "pod creation (dryRun=All)",
+        "changed",
+        "p50 ms",
+        "p99 ms",
+        "added p50 ms",
+        "added p99 ms",
+        "creations/s",
+    ]
+    return ["", table(headers, rows)]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=15000, help="a multiple of 10")
     parser.add_argument("--interval", type=int, default=30, help="both recommenders' loop, s")
     parser.add_argument("--window", type=int, default=180, help="measured seconds")
+    parser.add_argument(
+        "--admission", type=int, default=300, help="pod creations per case (0: none)"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the logs (the folder printed)")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)
     bins = built_tools()
     if isinstance(bins, str):
         raise SystemExit(bins)
     workdir = Path(tempfile.mkdtemp(prefix="peers-bench-"))
+    print(f"working in {workdir}", file=sys.stderr, flush=True)
     cluster = RealCluster(workdir / "cluster", bins, "kube")
     app: AppProcess | None = None
     try:
@@ -314,11 +476,24 @@ def main(argv: list[str]) -> int:
                 rows,
             ),
         ]
+        if args.admission:
+            cli_run = [sys.executable, "-m", "app.cli", "policy", "set-mode", f"{NS}/app-0"]
+            subprocess.run(
+                [*cli_run, "Initial", "--server", app.url, "--token", TOKEN],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            app.stop()
+            app = None
+            lines += admission(cluster, workdir, args.admission, kubeconfigs)
         return emit(lines, args.output)
     finally:
         if app is not None:
             app.stop()
         cluster.stop()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
