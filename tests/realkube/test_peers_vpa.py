@@ -20,6 +20,7 @@ The newest release only: the recommenders do not depend on it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -40,6 +41,9 @@ from tests.realkube.kubelet import report_oom_kill
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS, NODE = "peers", "rightsizer-peers", "peers-node"
+# on NODE only these tests' pods (its scrapes are stopped: another test's pod there would have no
+# metrics), and it is deleted after them
+TAINT = "rightsizer.test/peers"
 PAUSE = "registry.k8s.io/pause:3.10"
 TOKEN = "peers-admin-token-0123456789"
 # name: (requests, limits, usage cpu, usage memory, VPA container policies)
@@ -73,6 +77,7 @@ def deployment(name: str) -> dict[str, Any]:
                 },
                 "spec": {
                     "nodeSelector": {"kubernetes.io/hostname": NODE},
+                    "tolerations": [{"key": TAINT, "operator": "Exists", "effect": "NoSchedule"}],
                     "containers": [{"name": "app", "image": PAUSE, "resources": resources}],
                 },
             },
@@ -149,6 +154,7 @@ def peers(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -
     real_cluster.add_node(NODE)
     with real_cluster.api() as api:
         core = client.CoreV1Api(api)
+        core.patch_node(NODE, {"spec": {"taints": [{"key": TAINT, "effect": "NoSchedule"}]}})
         core.create_namespace({"metadata": {"name": NS}})
         core.create_namespace({"metadata": {"name": OWN_NS}})
     for name, (_, _, _, _, containers) in WORKLOADS.items():
@@ -191,6 +197,12 @@ def peers(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -
         yield real_cluster, app
     finally:
         app.stop()
+        if vpa.RECOMMENDER in real_cluster.procs:
+            vpa.stop(real_cluster, vpa.RECOMMENDER)
+        with real_cluster.api() as api, contextlib.suppress(client.ApiException):
+            core = client.CoreV1Api(api)
+            core.delete_namespace(NS)
+            core.delete_node(NODE)
 
 
 def freeze(cluster: RealCluster) -> None:
