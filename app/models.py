@@ -45,7 +45,7 @@ class Timestamps:
 class Cluster(db.Model):  # type: ignore[name-defined]
     """One cluster of the fleet: every per-cluster row refers to it (docs/database.md). `uid` is
     the identity its rightsizer declares (RIGHTSIZER_CLUSTER_ID, by default the kube-system
-    namespace's uid); None until the first rightsizer to start claims the row (migration 0012
+    namespace's uid); None until the first rightsizer to start claims the row (migration 0013
     moves a single-cluster database's rows into one such row)."""
 
     __tablename__ = "clusters"
@@ -88,6 +88,8 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     recommender_params: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     # nodeGroupLabel as written (app.documents.node_group_fields); None: sized as a whole.
     node_group_label: Mapped[str | None] = mapped_column(String(LABEL_KEY_LENGTH))
+    # placement as written (app.documents.placement_fields); None: `default`.
+    placement: Mapped[str | None] = mapped_column(String(32))
     version: Mapped[int] = mapped_column(Integer, default=1)
 
 
@@ -133,7 +135,7 @@ class RecommendationPoint(db.Model):  # type: ignore[name-defined]
     """The target of one workload container at one time: at most one point an hour, 8 days."""
 
     __tablename__ = "recommendation_history"
-    __table_args__ = (  # the cluster, the key of app.store.keys, then time (0010, 0012)
+    __table_args__ = (  # the cluster, the key of app.store.keys, then time (0010, 0013)
         Index(
             "ix_recommendation_history_key",
             "cluster_id",

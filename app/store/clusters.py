@@ -4,7 +4,7 @@ Every per-cluster row carries its cluster's key (`clusters.id`); each store quer
 process reads and writes its own cluster's rows only, through `cluster_key`. A process knows
 its cluster by an identity: RIGHTSIZER_CLUSTER_ID, else the kube-system namespace's uid, read once
 when first needed (app/__init__.py gives the reader). The first time an identity meets the
-database it claims the row migration 0012 left unclaimed (a single-cluster database moved into
+database it claims the row migration 0013 left unclaimed (a single-cluster database moved into
 the fleet shape, or a new one), or else joins the fleet with a row of its own. SQLite stays the
 single-cluster default: a second identity is refused with `ClusterRefused`. A process with no
 identity (no cluster to read it from: tests, `rightsizer db`) uses the database's only cluster.

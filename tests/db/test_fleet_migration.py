@@ -1,4 +1,4 @@
-"""Migration 0012 moves a single-cluster database into the fleet shape without loss: every row
+"""Migration 0013 moves a single-cluster database into the fleet shape without loss: every row
 of every per-cluster table (and every policy) keeps its values and belongs to the one cluster,
 which the first rightsizer to start then claims (app.store.clusters)."""
 
@@ -51,7 +51,7 @@ def _rows(table: str) -> list[dict[str, Any]]:
 
 
 def _fill_single_cluster_database() -> dict[str, list[dict[str, Any]]]:
-    """Two rows in every table that 0012 gives a cluster, written at 0011 (every column set)."""
+    """Two rows in every table that 0013 gives a cluster, written at 0012 (every column set)."""
     meta = sa.MetaData()
     meta.reflect(db.engine, only=(*PER_CLUSTER, "policies"))
     for table in meta.tables.values():
@@ -63,7 +63,7 @@ def _fill_single_cluster_database() -> dict[str, list[dict[str, Any]]]:
 
 
 def test_a_single_cluster_database_moves_into_the_fleet_shape_without_loss(app: Flask) -> None:
-    downgrade(revision="0011")
+    downgrade(revision="0012")
     before = _fill_single_cluster_database()
     db.session.remove()
     upgrade()
@@ -81,7 +81,7 @@ def test_a_single_cluster_database_moves_into_the_fleet_shape_without_loss(app: 
     assert [r.name for r in find_recommendations(db.session)] == ["name-0", "name-1"]
     assert [(c.uid, c.name) for c in clusters.clusters(db.session)] == [("uid-a", "prod-eu")]
     db.session.remove()
-    downgrade(revision="0011")  # a downgrade keeps the one cluster's rows
+    downgrade(revision="0012")  # a downgrade keeps the one cluster's rows
     for table, rows in before.items():
         assert [_naive(r) for r in _rows(table)] == [_naive(r) for r in rows], table
     db.session.remove()

@@ -1,7 +1,7 @@
 """A fleet: a clusters table, and the cluster of every per-cluster row
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-12-06 15:35:00.000000
 
 A single-cluster database moves into the fleet shape without loss: one `clusters` row (its uid
@@ -16,8 +16,8 @@ single-cluster shape cannot hold two clusters' workloads under one key.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
