@@ -100,6 +100,10 @@ def _claimed(session: Session, identity: ClusterIdentity) -> int:
         assert key is not None
         return key
     session.rollback()
+    # another process of the same cluster may have claimed it between our look-up and update
+    raced = session.scalar(select(Cluster.id).where(Cluster.uid == uid))
+    if raced is not None:
+        return raced
     if session.get_bind().dialect.name == "sqlite":
         other = session.scalar(select(Cluster).order_by(Cluster.id).limit(1))
         held = f"{other.name} ({other.uid})" if other is not None else "another cluster"

@@ -116,3 +116,24 @@ def test_without_an_identity_a_database_of_several_clusters_is_refused(
     clusters.init_app(app, "", "")
     with pytest.raises(ClusterRefused, match="RIGHTSIZER_CLUSTER_ID"):
         cluster_key(db.session)
+
+
+def test_a_claim_raced_by_a_process_of_the_same_cluster_joins_its_row(app: Flask) -> None:
+    """Between this process's look-up and its claim, another of the same cluster claims the row:
+    this one then uses it (on SQLite too, where a second identity would be refused)."""
+    clusters.init_app(app, "uid-a", "a")
+    engine = db.engine
+    raced: list[bool] = []
+
+    def claim_first(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.startswith("UPDATE clusters") and not raced:
+            raced.append(True)
+            with engine.begin() as other:
+                other.execute(sa.text("UPDATE clusters SET uid = 'uid-a', name = 'a'"))
+
+    sa.event.listen(engine, "before_cursor_execute", claim_first)
+    try:
+        assert cluster_key(db.session) == 1
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", claim_first)
+    assert raced and [c.uid for c in clusters.clusters(db.session)] == ["uid-a"]
