@@ -54,7 +54,8 @@ def add_scaler(
             sa.text(
                 "INSERT INTO scalers (cluster_id, name, target_namespace, target_kind, "
                 "target_name, params, enabled, version, behavior, created_at, updated_at) VALUES "
-                "((SELECT min(id) FROM clusters), :n, :ns, :k, :t, :p, 1, 1, :b, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                "((SELECT min(id) FROM clusters), :n, :ns, :k, :t, :p, 1, 1, :b, "
+                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
             ),
             {
                 "n": name,
