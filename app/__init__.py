@@ -11,6 +11,7 @@ from flask import Flask
 
 from app.config import configure
 from app.extensions import db, migrate
+from app.settings import Settings
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -24,6 +25,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     )
     db.init_app(app)
     migrate.init_app(app, db, directory=_migrations_dir())
+    _init_cluster_identity(app, settings)
 
     # The parts are imported here, not at the top: this module runs on every `import app.…` (the
     # simulator's process, app.core alone), which must not load them all. No cycle hides here:
@@ -41,6 +43,33 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     if settings.jobs:
         app.extensions["rightsizer.jobs"] = startup.start_jobs(app)
     return app
+
+
+def _init_cluster_identity(app: Flask, settings: Settings) -> None:
+    """This process's cluster in the database (app.store.clusters): RIGHTSIZER_CLUSTER_ID, else
+    the kube-system namespace's uid, read when first needed by a process that reaches a cluster
+    (in a pod, with RIGHTSIZER_KUBECONFIG, or running the jobs); else the database's only one."""
+    from app.kube.client import api_client
+    from app.kube.namespaces import cluster_uid
+    from app.store import clusters
+
+    cluster = settings.cluster
+    reaches = bool(cluster.kubeconfig or os.environ.get("KUBERNETES_SERVICE_HOST") or settings.jobs)
+
+    def read_uid() -> str:
+        api = api_client(cluster.kubeconfig or None)
+        try:
+            uid = cluster_uid(api)
+        finally:
+            api.close()
+        if uid is None:
+            logging.getLogger(__name__).warning(
+                "the kube-system namespace's uid is not readable: this process uses the "
+                "database's only cluster (set RIGHTSIZER_CLUSTER_ID in a fleet)"
+            )
+        return uid or ""
+
+    clusters.init_app(app, cluster.cluster_id, cluster.cluster_name, read_uid if reaches else None)
 
 
 def _migrations_dir() -> str:

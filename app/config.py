@@ -94,6 +94,14 @@ def webhook_timeout(text: str) -> int:
     return value
 
 
+def cluster_identity(text: str) -> str:
+    """At most 253 printable characters (a uid, a DNS name, a readable name)."""
+    value = text.strip()
+    if len(value) > 253 or not value.isprintable():
+        raise ValueError(text)
+    return value
+
+
 TRACK_MODES = ("all", "policies", "labelled")
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
@@ -153,6 +161,7 @@ AUTH_MODES = ("tokens", "kubernetes")
 auth_mode.__name__ = "auth mode (tokens or kubernetes)"
 boolean.__name__ = "boolean (true/false)"
 auto_or_boolean.__name__ = "auto, true or false"
+cluster_identity.__name__ = "text of at most 253 printable characters"
 webhook_timeout.__name__ = "whole number of seconds from 1 to 30"
 names.__name__ = "comma-separated list"
 
@@ -193,6 +202,8 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_CHECKPOINT_BATCH_SIZE": ("recommender.checkpoint_batch_size", 500, positive(int)),
     "RIGHTSIZER_JOBS": ("jobs", False, boolean),
     "RIGHTSIZER_KUBECONFIG": ("cluster.kubeconfig", "", str),
+    "RIGHTSIZER_CLUSTER_ID": ("cluster.cluster_id", "", cluster_identity),
+    "RIGHTSIZER_CLUSTER_NAME": ("cluster.cluster_name", "", cluster_identity),
     "RIGHTSIZER_NAMESPACE": ("cluster.namespace", "rightsizer", str),
     "RIGHTSIZER_EXCLUDED_NAMESPACES": ("cluster.excluded_namespaces", frozenset(), names),
     "RIGHTSIZER_KUBE_API_QPS": ("cluster.kube_api_qps", 5.0, non_negative(float)),

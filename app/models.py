@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     Float,
+    ForeignKey,
     Index,
     Integer,
     String,
@@ -41,6 +42,25 @@ class Timestamps:
     )
 
 
+class Cluster(db.Model):  # type: ignore[name-defined]
+    """One cluster of the fleet: every per-cluster row refers to it (docs/database.md). `uid` is
+    the identity its rightsizer declares (RIGHTSIZER_CLUSTER_ID, by default the kube-system
+    namespace's uid); None until the first rightsizer to start claims the row (migration 0013
+    moves a single-cluster database's rows into one such row)."""
+
+    __tablename__ = "clusters"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uid: Mapped[str | None] = mapped_column(String(253), unique=True)
+    name: Mapped[str] = mapped_column(String(253))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+def cluster_column() -> Mapped[int]:
+    """The cluster a row belongs to (app.store.clusters)."""
+    return mapped_column(Integer, ForeignKey("clusters.id"))
+
+
 class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     """The database twin of a VerticalPodAutoscaler object (fields in docs/policies.md)."""
 
@@ -48,6 +68,9 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     __table_args__ = (UniqueConstraint("namespace", "name"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # The cluster it governs; None: every cluster of the fleet. Its name stays unique in the
+    # fleet (namespace, name), so the API keeps finding it by those.
+    cluster_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("clusters.id"))
     name: Mapped[str] = mapped_column(String(253))
     namespace: Mapped[str] = mapped_column(String(63), index=True)  # "*" = cluster default
     target_kind: Mapped[str | None] = mapped_column(String(KIND_LENGTH))
@@ -72,9 +95,10 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
 
 class Recommendation(db.Model):  # type: ignore[name-defined]
     __tablename__ = "recommendations"
-    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "container"),)
+    __table_args__ = (UniqueConstraint("cluster_id", "namespace", "kind", "name", "container"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
     namespace: Mapped[str] = mapped_column(String(63))
     kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
@@ -111,11 +135,20 @@ class RecommendationPoint(db.Model):  # type: ignore[name-defined]
     """The target of one workload container at one time: at most one point an hour, 8 days."""
 
     __tablename__ = "recommendation_history"
-    __table_args__ = (  # the key of app.store.keys, then time (migration 0010)
-        Index("ix_recommendation_history_key", "namespace", "kind", "name", "container", "time"),
+    __table_args__ = (  # the cluster, the key of app.store.keys, then time (0010, 0013)
+        Index(
+            "ix_recommendation_history_key",
+            "cluster_id",
+            "namespace",
+            "kind",
+            "name",
+            "container",
+            "time",
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
     namespace: Mapped[str] = mapped_column(String(63))
     kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
@@ -139,9 +172,10 @@ class WorkloadCondition(db.Model):  # type: ignore[name-defined]
     (app.core.conditions), read by the API, the CLI and the dashboard."""
 
     __tablename__ = "workload_conditions"
-    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "type"),)
+    __table_args__ = (UniqueConstraint("cluster_id", "namespace", "kind", "name", "type"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
     namespace: Mapped[str] = mapped_column(String(63))
     kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
@@ -157,9 +191,10 @@ class Checkpoint(db.Model):  # type: ignore[name-defined]
     """Histograms of one workload container, enough to resume after a restart (VPA checkpoint)."""
 
     __tablename__ = "checkpoints"
-    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "container"),)
+    __table_args__ = (UniqueConstraint("cluster_id", "namespace", "kind", "name", "container"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
     namespace: Mapped[str] = mapped_column(String(63))
     kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
@@ -186,9 +221,12 @@ class NodeGroupRecommendation(db.Model):  # type: ignore[name-defined]
     dashboard. The DaemonSet-wide recommendation stays in `recommendations`."""
 
     __tablename__ = "node_group_recommendations"
-    __table_args__ = (UniqueConstraint("namespace", "kind", "name", "container", "node_group"),)
+    __table_args__ = (
+        UniqueConstraint("cluster_id", "namespace", "kind", "name", "container", "node_group"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
     namespace: Mapped[str] = mapped_column(String(63))
     kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
     name: Mapped[str] = mapped_column(String(253))
@@ -221,9 +259,11 @@ class Scaler(Timestamps, db.Model):  # type: ignore[name-defined]
     """The database twin of a cluster-proportional-autoscaler deployment."""
 
     __tablename__ = "scalers"
+    __table_args__ = (UniqueConstraint("cluster_id", "name"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(253), unique=True)
+    cluster_id: Mapped[int] = cluster_column()
+    name: Mapped[str] = mapped_column(String(253))
     target_namespace: Mapped[str] = mapped_column(String(63))
     target_kind: Mapped[str] = mapped_column(String(32))
     target_name: Mapped[str] = mapped_column(String(253))
@@ -248,8 +288,10 @@ class AuditEvent(db.Model):  # type: ignore[name-defined]
     """What rightsizer did or was told to do: policy edits, evictions, resizes, scaling."""
 
     __tablename__ = "audit_events"
+    __table_args__ = (Index("ix_audit_events_cluster_time", "cluster_id", "time"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
     time: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     actor: Mapped[str] = mapped_column(String(253))
     action: Mapped[str] = mapped_column(String(64))
@@ -265,9 +307,11 @@ class NodeLevelRow(db.Model):  # type: ignore[name-defined]
     deleted a day after the node's last metrics (app.store.node_levels)."""
 
     __tablename__ = "node_levels"
+    __table_args__ = (UniqueConstraint("cluster_id", "name"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(253), unique=True)
+    cluster_id: Mapped[int] = cluster_column()
+    name: Mapped[str] = mapped_column(String(253))
     cpu_allocatable: Mapped[int] = mapped_column(BigInteger)  # millicores
     memory_allocatable: Mapped[int] = mapped_column(BigInteger)  # bytes
     # used / allocatable, per window

@@ -27,6 +27,10 @@ class ClusterSettings:
     excluded_namespaces: frozenset[str]
     kube_api_qps: float  # the jobs' client-side request rate limit (0: none), as client-go's QPS
     kube_api_burst: int  # requests sent at once before the limit applies, as client-go's Burst
+    # The cluster's identity in a shared database (app.store.clusters); empty: the kube-system
+    # namespace's uid, read at start by a process that reaches the cluster.
+    cluster_id: str
+    cluster_name: str  # shown in the fleet view; empty: the id
 
     @property
     def left_alone(self) -> frozenset[str]:

@@ -96,6 +96,7 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
 
     from app.extensions import db
     from app.models import RecommendationPoint as H
+    from app.store.clusters import cluster_key
     from app.store.history import newest_points
     from app.store.keys import key_params, key_rows, on_key
 
@@ -105,11 +106,12 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
     with app.app_context():
         session = db.session
         rows, parts = key_rows(session.get_bind().dialect.name)
+        cluster = cluster_key(session)
         table = H.__table__
         joined = select(*cols, func.max(H.time)).select_from(rows)
-        joined = joined.join(table, on_key(table, parts)).group_by(*cols)
+        joined = joined.join(table, on_key(table, parts, cluster)).group_by(*cols)
         tuple_in = select(*cols, func.max(H.time)).where(tuple_(*cols).in_(keys)).group_by(*cols)
-        per_key = newest_points(table, rows, parts)
+        per_key = newest_points(table, rows, parts, cluster)
 
         def best(run: Any) -> float:
             def checked() -> None:

@@ -226,6 +226,7 @@ def database_floor(containers: int, rounds: int) -> float:
 
     from app.extensions import db
     from app.models import Recommendation
+    from app.store.clusters import cluster_key
 
     table = Recommendation.__table__
     with sc.temp_workdir() as workdir:
@@ -234,7 +235,8 @@ def database_floor(containers: int, rounds: int) -> float:
             db.session.execute(
                 insert(table),
                 [
-                    {"namespace": "ns", "kind": "Deployment", "name": f"w-{i}", "container": "app"}
+                    {"cluster_id": cluster_key(db.session), "namespace": "ns"}
+                    | {"kind": "Deployment", "name": f"w-{i}", "container": "app"}
                     | _row_values(i, 0)
                     for i in range(containers)
                 ],

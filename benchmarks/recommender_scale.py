@@ -217,6 +217,7 @@ def add_history(app: Any, days: int) -> int:
     from app.extensions import db
     from app.models import Recommendation as R
     from app.models import RecommendationPoint as H
+    from app.store.clusters import cluster_key
 
     added = 0
     with app.app_context():
@@ -225,10 +226,12 @@ def add_history(app: Any, days: int) -> int:
         if newest is None:
             return 0
         rows: list[dict[str, Any]] = []
+        cluster = cluster_key(db.session)
         for ns, kind, name, container in keys:
             for h in range(1, days * 24):
                 rows.append(
-                    {"namespace": ns, "kind": kind, "name": name, "container": container}
+                    {"cluster_id": cluster, "namespace": ns, "kind": kind, "name": name}
+                    | {"container": container}
                     | {"time": newest - timedelta(hours=h), "target_cpu": 100}
                     | {"target_memory": 10**8}
                 )

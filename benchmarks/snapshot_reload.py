@@ -51,6 +51,7 @@ class CollectorClock:
 def fill(app: Any, rows: int) -> None:
     from app.extensions import db
     from app.models import Recommendation
+    from app.store.clusters import cluster_key
 
     rng = random.Random(7)
     values = []
@@ -74,6 +75,8 @@ def fill(app: Any, rows: int) -> None:
             }
         )
     with app.app_context():
+        cluster = cluster_key(db.session)
+        values = [{"cluster_id": cluster, **v} for v in values]
         db.session.execute(db.insert(Recommendation), values)
         db.session.commit()
         db.session.remove()

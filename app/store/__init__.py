@@ -16,6 +16,8 @@ setup.cfg holds that). Modules per table family:
   create, update and delete.
 - `audit`: an audit event added to the change it records, and the action counters;
   `events`: pages of the audit trail.
+- `clusters`: this process's cluster in a database that may hold a fleet (`cluster_key`, which
+  every per-cluster query filters and writes by).
 - `session`: the session type, its own session outside a request, reachability, time conversion
   and the database errors callers may handle.
 """

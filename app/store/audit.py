@@ -15,6 +15,7 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from app.models import AuditEvent, utcnow
+from app.store.clusters import cluster_key
 from app.store.session import DbSession
 
 # Every action an audit event records: the API's writes, the webhook's per-workload mutation
@@ -94,6 +95,7 @@ def record(
     acted on ("Pod", "shop/web-1"), `time` when it happened (None: now; the webhook's counts are
     written later than the admissions they count, and keep the time of the first)."""
     row = AuditEvent(
+        cluster_id=cluster_key(session),
         time=time or utcnow(),
         actor=actor,
         action=action,
@@ -116,6 +118,7 @@ def pod_changes(session: DbSession, actor: str, since: datetime) -> list[tuple[f
     rows = session.execute(
         select(AuditEvent.time, AuditEvent.details)
         .where(
+            AuditEvent.cluster_id == cluster_key(session),
             AuditEvent.actor == actor,
             AuditEvent.action.in_(POD_CHANGES),
             AuditEvent.time >= since,

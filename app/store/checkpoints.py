@@ -18,6 +18,7 @@ from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
 from app.models import Checkpoint
+from app.store.clusters import cluster_key
 from app.store.session import DbSession, to_datetime, to_unix
 
 log = logging.getLogger(__name__)
@@ -65,12 +66,13 @@ def checkpoint_from_row(row: Checkpoint) -> AggregateCheckpoint:
 def load_checkpoints(
     session: DbSession, model: UsageModel, settings: RecommenderSettings
 ) -> tuple[int, int]:
-    """Restores every checkpoint into `model`; a bad one is logged and kept, not deleted. The
-    cyclic collector is paused meanwhile (app.core.gcpause: half of a 15,000-checkpoint restore
-    went to its full collections)."""
+    """Restores every checkpoint of this cluster into `model`; a bad one is logged and kept,
+    not deleted. The cyclic collector is paused meanwhile (app.core.gcpause: half of a
+    15,000-checkpoint restore went to its full collections)."""
     loaded = skipped = 0
     with without_cyclic_gc():
-        for row in session.scalars(select(Checkpoint)):
+        mine = Checkpoint.cluster_id == cluster_key(session)
+        for row in session.scalars(select(Checkpoint).where(mine)):
             w = WorkloadKey(row.namespace, row.kind, row.name)
             try:
                 agg = load_aggregate(checkpoint_from_row(row), settings)
@@ -87,7 +89,12 @@ def checkpoint_rows(session: DbSession, namespace: str, kind: str, name: str) ->
     """The checkpoints of one workload's containers, by container name."""
     q = (
         select(Checkpoint)
-        .where(Checkpoint.namespace == namespace, Checkpoint.kind == kind, Checkpoint.name == name)
+        .where(
+            Checkpoint.cluster_id == cluster_key(session),
+            Checkpoint.namespace == namespace,
+            Checkpoint.kind == kind,
+            Checkpoint.name == name,
+        )
         .order_by(Checkpoint.container)
     )
     return list(session.scalars(q))

@@ -18,6 +18,7 @@ from sqlalchemy import bindparam, delete, insert, select, update
 from app.core.conditions import Condition, sort_key
 from app.core.recommend.model import WorkloadKey
 from app.models import WorkloadCondition
+from app.store.clusters import cluster_key
 from app.store.session import DbSession
 
 
@@ -42,6 +43,7 @@ def save_conditions(
     gone: list[int] = []
     changed: list[dict[str, Any]] = []
     try:
+        cluster = cluster_key(session)
         rows = session.execute(
             select(
                 table.c.id,
@@ -53,7 +55,7 @@ def save_conditions(
                 table.c.reason,
                 table.c.message,
                 table.c.last_transition_time,
-            ).where(table.c.type.in_(types))
+            ).where(table.c.cluster_id == cluster, table.c.type.in_(types))
         )
         # by position, as selected: a Row reads an index at C speed, a name through its key map
         for row_id, *key, status, stored_reason, stored_message, transition in rows:
@@ -77,6 +79,7 @@ def save_conditions(
             )
         new = [
             {
+                "cluster_id": cluster,
                 "namespace": namespace,
                 "kind": kind,
                 "name": name,
@@ -109,7 +112,7 @@ def workload_conditions(
     name: str | None = None,
 ) -> dict[WorkloadKey, list[WorkloadCondition]]:
     """The stored conditions per workload (every filter optional), in display order."""
-    q = select(WorkloadCondition)
+    q = select(WorkloadCondition).where(WorkloadCondition.cluster_id == cluster_key(session))
     for col, value in (
         (WorkloadCondition.namespace, namespace),
         (WorkloadCondition.kind, kind),

@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy import and_, or_, select
 
 from app.models import AuditEvent
+from app.store.clusters import cluster_key
 from app.store.session import DbSession
 
 
@@ -35,8 +36,9 @@ class EventFilter:
 
 
 def page(session: DbSession, where: EventFilter, limit: int) -> tuple[list[AuditEvent], bool]:
-    """Up to `limit` events matching `where`, newest first, and whether more follow."""
-    q = select(AuditEvent)
+    """Up to `limit` of this cluster's events matching `where`, newest first, and whether more
+    follow."""
+    q = select(AuditEvent).where(AuditEvent.cluster_id == cluster_key(session))
     for column, value in (
         (AuditEvent.action, where.action),
         (AuditEvent.object_kind, where.object_kind),

@@ -17,6 +17,7 @@ from app.core.recommend.model import WorkloadKey
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
 from app.core.resources import Resources
 from app.models import Recommendation, RecommendationPoint
+from app.store.clusters import cluster_key
 from app.store.keys import Key, key_params, key_rows, on_key
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_unix
@@ -25,13 +26,16 @@ HISTORY_STEP = timedelta(hours=1)  # at most one history point per container in 
 HISTORY_KEEP = timedelta(days=8)  # the memory window: older points are deleted
 
 
-def newest_points(table: Any, rows: Any, parts: tuple[ColumnElement[Any], ...]) -> Select[Any]:
+def newest_points(
+    table: Any, rows: Any, parts: tuple[ColumnElement[Any], ...], cluster: int
+) -> Select[Any]:
     """Each key's newest point time (NULL without points), for the keys of `key_rows`: a
     max() per key, which both databases answer from the end of the key's range in the history's
-    index (namespace, kind, name, container, time). Grouping the join of the keys with the
+    index (cluster, namespace, kind, name, container, time). Grouping the join of the keys with the
     points, as before, read all 192 points of each key (eight days): 57 ms for a batch of 500
     keys on SQLite against 3 ms (PostgreSQL 80 ms against 7 ms; benchmarks/history_save.py)."""
-    latest = select(func.max(table.c.time)).where(on_key(table, parts)).scalar_subquery()
+    each = select(func.max(table.c.time)).where(on_key(table, parts, cluster))
+    latest = each.scalar_subquery()
     return select(*parts, latest).select_from(rows)
 
 
@@ -72,7 +76,9 @@ def append_history(
     rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
     params = key_params(keys)
     newest = out.newest
-    for ns, kind, name, container, t in session.execute(newest_points(table, rows, parts), params):
+    cluster = cluster_key(session)
+    found = session.execute(newest_points(table, rows, parts, cluster), params)
+    for ns, kind, name, container, t in found:
         seconds = to_unix(t)
         if seconds is not None:
             newest[(ns, kind, name, container)] = seconds
@@ -88,14 +94,20 @@ def append_history(
         assert rec is not None
         new.append(
             _point_values(
-                key, now, rec.target, cur.cpu if cur else None, cur.memory if cur else None, r.usage
+                cluster,
+                key,
+                now,
+                rec.target,
+                cur.cpu if cur else None,
+                cur.memory if cur else None,
+                r.usage,
             )
         )
         newest[key] = now.timestamp()
         out.written.append((r.workload, r.container))
     if new:  # one executemany (Core): the recommender appends thousands of points an hour
         session.execute(insert(RecommendationPoint.__table__), new)
-    old = select(H.id).select_from(rows).join(table, on_key(table, parts))
+    old = select(H.id).select_from(rows).join(table, on_key(table, parts, cluster))
     session.execute(
         delete(H)
         .where(H.id.in_(old.where(H.time < now - HISTORY_KEEP).scalar_subquery()))
@@ -106,6 +118,7 @@ def append_history(
 
 
 def _point_values(
+    cluster: int,
     key: tuple[str, str, str, str],
     time: datetime,
     target: Resources,
@@ -115,6 +128,7 @@ def _point_values(
 ) -> dict[str, Any]:
     u = usage or UsagePercentiles()
     return {
+        "cluster_id": cluster,
         **dict(zip(("namespace", "kind", "name", "container"), key, strict=True)),
         "time": time,
         "target_cpu": target.cpu,
@@ -129,6 +143,7 @@ def _point_values(
 
 
 def _point(
+    cluster: int,
     key: tuple[str, str, str, str],
     time: datetime,
     target: Resources,
@@ -137,7 +152,7 @@ def _point(
     usage: UsagePercentiles | None,
 ) -> RecommendationPoint:
     return RecommendationPoint(
-        **_point_values(key, time, target, cpu_request, memory_request, usage)
+        **_point_values(cluster, key, time, target, cpu_request, memory_request, usage)
     )
 
 
@@ -153,10 +168,11 @@ def add_replayed_points(
         return 0
     keys = {(p.workload.namespace, p.workload.kind, p.workload.name, p.container) for p in points}
     rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
+    cluster = cluster_key(session)
     have = {
         (ns, kind, name, container)
         for ns, kind, name, container, t in session.execute(
-            newest_points(RecommendationPoint.__table__, rows, parts), key_params(keys)
+            newest_points(RecommendationPoint.__table__, rows, parts, cluster), key_params(keys)
         )
         if t is not None
     }
@@ -167,9 +183,8 @@ def add_replayed_points(
             if key in have:
                 continue
             cpu, memory = requests.get((p.workload, p.container), (None, None))
-            session.add(
-                _point(key, datetime.fromtimestamp(p.time, UTC), p.target, cpu, memory, p.usage)
-            )
+            at = datetime.fromtimestamp(p.time, UTC)
+            session.add(_point(cluster, key, at, p.target, cpu, memory, p.usage))
             added += 1
         session.commit()
     except Exception:
@@ -183,7 +198,12 @@ def recommendation_history(
 ) -> list[RecommendationPoint]:
     """The history points of one workload's containers, oldest first."""
     H = RecommendationPoint
-    q = select(H).where(H.namespace == namespace, H.kind == kind, H.name == name)
+    q = select(H).where(
+        H.cluster_id == cluster_key(session),
+        H.namespace == namespace,
+        H.kind == kind,
+        H.name == name,
+    )
     return list(session.scalars(q.order_by(H.container, H.time)))
 
 
@@ -193,5 +213,10 @@ def latest_recommendations(
     """One workload's recommendation rows as the recommender's last run saved them (the end of
     its history, which keeps a point an hour)."""
     R = Recommendation
-    q = select(R).where(R.namespace == namespace, R.kind == kind, R.name == name)
+    q = select(R).where(
+        R.cluster_id == cluster_key(session),
+        R.namespace == namespace,
+        R.kind == kind,
+        R.name == name,
+    )
     return list(session.scalars(q))

@@ -52,6 +52,8 @@ def key_rows(dialect: str) -> tuple[Any, tuple[ColumnElement[Any], ...]]:
     return each, tuple(func.json_extract(each.c.value, f"$.{n}") for n in KEY)
 
 
-def on_key(table: Any, parts: tuple[ColumnElement[Any], ...]) -> ColumnElement[bool]:
-    """The join condition of `table`'s key columns with the keys' (`key_rows`)."""
-    return and_(*(table.c[n] == part for n, part in zip(KEY, parts, strict=True)))
+def on_key(table: Any, parts: tuple[ColumnElement[Any], ...], cluster: int) -> ColumnElement[bool]:
+    """The join condition of `table`'s key columns with the keys' (`key_rows`), in the rows of
+    `cluster` (app.store.clusters: the cluster leads every key's index)."""
+    same = (table.c[n] == part for n, part in zip(KEY, parts, strict=True))
+    return and_(table.c.cluster_id == cluster, *same)

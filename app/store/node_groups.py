@@ -28,6 +28,7 @@ from app.core.recommend.node_groups import NodeGroupModels
 from app.core.recommend.settings import RecommenderSettings
 from app.core.resources import Resources
 from app.models import NodeGroupRecommendation as Row
+from app.store.clusters import cluster_key
 from app.store.session import DbSession, to_datetime, to_unix
 
 log = logging.getLogger(__name__)
@@ -108,19 +109,26 @@ def _pair(r: Resources | None) -> tuple[int | None, int | None]:
 
 
 def save_node_groups(session: DbSession, results: Iterable[NodeGroupResult], now: datetime) -> int:
-    """Makes the table hold exactly `results` (one transaction); the number of rows written."""
+    """Makes this cluster's rows exactly `results` (one transaction); the number of rows
+    written."""
     wanted = {_key(r.workload, r.container, r.group): r for r in results}
     try:
+        cluster = cluster_key(session)
         existing = {
             _key(WorkloadKey(row.namespace, row.kind, row.name), row.container, row.node_group): row
-            for row in session.scalars(select(Row))
+            for row in session.scalars(select(Row).where(Row.cluster_id == cluster))
         }
         for key, row in existing.items():
             if key not in wanted:
                 session.delete(row)
         for key, r in wanted.items():
             row = existing.get(key) or Row(
-                namespace=key[0], kind=key[1], name=key[2], container=key[3], node_group=key[4]
+                cluster_id=cluster,
+                namespace=key[0],
+                kind=key[1],
+                name=key[2],
+                container=key[3],
+                node_group=key[4],
             )
             _fill(row, r, now)
             session.add(row)
@@ -134,9 +142,10 @@ def save_node_groups(session: DbSession, results: Iterable[NodeGroupResult], now
 def load_node_groups(
     session: DbSession, groups: NodeGroupModels, settings: RecommenderSettings
 ) -> tuple[int, int]:
-    """Restores every group's histograms into `groups`; a bad row is logged and kept."""
+    """Restores every group's histograms of this cluster into `groups`; a bad row is logged
+    and kept."""
     loaded = skipped = 0
-    for row in session.scalars(select(Row)):
+    for row in session.scalars(select(Row).where(Row.cluster_id == cluster_key(session))):
         w = WorkloadKey(row.namespace, row.kind, row.name)
         try:
             agg = load_aggregate(checkpoint_from_json(row.checkpoint), settings)
@@ -175,7 +184,8 @@ def node_group_targets(session: DbSession) -> dict[WorkloadKey, NodeGroupRecomme
     labels: dict[WorkloadKey, str] = {}
     groups: dict[WorkloadKey, dict[str, dict[str, Recommendation]]] = {}
     history: dict[WorkloadKey, dict[str, float]] = {}
-    for row in session.scalars(select(Row).where(Row.target_cpu.is_not(None))):
+    mine = Row.cluster_id == cluster_key(session)
+    for row in session.scalars(select(Row).where(mine, Row.target_cpu.is_not(None))):
         rec = row_recommendation(row)
         if rec is None:
             continue
@@ -200,8 +210,9 @@ def node_group_rows(
     kind: str | None = None,
     name: str | None = None,
 ) -> list[Row]:
-    """The rows, by workload, container and group (of one workload, kind or namespace if given)."""
-    q = select(Row)
+    """This cluster's rows, by workload, container and group (of one workload, kind or
+    namespace if given)."""
+    q = select(Row).where(Row.cluster_id == cluster_key(session))
     for col, value in ((Row.namespace, namespace), (Row.kind, kind), (Row.name, name)):
         if value is not None:
             q = q.where(col == value)

@@ -15,6 +15,7 @@ from sqlalchemy import delete, select
 
 from app.core.placement.windows import NodeLevel
 from app.models import NodeLevelRow as Row
+from app.store.clusters import cluster_key
 from app.store.session import DbSession, to_unix
 
 COLUMNS = (
@@ -39,7 +40,7 @@ def load_node_levels(session: DbSession) -> list[NodeLevel]:
             name, int(cpu_a), int(mem_a), (c1, c2, c3), (m1, m2, m3), to_unix(at) or 0.0, cn, mn
         )
         for name, cpu_a, mem_a, c1, c2, c3, m1, m2, m3, at, cn, mn in session.execute(
-            select(*COLUMNS)
+            select(*COLUMNS).where(Row.cluster_id == cluster_key(session))
         )
     ]
 
@@ -48,13 +49,14 @@ def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_bef
     """Writes `levels` (inserts new nodes, updates known ones) and deletes the rows of nodes
     whose metrics are older than `forget_before` (Unix seconds) and are not in `levels`.
     Returns the rows deleted. The caller commits."""
-    rows = {r.name: r for r in session.scalars(select(Row))}
+    cluster = cluster_key(session)
+    rows = {r.name: r for r in session.scalars(select(Row).where(Row.cluster_id == cluster))}
     given = set()
     for n in levels:
         given.add(n.name)
         row = rows.get(n.name)
         if row is None:
-            row = Row(name=n.name)
+            row = Row(cluster_id=cluster, name=n.name)
             session.add(row)
         row.cpu_allocatable, row.memory_allocatable = n.cpu_allocatable, n.memory_allocatable
         row.cpu_15m, row.cpu_1h, row.cpu_1d = n.cpu
@@ -67,5 +69,5 @@ def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_bef
         if name not in given and (to_unix(r.metrics_at) or 0.0) < forget_before
     ]
     if stale:
-        session.execute(delete(Row).where(Row.name.in_(stale)))
+        session.execute(delete(Row).where(Row.cluster_id == cluster, Row.name.in_(stale)))
     return len(stale)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, or_, select
 
 from app.core.policy import CLUSTER_WIDE, Policy
 from app.documents.policy import PolicyInvalid, policy_from_row
 from app.models import Policy as PolicyRow
+from app.store.clusters import cluster_key
 from app.store.session import DbSession
 
 log = logging.getLogger(__name__)
@@ -35,12 +36,18 @@ class InvalidPolicyLog:
             )
 
 
+def governing(session: DbSession) -> ColumnElement[bool]:
+    """The policies that govern this cluster: its own and the fleet-wide ones (no cluster)."""
+    return or_(PolicyRow.cluster_id == cluster_key(session), PolicyRow.cluster_id.is_(None))
+
+
 def valid_policies(
     session: DbSession, invalid: InvalidPolicyLog, namespace: str | None = None
 ) -> list[Policy]:
-    """Every policy row that parses (one query); the others are reported to `invalid`. With
-    `namespace`, only those that can govern its workloads: its own and the cluster defaults."""
-    q = select(PolicyRow)
+    """Every policy row governing this cluster that parses (one query); the others are reported
+    to `invalid`. With `namespace`, only those that can govern its workloads: its own and the
+    cluster defaults."""
+    q = select(PolicyRow).where(governing(session))
     if namespace is not None:
         q = q.where(PolicyRow.namespace.in_((namespace, CLUSTER_WIDE)))
     out = []
@@ -53,19 +60,24 @@ def valid_policies(
 
 
 def find_policy(session: DbSession, namespace: str, name: str) -> PolicyRow | None:
+    """The policy of that name if it governs this cluster."""
     return session.scalar(
-        select(PolicyRow).where(PolicyRow.namespace == namespace, PolicyRow.name == name)
+        select(PolicyRow).where(
+            governing(session), PolicyRow.namespace == namespace, PolicyRow.name == name
+        )
     )
 
 
 def policy_exists(session: DbSession, namespace: str, name: str) -> bool:
+    """Whether the name is taken in the fleet (a policy's name is unique across clusters)."""
     q = select(PolicyRow.id).where(PolicyRow.namespace == namespace, PolicyRow.name == name)
     return session.scalar(q) is not None
 
 
 def policy_rows(session: DbSession, namespace: str | None = None) -> list[PolicyRow]:
-    """The rows as stored (valid or not), by namespace and name; of one namespace if given."""
-    q = select(PolicyRow).order_by(PolicyRow.namespace, PolicyRow.name)
+    """The rows governing this cluster as stored (valid or not), by namespace and name; of one
+    namespace if given."""
+    q = select(PolicyRow).where(governing(session)).order_by(PolicyRow.namespace, PolicyRow.name)
     if namespace is not None:
         q = q.where(PolicyRow.namespace == namespace)
     return list(session.scalars(q))

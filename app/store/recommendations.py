@@ -21,6 +21,7 @@ from app.core.recommend.model import WorkloadKey
 from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import checkpoint_values
+from app.store.clusters import cluster_key
 from app.store.history import Appended, append_history
 from app.store.keys import KEY, Key, key_params, key_rows, on_key
 from app.store.results import ContainerResult
@@ -41,18 +42,17 @@ RECOMMENDED_WORKLOADS = Gauge(
 
 
 def count_recommendations(session: DbSession) -> tuple[int, int]:
-    """(containers, workloads) with a stored recommendation; also sets the gauges."""
-    containers = session.scalar(select(func.count()).select_from(RecommendationRow)) or 0
-    workloads = (
-        session.scalar(
-            select(func.count()).select_from(
-                select(RecommendationRow.namespace, RecommendationRow.kind, RecommendationRow.name)
-                .distinct()
-                .subquery()
-            )
+    """(containers, workloads) of this cluster with a stored recommendation; also sets the
+    gauges."""
+    mine = RecommendationRow.cluster_id == cluster_key(session)
+    containers = session.scalar(select(func.count()).select_from(RecommendationRow).where(mine))
+    R = RecommendationRow
+    workloads = session.scalar(
+        select(func.count()).select_from(
+            select(R.namespace, R.kind, R.name).where(mine).distinct().subquery()
         )
-        or 0
     )
+    containers, workloads = containers or 0, workloads or 0
     RECOMMENDATIONS.set(containers)
     RECOMMENDED_WORKLOADS.set(workloads)
     return containers, workloads
@@ -86,15 +86,15 @@ RECOMMENDATION_COLUMNS = (
 def _existing(
     session: DbSession, table: Any, keys: set[Key], columns: Sequence[str]
 ) -> dict[Key, Any]:
-    """The rows of `keys` (id, key and `columns`), as plain rows: one query joined with the keys
-    (app.store.keys), no ORM objects."""
+    """This cluster's rows of `keys` (id, key and `columns`), as plain rows: one query joined
+    with the keys (app.store.keys), no ORM objects."""
     if not keys:
         return {}
     rows, parts = key_rows(session.get_bind().dialect.name)
     selected = session.execute(
         select(table.c.id, *(table.c[k] for k in KEY), *(table.c[c] for c in columns))
         .select_from(rows)
-        .join(table, on_key(table, parts)),
+        .join(table, on_key(table, parts, cluster_key(session))),
         key_params(keys),
     )
     # the key by position (id first, then KEY's columns): a Row reads an index at C speed, a
@@ -177,6 +177,7 @@ def save_batch(
     ]
     keys = set(keys_in_order)
     try:
+        cluster = cluster_key(session)
         recs = _existing(session, recs_t, keys, RECOMMENDATION_COLUMNS)
         checkpointing = {
             k for k, r in zip(keys_in_order, results, strict=True) if r.checkpoint is not None
@@ -194,7 +195,9 @@ def save_batch(
                 if key in cps:
                     cp_changed.append({"_id": cps[key].id, **values})
                 else:
-                    cp_new.append({**dict(zip(KEY, key, strict=True)), **values})
+                    cp_new.append(
+                        {"cluster_id": cluster, **dict(zip(KEY, key, strict=True)), **values}
+                    )
             old = recs.get(key)
             if r.recommendation is None:
                 if old is not None:
@@ -202,7 +205,8 @@ def save_batch(
                 continue
             values = _recommendation_values(r, old)
             if old is None:
-                rec_new.append({**dict(zip(KEY, key, strict=True)), **values, "updated_at": now})
+                row = {"cluster_id": cluster, **dict(zip(KEY, key, strict=True)), **values}
+                rec_new.append({**row, "updated_at": now})
             elif _STORED_VALUES(old) != _NEW_VALUES(values):
                 rec_changed.append({"_id": old.id, **values, "updated_at": now})
             elif not all(_same(old[_AT[c]], values[c]) for c in SPAN_COLUMNS):
@@ -283,19 +287,23 @@ def save_all(
 
 
 def stored_workloads(session: DbSession) -> set[WorkloadKey]:
-    """Every workload with a checkpoint or a recommendation row."""
+    """Every workload of this cluster with a checkpoint or a recommendation row."""
     out: set[WorkloadKey] = set()
+    cluster = cluster_key(session)
     for table in (RecommendationRow, Checkpoint):
         for ns, kind, name in session.execute(
-            select(table.namespace, table.kind, table.name).distinct()
+            select(table.namespace, table.kind, table.name)
+            .where(table.cluster_id == cluster)
+            .distinct()
         ):
             out.add(WorkloadKey(ns, kind, name))
     return out
 
 
 def delete_workload(session: DbSession, w: WorkloadKey) -> None:
-    """Forgets a workload that no longer exists: its recommendations, checkpoints, history,
-    conditions and node groups."""
+    """Forgets a workload of this cluster that no longer exists: its recommendations,
+    checkpoints, history, conditions and node groups."""
+    cluster = cluster_key(session)
     for table in (
         RecommendationRow,
         Checkpoint,
@@ -305,7 +313,10 @@ def delete_workload(session: DbSession, w: WorkloadKey) -> None:
     ):
         session.execute(
             delete(table).where(
-                table.namespace == w.namespace, table.kind == w.kind, table.name == w.name
+                table.cluster_id == cluster,
+                table.namespace == w.namespace,
+                table.kind == w.kind,
+                table.name == w.name,
             )
         )
     session.commit()
@@ -317,7 +328,7 @@ def find_recommendations(
     kind: str | None = None,
     name: str | None = None,
 ) -> list[RecommendationRow]:
-    q = select(RecommendationRow)
+    q = select(RecommendationRow).where(RecommendationRow.cluster_id == cluster_key(session))
     for col, value in (
         (RecommendationRow.namespace, namespace),
         (RecommendationRow.kind, kind),
@@ -335,6 +346,8 @@ def find_recommendations(
 
 
 def recommended_namespaces(session: DbSession) -> list[str]:
-    """The namespaces with a stored recommendation, sorted."""
-    q = select(RecommendationRow.namespace).distinct().order_by(RecommendationRow.namespace)
+    """The namespaces of this cluster with a stored recommendation, sorted."""
+    R = RecommendationRow
+    q = select(R.namespace).where(R.cluster_id == cluster_key(session))
+    q = q.distinct().order_by(R.namespace)
     return list(session.scalars(q))

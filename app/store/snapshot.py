@@ -32,6 +32,7 @@ from app.core.recommend.capping import Recommendation
 from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources
 from app.models import Recommendation as RecommendationRow
+from app.store.clusters import cluster_key
 from app.store.node_groups import node_group_targets
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession
@@ -102,7 +103,7 @@ def recommendation_targets(
             r.uncapped_target_cpu,
             r.uncapped_target_memory,
             cast(r.conflicts, Text),  # the JSON text: PostgreSQL's driver would decode it
-        )
+        ).where(r.cluster_id == cluster_key(session))
     )
     return (memo or RowMemo()).targets(map(tuple, rows.all()))
 
@@ -113,7 +114,9 @@ def history_seconds(session: DbSession) -> dict[tuple[WorkloadKey, str], float]:
     r = RecommendationRow
     out = {}
     for ns, kind, name, container, first, last in session.execute(
-        select(r.namespace, r.kind, r.name, r.container, r.first_sample_at, r.last_sample_at)
+        select(r.namespace, r.kind, r.name, r.container, r.first_sample_at, r.last_sample_at).where(
+            r.cluster_id == cluster_key(session)
+        )
     ):
         if first is not None and last is not None:
             out[(WorkloadKey(ns, kind, name), container)] = (last - first).total_seconds()

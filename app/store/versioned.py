@@ -14,6 +14,7 @@ from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 
 from app.models import utcnow
+from app.store.clusters import cluster_key
 from app.store.session import DbSession
 
 
@@ -26,7 +27,10 @@ class AlreadyExists(Exception):
 
 
 def commit_created(session: DbSession, row: Any) -> None:
-    """Adds the new `row` and commits it with what the session holds (its audit event)."""
+    """Adds the new `row` and commits it with what the session holds (its audit event); a row
+    given no cluster belongs to this process's (app.store.clusters)."""
+    if row.cluster_id is None:
+        row.cluster_id = cluster_key(session)
     session.add(row)
     try:
         session.commit()

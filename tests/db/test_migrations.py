@@ -75,10 +75,10 @@ def test_a_scalable_kind_and_a_target_selector_are_stored_and_dropped_by_a_downg
     long_kind = "DeploymentConfig.apps.openshift.io"  # 34 characters: did not fit in 32
     db.session.execute(
         sa.text(
-            "INSERT INTO checkpoints (namespace, kind, name, container, cpu_buckets, "
+            "INSERT INTO checkpoints (cluster_id, namespace, kind, name, container, cpu_buckets, "
             "cpu_total_weight, memory_buckets, memory_total_weight, sample_count, version, "
-            "updated_at) VALUES ('shop', :kind, 'web', 'app', '{}', 0, '{}', 0, 0, 'v3', "
-            "'2026-01-01 00:00:00'), ('shop', 'Deployment', 'web', 'app', '{}', 0, '{}', 0, 0, "
+            "updated_at) VALUES (1, 'shop', :kind, 'web', 'app', '{}', 0, '{}', 0, 0, 'v3', "
+            "'2026-01-01 00:00:00'), (1, 'shop', 'Deployment', 'web', 'app', '{}', 0, '{}', 0, 0, "
             "'v3', '2026-01-01 00:00:00')"
         ),
         {"kind": long_kind},

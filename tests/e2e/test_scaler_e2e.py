@@ -52,9 +52,10 @@ def add_scaler(
     with engine.begin() as conn:
         conn.execute(
             sa.text(
-                "INSERT INTO scalers (name, target_namespace, target_kind, target_name, params, "
-                "enabled, version, behavior, created_at, updated_at) VALUES "
-                "(:n, :ns, :k, :t, :p, 1, 1, :b, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                "INSERT INTO scalers (cluster_id, name, target_namespace, target_kind, "
+                "target_name, params, enabled, version, behavior, created_at, updated_at) VALUES "
+                "((SELECT min(id) FROM clusters), :n, :ns, :k, :t, :p, 1, 1, :b, "
+                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
             ),
             {
                 "n": name,

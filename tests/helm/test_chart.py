@@ -226,6 +226,15 @@ def test_settings_and_extra_env_reach_the_server() -> None:
     assert annotations == {"example.com/team": "platform"}
 
 
+def test_joining_a_fleet_names_the_cluster(render: Render) -> None:
+    """A cluster joins a fleet with the shared PostgreSQL's URL and its name; its id defaults to
+    the kube-system namespace's uid (empty here: read by rightsizer at start)."""
+    e = env(container(render({"cluster": {"name": "prod-eu"}})))
+    assert (e["RIGHTSIZER_CLUSTER_NAME"], e["RIGHTSIZER_CLUSTER_ID"]) == ("prod-eu", "")
+    e = env(container(render({"cluster": {"name": "prod-eu", "id": "eu-1"}})))
+    assert e["RIGHTSIZER_CLUSTER_ID"] == "eu-1"
+
+
 def test_leader_election_uses_a_lease_in_the_release_namespace(render: Render) -> None:
     e = env(container(render()))
     assert e["RIGHTSIZER_NAMESPACE"] == NAMESPACE

@@ -60,10 +60,10 @@ def add_scaler(db_url: str, params: dict[str, Any]) -> None:
     with engine.begin() as conn:
         conn.execute(
             sa.text(
-                "INSERT INTO scalers (name, target_namespace, target_kind, target_name, params, "
-                "enabled, version, created_at, updated_at) VALUES "
-                "('dns', :ns, 'Deployment', 'dns', :p, 1, 1, CURRENT_TIMESTAMP, "
-                "CURRENT_TIMESTAMP)"
+                "INSERT INTO scalers (cluster_id, name, target_namespace, target_kind, "
+                "target_name, params, enabled, version, created_at, updated_at) VALUES "
+                "((SELECT min(id) FROM clusters), 'dns', :ns, 'Deployment', 'dns', :p, 1, 1, "
+                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
             ),
             {"ns": NS, "p": json.dumps(params)},
         )

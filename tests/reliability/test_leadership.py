@@ -85,8 +85,9 @@ def test_three_instances_leader_killed_one_leader_at_a_time_no_duplicate_scale(
         with engine.begin() as conn:
             conn.execute(
                 sa.text(
-                    "INSERT INTO scalers (name, target_namespace, target_kind, target_name, "
-                    "params, enabled, version, created_at, updated_at) VALUES ('coredns', "
+                    "INSERT INTO scalers (cluster_id, name, target_namespace, target_kind, "
+                    "target_name, params, enabled, version, created_at, updated_at) VALUES "
+                    "((SELECT min(id) FROM clusters), 'coredns', "
                     "'kube-system', 'Deployment', 'coredns', "
                     '\'{"linear": {"nodesPerReplica": 1}}\', 1, 1, CURRENT_TIMESTAMP, '
                     "CURRENT_TIMESTAMP)"
@@ -166,8 +167,9 @@ def test_two_instances_leader_partitioned_from_its_lease_stops_before_the_other_
         with engine.begin() as conn:
             conn.execute(
                 sa.text(
-                    "INSERT INTO scalers (name, target_namespace, target_kind, target_name, "
-                    "params, enabled, version, created_at, updated_at) VALUES ('coredns', "
+                    "INSERT INTO scalers (cluster_id, name, target_namespace, target_kind, "
+                    "target_name, params, enabled, version, created_at, updated_at) VALUES "
+                    "((SELECT min(id) FROM clusters), 'coredns', "
                     "'kube-system', 'Deployment', 'coredns', "
                     '\'{"linear": {"nodesPerReplica": 1}}\', 1, 1, CURRENT_TIMESTAMP, '
                     "CURRENT_TIMESTAMP)"

@@ -14,6 +14,7 @@ from sqlalchemy import insert
 
 from app.extensions import db
 from app.models import RecommendationPoint
+from app.store.clusters import cluster_key
 from app.store.history import newest_points
 from app.store.keys import key_params, key_rows
 
@@ -26,7 +27,8 @@ def add_points(key: tuple[str, str, str, str], hours: range) -> None:
     db.session.execute(
         insert(TABLE),
         [
-            {"namespace": ns, "kind": kind, "name": name, "container": container}
+            {"cluster_id": cluster_key(db.session), "namespace": ns, "kind": kind, "name": name}
+            | {"container": container}
             | {"time": NOW - timedelta(hours=h), "target_cpu": 100, "target_memory": 10**8}
             for h in hours
         ],
@@ -36,7 +38,8 @@ def add_points(key: tuple[str, str, str, str], hours: range) -> None:
 
 def newest(keys: list[tuple[str, str, str, str]]) -> dict[tuple[str, ...], Any]:
     rows, parts = key_rows(db.engine.dialect.name)
-    found = db.session.execute(newest_points(TABLE, rows, parts), key_params(keys)).all()
+    query = newest_points(TABLE, rows, parts, cluster_key(db.session))
+    found = db.session.execute(query, key_params(keys)).all()
     return {tuple(r[:4]): r[4] for r in found}
 
 

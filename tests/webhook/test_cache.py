@@ -57,7 +57,12 @@ def test_the_thread_picks_up_new_rows(server_app: Flask) -> None:
     assert cache.snapshot is not None and cache.snapshot.policy_for(WEB) is None
     add_policy()
     add_recommendation()
-    wait_for(cache, threading.Event(), lambda s: s.policy_for(WEB) is not None)
+    # both rows: a load between the two commits sees the policy alone
+    wait_for(
+        cache,
+        threading.Event(),
+        lambda s: s.policy_for(WEB) is not None and WEB in s.recommendations,
+    )
     snap = cache.snapshot
     assert snap is not None
     assert snap.recommendations[WEB]["app"].target.cpu == 250

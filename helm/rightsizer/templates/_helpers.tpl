@@ -246,6 +246,10 @@ ca.key is kept as it is.
   value: {{ .Values.logLevel | quote }}
 - name: RIGHTSIZER_JOBS
   value: {{ .Values.jobs.enabled | toString | quote }}
+- name: RIGHTSIZER_CLUSTER_NAME
+  value: {{ .Values.cluster.name | toString | quote }}
+- name: RIGHTSIZER_CLUSTER_ID
+  value: {{ .Values.cluster.id | toString | quote }}
 - name: RIGHTSIZER_RECOMMENDER_INTERVAL
   value: {{ .Values.recommender.interval | toString | quote }}
 - name: RIGHTSIZER_EXCLUDED_NAMESPACES

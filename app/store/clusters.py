@@ -1,0 +1,133 @@
+"""The cluster this process belongs to, in a database that may hold a fleet of them.
+
+Every per-cluster row carries its cluster's key (`clusters.id`); each store query of this
+process reads and writes its own cluster's rows only, through `cluster_key`. A process knows
+its cluster by an identity: RIGHTSIZER_CLUSTER_ID, else the kube-system namespace's uid, read once
+when first needed (app/__init__.py gives the reader). The first time an identity meets the
+database it claims the row migration 0013 left unclaimed (a single-cluster database moved into
+the fleet shape, or a new one), or else joins the fleet with a row of its own. SQLite stays the
+single-cluster default: a second identity is refused with `ClusterRefused`. A process with no
+identity (no cluster to read it from: tests, `rightsizer db`) uses the database's only cluster.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask, current_app
+from sqlalchemy import event, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.models import Cluster, Policy
+from app.store.session import DbSession
+
+EXTENSION = "rightsizer.cluster"
+
+
+class ClusterRefused(RuntimeError):
+    """This database cannot hold this process's cluster (the message says why and what to do)."""
+
+
+@dataclass
+class ClusterIdentity:
+    uid: str  # empty: read it with `read_uid`, if given
+    name: str  # empty: the uid
+    read_uid: Callable[[], str] | None = None
+    key: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def init_app(
+    app: Flask, uid: str, name: str, read_uid: Callable[[], str] | None = None
+) -> ClusterIdentity:
+    identity = ClusterIdentity(uid, name, read_uid)
+    app.extensions[EXTENSION] = identity
+    return identity
+
+
+def cluster_key(session: DbSession) -> int:
+    """This process's cluster's key, claimed or added in a session of its own the first time
+    (never committing the caller's work)."""
+    identity: ClusterIdentity = current_app.extensions[EXTENSION]
+    if identity.key is None:
+        with identity.lock:
+            if identity.key is None:
+                with Session(session.get_bind()) as own:
+                    identity.key = _claimed(own, identity)
+    return identity.key
+
+
+@event.listens_for(Session, "before_flush")
+def _own_new_rows(session: Session, _context: Any, _instances: Any) -> None:
+    """A per-cluster row added through the ORM without a cluster is this process's cluster's
+    (a policy without one governs the whole fleet: it is left as it is)."""
+    for obj in session.new:
+        if getattr(obj, "cluster_id", 0) is None and not isinstance(obj, Policy):
+            obj.cluster_id = cluster_key(session)
+
+
+def _claimed(session: Session, identity: ClusterIdentity) -> int:
+    uid = identity.uid or (identity.read_uid() if identity.read_uid else "")
+    if not uid:
+        keys = list(session.scalars(select(Cluster.id).order_by(Cluster.id).limit(2)))
+        if len(keys) == 1:
+            return keys[0]
+        if keys:
+            raise ClusterRefused(
+                "this database holds several clusters: set RIGHTSIZER_CLUSTER_ID (or let "
+                "rightsizer read the cluster) to say which one this process belongs to"
+            )
+        return _added(session, None, identity.name)
+    name = identity.name or uid
+    found = session.scalar(select(Cluster).where(Cluster.uid == uid))
+    if found is not None:
+        if found.name != name:
+            found.name = name
+            session.commit()
+        found_key: int = found.id
+        return found_key
+    unclaimed = select(func.min(Cluster.id)).where(Cluster.uid.is_(None)).scalar_subquery()
+    done = session.execute(
+        update(Cluster).where(Cluster.id == unclaimed).values(uid=uid, name=name)
+    )
+    if done.rowcount == 1:  # type: ignore[attr-defined]
+        session.commit()
+        key = session.scalar(select(Cluster.id).where(Cluster.uid == uid))
+        assert key is not None
+        return key
+    session.rollback()
+    # another process of the same cluster may have claimed it between our look-up and update
+    raced = session.scalar(select(Cluster.id).where(Cluster.uid == uid))
+    if raced is not None:
+        return raced
+    if session.get_bind().dialect.name == "sqlite":
+        other = session.scalar(select(Cluster).order_by(Cluster.id).limit(1))
+        held = f"{other.name} ({other.uid})" if other is not None else "another cluster"
+        raise ClusterRefused(
+            f"cluster {name} ({uid}) cannot join this SQLite database: it holds {held}. "
+            "SQLite serves one cluster; a fleet shares a PostgreSQL database "
+            "(RIGHTSIZER_DATABASE_URL, docs/database.md)"
+        )
+    return _added(session, uid, name)
+
+
+def _added(session: Session, uid: str | None, name: str) -> int:
+    row = Cluster(uid=uid, name=name)
+    session.add(row)
+    try:
+        session.commit()
+    except IntegrityError:  # another process of the same cluster added it first
+        session.rollback()
+        key = session.scalar(select(Cluster.id).where(Cluster.uid == uid))
+        assert key is not None
+        return key
+    return row.id
+
+
+def clusters(session: DbSession) -> list[Cluster]:
+    """Every cluster of the database, by key."""
+    return list(session.scalars(select(Cluster).order_by(Cluster.id)))
