@@ -23,8 +23,8 @@ keeps its per-day usage counts (daily.py's DailyUsage, fed per row from the same
 batch) for the strategies that read a window (`krr`, `balanced`); `recommend` runs any strategy
 on a view of the row.
 
-Not yet here: the readers (the recommender job, checkpoint rows, the histogram API,
-`recommend --from-csv`, node groups) still run UsageModel.
+`recommend --from-csv` (trace.replay) runs it. Not yet here: the other readers (the
+recommender job, checkpoint rows, the histogram API, node groups) still run UsageModel.
 """
 
 from __future__ import annotations
@@ -344,8 +344,10 @@ class ArrayModel:
         if not together:
             for x in chunk:
                 self._expire_if_idle(x[0], x[2], x[3])
-                pc = self._pod_container(x[0], x[1], x[2])
-                self._add_chunk([x], np.array([pc], dtype=np.int64), np.array([x[3]]))
+                self._add_one(x, self._pod_container(x[0], x[1], x[2]))
+            return
+        if len(chunk) == 1:  # a trace's samples, one pod container: no arrays to build
+            self._add_one(chunk[0], self._pod_container(*keys[0]) if found[0] is None else found[0])
             return
         if None in found:
             pcs = np.array(
@@ -362,6 +364,36 @@ class ArrayModel:
         if w not in self.rows and self.strategy_of is not None:
             return tuning(self.strategy_of(w), self.settings, self.idle_after).idle_after
         return self.tuning(w).idle_after
+
+    def _add_one(self, x: Sample, pc: int) -> None:
+        """_add_chunk of one sample, in scalars (the same rules: the per-object code's)."""
+        _, _, _, t, cores, request, usage = x
+        row = int(self.pc_row[pc])
+        not_restored = not self.restored[row] >= t
+        if (
+            cores is not None
+            and not math.isnan(cores)
+            and not cores < 0
+            and not self.last_cpu[pc] >= t
+            and not_restored
+        ):
+            self.last_cpu[pc] = t
+            low = self.settings.min_cpu_sample_weight
+            weight = low if low > request else request
+            bucket = self.cpu.buckets.find_bucket(cores)
+            self.cpu.add_one(row, bucket, weight, t)
+            if not self.first[row] <= t:
+                self.first[row] = t
+            if not self.last[row] >= t:
+                self.last[row] = t
+            self.count[row] += 1
+            self.daily[row].add_cpu(t, cores, bucket)
+        if usage is None or math.isnan(usage) or usage < 0 or not not_restored:
+            return
+        if self.last_mem[pc] > t:
+            return
+        self._take_peak(pc, row, t, usage, False)
+        self.daily[row].add_memory(t, usage)
 
     def _add_chunk(self, chunk: Sequence[Sample], pcs: Array, t: Array) -> None:
         """Samples of distinct pod containers `pcs` at times `t`, none of whose rows expires
@@ -462,10 +494,11 @@ class ArrayModel:
         bump = oom_bump(used, s)
         if bump < 0:
             return False
-        self._take_oom_peak(pc, row, t, bump)
+        self._take_peak(pc, row, t, bump, True)
         return True
 
-    def _take_oom_peak(self, pc: int, row: int, t: float, usage: float) -> None:
+    def _take_peak(self, pc: int, row: int, t: float, usage: float, is_oom: bool) -> None:
+        """PodContainerState._take_peak: the sample's part in the open memory window."""
         self.last_mem[pc] = t
         end = float(self.window_end[pc])
         if math.isnan(end):
@@ -482,7 +515,10 @@ class ArrayModel:
             self.window_end[pc] = end
             self.peak[pc] = self.oom_peak[pc] = 0.0
         self.memory.add_one(row, self.memory.buckets.find_bucket(usage), 1.0, end)
-        self.oom_peak[pc] = usage
+        if is_oom:
+            self.oom_peak[pc] = usage
+        else:
+            self.peak[pc] = usage
 
     # Expiry ------------------------------------------------------------------------------------
     def newest_sample(self) -> float | None:

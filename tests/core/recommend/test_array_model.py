@@ -416,3 +416,28 @@ def test_a_row_expiring_within_a_batch_drops_its_workloads_tuning_first() -> Non
     )
     assert old.tunings == {} and new.tunings == {}
     assert_same(old, new, every_strategy=True)
+
+
+def test_results_from_either_model_are_the_same() -> None:
+    """What `rightsizer demo --trace` saves from the array model (results_from_model: the
+    recommendations under each workload's container policies, the checkpoints with their
+    days) is what it saved from UsageModel."""
+    from app.core.recommend.capping import ContainerPolicy
+    from app.store.results import results_from_model
+
+    s = RecommenderSettings()
+    old, new = UsageModel(s), ArrayModel(s)
+    batch: list[Sample] = [
+        (w, pod, c, T0 + 60.0 * i, 0.1 * (i + 1), 0.1, 1e8 * (i + 1))
+        for i in range(5)
+        for w in WORKLOADS
+        for pod in PODS[:2]
+        for c in CONTAINERS
+    ]
+    for w in WORKLOADS:
+        old.add_usages(w, [x[1:] for x in batch if x[0] == w])  # type: ignore[misc]
+    new.add_usages(batch)
+    off = {WORKLOADS[1]: [ContainerPolicy("sidecar", mode="Off")]}
+    want = list(results_from_model(old, lambda w: off.get(w, [])))
+    assert len(want) == len(WORKLOADS) * len(CONTAINERS)
+    assert list(results_from_model(new, lambda w: off.get(w, []))) == want
