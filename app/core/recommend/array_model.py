@@ -279,6 +279,21 @@ class ArrayModel:
         self.idle[row] = self.idle_after
         self._free_rows.append(row)
 
+    def drop_workload(self, w: WorkloadKey) -> None:
+        """Forgets the workload: its rows, their pod containers' windows, its tuning."""
+        for container in list(self.rows.get(w, {})):
+            self._drop(w, container)
+        self.tunings.pop(w, None)
+
+    def forget_pods(self, gone: Callable[[tuple[WorkloadKey, str, str]], bool]) -> None:
+        """Forgets the memory windows (and last samples) of the pod containers, keyed
+        (workload, pod, container), that `gone` says are; their rows' history stays."""
+        for key in [k for k in self.pods if gone(k)]:
+            pc = self.pods.pop(key)
+            del self.pod_keys[pc]
+            self.row_pods[int(self.pc_row[pc])].discard(pc)
+            self._free_pcs.append(pc)
+
     def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
         row = self.rows.get(w, {}).get(container)
         if row is not None and t - self.last[row] >= self.idle[row]:  # NaN: never
