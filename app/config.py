@@ -19,6 +19,7 @@ from flask import Flask
 
 from app.core.quantity import amount
 from app.core.recommend.settings import RecommenderSettings
+from app.documents.policy import DNS_SUBDOMAIN
 from app.settings import EXTENSION, Settings, settings_of
 
 DEFAULT_DATABASE_URL = "sqlite:///rightsizer.db"
@@ -73,6 +74,16 @@ def cpu_millicores(text: str) -> int:
 
 def auto_or_boolean(text: str) -> bool | str:
     return "auto" if text.strip().lower() == "auto" else boolean(text)
+
+
+def scheduler_name(text: str) -> str:
+    """Empty, or a name kube-apiserver accepts in a pod's spec.schedulerName (a DNS-1123
+    subdomain, as ValidatePodSpec checks it): the webhook writes it into pods."""
+    if text and not DNS_SUBDOMAIN.fullmatch(text):
+        raise ValueError(
+            "must be a scheduler name: lower-case letters, digits, '-' and '.' (a DNS subdomain)"
+        )
+    return text
 
 
 def webhook_timeout(text: str) -> int:
@@ -342,6 +353,9 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_WEBHOOK_TIMEOUT_SECONDS": ("webhook.timeout_seconds", 5, webhook_timeout),
     # VPA's --max-allowed-cpu-boost (docs/policies.md, "CPU startup boost"); 0: no cap.
     "RIGHTSIZER_MAX_CPU_BOOST": ("webhook.max_cpu_boost", 0, cpu_millicores),
+    # The water-level scheduler's name, set by the chart when it runs it (docs/policies.md,
+    # "Placement"); empty: `placement: waterLevel` changes nothing.
+    "RIGHTSIZER_PLACEMENT_SCHEDULER_NAME": ("webhook.placement_scheduler", "", scheduler_name),
     "RIGHTSIZER_CERT_DIR": ("certs.directory", "certs", str),
     # Certificates kept and renewed by the server itself (docs/webhook.md).
     "RIGHTSIZER_CERT_ROTATE": ("certs.rotate", False, boolean),

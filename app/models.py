@@ -65,6 +65,8 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     recommender_params: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     # nodeGroupLabel as written (app.documents.node_group_fields); None: sized as a whole.
     node_group_label: Mapped[str | None] = mapped_column(String(LABEL_KEY_LENGTH))
+    # placement as written (app.documents.placement_fields); None: `default`.
+    placement: Mapped[str | None] = mapped_column(String(32))
     version: Mapped[int] = mapped_column(Integer, default=1)
 
 

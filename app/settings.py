@@ -153,6 +153,7 @@ class WebhookSettings:
     probe_address: str
     timeout_seconds: int
     max_cpu_boost: int  # millicores; 0: a startup boost is not capped
+    placement_scheduler: str  # `placement: waterLevel` pods get it; "": off
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import frontier as fr  # noqa: E402
 import scale_common as sc  # noqa: E402
 import slack_bound as sb  # noqa: E402
 
@@ -92,6 +93,7 @@ class Score:
     memory_slack: float
     memory_unused: float
     updates_per_day: float = 0.0  # rolling protocol: how often the updater replaced the pod
+    quick_per_day: float = 0.0  # ... of which less than the updater's 12 h after the last one
 
 
 def judge(values: Sequence[float], target: float) -> tuple[float, float, float]:
@@ -249,6 +251,7 @@ class _InForce:
     request: Resources
     since: float  # when the pod was (re)created with it
     updates: int = 0
+    quick: int = 0  # replacements sooner than the updater's minimum life (request out of bounds)
     cpu: _Judged | None = None
     memory: _Judged | None = None
 
@@ -308,8 +311,9 @@ def score_trace_rolling(
                 state = in_force.get(c)
                 if state is None:
                     if now == cut:  # only containers recommended at the start are judged
-                        in_force[c] = _InForce(rec.target, now, 0, _Judged(), _Judged())
+                        in_force[c] = _InForce(rec.target, now, cpu=_Judged(), memory=_Judged())
                 elif updater_replaces(state.request, state.since, rec, now):
+                    state.quick += now - state.since < UPDATER.min_lifetime_seconds
                     state.request, state.since = rec.target, now
                     state.updates += 1
         end = now + step
@@ -341,7 +345,16 @@ def score_trace_rolling(
             cpu, mem = state.cpu.figures(), state.memory.figures()
             out[key].append(
                 Score(
-                    name, c, *cpu[:1], cpu[1], cpu[2], mem[0], mem[1], mem[2], state.updates / days
+                    name,
+                    c,
+                    *cpu[:1],
+                    cpu[1],
+                    cpu[2],
+                    mem[0],
+                    mem[1],
+                    mem[2],
+                    state.updates / days,
+                    state.quick / days,
                 )
             )
     return out
@@ -349,6 +362,88 @@ def score_trace_rolling(
 
 def hindsight_label(weight: float) -> str:
     return f"hindsight (weight {weight:g})"
+
+
+def trace_files(directory: Path) -> list[Path]:
+    return sorted([*directory.glob("*.csv"), *directory.glob("*.csv.gz")])
+
+
+def frontier_set(
+    directory: Path, train_days: float, hours: float, small: bool
+) -> tuple[str, list[fr.Point], list, list]:
+    """One directory under --frontier: (its summary line, the points, the CPU and memory
+    containers of the hindsight bound)."""
+    swept = fr.sweep(small)
+    strategies = [s for *_, s in swept]
+    keys = [label(s) for s in strategies]
+    scores: dict[str, list[Score]] = {k: [] for k in keys}
+    cpu: list = []
+    memory: list = []
+    files = trace_files(directory)
+    short = []
+    for f in files:
+        name = f.name.removesuffix(".gz").removesuffix(".csv")
+        rows = read_trace(f)
+        walked = score_trace_rolling(name, rows, train_days, strategies, hours)
+        if walked is None:
+            short.append(name)
+            continue
+        for key, s in walked.items():
+            scores[key] += s
+        cut = min(r.time for r in rows) + train_days * DAY
+        c, m = fr.bound_containers(rows, cut, hours * 3600.0, UPDATER.min_lifetime_seconds)
+        cpu += c
+        memory += m
+    if not cpu:
+        raise SystemExit(f"{directory}: no trace is longer than {train_days:g} days + 1")
+    labels = [(n, text, d, k) for (n, text, d, _), k in zip(swept, keys, strict=True)]
+    line = (
+        f"{shown_path(directory)}: {len(files)} traces, {len(files) - len(short)} judged "
+        f"({len(cpu)} containers)" + (f", {len(short)} too short" if short else "")
+    )
+    return line, fr.points(labels, scores), cpu, memory
+
+
+def frontier_report(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    sets = [("held-out", args.directory)]
+    if args.training is not None:
+        sets.insert(0, ("training", args.training))
+    given = list(argv if argv is not None else sys.argv[1:])
+    paths = {str(args.directory): args.directory, str(args.training): args.training}
+    if args.plot is not None:
+        paths[str(args.plot)] = args.plot
+    shown = [shown_path(paths[a]) if a in paths and paths[a] is not None else a for a in given]
+    lines = [
+        f"# {' '.join(['benchmarks/quality.py', *shown])}",
+        f"# {dt.date.today()}, at commit {commit()}, on {sc.machine()}",
+        f"Rolling protocol (--rolling {args.rolling:g}), trained on the first "
+        f"{args.train_days:g} days; each strategy's risk knob swept (benchmarks/frontier.py); "
+        "* marks its default. Mean over containers; unused: a sample above the request counts "
+        "as 0 unused; updates/day: pods the updater replaced per judged day, of which <12h: "
+        "sooner than its 12 h minimum life (request outside the bounds), which the hindsight "
+        "bound (benchmarks/rolling_bound.py: at most one change per 12 h) does not cover.",
+    ]
+    panels = []
+    for title, directory in sets:
+        line, pts, cpu, memory = frontier_set(
+            directory, args.train_days, args.rolling, args.small_sweep
+        )
+        panels.append((title, pts, cpu, memory))
+        lines += [
+            "",
+            f"{title}: {line}",
+            sc.table(fr.HEADERS, fr.table(pts), f"{title}: the sweep"),
+            "",
+            fr.bound_lines(pts, cpu, memory),
+        ]
+    if args.plot:
+        fr.plot(args.plot, panels)
+        lines += ["", f"plot: {shown_path(args.plot)}"]
+    report = "\n".join(lines) + "\n"
+    print(report, end="")
+    if args.output:
+        args.output.write_text(report)
+    return 0
 
 
 def read_trace(path: Path) -> list[TraceRow]:
@@ -494,12 +589,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also the lowest mean memory slack any one request per trace could have at vpa's "
         "memory under-provisioning, knowing the judged samples (fixed protocol)",
     )
+    ap.add_argument(
+        "--frontier",
+        action="store_true",
+        help="instead: sweep each strategy's risk knob under the rolling protocol (needs "
+        "--rolling) and report the curve of under-provisioning against unused request, with "
+        "the rolling protocol's hindsight bound (benchmarks/frontier.py)",
+    )
+    ap.add_argument(
+        "--training",
+        type=Path,
+        metavar="DIR",
+        help="--frontier: also this directory of traces (the training set), reported first",
+    )
+    ap.add_argument(
+        "--plot", type=Path, metavar="PNG", help="--frontier: also draw the curves (matplotlib)"
+    )
+    ap.add_argument(
+        "--small-sweep",
+        action="store_true",
+        help="--frontier: a few settings per strategy only (for tests)",
+    )
     ap.add_argument("--per-trace", action="store_true", help="also one line per trace")
     ap.add_argument("--output", type=Path, help="also write the report to this file")
     args = ap.parse_args(argv)
-    files = sorted([*args.directory.glob("*.csv"), *args.directory.glob("*.csv.gz")])
+    files = trace_files(args.directory)
     if not files:
         ap.error(f"{args.directory}: no .csv or .csv.gz files")
+    if args.frontier:
+        if args.rolling is None or not args.rolling > 0:
+            ap.error("--frontier needs --rolling HOURS (greater than 0)")
+        if args.training is not None and not trace_files(args.training):
+            ap.error(f"--training {args.training}: no .csv or .csv.gz files")
+        return frontier_report(args, argv)
     strategies = [parse_strategy(s) for s in args.strategy or DEFAULT_STRATEGIES]
     if len({label(s) for s in strategies}) != len(strategies):
         ap.error("each strategy (with its parameters) may be given once")

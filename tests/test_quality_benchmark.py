@@ -118,3 +118,35 @@ def test_the_foresight_bound_is_printed_and_the_restricted_one_is_higher(tmp_pat
     under, kept, any_level, _, target = figures
     assert kept >= any_level  # levels below a trace's mean can only lower the bound
     assert 0 < under < 100 and target < 100
+
+
+def test_the_frontier_sweeps_each_knob_and_draws_the_curves_with_the_bound(
+    tmp_path: Path,
+) -> None:
+    held, train = tmp_path / "held", tmp_path / "train"
+    held.mkdir()
+    train.mkdir()
+    shutil.copy(HELD_OUT / "vm20.csv.gz", held)
+    shutil.copy(HELD_OUT / "vm1.csv.gz", train)  # any other trace stands for the training set
+    png = tmp_path / "frontier.png"
+    args = ["--frontier", "--rolling", "6", "--small-sweep", "--training", str(train)]
+    done = run(str(held), *args, "--plot", str(png))
+    assert done.returncode == 0, done.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(tmp_path) not in done.stdout  # directories outside the repository: name only
+    training, held_out = done.stdout.split("\ntraining: ", 1)[1].split("\nheld-out: ", 1)
+    for part in (training, held_out):
+        defaults = [line.split()[0] for line in part.splitlines() if " * " in line[:14]]
+        assert defaults == ["vpa", "krr-simple", "balanced"]  # each default marked once
+        assert part.count("\nvpa ") == 2  # two settings of its knob
+        bounds = re.findall(r"the hindsight bound (-?[0-9.]+)%", part)
+        unused = re.findall(r"vpa leaves ([0-9.]+)% unused", part)
+        assert len(bounds) == len(unused) == 2  # CPU and memory
+        for b, u in zip(bounds, unused, strict=True):
+            assert 0 <= float(b) <= float(u)  # no default beats knowing the future
+    # the default vpa point is what the rolling protocol gives vpa alone
+    alone = run(str(held), "--rolling", "6", "--strategy", "vpa")
+    row = alone.stdout.split("updates/day\n")[1].splitlines()[1].split()
+    point = next(line for line in held_out.splitlines() if line.startswith("vpa *")).split()
+    assert (point[-5], point[-3], point[-2]) == (row[1], row[2], row[3])
+    assert run(str(held), "--frontier").returncode == 2  # the rolling protocol is needed

@@ -9,10 +9,13 @@ Each folder beside this file is a small Go module (test tooling only: nothing of
 - etcd: etcd, from go.etcd.io/etcd/server/v3;
 - kwok: kwok (fake nodes and pod lifecycle, emulated kubelet metrics) and its stage, metric and
   resource-usage files, from sigs.k8s.io/kwok;
-- metrics-server: metrics-server (the metrics.k8s.io API), from sigs.k8s.io/metrics-server.
+- metrics-server: metrics-server (the metrics.k8s.io API), from sigs.k8s.io/metrics-server;
+- vpa: the Vertical Pod Autoscaler's recommender, updater and admission-controller, and its CRDs,
+  from k8s.io/autoscaler/vertical-pod-autoscaler (the peer rightsizer is compared with,
+  tests/realkube/vpa.py).
 
-kwok and metrics-server are modules of their own because their k8s.io versions differ from the
-release's. Binaries go to `$RIGHTSIZER_TOOLS_CACHE` (default `~/.cache/rightsizer/tools`), one
+kwok, metrics-server and vpa are modules of their own because their k8s.io versions differ from
+the release's. Binaries go to `$RIGHTSIZER_TOOLS_CACHE` (default `~/.cache/rightsizer/tools`), one
 folder per module named by a hash of its go.mod and go.sum, so a changed pin builds anew and an
 unchanged one is reused; nothing built is ever written into the checkout. go.sum pins every
 module's hash: the Go toolchain refuses a download that does not match it.
@@ -36,7 +39,7 @@ import time
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
-MODULES = ("etcd", "kube", "kube133", "kwok", "metrics-server")
+MODULES = ("etcd", "kube", "kube133", "kwok", "metrics-server", "vpa")
 
 
 def cache_root() -> Path:
@@ -90,7 +93,9 @@ def ldflags(module: str) -> str:
     return "-s -w " + " ".join(flags)
 
 
-# kwok's own files, from its module's kustomize folder, into folders beside its binary:
+# Files of a module's own source copied into folders beside its binaries: (the Go module, the
+# folder of its source they are in, {folder: entries}), an entry a file or a folder of YAML files.
+# kwok's, from its kustomize folder:
 # - stages (the lifecycle it plays): nodes turn Ready and keep a Lease renewed, so the node
 #   lifecycle controller never marks them NotReady; pods turn Running, then Succeeded or gone;
 # - metrics: the Metric emulating each node's kubelet `/metrics/resource` (served at
@@ -99,38 +104,53 @@ def ldflags(module: str) -> str:
 # - crds: the ResourceUsage CRD (per-pod usage the tests set, read by kwok's --enable-crds; the
 #   Metric and ClusterResourceUsage above are fixed, so they are --config files: kwok refuses a
 #   kind given both ways).
-KWOK_FILES = {
-    "stages": ("stage/node/fast", "stage/node/heartbeat-with-lease", "stage/pod/fast"),
-    "metrics": ("metrics/resource", "metrics/usage"),
-    "crds": ("crd/bases/kwok.x-k8s.io_resourceusages.yaml",),
+# VPA's: the CRDs of VerticalPodAutoscaler and VerticalPodAutoscalerCheckpoint its release ships
+# (deploy/vpa-v1-crd-gen.yaml, generated from its Go types by its own hack/ scripts).
+MODULE_FILES: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
+    "kwok": (
+        "sigs.k8s.io/kwok",
+        "kustomize",
+        {
+            "stages": ("stage/node/fast", "stage/node/heartbeat-with-lease", "stage/pod/fast"),
+            "metrics": ("metrics/resource", "metrics/usage"),
+            "crds": ("crd/bases/kwok.x-k8s.io_resourceusages.yaml",),
+        },
+    ),
+    "vpa": (
+        "k8s.io/autoscaler/vertical-pod-autoscaler",
+        "deploy",
+        {"crds": ("vpa-v1-crd-gen.yaml",)},
+    ),
 }
 
 
-def kwok_source() -> Path:
+def module_source(module: str, path: str) -> Path:
+    """Where the Go module `path`, at the version tools/<module>/go.mod pins, is unpacked."""
     out = subprocess.run(
-        ["go", "mod", "download", "-json", "sigs.k8s.io/kwok"],
+        ["go", "mod", "download", "-json", path],
         check=True,
         capture_output=True,
         text=True,
-        cwd=TOOLS / "kwok",
+        cwd=TOOLS / module,
         env={**os.environ, "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local"},
     ).stdout
     return Path(json.loads(out)["Dir"])
 
 
-def copy_kwok_files(directory: Path) -> None:
-    """Each missing folder of KWOK_FILES, written whole or not at all (a kwok folder built before
-    a folder was added to the list gets it without a rebuild)."""
-    missing = [name for name in KWOK_FILES if not (directory / name).is_dir()]
+def copy_module_files(module: str, directory: Path) -> None:
+    """Each missing folder of MODULE_FILES[module], written whole or not at all (a folder built
+    before a folder was added to the list gets it without a rebuild)."""
+    path, under, folders = MODULE_FILES.get(module, ("", "", {}))
+    missing = [name for name in folders if not (directory / name).is_dir()]
     if not missing:
         return
-    kustomize = kwok_source() / "kustomize"
+    root = module_source(module, path) / under
     for name in missing:
         partial = directory / f"{name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir()
-        for entry in KWOK_FILES[name]:
-            source = kustomize / entry
+        for entry in folders[name]:
+            source = root / entry
             files = [source] if source.is_file() else sorted(source.glob("*.yaml"))
             for file in files:
                 if file.name != "kustomization.yaml":
@@ -141,7 +161,7 @@ def copy_kwok_files(directory: Path) -> None:
 def built(module: str) -> bool:
     directory = out_dir(module)
     files = [directory / binary_name(p) for p in tools_of(module)]
-    folders = [directory / name for name in KWOK_FILES] if module == "kwok" else []
+    folders = [directory / name for name in MODULE_FILES.get(module, ("", "", {}))[2]]
     return all(f.is_file() for f in files) and all(f.is_dir() for f in folders)
 
 
@@ -151,8 +171,8 @@ def binaries_built(module: str) -> bool:
 
 def build(module: str) -> Path:
     directory = out_dir(module)
-    if module == "kwok" and binaries_built(module):
-        copy_kwok_files(directory)
+    if binaries_built(module):
+        copy_module_files(module, directory)
     if built(module):
         return directory
     partial = directory.with_name(directory.name + ".partial")
@@ -181,8 +201,7 @@ def build(module: str) -> Path:
     )
     if module == "etcd":  # go names the binary after the package's folder, `server`
         (partial / "server").rename(partial / "etcd")
-    if module == "kwok":
-        copy_kwok_files(partial)
+    copy_module_files(module, partial)
     partial.rename(directory)
     print(
         f"built tools/{module} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True

@@ -12,7 +12,14 @@ from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from app.core.conditions import TYPES as CONDITION_TYPES
-from app.core.policy import CONTAINER_MODES, CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
+from app.core.policy import (
+    CONTAINER_MODES,
+    CONTROLLED_VALUES,
+    DEFAULT_PLACEMENT,
+    PLACEMENTS,
+    TARGET_KINDS,
+    UPDATE_MODES,
+)
 from app.core.recommend.strategies import NAMES as STRATEGY_NAMES
 from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
 from app.documents.update_fields import WINDOW_FIELDS
@@ -360,6 +367,13 @@ def schemas() -> dict[str, Any]:
                 "example": "node.kubernetes.io/instance-type",
                 "description": "size the DaemonSets it governs per value of this node label "
                 "(docs/policies.md, Node groups)",
+            },
+            "placement": {
+                "type": "string",
+                "enum": list(PLACEMENTS),
+                "default": DEFAULT_PLACEMENT,
+                "description": "waterLevel: new pods go to the water-level scheduler when the "
+                "chart runs it (docs/policies.md, Placement)",
             },
         },
     }

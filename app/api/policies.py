@@ -40,6 +40,7 @@ from app.core.policy_warnings import (
     warning_header,
 )
 from app.core.recommend.model import WorkloadKey
+from app.documents.placement_fields import placement_warning, stored_placement
 from app.documents.policy import PolicyInvalid, parse_policy, row_document
 from app.documents.recommender_fields import stored_recommender
 from app.documents.stored import without_read_only
@@ -73,8 +74,9 @@ CHECK_TIMEOUT = (3.0, 5.0)
 
 def _warnings(row: PolicyRow) -> list[str]:
     """What a write of `row` warns about (app.core.policy_warnings): a namespace rightsizer never
-    sizes, or a namespace or workload the cluster does not have now; and an updateMode the
-    updater never applies to Jobs (app.core.job_families)."""
+    sizes, or a namespace or workload the cluster does not have now; an updateMode the
+    updater never applies to Jobs (app.core.job_families); and a placement no scheduler
+    serves here (app.documents.placement_fields)."""
     cluster = settings().cluster
     never = never_sized_reasons(cluster.namespace, cluster.excluded_namespaces)
     target = (
@@ -94,7 +96,9 @@ def _warnings(row: PolicyRow) -> list[str]:
     jobs = mode_warning(
         row.target_kind, (row.target_options or {}).get("selector"), row.update_mode
     )
-    return policy_warnings(row.namespace, target, never, facts) + ([jobs] if jobs else [])
+    placement = placement_warning(row.placement, settings().webhook.placement_scheduler)
+    extra = [w for w in (jobs, placement) if w]
+    return policy_warnings(row.namespace, target, never, facts) + extra
 
 
 def _find(namespace: str, name: str) -> PolicyRow:
@@ -125,6 +129,7 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
         "update_options": stored_options(doc),
         **dict(zip(("recommender", "recommender_params"), stored_recommender(doc), strict=True)),
         "node_group_label": doc.get("nodeGroupLabel"),  # app.documents.node_group_fields
+        "placement": stored_placement(doc),  # app.documents.placement_fields
     }
 
 

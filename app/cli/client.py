@@ -162,6 +162,7 @@ def policy_list(namespace: str | None, output: str, api: Api) -> None:
     if output != "table":
         click.echo(dump(items, output))
         return
+    placed = any(p.get("placement", "default") != "default" for p in items)  # then a column
     rows = []
     for p in items:
         target = p.get("target")
@@ -171,11 +172,13 @@ def policy_list(namespace: str | None, output: str, api: Api) -> None:
                 p["name"],
                 f"{target['kind']}/{target['name']}" if target else "*",
                 p["updateMode"],
+                *((p.get("placement", "default"),) if placed else ()),
                 len(p.get("containerPolicies") or []),
                 p["updatedAt"],
             )
         )
-    click.echo(table(("NAMESPACE", "NAME", "TARGET", "MODE", "CONTAINERS", "UPDATED"), rows))
+    heads = ("NAMESPACE", "NAME", "TARGET", "MODE", *(("PLACEMENT",) if placed else ()))
+    click.echo(table((*heads, "CONTAINERS", "UPDATED"), rows))
 
 
 @policy.command("delete")

@@ -1,14 +1,16 @@
 """Offline helpers for moving from VPA and CPA: `scaler preview`, `scaler import`, `policy import`.
 
-They work without a server: preview evaluates params (and optionally a behavior) for a cluster
-size you give, import turns a cluster-proportional-autoscaler ConfigMap manifest into a scaler
-document for `scaler apply -f`. (`scaler preview NAME`, which asks the server, is in
-app/cli/client.py.)
+They work without rightsizer's server: preview evaluates params (and optionally a behavior) for a
+cluster size you give, import turns a cluster-proportional-autoscaler ConfigMap manifest into a
+scaler document for `scaler apply -f`, and VerticalPodAutoscaler objects, from a file or read from
+the cluster (`--from-cluster`), into policy documents for `policy apply -f`. (`scaler preview
+NAME`, which asks the server, is in app/cli/client.py.)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -152,27 +154,40 @@ def import_configmap(path: str, target: str, name: str | None, output: str) -> N
     "-f",
     "--filename",
     "path",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="VerticalPodAutoscaler objects (YAML, e.g. `kubectl get vpa -A -o yaml`; '-': stdin).",
 )
 @click.option(
+    "--from-cluster",
+    is_flag=True,
+    help="Read the VerticalPodAutoscaler objects from the cluster instead of a file.",
+)
+@click.option(
+    "--kubeconfig",
+    help="With --from-cluster. [default: RIGHTSIZER_KUBECONFIG, in-cluster, ~/.kube]",
+)
+@click.option("-n", "--namespace", help="With --from-cluster: only this namespace.")
+@click.option(
     "-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
 )
-def import_vpas(path: str, output: str) -> None:
+def import_vpas(
+    path: str | None,
+    from_cluster: bool,
+    kubeconfig: str | None,
+    namespace: str | None,
+    output: str,
+) -> None:
     """Turn VerticalPodAutoscaler objects into policies (for `policy apply -f -`)."""
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-        _exit(f"cannot read {path}: {e}")
-    vpas: list[Any] = []
-    for d in docs:
-        vpas += (
-            d.get("items") or []
-            if isinstance(d, dict) and d.get("kind", "").endswith("List")
-            else [d]
-        )
+    if (path is None) == (not from_cluster):
+        _exit("give one of -f/--filename and --from-cluster")
+    if not from_cluster and (kubeconfig or namespace):
+        _exit("--kubeconfig and --namespace go with --from-cluster")
+    if from_cluster:
+        path = "the cluster"
+        vpas = cluster_vpas(kubeconfig, namespace)
+    else:
+        assert path is not None
+        vpas = file_vpas(path)
     out = []
     for i, vpa in enumerate(vpas):
         if not isinstance(vpa, dict) or vpa.get("kind") != "VerticalPodAutoscaler":
@@ -190,3 +205,38 @@ def import_vpas(path: str, output: str) -> None:
         click.echo(json.dumps({"items": out}, indent=2))
     else:
         click.echo(yaml.safe_dump_all(out, sort_keys=False), nl=False)
+
+
+def file_vpas(path: str) -> list[Any]:
+    """The objects of a YAML file (or stdin): each document, each item of a List."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        _exit(f"cannot read {path}: {e}")
+    vpas: list[Any] = []
+    for d in docs:
+        vpas += (
+            d.get("items") or []
+            if isinstance(d, dict) and d.get("kind", "").endswith("List")
+            else [d]
+        )
+    return vpas
+
+
+def cluster_vpas(kubeconfig: str | None, namespace: str | None) -> list[Any]:
+    """The cluster's VerticalPodAutoscaler objects, read with the operator's own credentials:
+    --kubeconfig, else RIGHTSIZER_KUBECONFIG, else in-cluster config or ~/.kube."""
+    from app.kube.client import ClusterUnreachable, api_client
+    from app.kube.vpas import VpasUnreadable, list_vpas
+
+    try:
+        api = api_client(kubeconfig or os.environ.get("RIGHTSIZER_KUBECONFIG") or None)
+    except ClusterUnreachable as e:
+        _exit(str(e))
+    try:
+        return list_vpas(api, namespace)
+    except VpasUnreadable as e:
+        _exit(str(e))
+    finally:
+        api.close()

@@ -4,9 +4,11 @@ nothing yet.
 
 The bounds stay VPA's (app.core.recommend.estimator): the upper bound is the 95th percentile
 times (1 + 1/confidence), the lower the median times (1 + 0.001/confidence)^-2, confidence being
-the days of history (at most the samples over 1440 a day). With no history at all the upper bound
-is unbounded (the API writes `unknown`); a few minutes later it is finite but hundreds of times
-the target (1 + 1/0.003 days); it narrows as days go by (x2 after a day, x1.14 after a week).
+the days of history (at most the samples over 1440 a day; both counted in the confidence
+interval instead when RIGHTSIZER_CONFIDENCE_INTERVAL_*_SECONDS is not a day). With no history at
+all the upper bound is unbounded (the API writes `unknown`); a few minutes later it is finite but
+hundreds of times the target (1 + 1/0.003 days); it narrows as days go by (x2 after a day, x1.14
+after a week).
 One rule, continuous over time: the API keeps those numbers and says with them how much history
 there is (`history`), and the dashboard and the CLI show "not enough history: N hours of M" while
 the history is shorter than the updater needs (the LowConfidence condition's rule, the same span:

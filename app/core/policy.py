@@ -28,6 +28,10 @@ TARGET_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "
 CONTAINER_MODES = ("Auto", "Off")
 CONTROLLED_VALUES = ("RequestsAndLimits", "RequestsOnly")
 CLUSTER_WIDE = "*"
+# How the pods of a policy are placed (app.documents.placement_fields): `default` leaves the pod's
+# scheduler alone; `waterLevel` sends new pods to the water-level scheduler (docs/policies.md).
+DEFAULT_PLACEMENT, WATER_LEVEL = "default", "waterLevel"
+PLACEMENTS = (DEFAULT_PLACEMENT, WATER_LEVEL)
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,7 @@ class Policy:
     recommender: Strategy = VPA  # app.core.recommend.strategies, configured
     # a DaemonSet's pods sized per node group: the value of this node label (app.core.node_groups)
     node_group_label: str | None = None
+    placement: str = DEFAULT_PLACEMENT  # one of PLACEMENTS
     created: float = 0.0  # unix seconds; ties broken by age
     changed: float = 0.0  # unix seconds of its last change (creation or update)
     id: int = 0

@@ -31,7 +31,7 @@ from app.core.policy import UPDATE_MODES
 from app.core.policy_warnings import never_sized_reasons
 from app.core.recommend.model import WorkloadKey
 from app.core.scope import RESOURCES, pod_minimum_share
-from app.dashboard import charts, data, format, nodes
+from app.dashboard import charts, data, format, nodes, placement
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
 from app.extensions import db
@@ -348,6 +348,8 @@ def nodes_page() -> ResponseReturnValue:
         "dashboard/nodes.html",
         nodes=levels,
         spread=nodes.spread(levels),
+        uneven=[u for r in ("cpu", "memory") if (u := nodes.unevenness_of_use(levels, r))],
+        extender=placement.extender_view(),
         share=nodes.share,
         exact_cpu=format.cpu,
         exact_memory=format.memory,

@@ -137,3 +137,37 @@ def unevenness(levels: list[NodeLevel]) -> float | None:
     """Spread of CPU request levels (max - min fraction of allocatable): 0 means even."""
     fractions = [n.requested_cpu / n.allocatable_cpu for n in levels if n.allocatable_cpu]
     return max(fractions) - min(fractions) if fractions else None
+
+
+@dataclass(frozen=True)
+class Unevenness:
+    """How unevenly the nodes are really used, for one resource: the used share of allocatable
+    of the hottest node minus that of the coolest (`value`, a fraction: 0.4 is 40 percentage
+    points), and the population standard deviation of every node's share (`deviation`), over
+    the `count` nodes that have metrics."""
+
+    resource: str
+    value: float
+    deviation: float
+    hottest: NodeLevel
+    coolest: NodeLevel
+    high: float
+    low: float
+    count: int
+
+
+def unevenness_of_use(levels: list[NodeLevel], resource: str) -> Unevenness | None:
+    """Pure. `resource`: cpu or memory. None without two nodes with metrics and allocatable."""
+    shares = []
+    for n in levels:
+        used = n.used_cpu if resource == "cpu" else n.used_memory
+        whole = n.allocatable_cpu if resource == "cpu" else n.allocatable_memory
+        if used is not None and whole > 0:
+            shares.append((used / whole, n))
+    if len(shares) < 2:
+        return None
+    high, hottest = max(shares, key=lambda s: s[0])
+    low, coolest = min(shares, key=lambda s: s[0])
+    mean = sum(s for s, _ in shares) / len(shares)
+    deviation = (sum((s - mean) ** 2 for s, _ in shares) / len(shares)) ** 0.5
+    return Unevenness(resource, high - low, deviation, hottest, coolest, high, low, len(shares))

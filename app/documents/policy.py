@@ -28,6 +28,11 @@ from app.documents.node_group_fields import (
     node_group_document,
     parse_node_group_label,
 )
+from app.documents.placement_fields import (
+    PLACEMENT_FIELDS,
+    parse_placement,
+    placement_document,
+)
 from app.documents.recommender_fields import (
     RECOMMENDER_FIELDS,
     parse_recommender,
@@ -62,6 +67,7 @@ POLICY_FIELDS = {
     *UPDATE_FIELDS,  # app.documents.update_fields
     *RECOMMENDER_FIELDS,  # app.documents.recommender_fields
     *NODE_GROUP_FIELDS,  # app.documents.node_group_fields
+    *PLACEMENT_FIELDS,  # app.documents.placement_fields
 }
 CONTAINER_FIELDS = {
     "containerName",
@@ -104,6 +110,8 @@ class PolicyRow(Protocol):
     def recommender_params(self) -> dict[str, Any] | None: ...
     @property
     def node_group_label(self) -> str | None: ...
+    @property
+    def placement(self) -> str | None: ...
     @property
     def created_at(self) -> datetime | None: ...
     @property
@@ -269,6 +277,7 @@ def parse_policy(
     boosts = container_boosts(doc.get("containerPolicies"), errors)
     recommender = parse_recommender(doc, errors)
     node_group_label = parse_node_group_label(doc, target.kind, errors)
+    placement = parse_placement(doc, errors)
     if errors:
         raise PolicyInvalid(errors)
     return Policy(
@@ -289,6 +298,7 @@ def parse_policy(
         deprecations=DEPRECATED_MODES.get(str(mode), ()),
         recommender=recommender,
         node_group_label=node_group_label,
+        placement=placement,
         created=_unix(created) if created else 0.0,
         changed=max((_unix(t) for t in (created, changed) if t is not None), default=0.0),
         id=id_,
@@ -313,6 +323,7 @@ def row_document(row: PolicyRow) -> dict[str, Any]:
     doc.update(row.update_options or {})  # app.documents.update_fields, as written
     doc.update(recommender_document(row.recommender, row.recommender_params))
     doc.update(node_group_document(row.node_group_label))
+    doc.update(placement_document(row.placement))
     return doc
 
 

@@ -93,6 +93,7 @@ def init_app(app: Flask) -> None:
         mutations=mutations,
         excluded_namespaces=settings.cluster.never_sized,
         boost=BoostOptions(config.max_cpu_boost or None),
+        placement_scheduler=config.placement_scheduler,
     )
     app.extensions[EXTENSION] = hook
     # /readyz (app.api.health) keeps a pod ready through a database outage while this is fresh.

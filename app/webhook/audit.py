@@ -36,6 +36,7 @@ class MutationCount:
     first: float  # Unix time of the first and last counted mutation
     last: float
     boosted: int = 0  # of which were given a CPU startup boost (app.core.sizing.boost)
+    placed: int = 0  # pods given the water-level scheduler (app.webhook.placement), sized or not
 
     def merged(self, other: MutationCount) -> MutationCount:
         return replace(
@@ -43,6 +44,7 @@ class MutationCount:
             policy=other.policy or self.policy,
             pods=self.pods + other.pods,
             boosted=self.boosted + other.boosted,
+            placed=self.placed + other.placed,
             first=min(self.first, other.first),
             last=max(self.last, other.last),
         )
@@ -54,15 +56,22 @@ class MutationCount:
         return datetime.fromtimestamp(self.first, UTC)
 
     def message(self) -> str:
-        text = f"set requests on {self.pods} new pod{'s' if self.pods != 1 else ''}"
-        if self.boosted:
-            text += f", {self.boosted} with a CPU startup boost"
-        return text
+        parts = []
+        if self.pods or not self.placed:
+            text = f"set requests on {self.pods} new pod{'s' if self.pods != 1 else ''}"
+            if self.boosted:
+                text += f", {self.boosted} with a CPU startup boost"
+            parts.append(text)
+        if self.placed:
+            s = "s" if self.placed != 1 else ""
+            parts.append(f"gave {self.placed} new pod{s} the water-level scheduler")
+        return "; ".join(parts)
 
     def details(self) -> dict[str, object]:
         return {
             "pods": self.pods,
             "boosted": self.boosted,
+            "placed": self.placed,
             "policy": self.policy,
             "from": _iso(self.first),
             "to": _iso(self.last),
@@ -96,8 +105,17 @@ class MutationCounter:
         self._last_flush = clock()
         self._failing = False
 
-    def count(self, workload: WorkloadKey, policy: str, boosted: bool = False) -> None:
-        """One patched pod of `workload`, `boosted` at start or not (the hot path: no I/O)."""
+    def count(
+        self,
+        workload: WorkloadKey,
+        policy: str,
+        boosted: bool = False,
+        *,
+        sized: bool = True,
+        placed: bool = False,
+    ) -> None:
+        """One patched pod of `workload`: its requests set (`sized`), `boosted` at start or not,
+        given the water-level scheduler (`placed`) or not (the hot path: no I/O)."""
         now = self.clock()
         with self._lock:
             current = self._counts.get(workload)
@@ -105,13 +123,16 @@ class MutationCounter:
                 self._counts[workload] = MutationCount(
                     workload,
                     policy,
-                    current.pods + 1,
+                    current.pods + sized,
                     current.first,
                     now,
                     current.boosted + boosted,
+                    current.placed + placed,
                 )
             elif len(self._counts) < self.max_workloads:
-                self._counts[workload] = MutationCount(workload, policy, 1, now, now, int(boosted))
+                self._counts[workload] = MutationCount(
+                    workload, policy, int(sized), now, now, int(boosted), int(placed)
+                )
             else:
                 metrics.AUDIT_DROPPED.inc()
 
@@ -165,6 +186,8 @@ class MutationCounter:
             if len(merged) > self.max_workloads:
                 keep = sorted(merged, key=lambda w: merged[w].last, reverse=True)
                 dropped = keep[self.max_workloads :]
-                metrics.AUDIT_DROPPED.inc(sum(merged[w].pods for w in dropped))
+                metrics.AUDIT_DROPPED.inc(
+                    sum(max(merged[w].pods, merged[w].placed) for w in dropped)
+                )
                 merged = {w: merged[w] for w in keep[: self.max_workloads]}
             self._counts = merged

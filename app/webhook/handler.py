@@ -38,6 +38,7 @@ from app.webhook import metrics
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
 from app.webhook.node_fit import NodeFit
+from app.webhook.placement import Placement, placement_for
 from app.webhook.review import (
     MAX_BODY_BYTES,
     PodReview,
@@ -76,6 +77,7 @@ class Webhook:
         mutations: MutationCounter | None = None,
         excluded_namespaces: Collection[str] = (),
         boost: BoostOptions | None = None,
+        placement_scheduler: str = "",
     ) -> None:
         self.cache = cache
         self.boost = boost or BoostOptions()  # the CPU startup boost's cap
@@ -91,6 +93,8 @@ class Webhook:
         self.sources = sources
         self.mutations = mutations  # pods patched, counted per workload for the audit trail
         self.excluded_namespaces = frozenset(excluded_namespaces)  # never sized, whatever is sent
+        # `placement: waterLevel` pods get this scheduler (app.webhook.placement); "": off
+        self.placement_scheduler = placement_scheduler
         self._last_warning = -WARN_EVERY
 
     def admit(self, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -104,7 +108,7 @@ class Webhook:
             metrics.REVIEWS.labels("invalid").inc()
             return 400, error_body("BadRequest", str(e))
         try:
-            result, capped = self._patch(review)
+            result, capped, placement = self._patch(review)
         except QuantityInvalid as e:
             metrics.REVIEWS.labels("invalid_quantity").inc()
             log.debug("review %s: pod left unchanged (invalid quantity): %s", review.uid, e)
@@ -123,7 +127,7 @@ class Webhook:
             return 200, dict(answer(review.api_version, review.uid))
         unfit = result.reason == UNFIT
         metrics.REVIEWS.labels(
-            "patched" if result.changed else "unfit" if unfit else "unchanged"
+            "patched" if result.changed or placement else "unfit" if unfit else "unchanged"
         ).inc()
         if result.changed:
             log.debug("review %s: %s", review.uid, result.updates)
@@ -136,6 +140,10 @@ class Webhook:
         audit = {"left-unchanged": f"{result.reason}: {result.detail}"[:1024]} if unfit else None
         if capped is not None and result.changed:  # sized below its recommendation: says why
             audit = {"capped-to-node": capped[:1024]}
+        if placement is not None:  # the sizing patch is shared (cached): a new list
+            audit = {**(audit or {}), "placement": placement.note[:1024]}
+            operations = [*result.operations, *placement.operations]
+            return 200, dict(answer(review.api_version, review.uid, operations, audit))
         encoded = self._encoded(result) if result.changed else None
         return 200, dict(
             answer(review.api_version, review.uid, result.operations, audit, encoded=encoded)
@@ -197,18 +205,18 @@ class Webhook:
         """The patch, or None when the cache cannot be trusted (counted as failed open)."""
         return self._patch(review)[0]
 
-    def _patch(self, review: PodReview) -> tuple[PodPatch | None, str | None]:
-        """patch_for's answer, and why the pod's recommendations were capped to fit a node (None
-        when they were not)."""
+    def _patch(self, review: PodReview) -> tuple[PodPatch | None, str | None, Placement | None]:
+        """patch_for's answer, why the pod's recommendations were capped to fit a node (None
+        when they were not), and what sends it to the water-level scheduler (None: nothing)."""
         if review.operation != "CREATE" or review.pod is None:
-            return PodPatch((), "not-a-create"), None
+            return PodPatch((), "not-a-create"), None, None
         if self.autostart:
             self.start(wait=FIRST_LOAD_WAIT)
         snapshot, state = self.cache.state()
         if snapshot is None:
             metrics.FAILED_OPEN.labels(state).inc()
             self._warn_failing_open(state)
-            return None, None
+            return None, None, None
         pod = review.pod
         meta = pod.get("metadata")
         if meta is not None and not isinstance(meta, dict):
@@ -217,14 +225,14 @@ class Webhook:
         if not isinstance(namespace, str):
             raise PodInvalid("metadata.namespace is not a string")
         if namespace in self.excluded_namespaces:
-            return PodPatch((), "excluded-namespace"), None
+            return PodPatch((), "excluded-namespace"), None, None
         workload = workload_of_pod(pod, namespace, self.owner_lookup, self.scalable)
         if workload is None:
-            return PodPatch((), "no-workload"), None
+            return PodPatch((), "no-workload"), None, None
         labels = (meta or {}).get("labels")
         policy = snapshot.policy_for(workload, labels if isinstance(labels, dict) else {})
         if policy is None:
-            return PodPatch((), "no-policy"), None
+            return PodPatch((), "no-policy"), None, None
         recommendations = snapshot.recommendations.get(workload, NO_RECOMMENDATIONS)
         groups = snapshot.node_groups_of(workload, policy)
         if groups is not None:  # a DaemonSet sized per node group: the group of its node
@@ -240,9 +248,16 @@ class Webhook:
             self.limit_ranges(namespace) if self.limit_ranges else (),
             excluded=snapshot.excluded.get(workload),
         )
-        if result.changed and not review.dry_run and self.mutations is not None:
-            self.mutations.count(workload, policy.name, bool(result.boosted))
-        return result, capped
+        placement = placement_for(pod, policy, self.placement_scheduler, result.operations)
+        if (result.changed or placement) and not review.dry_run and self.mutations is not None:
+            self.mutations.count(
+                workload,
+                policy.name,
+                bool(result.boosted),
+                sized=result.changed,
+                placed=placement is not None,
+            )
+        return result, capped, placement
 
     def _node_of(self, pod: dict[str, Any]) -> Mapping[str, str] | None:
         """The labels of the node the pod is for (the DaemonSet controller names it in the pod's

@@ -360,3 +360,20 @@ def test_policy_export_then_import_gives_the_same_policies(run: Invoke, tmp_path
     )
     missing = run("policy", "export", "shop", "shop-wide")
     assert missing.exit_code == 1 and "needs a targetRef" in missing.stderr
+
+
+def test_policy_list_shows_a_placement_column_once_a_policy_sets_one(
+    run: Invoke, tmp_path: Path
+) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text("name: web\nnamespace: shop\n---\nname: batch\nnamespace: shop\n")
+    assert run("policy", "apply", "-f", str(f)).exit_code == 0
+    assert "PLACEMENT" not in run("policy", "list").output
+    f.write_text("name: web\nnamespace: shop\nplacement: waterLevel\n")
+    assert run("policy", "apply", "-f", str(f)).exit_code == 0
+    listed = run("policy", "list").output.splitlines()
+    assert listed[0].split()[:5] == ["NAMESPACE", "NAME", "TARGET", "MODE", "PLACEMENT"]
+    assert listed[1].split()[:5] == ["shop", "batch", "*", "Off", "default"]
+    assert listed[2].split()[:5] == ["shop", "web", "*", "Off", "waterLevel"]
+    got = yaml.safe_load(run("policy", "get", "shop/web").output)
+    assert got["placement"] == "waterLevel"

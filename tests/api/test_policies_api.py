@@ -269,3 +269,26 @@ def test_bad_update_fields_are_422_naming_each(client: FlaskClient) -> None:
         "observationWindow.minIntervalSeconds",
     }
     assert client.get("/api/v1/policies/shop/web").status_code == 404
+
+
+def test_placement_is_stored_shown_and_merge_patched_back_to_default(client: FlaskClient) -> None:
+    body = create(client, {**WEB, "placement": "waterLevel"}).get_json()
+    assert body["placement"] == "waterLevel"
+    assert client.get("/api/v1/policies/shop/web").get_json()["placement"] == "waterLevel"
+    bad = client.patch(
+        "/api/v1/policies/shop/web",
+        json={"placement": "lowest"},
+        content_type="application/merge-patch+json",
+    )
+    assert bad.status_code == 422
+    assert bad.get_json()["details"] == [
+        {"field": "placement", "message": "'lowest' is not one of default, waterLevel"}
+    ]
+    assert client.get("/api/v1/policies/shop/web").get_json()["placement"] == "waterLevel"
+    patched = client.patch(
+        "/api/v1/policies/shop/web",
+        json={"placement": None},
+        content_type="application/merge-patch+json",
+    )
+    assert patched.status_code == 200, patched.get_json()
+    assert "placement" not in client.get("/api/v1/policies/shop/web").get_json()

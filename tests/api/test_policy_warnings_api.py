@@ -103,3 +103,21 @@ def test_without_a_cluster_the_write_says_the_target_was_not_checked(
     assert resp.status_code == 201
     [warning] = warnings(resp)
     assert warning.startswith('299 - "the target was not checked in the cluster: ')
+
+
+def test_placement_water_level_without_the_scheduler_is_warned_of(
+    app: Flask, client: FlaskClient, cluster: None
+) -> None:
+    resp = client.post("/api/v1/policies", json={**policy("shop"), "placement": "waterLevel"})
+    assert resp.status_code == 201
+    assert warnings(resp) == [
+        '299 - "placement waterLevel changes nothing yet: no water-level scheduler is configured '
+        "(RIGHTSIZER_PLACEMENT_SCHEDULER_NAME; the Helm chart's placement.scheduler.enabled)\""
+    ]
+    override(app, {"PLACEMENT_SCHEDULER_NAME": "rightsizer-water-level"})
+    again = client.put(
+        "/api/v1/policies/shop/p", json={**policy("shop"), "placement": "waterLevel"}
+    )
+    assert again.status_code == 200 and warnings(again) == []
+    plain = client.post("/api/v1/policies", json=policy("shop", name="q"))
+    assert warnings(plain) == []

@@ -302,3 +302,16 @@ def test_preview_needs_params_or_a_name_and_not_both() -> None:
     both = invoke("preview", "coredns", "--params", LINEAR)
     assert (both.returncode, both.stdout) == (2, "")
     assert "error: --params: not with a scaler NAME" in both.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give one of -f/--filename and --from-cluster"),
+        (["-f", "vpas.yaml", "--from-cluster"], "give one of -f/--filename and --from-cluster"),
+        (["-f", "vpas.yaml", "-n", "shop"], "--kubeconfig and --namespace go with --from-cluster"),
+    ],
+)
+def test_policy_import_reads_a_file_or_the_cluster(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(cli, ["policy", "import", *args])
+    assert result.exit_code == 2 and message in result.output and not result.stdout.strip()

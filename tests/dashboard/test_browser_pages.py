@@ -18,11 +18,14 @@ from flask import Flask
 from kubernetes import client as k8s
 from sqlalchemy import update
 
+from app.core.placement.table import LevelTable, PlacementOptions
+from app.core.placement.windows import NodeLevel as SavedLevel
 from app.core.quantity import amount as quantity_amount
 from app.dashboard import nodes
 from app.extensions import db
 from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
+from app.store.node_levels import save_node_levels
 from tests.support.screenshots import shot
 from tests.support.tokens import TOKENS
 
@@ -159,8 +162,29 @@ def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
     assert len(expected) == 3 and sum(e["requested-cpu"] for e in expected.values()) > 0
     assert all("used-cpu" in e for e in expected.values())
 
+    # the levels the leader would have saved from these NodeMetrics (one sample: every window
+    # alike), so the page shows the extender's scores for this cluster
+    saved = [
+        SavedLevel(
+            name,
+            e["allocatable-cpu"],
+            e["allocatable-memory"],
+            (e["used-cpu"] / e["allocatable-cpu"],) * 3,
+            (e["used-memory"] / e["allocatable-memory"],) * 3,
+            1000.0,
+        )
+        for name, e in expected.items()
+    ]
+    save_node_levels(db.session, saved, 0.0)
+    db.session.commit()
+    scores = LevelTable(saved, PlacementOptions()).scores([n.name for n in saved], (0, 0))
+
     page.goto(f"{live_url}/dashboard/nodes")
     assert page.locator("#no-nodes").count() == 0
+    for level, score in zip(saved, scores, strict=True):
+        cell = page.locator(f"tr.node[data-name='{level.name}'] td.extender-score")
+        assert int(cell.get_attribute("data-value") or "-1") == score
+    assert page.locator("#window-spread tr.window").count() == 3
     rows = page.locator("tr.node")
     assert sorted(rows.nth(i).get_attribute("data-name") for i in range(rows.count())) == sorted(
         expected
@@ -181,8 +205,24 @@ def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
             )
             assert bar == pytest.approx(min(percent, 100) / 100, abs=0.01)
     levels = [e["requested-cpu"] / e["allocatable-cpu"] for e in expected.values()]
-    shown_spread = float(page.get_attribute("#unevenness", "data-value") or "nan")
+    shown_spread = float(page.get_attribute("#request-spread", "data-value") or "nan")
     assert shown_spread == pytest.approx(max(levels) - min(levels))
+    # unevenness of use: the gap between the most and least used node, per resource
+    for resource in ("cpu", "memory"):
+        used = [e[f"used-{resource}"] / e[f"allocatable-{resource}"] for e in expected.values()]
+        card = page.locator(f".card.unevenness[data-resource='{resource}']")
+        assert card.is_visible()
+        value = float(card.locator(".spread").get_attribute("data-value") or "nan")
+        assert value == pytest.approx(max(used) - min(used))
+        assert card.locator(".spread").inner_text() == f"{100 * (max(used) - min(used)):.0f} points"
+        # the used bar's line sits at the requested share
+        for name, e in expected.items():
+            mark = page.locator(f"tr.node[data-name='{name}'] td.used-{resource} .mark")
+            want = 100 * e[f"requested-{resource}"] / e[f"allocatable-{resource}"]
+            assert float(mark.get_attribute("data-percent") or "nan") == pytest.approx(
+                want, abs=0.05
+            )
+    assert page.locator("#unevenness-explained").is_visible()
     shot(page, "nodes-seeded", database_url)
 
 

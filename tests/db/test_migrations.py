@@ -104,3 +104,25 @@ def test_a_scalable_kind_and_a_target_selector_are_stored_and_dropped_by_a_downg
     assert db.session.execute(sa.text("SELECT count(*) FROM policies")).scalar_one() == 0
     db.session.remove()
     upgrade()
+
+
+def test_a_policy_placement_is_stored_and_dropped_by_a_downgrade(app: Flask) -> None:
+    """0012: policies keep their placement; a downgrade drops the column, the policy stays."""
+    db.session.execute(
+        sa.text(
+            "INSERT INTO policies (name, namespace, update_mode, container_policies, placement, "
+            "version, created_at, updated_at) VALUES ('web', 'shop', 'Off', '[]', 'waterLevel', "
+            "1, '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+    )
+    db.session.commit()
+    placement = db.session.execute(sa.text("SELECT placement FROM policies")).scalar_one()
+    assert placement == "waterLevel"
+    db.session.remove()
+    downgrade(revision="0011")
+    columns = {c["name"] for c in sa.inspect(db.engine).get_columns("policies")}
+    assert "placement" not in columns
+    assert db.session.execute(sa.text("SELECT name FROM policies")).scalar_one() == "web"
+    db.session.remove()
+    upgrade()
+    assert db.session.execute(sa.text("SELECT placement FROM policies")).scalar_one() is None

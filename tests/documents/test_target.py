@@ -112,6 +112,7 @@ class Row:
     recommender: str | None = None
     recommender_params: dict[str, Any] | None = None
     node_group_label: str | None = None
+    placement: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
     id: int = 1

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.policy import TARGET_KINDS, UPDATE_MODES
+from app.core.policy import PLACEMENTS, TARGET_KINDS, UPDATE_MODES
 from app.core.recommend.strategies import REGISTRY, Param
 from app.core.recommend.strategies.base import ParamValue
 from app.documents.policy import parse_policy
@@ -255,6 +255,8 @@ def policies(draw: st.DrawFn) -> dict[str, Any]:
     doc.update(draw(recommenders()))
     if doc["target"]["kind"] == "DaemonSet" and draw(st.booleans()):
         doc["nodeGroupLabel"] = draw(st.sampled_from(NODE_LABELS))
+    if draw(st.booleans()):
+        doc["placement"] = draw(st.sampled_from(PLACEMENTS))
     return doc
 
 

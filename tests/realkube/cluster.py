@@ -116,9 +116,15 @@ class RealCluster:
         return self.directory / "pki" / "ca.crt"
 
     def binary(self, name: str) -> str:
-        module = {"etcd": "etcd", "kwok": "kwok", "metrics-server": "metrics-server"}.get(
-            name, self.kube
-        )
+        module = {
+            "etcd": "etcd",
+            "kwok": "kwok",
+            "metrics-server": "metrics-server",
+            # the Vertical Pod Autoscaler's programs (tests/realkube/vpa.py)
+            "recommender": "vpa",
+            "updater": "vpa",
+            "admission-controller": "vpa",
+        }.get(name, self.kube)
         return str(self.bins[module] / name)
 
     def start(self) -> None:

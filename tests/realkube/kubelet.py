@@ -1,5 +1,5 @@
-"""The part of the kubelet that kwok does not play: in-place resize. The one place where the test
-harness writes pod status for a kubelet.
+"""The part of the kubelet that kwok does not play: in-place resize, and the restart after an OOM
+kill (`report_oom_kill`). The one place where the test harness writes pod status for a kubelet.
 
 kwok's stages turn pods Running and Ready, but write no `containerStatuses[].resources`. Since
 in-place resize went GA (1.35), kube-apiserver reads that field as the node's kubelet saying it
@@ -225,3 +225,41 @@ class ResizeKubelet:
         except client.ApiException as e:
             if e.status not in (404, 409):  # gone, or changed since: the next pass sees it
                 raise
+
+
+def report_oom_kill(api: client.ApiClient, namespace: str, pod: str, container: str) -> str:
+    """Writes what a kubelet reports once it has restarted `container` of the pod after the kernel
+    OOM-killed it: the restart count one up, the last state `terminated` with reason OOMKilled
+    (exit code 137, finished now), a new `running` state. Returns the time of the kill. The
+    resourceVersion makes a write that races another fail; it is then read and written again."""
+    core = client.CoreV1Api(api)
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for _ in range(20):
+        found = json.loads(core.read_namespaced_pod(pod, namespace, _preload_content=False).data)
+        statuses = found["status"]["containerStatuses"]
+        [status] = [s for s in statuses if s["name"] == container]
+        started = (status.get("state") or {}).get("running", {}).get("startedAt", now)
+        status["lastState"] = {
+            "terminated": {
+                "exitCode": 137,
+                "reason": "OOMKilled",
+                "startedAt": started,
+                "finishedAt": now,
+            }
+        }
+        status["state"] = {"running": {"startedAt": now}}
+        status["restartCount"] = status.get("restartCount", 0) + 1
+        body = {
+            "metadata": {"resourceVersion": found["metadata"]["resourceVersion"]},
+            "status": {"containerStatuses": statuses},
+        }
+        try:
+            core.patch_namespaced_pod_status(
+                pod, namespace, body, _content_type="application/merge-patch+json"
+            )
+            return now
+        except client.ApiException as e:
+            if e.status != 409:
+                raise
+            time.sleep(0.2)
+    raise RuntimeError(f"could not report the OOM kill of {namespace}/{pod} {container}")

@@ -44,16 +44,16 @@ def seed_recommendations(db_url: str, targets: Iterable[Target], history: float 
 
 def add_policies(db_url: str, policies: Iterable[dict[str, Any]]) -> None:
     """Policy rows for Deployments: name, namespace, target (the Deployment's name), mode and
-    optionally containerPolicies (as users write them)."""
+    optionally containerPolicies and placement (as users write them)."""
     engine = sa.create_engine(db_url)
     with engine.begin() as conn:
         for p in policies:
             conn.execute(
                 sa.text(
                     "INSERT INTO policies (name, namespace, target_kind, target_name, "
-                    "update_mode, container_policies, version, created_at, updated_at) VALUES "
-                    "(:name, :ns, 'Deployment', :target, :mode, :cps, 1, CURRENT_TIMESTAMP, "
-                    "CURRENT_TIMESTAMP)"
+                    "update_mode, container_policies, placement, version, created_at, "
+                    "updated_at) VALUES (:name, :ns, 'Deployment', :target, :mode, :cps, "
+                    ":placement, 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 ),
                 {
                     "name": p["name"],
@@ -61,6 +61,7 @@ def add_policies(db_url: str, policies: Iterable[dict[str, Any]]) -> None:
                     "target": p.get("target", p["name"]),
                     "mode": p["mode"],
                     "cps": json.dumps(p.get("containerPolicies", [])),
+                    "placement": p.get("placement"),
                 },
             )
     engine.dispose()

@@ -49,6 +49,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "auth-public-reads-aggregated-roles": {
         "auth": {"publicReads": True, "userRoles": {"aggregateToDefaults": True}},
     },
+    "water-level-scheduler": {
+        "placement": {"scheduler": {"enabled": True, "extender": {"weight": 3}}},
+    },
     "hard-anti-affinity-and-extras": {
         "podAntiAffinity": "hard",
         "settings": {"RIGHTSIZER_TARGET_CPU_PERCENTILE": 0.95},

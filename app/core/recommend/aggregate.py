@@ -5,7 +5,8 @@ request (at least min_cpu_sample_weight cores), so busy large pods count more th
 Memory: each pod container contributes ONE sample per aggregation interval (24h): its peak. While
 a window is open, a larger usage replaces the window's peak (subtract old, add new); the peak is
 timestamped at the window's end so that its decay does not depend on when in the day it happened.
-An OOM kill adds a peak of max(used + min bump, used * bump ratio).
+An OOM kill adds a peak of max(used + min bump, used * bump ratio), unless it is more than one
+interval older than the last memory sample.
 Beside VPA's histograms, every sample the aggregate takes is also counted, undecayed, per UTC day
 (app/core/recommend/daily.py), for the strategies that read a window of history; VPA's estimate
 never reads those counts.
@@ -242,9 +243,15 @@ class PodContainerState:
         return until is not None and t <= until
 
     def record_oom(self, t: float, memory_at_oom: float) -> bool:
-        """Adds the OOM bump as a memory peak. False for an OOM older than the current window."""
+        """Adds the OOM bump as a memory peak. False for an OOM more than one aggregation
+        interval older than the last memory sample. VPA measured that from the end of the open
+        window, which a sample just past a window's end moves a whole interval on, so an OOM
+        seconds old was dropped as "too old" (kubernetes/autoscaler #8548); VPA now measures it
+        from the last memory sample (RecordOOM in pkg/recommender/model/container.go, PR #9725),
+        and so does this."""
         interval = self.settings.memory_aggregation_interval_seconds
-        if self.window_end is not None and t < self.window_end - interval:
+        last = self.last_memory_sample
+        if last is not None and t < last - interval:
             return False
         used = max(memory_at_oom, self.memory_peak)
         if self._already_counted(t):

@@ -499,8 +499,8 @@ class ArrayModel:
         s = self.tuning(w).settings
         row = int(self.pc_row[pc])
         interval = float(self.interval[pc])
-        end = float(self.window_end[pc])
-        if not math.isnan(end) and t < end - interval:
+        last = float(self.last_mem[pc])  # the fresh-OOM rule (kubernetes/autoscaler #8548)
+        if not math.isnan(last) and t < last - interval:
             return False
         used = max(bytes_, float(self.peak[pc]))
         if self.restored[row] >= t:

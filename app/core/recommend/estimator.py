@@ -1,8 +1,9 @@
 """From an aggregate's histograms to target, lower and upper bound (the VPA estimator chain).
 
 percentile -> + safety margin -> x confidence multiplier (bounds only) -> at least the pod
-minimum divided among the pod's containers. Confidence grows with history: min(days between first
-and last CPU sample, CPU samples / samples per day), so a bound is wide while history is short.
+minimum divided among the pod's containers. Confidence grows with history: min(time between first
+and last CPU sample, CPU samples at one a minute), each in confidence intervals (a day by default),
+so a bound is wide while history is short.
 """
 
 from __future__ import annotations
@@ -23,11 +24,17 @@ class Estimate:
     upper_bound: Resources
 
 
-def confidence(agg: AggregateState, s: RecommenderSettings) -> float:
-    span_days = 0.0
+def confidence(agg: AggregateState, s: RecommenderSettings, interval: float = DAY) -> float:
+    """VPA's getConfidence (vertical-pod-autoscaler/pkg/recommender/logic/estimator.go): the
+    lesser of the history's span and its CPU samples, both counted in `interval`s (VPA's
+    --confidence-interval-cpu or -memory, a day by default), samples at
+    `confidence_samples_per_day` a day (one a minute, VPA's rate): VPA divides both the span and
+    the sample count by the interval (kubernetes/autoscaler #7843)."""
+    span = 0.0
     if agg.first_sample is not None and agg.last_sample is not None:
-        span_days = (agg.last_sample - agg.first_sample) / DAY
-    return min(span_days, agg.total_samples / s.confidence_samples_per_day)
+        span = agg.last_sample - agg.first_sample
+    per_interval = s.confidence_samples_per_day * interval / DAY
+    return min(span / interval, agg.total_samples / per_interval)
 
 
 def confidence_factor(conf: float, multiplier: float, exponent: float) -> float:
@@ -59,7 +66,12 @@ def pod_minimum(containers: int, s: RecommenderSettings) -> Resources:
 
 def estimate(agg: AggregateState, containers: int, s: RecommenderSettings) -> Estimate:
     floor = pod_minimum(containers, s)
-    conf = confidence(agg, s)
+    cpu_conf = confidence(agg, s, s.confidence_interval_cpu_seconds)
+    memory_conf = (
+        cpu_conf
+        if s.confidence_interval_memory_seconds == s.confidence_interval_cpu_seconds
+        else confidence(agg, s, s.confidence_interval_memory_seconds)
+    )
     # the three percentiles of each histogram read in one pass over its buckets
     cpu = agg.cpu.percentiles(
         (s.target_cpu_percentile, s.lower_bound_cpu_percentile, s.upper_bound_cpu_percentile)
@@ -73,11 +85,17 @@ def estimate(agg: AggregateState, containers: int, s: RecommenderSettings) -> Es
     )
     factors = (
         None,  # the target is not scaled
-        confidence_factor(
-            conf, s.lower_bound_confidence_multiplier, s.lower_bound_confidence_exponent
+        tuple(
+            confidence_factor(
+                conf, s.lower_bound_confidence_multiplier, s.lower_bound_confidence_exponent
+            )
+            for conf in (cpu_conf, memory_conf)
         ),
-        confidence_factor(
-            conf, s.upper_bound_confidence_multiplier, s.upper_bound_confidence_exponent
+        tuple(
+            confidence_factor(
+                conf, s.upper_bound_confidence_multiplier, s.upper_bound_confidence_exponent
+            )
+            for conf in (cpu_conf, memory_conf)
         ),
     )
     margin = s.safety_margin_fraction
@@ -90,11 +108,15 @@ def estimate(agg: AggregateState, containers: int, s: RecommenderSettings) -> Es
 
 
 def _bound(
-    cpu: int, memory: int, margin: float, factor: float | None, floor: Resources
+    cpu: int,
+    memory: int,
+    margin: float,
+    factors: tuple[float, ...] | None,
+    floor: Resources,
 ) -> Resources:
-    """with_margin(Resources(cpu, memory), margin), then .scaled(factor) unless None, then
-    .at_least(floor)."""
+    """with_margin(Resources(cpu, memory), margin), then each scaled by its confidence factor
+    (CPU's, memory's) unless None, then .at_least(floor)."""
     cpu, memory = plus_margin(cpu, margin), plus_margin(memory, margin)
-    if factor is not None:
-        cpu, memory = amount(cpu * factor), amount(memory * factor)
+    if factors is not None:
+        cpu, memory = amount(cpu * factors[0]), amount(memory * factors[1])
     return Resources(max(cpu, floor.cpu), max(memory, floor.memory))

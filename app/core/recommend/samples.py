@@ -6,8 +6,10 @@ statuses for OOM kills, from its view (app.core.pods.PodView).
 
 CPU samples are weighted by the container's current CPU request, so the pod object is needed next
 to its metrics. An OOM kill shows up as a container whose lastState is `terminated` with reason
-`OOMKilled` and whose restartCount grew since we last looked; the memory it hit is its limit
-(or, without a limit, its request).
+`OOMKilled` and whose restartCount grew since we last looked; the memory it is taken to have
+used is its request (or, without one, its limit), as VPA's recommender takes it (its OOM observer,
+pkg/recommender/input/oom/observer.go, reads the pod's requests): the bump is VPA's bump, which
+tests/realkube/test_peers_vpa.py checks against the real VPA.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def new_oom_kills(pod: PodView, restarts_seen: dict[tuple[str, str, str], int]) 
         if resources is None:
             resources = pod.resources()
         res = resources.get(cs.name, ContainerResources())
-        memory = res.memory_limit or res.memory_request
+        memory = res.memory_request if res.memory_request is not None else res.memory_limit
         if memory is None or term.finished is None:
             continue
         out.append(OomKill(pod.name, cs.name, term.finished, float(memory)))

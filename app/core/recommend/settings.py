@@ -42,6 +42,10 @@ class RecommenderSettings:
     lower_bound_confidence_multiplier: float = 0.001
     lower_bound_confidence_exponent: float = -2.0
     confidence_samples_per_day: float = 24 * 60  # one CPU sample a minute counts as a day
+    # VPA's --confidence-interval-cpu and --confidence-interval-memory (kubernetes/autoscaler
+    # #7843): the history that counts as a confidence of 1 for the CPU and the memory bounds.
+    confidence_interval_cpu_seconds: float = DAY
+    confidence_interval_memory_seconds: float = DAY
     pod_min_cpu_millicores: float = 25.0
     pod_min_memory_mb: float = 250.0
     # Rounding (app/core/recommend/rounding.py): every amount of a recommendation is rounded up to

@@ -189,6 +189,18 @@ ca.key is kept as it is.
 {{- if and (not .Values.webhook.selfRegister) (eq $mode "existing") (not .Values.tls.caBundle) }}
 {{- fail "\n\nrightsizer: webhook.selfRegister=false with tls.existingSecret needs tls.caBundle (the base64 PEM CA that signed the Secret's certificate)." }}
 {{- end }}
+{{- if .Values.placement.scheduler.enabled }}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" (toString .Values.placement.scheduler.name)) }}
+{{- fail (printf "\n\nrightsizer: placement.scheduler.name %q must be a scheduler name: lower-case letters, digits, '-' and '.' (a DNS subdomain)." (toString .Values.placement.scheduler.name)) }}
+{{- end }}
+{{- if eq (toString .Values.placement.scheduler.name) "default-scheduler" }}
+{{- fail "\n\nrightsizer: placement.scheduler.name cannot be default-scheduler: that is kube-scheduler's own." }}
+{{- end }}
+{{- $weight := int .Values.placement.scheduler.extender.weight }}
+{{- if lt $weight 1 }}
+{{- fail "\n\nrightsizer: placement.scheduler.extender.weight must be a positive whole number (kube-scheduler refuses 0 for a prioritizing extender)." }}
+{{- end }}
+{{- end }}
 {{- if not (has .Values.auth.mode (list "kubernetes" "tokens")) }}
 {{- fail (printf "\n\nrightsizer: auth.mode must be kubernetes or tokens, not %q." .Values.auth.mode) }}
 {{- end }}
@@ -263,6 +275,10 @@ ca.key is kept as it is.
 - name: RIGHTSIZER_BODY_TIMEOUT_SECONDS
   value: {{ .Values.gunicorn.bodyTimeoutSeconds | toString | quote }}
 {{- include "rightsizer.certEnv" . }}
+{{- if .Values.placement.scheduler.enabled }}
+- name: RIGHTSIZER_PLACEMENT_SCHEDULER_NAME
+  value: {{ .Values.placement.scheduler.name | quote }}
+{{- end }}
 {{- if eq (include "rightsizer.tlsMode" .) "self" }}
 - name: RIGHTSIZER_CERT_ROTATE
   value: "true"
@@ -298,4 +314,71 @@ ca.key is kept as it is.
 - name: {{ $name }}
   value: {{ $value | toString | quote }}
 {{- end }}
+{{- end }}
+
+{{/* The water-level scheduler (placement.scheduler, docs/helm.md) ---------------------------- */}}
+
+{{/* Its objects' name: the Deployment, ServiceAccount, ConfigMap, Role and its Lease. */}}
+{{- define "rightsizer.schedulerFullname" -}}
+{{- printf "%s-water-level" (include "rightsizer.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Its pods' labels: not the server's (the Service and the server's Deployment select those). */}}
+{{- define "rightsizer.schedulerSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-water-level" (include "rightsizer.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: scheduler
+{{- end }}
+
+{{- define "rightsizer.schedulerLabels" -}}
+helm.sh/chart: {{ include "rightsizer.chart" . }}
+{{ include "rightsizer.schedulerSelectorLabels" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+The kube-scheduler image: placement.scheduler.image.tag, or the cluster's own release
+(major.minor.patch of its version, without a provider's suffix such as -eks-1234), since
+kube-scheduler must not be newer than kube-apiserver.
+*/}}
+{{- define "rightsizer.schedulerImage" -}}
+{{- $image := .Values.placement.scheduler.image }}
+{{- $tag := $image.tag }}
+{{- if not $tag }}
+{{- $v := semver .Capabilities.KubeVersion.Version }}
+{{- $tag = printf "v%d.%d.%d" $v.Major $v.Minor $v.Patch }}
+{{- end }}
+{{- printf "%s:%s" $image.repository $tag }}
+{{- end }}
+
+{{/* Where the scheduler finds rightsizer's CA (the ca.crt of the webhook's TLS Secret). */}}
+{{- define "rightsizer.schedulerCaDir" -}}/etc/rightsizer/ca{{- end }}
+
+{{/*
+Its KubeSchedulerConfiguration: one profile, named placement.scheduler.name, whose extender is
+rightsizer's (HTTPS, verified against rightsizer's CA; `ignorable`: when rightsizer cannot be
+reached, pods are scheduled by kube-scheduler's own scores, never held back).
+*/}}
+{{- define "rightsizer.schedulerConfig" -}}
+{{- $scheduler := .Values.placement.scheduler -}}
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: true
+  resourceLock: leases
+  resourceNamespace: {{ .Release.Namespace }}
+  resourceName: {{ include "rightsizer.schedulerFullname" . }}
+profiles:
+  - schedulerName: {{ $scheduler.name }}
+extenders:
+  - urlPrefix: {{ printf "https://%s.%s.svc:%d/scheduler" (include "rightsizer.fullname" .) .Release.Namespace (int .Values.service.port) }}
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    weight: {{ int $scheduler.extender.weight }}
+    enableHTTPS: true
+    tlsConfig:
+      caFile: {{ include "rightsizer.schedulerCaDir" . }}/ca.crt
+    httpTimeout: {{ $scheduler.extender.httpTimeout }}
+    nodeCacheCapable: true
+    ignorable: true
 {{- end }}

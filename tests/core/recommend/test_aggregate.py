@@ -89,6 +89,24 @@ def test_old_oom_is_ignored() -> None:
     assert p.record_oom(T0 + 3 * DAY + 10, 100 * MIB)
 
 
+def test_a_fresh_oom_just_before_a_window_ends_is_kept() -> None:
+    """kubernetes/autoscaler #8548: a sample just past a window's end moves the window a whole
+    interval on; an OOM seconds before that sample, read after it (as the recommender reads OOM
+    events after the metrics), is fresh and counts (VPA's RecordOOM since PR #9725)."""
+    p = pod()
+    p.add_memory_sample(T0, 100 * MIB)  # the windows end at T0 + k days
+    p.add_memory_sample(T0 + DAY + 30, 100 * MIB)  # the next window: it ends at T0 + 2 days
+    assert p.window_end == T0 + 2 * DAY
+    assert p.record_oom(T0 + DAY - 30, 500 * MIB)  # 1 minute before the last sample
+    assert p.oom_peak == 600 * MIB
+    h = p.aggregate.memory
+    assert h.percentile(1.0) == h.buckets.bucket_start(h.buckets.find_bucket(600 * MIB) + 1)
+    old = pod()  # more than one interval before the last memory sample: still too old
+    old.add_memory_sample(T0, 100 * MIB)
+    old.add_memory_sample(T0 + DAY + 30, 100 * MIB)
+    assert not old.record_oom(T0 + 29, 500 * MIB)
+
+
 def test_restored_aggregate_does_not_count_old_samples_twice() -> None:
     from app.core.recommend.checkpoint import load_aggregate, save_aggregate
 

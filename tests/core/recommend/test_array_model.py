@@ -441,3 +441,19 @@ def test_results_from_either_model_are_the_same() -> None:
     want = list(results_from_model(old, lambda w: off.get(w, [])))
     assert len(want) == len(WORKLOADS) * len(CONTAINERS)
     assert list(results_from_model(new, lambda w: off.get(w, []))) == want
+
+
+@pytest.mark.parametrize("age", [0.4 * HOUR, HOUR])
+def test_a_tuned_memory_interval_judges_an_ooms_age(age: float) -> None:
+    """The fresh-OOM rule measures an OOM's age from the pod container's last memory sample in
+    its workload's memory interval (half an hour here, the policy's), not the model's day."""
+    s = RecommenderSettings()
+    w = WORKLOADS[0]
+    old, new = UsageModel(s), ArrayModel(s)
+    old.strategy_of = new.strategy_of = lambda _: STRATEGIES[1]
+    old.add_usages(w, [("a", "app", T0, 0.5, 0.1, 2e8)])
+    new.add_usages([(w, "a", "app", T0, 0.5, 0.1, 2e8)])
+    taken = old.record_oom(w, "a", "app", T0 - age, 3e8)
+    assert taken is (age < HOUR / 2)
+    assert new.record_oom(w, "a", "app", T0 - age, 3e8) is taken
+    assert_same(old, new, every_strategy=True)

@@ -11,6 +11,7 @@ from app.core.recommend.estimator import (
     confidence,
     confidence_factor,
     estimate,
+    plus_margin,
     pod_minimum,
     with_margin,
 )
@@ -166,3 +167,39 @@ def test_estimate_is_the_chain_step_by_step(
         agg.memory.add_sample_at(memory, 1.0, t)
     got = estimate(agg, containers, s)
     assert (got.target, got.lower_bound, got.upper_bound) == _chained(agg, containers, s)
+
+
+def _nine_samples_two_minutes_apart() -> AggregateState:
+    agg = AggregateState.empty(S)
+    for i in range(9):
+        agg.add_cpu(1_700_000_000.0 + 120 * i, 1.0, 1.0)
+    return agg
+
+
+def test_a_custom_confidence_interval_divides_both_the_span_and_the_sample_count() -> None:
+    """VPA's TestConfidenceMultiplierWithCustomInterval (pkg/recommender/logic/estimator_test.go,
+    kubernetes/autoscaler #7843): 9 samples 2 minutes apart and an 18-minute interval give a
+    confidence of min(16 / 18, 9 / 18) = 0.5, so 3.14 cores x (1 + 0.1 / 0.5)^2 = 4.5216 (4521m
+    as VPA truncates it). Scaling only the sample count would leave the span in days (0.011):
+    3.14 x (1 + 0.1 / 0.011)^2, about 314 cores."""
+    agg = _nine_samples_two_minutes_apart()
+    s = RecommenderSettings(
+        confidence_interval_cpu_seconds=18 * 60, confidence_interval_memory_seconds=18 * 60
+    )
+    conf = confidence(agg, s, s.confidence_interval_cpu_seconds)
+    assert conf == pytest.approx(0.5)
+    assert amount(3140 * confidence_factor(conf, 0.1, 2.0)) == 4521
+    assert amount(3.14e9 * confidence_factor(conf, 0.1, 2.0)) == pytest.approx(4.5216e9, abs=1)
+    assert confidence(agg, S) == pytest.approx(9 / 1440)  # the default interval: a day
+
+
+def test_the_cpu_and_memory_bounds_each_use_their_own_interval() -> None:
+    agg = _nine_samples_two_minutes_apart()
+    agg.memory.add_sample_at(1e9, 1.0, 1_700_000_000.0)
+    day = estimate(agg, 1, S)
+    short_memory = estimate(agg, 1, RecommenderSettings(confidence_interval_memory_seconds=18 * 60))
+    assert short_memory.upper_bound.cpu == day.upper_bound.cpu  # CPU: still a day
+    # memory: confidence 0.5 instead of 9/1440, so a far narrower upper bound
+    assert short_memory.upper_bound.memory < day.upper_bound.memory / 50
+    expected = plus_margin(amount(agg.memory.percentile(0.95)), 0.15) * (1 + 1 / 0.5)
+    assert short_memory.upper_bound.memory == amount(expected)

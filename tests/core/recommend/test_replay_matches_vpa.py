@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ from app.core.recommend.trace import parse_trace, recommendations_json, replay
 from tests.support import vpa_oracle
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-BITBRAINS = Path(__file__).resolve().parents[4] / "shared" / "data" / "bitbrains-rnd-2013-07"
+# More traces of the same format (Bitbrains VMs vm1.csv, vm7.csv, ...), not in the repository:
+# a directory named by RIGHTSIZER_EXTRA_TRACES, where one is given.
+EXTRA = os.environ.get("RIGHTSIZER_EXTRA_TRACES", "")
 
 
 def ours(path: Path) -> dict[str, dict[str, dict[str, str]]]:
@@ -54,8 +57,10 @@ def test_bitbrains_trace_shipped_with_the_tests() -> None:
 
 @pytest.mark.parametrize("vm", ["vm1", "vm7", "vm14"])
 def test_more_bitbrains_traces(vm: str) -> None:
-    """The full set lives beside the repository (../shared/data), where it is present."""
-    path = BITBRAINS / f"{vm}.csv"
+    """Traces from a directory outside the repository (RIGHTSIZER_EXTRA_TRACES), when given."""
+    if not EXTRA:
+        pytest.skip("RIGHTSIZER_EXTRA_TRACES names no directory of further traces")
+    path = Path(EXTRA) / f"{vm}.csv"
     if not path.exists():
         pytest.skip(f"{path} not present on this machine")
     assert ours(path) == vpa_oracle.recommend(path)

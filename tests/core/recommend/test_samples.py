@@ -84,10 +84,11 @@ def test_pod_metrics_without_timestamp_are_skipped() -> None:
     )
 
 
-def test_oom_kill_is_reported_once_at_the_limit() -> None:
+def test_oom_kill_is_reported_once_at_the_request_as_vpa_takes_it() -> None:
     seen: dict[tuple[str, str, str], int] = {}
     [kill] = new_oom_kills(pod(1, "OOMKilled", {"memory": "512Mi"}), seen)
-    assert (kill.pod, kill.container, kill.memory_bytes) == ("web-1", "app", 536_870_912)
+    # the request (256Mi), not the limit (512Mi): VPA's OOM observer reads the requests
+    assert (kill.pod, kill.container, kill.memory_bytes) == ("web-1", "app", 268_435_456)
     assert kill.time == 1_719_835_200.0
     assert new_oom_kills(pod(1, "OOMKilled", {"memory": "512Mi"}), seen) == []  # same restart
     assert len(new_oom_kills(pod(2, "OOMKilled", {"memory": "512Mi"}), seen)) == 1  # a new one

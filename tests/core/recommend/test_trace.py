@@ -106,3 +106,28 @@ def test_a_container_idle_at_the_end_of_the_trace_is_dropped() -> None:
     sidecar = [line.replace(",app,", ",sidecar,") for line in _rows(start + 9 * 86400, 2, 0.1)]
     names = [c["name"] for c in _replay(app + sidecar)["containers"]]
     assert names == ["sidecar"]
+
+
+def test_an_oom_kill_may_come_after_later_samples_and_counts_when_fresh() -> None:
+    """The recommender reads OOM events after the metrics of its run: a trace may list a kill
+    after samples taken later than it. One a minute before the last sample, just before a
+    memory window's end (kubernetes/autoscaler #8548), raises the memory target; one more than a
+    day before it is too old and changes nothing."""
+    start = 1_700_000_000
+    rows = _rows(start, 25, 0.5)  # 300-310 MiB, to start + 25 h
+    last = start + 25 * 3600 - 60
+    header = "timestamp,container,cpu,memory,event"
+    plain = [line + "," for line in rows]
+
+    def memory(*extra: str) -> str:
+        from app.core.recommend.trace import recommendations_json, replay
+
+        out = recommendations_json(replay(parse_trace([header, *plain, *extra])))
+        [c] = out["containers"]  # type: ignore[misc]
+        return str(c["target"]["memory"])
+
+    assert parse_trace([header, *plain, f"{last - 60},app,,2147483648,oom"])[-1].event == "oom"
+    assert memory() != memory(f"{last - 60},app,,2147483648,oom")  # fresh: 2.4 GiB needed
+    assert memory() == memory(f"{last - 86400 - 60},app,,2147483648,oom")  # too old
+    with pytest.raises(TraceError, match="out of order"):  # samples stay in order
+        parse_trace([header, *plain, f"{last - 60},app,0.1,5,"])

@@ -186,10 +186,25 @@ def confidence_wording(agg: AggregateState, s: RecommenderSettings) -> str:
     span = 0.0
     if agg.first_sample is not None and agg.last_sample is not None:
         span = (agg.last_sample - agg.first_sample) / DAY
-    return (
+    text = (
         f"confidence {confidence(agg, s):.1f} days: {agg.total_samples} CPU samples over "
         f"{span:.1f} days, {s.confidence_samples_per_day:g} samples counting as a day"
     )
+    intervals = {
+        what: seconds
+        for what, seconds in (
+            ("CPU", s.confidence_interval_cpu_seconds),
+            ("memory", s.confidence_interval_memory_seconds),
+        )
+        if seconds != DAY
+    }
+    if intervals:  # VPA's --confidence-interval-cpu/-memory: both counts in that interval
+        text += "; " + ", ".join(
+            f"{what} bounds: confidence {confidence(agg, s, seconds):.2f} intervals of "
+            f"{_hours(seconds)}"
+            for what, seconds in intervals.items()
+        )
+    return text
 
 
 @dataclass(frozen=True)
