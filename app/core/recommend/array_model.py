@@ -61,6 +61,7 @@ Array = Any
 # One PodMetrics container's usage: (workload, pod, container, time, CPU cores, CPU request in
 # cores, memory bytes): UsageModel.add_usage's arguments.
 Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
+Taken = tuple[list[float], list[float]]  # CPU cores, memory bytes taken
 NAN = math.nan
 
 
@@ -300,36 +301,54 @@ class ArrayModel:
             self._drop(w, container)
 
     # Samples -----------------------------------------------------------------------------------
-    def add_usages(self, batch: Sequence[Sample]) -> None:
+    def add_usages(self, batch: Sequence[Sample]) -> dict[tuple[WorkloadKey, str], Taken]:
         """UsageModel.add_usage(*sample) for each sample, in order, any workloads: the same
         state. Consecutive samples of distinct pod containers that no idle expiry can reach are
         added together (a PodMetrics LIST is one such chunk); a sample that might expire its
-        row is added alone after the check."""
+        row is added alone after the check. Per workload container of the batch (in the order
+        they first appear), the CPU cores and memory bytes taken, in order (UsageModel.add_usages
+        of each workload's samples)."""
         samples = [x for x in batch if x[4] is not None or x[6] is not None]
         keys = [x[:3] for x in samples]
+        cpu: list[bool] = []
+        memory: list[bool] = []
         if len(set(keys)) == len(keys):
-            self._add_checked(samples, keys)
-            return
-        start = 0
-        while start < len(samples):
-            seen: set[tuple[WorkloadKey, str, str]] = set()
-            end = start
-            while end < len(samples) and keys[end] not in seen:
-                seen.add(keys[end])
-                end += 1
-            self._add_checked(samples[start:end], keys[start:end])
-            start = end
+            cpu, memory = self._add_checked(samples, keys)
+        else:
+            start = 0
+            while start < len(samples):
+                seen: set[tuple[WorkloadKey, str, str]] = set()
+                end = start
+                while end < len(samples) and keys[end] not in seen:
+                    seen.add(keys[end])
+                    end += 1
+                more_cpu, more_memory = self._add_checked(samples[start:end], keys[start:end])
+                cpu += more_cpu
+                memory += more_memory
+                start = end
+        taken: dict[tuple[WorkloadKey, str], Taken] = {}
+        for x in batch:
+            if (x[0], x[2]) not in taken:
+                taken[x[0], x[2]] = ([], [])
+        for x, c, m in zip(samples, cpu, memory, strict=True):
+            if c or m:
+                lists = taken[x[0], x[2]]
+                if c:
+                    lists[0].append(cast(float, x[4]))
+                if m:
+                    lists[1].append(cast(float, x[6]))
+        return taken
 
     def _add_checked(
         self, chunk: Sequence[Sample], keys: Sequence[tuple[WorkloadKey, str, str]]
-    ) -> None:
+    ) -> tuple[list[bool], list[bool]]:
         """Samples of distinct pod containers: together when no row can expire meanwhile (as
         UsageModel._batchable: the chunk spans less than its rows' idle times, and so does each
         row's last sample before it to the newest) and no day of it is dropped by a later one
         (it spans fewer days than are kept: DailyUsage._day), else one by one after each one's
-        idle check."""
+        idle check. Whether each sample's CPU and its memory were taken."""
         if not chunk:
-            return
+            return [], []
         get = self.pods.get
         found = [get(k) for k in keys]
         t = np.array([x[3] for x in chunk], dtype=np.float64)
@@ -357,13 +376,17 @@ class ArrayModel:
             and math.floor(newest / DAY) - math.floor(oldest / DAY) < RETAINED_DAYS
         )
         if not together:
+            cpu, memory = [], []
             for x in chunk:
                 self._expire_if_idle(x[0], x[2], x[3])
-                self._add_one(x, self._pod_container(x[0], x[1], x[2]))
-            return
+                c, m = self._add_one(x, self._pod_container(x[0], x[1], x[2]))
+                cpu.append(c)
+                memory.append(m)
+            return cpu, memory
         if len(chunk) == 1:  # a trace's samples, one pod container: no arrays to build
-            self._add_one(chunk[0], self._pod_container(*keys[0]) if found[0] is None else found[0])
-            return
+            pc = self._pod_container(*keys[0]) if found[0] is None else found[0]
+            c, m = self._add_one(chunk[0], pc)
+            return [c], [m]
         if None in found:
             pcs = np.array(
                 [
@@ -372,7 +395,7 @@ class ArrayModel:
                 ],
                 dtype=np.int64,
             )
-        self._add_chunk(chunk, pcs, t)
+        return self._add_chunk(chunk, pcs, t)
 
     def _idle_of(self, w: WorkloadKey) -> float:
         """The idle time a new row of the workload will have (its first row tunes it)."""
@@ -380,11 +403,12 @@ class ArrayModel:
             return tuning(self.strategy_of(w), self.settings, self.idle_after).idle_after
         return self.tuning(w).idle_after
 
-    def _add_one(self, x: Sample, pc: int) -> None:
+    def _add_one(self, x: Sample, pc: int) -> tuple[bool, bool]:
         """_add_chunk of one sample, in scalars (the same rules: the per-object code's)."""
         _, _, _, t, cores, request, usage = x
         row = int(self.pc_row[pc])
         not_restored = not self.restored[row] >= t
+        cpu = False
         if (
             cores is not None
             and not math.isnan(cores)
@@ -403,16 +427,20 @@ class ArrayModel:
                 self.last[row] = t
             self.count[row] += 1
             self.daily[row].add_cpu(t, cores, bucket)
+            cpu = True
         if usage is None or math.isnan(usage) or usage < 0 or not not_restored:
-            return
+            return cpu, False
         if self.last_mem[pc] > t:
-            return
+            return cpu, False
         self._take_peak(pc, row, t, usage, False)
         self.daily[row].add_memory(t, usage)
+        return cpu, True
 
-    def _add_chunk(self, chunk: Sequence[Sample], pcs: Array, t: Array) -> None:
+    def _add_chunk(
+        self, chunk: Sequence[Sample], pcs: Array, t: Array
+    ) -> tuple[list[bool], list[bool]]:
         """Samples of distinct pod containers `pcs` at times `t`, none of whose rows expires
-        meanwhile."""
+        meanwhile; whether each one's CPU and its memory were taken."""
         s = self.settings
         rows = self.pc_row[pcs]
         cores = np.array([NAN if x[4] is None else x[4] for x in chunk], dtype=np.float64)
@@ -423,6 +451,7 @@ class ArrayModel:
             not_restored = ~(restored >= t)
             # CPU: PodContainerState.add_cpu_sample
             take = ~np.isnan(cores) & ~(cores < 0) & ~(self.last_cpu[pcs] >= t) & not_restored
+            cpu_taken = take
             if take.any():
                 self.last_cpu[pcs[take]] = t[take]
                 r, times, c = rows[take], t[take], cores[take]
@@ -440,6 +469,7 @@ class ArrayModel:
             self._memory_peaks(pcs[take], t[take], usage[take])
             u = usage[take]
             self._add_days(rows[take], t[take], u, find_buckets(self.memory.buckets, u), False)
+        return cpu_taken.tolist(), take.tolist()
 
     def _add_days(self, rows: Array, t: Array, values: Array, buckets: Array, cpu: bool) -> None:
         """The samples counted in their rows' days, each row's in their order (DailyUsage's

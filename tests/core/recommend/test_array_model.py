@@ -3,8 +3,9 @@ sample streams (containers and pods coming and going, duplicate, older, negative
 usage, OOM kills, gaps past the idle time, expiry, a restart from checkpoints, workloads tuned
 by their policy's strategy when first seen and retuned later) through both give the same
 recommendations of every strategy (`vpa`, tuned or not, `krr-simple`, `balanced`), reasons
-included, and the same checkpoints with their per-day counts, floats bit for bit. The
-per-object model is the oracle until it is removed (issue 43)."""
+included, the same checkpoints with their per-day counts, floats bit for bit, and the same
+samples taken from each batch. The per-object model is the oracle until it is removed (issue
+43)."""
 
 from __future__ import annotations
 
@@ -193,9 +194,12 @@ def test_array_model_matches_usage_model(
             by_workload: dict[WorkloadKey, list[UsageSample]] = defaultdict(list)
             for w, *rest in batch:
                 by_workload[w].append(tuple(rest))  # type: ignore[arg-type]
-            for w, part in by_workload.items():
-                old.add_usages(w, part)
-            new.add_usages(batch)
+            old_taken = {w: old.add_usages(w, part) for w, part in by_workload.items()}
+            new_taken = new.add_usages(batch)
+            for w, per_container in old_taken.items():  # what each took, in order
+                got = [(c, lists) for (of, c), lists in new_taken.items() if of == w]
+                assert got == list(per_container.items())
+            assert len(new_taken) == sum(map(len, old_taken.values()))
         elif kind == "oom":
             for w, pod, c, jitter, _, _, mem in samples:
                 at, used = now + jitter, mem if mem is not None else 5e8
@@ -231,9 +235,15 @@ def test_one_batch_of_many_rows_matches() -> None:
         batch: list[Sample] = [
             (w, pod, c, at, cpu[i], 0.1, mem[i]) for i, (w, pod, c) in enumerate(keys)
         ]
-        for w in {k[0] for k in keys}:
-            old.add_usages(w, [tuple(x[1:]) for x in batch if x[0] == w])  # type: ignore[misc]
-        new.add_usages(batch)
+        old_taken = {
+            (w, c): lists
+            for w in {k[0] for k in keys}
+            for c, lists in old.add_usages(
+                w,
+                [tuple(x[1:]) for x in batch if x[0] == w],  # type: ignore[misc]
+            ).items()
+        }
+        assert new.add_usages(batch) == old_taken
         assert_same(old, new)
 
 
