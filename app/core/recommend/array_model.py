@@ -23,8 +23,10 @@ keeps its per-day usage counts (daily.py's DailyUsage, fed per row from the same
 batch) for the strategies that read a window (`krr`, `balanced`); `recommend` runs any strategy
 on a view of the row.
 
-`recommend --from-csv` (trace.replay) runs it. Not yet here: the other readers (the
-recommender job, checkpoint rows, the histogram API, node groups) still run UsageModel.
+`recommend --from-csv` (trace.replay) and each node group's model (node_groups.py) run it.
+Not yet here: the recommender job's own model, its checkpoint rows (app/store/checkpoints.py),
+the Prometheus history replay (timeline.py, app/jobs/history.py), the conditions and the
+tracking still run UsageModel.
 """
 
 from __future__ import annotations
