@@ -53,10 +53,10 @@ import scale_common as sc  # noqa: E402
 import slack_bound as sb  # noqa: E402
 
 from app.core.recommend.aggregate import memory_buckets  # noqa: E402
+from app.core.recommend.array_model import ArrayModel  # noqa: E402
 from app.core.recommend.capping import Recommendation  # noqa: E402
 from app.core.recommend.daily import Distribution  # noqa: E402
 from app.core.recommend.estimator import pod_minimum  # noqa: E402
-from app.core.recommend.model import UsageModel  # noqa: E402
 from app.core.recommend.settings import DAY, RecommenderSettings  # noqa: E402
 from app.core.recommend.strategies import VPA, Strategy, StrategyInvalid, configure  # noqa: E402
 from app.core.recommend.strategies.balanced import balanced_level  # noqa: E402
@@ -180,7 +180,7 @@ def score_trace(
     if parts is None:
         return None
     train, judged = parts
-    model = UsageModel()
+    model = ArrayModel()
     replay(train, model=model)
     out: dict[str, list[Score]] = {}
     vpa = model.recommend(TRACE_WORKLOAD, None, VPA)
@@ -298,7 +298,7 @@ def score_trace_rolling(
     train, _ = parts
     cut = min(r.time for r in rows) + train_days * DAY
     later = [r for r in rows if r.time >= cut]
-    model = UsageModel()
+    model = ArrayModel()
     model.tune(TRACE_WORKLOAD, VPA)
     feed(train, model)
     step = hours * 3600.0

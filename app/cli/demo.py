@@ -33,7 +33,8 @@ from app.cli.context import config_path
 from app.cli.demo_terminal import LOG_NAME, StatusLine, log_to_file
 from app.cli.times import Duration
 from app.config import override
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.array_model import ArrayModel
+from app.core.recommend.model import WorkloadKey
 from app.core.recommend.trace import TraceError, parse_trace
 from app.core.recommend.trace import replay as replay_trace
 from app.extensions import db
@@ -55,7 +56,7 @@ def load_trace(path: Path, workload: WorkloadKey) -> tuple[int, int]:
     with path.open(encoding="utf-8", newline="") as fh:
         rows = parse_trace(fh)
     config = settings()
-    model = UsageModel(config.recommender.model)
+    model = ArrayModel(config.recommender.model)
     replay_trace(rows, model=model, workload=workload)
     saved, failed = save_all(
         db.session,

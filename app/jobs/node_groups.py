@@ -18,8 +18,8 @@ from app.core.node_groups import GROUPED_KINDS, grouping_label, node_group
 from app.core.nodes import NodeView
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
-from app.core.recommend.checkpoint import save_aggregate
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.array_model import ArrayModel
+from app.core.recommend.model import WorkloadKey
 from app.core.recommend.node_groups import GroupKey, NodeGroupModels
 from app.core.recommend.samples import Usage
 from app.core.recommend.settings import RecommenderSettings
@@ -61,17 +61,17 @@ class NodeGroupRecorder:
         self._policy_of, self._labels, self._seen = policy_of, {}, {}
         for m in self.groups.models.values():  # a policy's vpa parameters, as for the DaemonSet
             m.strategy_of = self._strategy_of
-            for w in list(m.aggregates):
+            for w in list(m.rows):
                 m.tune(w, self._strategy_of(w))
 
     def _strategy_of(self, w: WorkloadKey) -> Strategy:
         policy = self._policy_of(w)
         return policy.recommender if policy else VPA
 
-    def _new_model(self) -> UsageModel:
+    def _new_model(self) -> ArrayModel:
         """A group's model: each workload's history taken as its policy's strategy says, as the
-        DaemonSet-wide model takes it (UsageModel.tune)."""
-        m = UsageModel(self.settings, self.idle_after)
+        DaemonSet-wide model takes it (ArrayModel.tune)."""
+        m = ArrayModel(self.settings, self.idle_after)
         m.strategy_of = self._strategy_of
         return m
 
@@ -109,22 +109,25 @@ class NodeGroupRecorder:
 
     def add(self, key: GroupKey, w: WorkloadKey, u: Usage, request_cores: float) -> None:
         """A metrics sample of a grouped pod, into its group's model."""
-        if u.cpu_cores is not None:
-            self.groups.add_cpu(key, w, u.pod, u.container, u.time, u.cpu_cores, request_cores)
-        if u.memory_bytes is not None:
-            self.groups.add_memory(key, w, u.pod, u.container, u.time, u.memory_bytes)
+        self.groups.add_usage(
+            key, w, u.pod, u.container, u.time, u.cpu_cores, request_cores, u.memory_bytes
+        )
 
     def add_sample(self, s: Sample, pod: PodView | None) -> None:
         """A history sample (app.jobs.history) of a live pod, into its group if it has one."""
         key = self.group_of(s.workload, pod) if pod is not None else None
         if key is None:
             return
-        if s.cpu_cores is not None:
-            self.groups.add_cpu(
-                key, s.workload, s.pod, s.container, s.time, s.cpu_cores, s.request_cores
-            )
-        if s.memory_bytes is not None:
-            self.groups.add_memory(key, s.workload, s.pod, s.container, s.time, s.memory_bytes)
+        self.groups.add_usage(
+            key,
+            s.workload,
+            s.pod,
+            s.container,
+            s.time,
+            s.cpu_cores,
+            s.request_cores,
+            s.memory_bytes,
+        )
 
     def results(self) -> Iterator[NodeGroupResult]:
         """This run's rows; the groups of DaemonSets their policy no longer groups (or groups by
@@ -139,7 +142,7 @@ class NodeGroupRecorder:
                 continue
             cps = list(policy.container_policies) if policy else []
             recs = self.groups.recommend(w, cps, policy.recommender if policy else VPA)
-            for key, container, agg in self.groups.aggregates(w):
+            for key, container, checkpoint in self.groups.checkpoints(w):
                 seen = self._seen.get((w, key))
                 requests = seen.requests.get(container) if seen else None
                 typical = pod_requests(requests) if requests else None
@@ -149,7 +152,7 @@ class NodeGroupRecorder:
                     key[0],
                     key[1],
                     recs.get(key, {}).get(container),
-                    save_aggregate(agg),
+                    checkpoint,
                     typical.pods if typical else None,
                     typical.typical_cpu if typical else None,
                     typical.typical_memory if typical else None,

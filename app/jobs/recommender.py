@@ -253,7 +253,7 @@ class RecommenderJob:
         self.checkpointed = {(w, c): now for w, cs in self.model.aggregates.items() for c in cs}
         log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
         self._kills_in_checkpoints()
-        loaded, skipped = load_node_groups(db.session, self.node_groups.groups, self.model.settings)
+        loaded, skipped = load_node_groups(db.session, self.node_groups.groups)
         if loaded or skipped:
             log.info("restored %d node groups (%d unreadable, skipped)", loaded, skipped)
         if self.history is not None:

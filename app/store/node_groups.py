@@ -21,11 +21,10 @@ from sqlalchemy import select
 
 from app.core.node_groups import NodeGroupRecommendations
 from app.core.recommend.capping import Recommendation
-from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate
+from app.core.recommend.checkpoint import AggregateCheckpoint
 from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.node_groups import NodeGroupModels
-from app.core.recommend.settings import RecommenderSettings
 from app.core.resources import Resources
 from app.models import NodeGroupRecommendation as Row
 from app.store.clusters import cluster_key
@@ -139,16 +138,19 @@ def save_node_groups(session: DbSession, results: Iterable[NodeGroupResult], now
     return len(wanted)
 
 
-def load_node_groups(
-    session: DbSession, groups: NodeGroupModels, settings: RecommenderSettings
-) -> tuple[int, int]:
-    """Restores every group's histograms of this cluster into `groups`; a bad row is logged
-    and kept."""
+def load_node_groups(session: DbSession, groups: NodeGroupModels) -> tuple[int, int]:
+    """Restores every group's histograms of this cluster into `groups`; a bad row is logged and
+    kept."""
     loaded = skipped = 0
     for row in session.scalars(select(Row).where(Row.cluster_id == cluster_key(session))):
         w = WorkloadKey(row.namespace, row.kind, row.name)
         try:
-            agg = load_aggregate(checkpoint_from_json(row.checkpoint), settings)
+            groups.restore(
+                (row.node_label, row.node_group),
+                w,
+                row.container,
+                checkpoint_from_json(row.checkpoint),
+            )
         except (ValueError, TypeError, KeyError, AttributeError) as e:
             log.warning(
                 "skipping node group %s=%s of %s container %s: %s",
@@ -160,7 +162,6 @@ def load_node_groups(
             )
             skipped += 1
             continue
-        groups.restore((row.node_label, row.node_group), w, row.container, agg)
         loaded += 1
     return loaded, skipped
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from app.core.recommend.aggregate import AggregateState
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import AggregateCheckpoint, save_aggregate
 from app.core.recommend.model import UsageModel, WorkloadKey
@@ -62,9 +63,18 @@ class ContainerResult:
 
 
 def results_from_model(
-    model: UsageModel, policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None
+    model: UsageModel | ArrayModel,
+    policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
 ) -> Iterator[ContainerResult]:
-    """A result per aggregate of the model: its recommendation (if any) and its checkpoint."""
+    """A result per aggregate of the model: its recommendation (if any) and its checkpoint.
+    Either model (UsageModel goes once every reader has moved to ArrayModel, issue 43)."""
+    if isinstance(model, ArrayModel):
+        recommended = model.recommend_all(policies_of=policies_for)
+        for w in model.workloads():
+            for container in sorted(model.rows[w]):
+                rec = recommended[w].get(container)
+                yield ContainerResult(w, container, rec, model.save(w, container))
+        return
     for w in model.workloads():
         recs = model.recommend(w, policies_for(w) if policies_for else None)
         for container, agg in sorted(model.aggregates[w].items()):

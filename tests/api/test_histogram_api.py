@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.array_model import ArrayModel
+from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
@@ -13,12 +14,14 @@ from tests.support.usage import NOW
 
 
 def test_histograms_put_the_weight_where_the_usage_was(app: Flask, client: FlaskClient) -> None:
-    m = UsageModel()
+    m = ArrayModel()
     w = WorkloadKey("shop", "Deployment", "web")
-    for i in range(100):
-        t = 1_719_792_000.0 + 60 * i
-        m.add_cpu(w, "web-0", "app", t, 0.5 if i % 4 else 2.0, 1.0)
-        m.add_memory(w, "web-0", "app", t, 1e9)
+    m.add_usages(
+        [
+            (w, "web-0", "app", 1_719_792_000.0 + 60 * i, 0.5 if i % 4 else 2.0, 1.0, 1e9)
+            for i in range(100)
+        ]
+    )
     save_all(db.session, results_from_model(m), NOW, batch_size=100)
     resp = client.get("/api/v1/workloads/shop/Deployment/web/histogram")
     assert resp.status_code == 200

@@ -16,33 +16,54 @@ strategy's own (strategies/vpa.py and estimator.py, called on a view of each row
 percentiles were computed for all rows at once), so a change to the estimator applies to both
 models. The OOM bump is aggregate.oom_bump.
 
-Not yet here (UsageModel still does them, and the recommender job still runs UsageModel): the
-per-workload tunings of a policy (`UsageModel.tune`: every workload here has the model's
-settings), the per-day usage counts the `krr` and `balanced` strategies read (daily.py), and
-the readers (the job, checkpoints rows, the histogram API, `recommend --from-csv`).
+A workload's policy may tune its history (`tune`, `strategy_of`: UsageModel's): a row keeps its
+own half-lives (HistogramRows.hl) and idle time, a pod container its memory interval, and a
+retuned row the note of what its history was gathered with (aggregate.Retuned). Each row also
+keeps its per-day usage counts (daily.py's DailyUsage, fed per row from the same column-wise
+batch) for the strategies that read a window (`krr`, `balanced`); `recommend` runs any strategy
+on a view of the row.
+
+`recommend --from-csv` (trace.replay) and each node group's model (node_groups.py) run it.
+Not yet here: the recommender job's own model, its checkpoint rows (app/store/checkpoints.py),
+the Prometheus history replay (timeline.py, app/jobs/history.py), the conditions and the
+tracking still run UsageModel.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
-from app.core.recommend.aggregate import AggregateState, cpu_buckets, memory_buckets, oom_bump
-from app.core.recommend.capping import ContainerPolicy, Recommendation, apply_policy
+from app.core.recommend.aggregate import (
+    AggregateState,
+    Retuned,
+    cpu_buckets,
+    history_changes,
+    memory_buckets,
+    oom_bump,
+)
+from app.core.recommend.capping import (
+    ContainerPolicy,
+    Recommendation,
+    apply_policy,
+    policy_for_container,
+)
 from app.core.recommend.checkpoint import CHECKPOINT_VERSION, AggregateCheckpoint
+from app.core.recommend.daily import RETAINED_DAYS, DailyUsage
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
 from app.core.recommend.model import IDLE_AFTER_SECONDS, WorkloadKey, _rounded, sorted_keys
-from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.strategies import VPA, StrategyInput
+from app.core.recommend.settings import DAY, RecommenderSettings
+from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
 
 Array = Any
 # One PodMetrics container's usage: (workload, pod, container, time, CPU cores, CPU request in
 # cores, memory bytes): UsageModel.add_usage's arguments.
 Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
+Taken = tuple[list[float], list[float]]  # CPU cores, memory bytes taken
 NAN = math.nan
 
 
@@ -64,15 +85,26 @@ def _rank_within(keys: Array) -> Array:
 
 
 class _Percentiles:
-    """A row's histogram as the estimator reads it: percentiles computed beforehand."""
+    """A row's histogram as the estimator reads it: percentiles computed beforehand (others
+    from the row, when a strategy asks for them)."""
 
-    def __init__(self, ps: tuple[float, ...], values: list[float], empty: bool) -> None:
+    def __init__(
+        self,
+        ps: tuple[float, ...],
+        values: list[float],
+        empty: bool,
+        rows: HistogramRows | None = None,
+        row: int = 0,
+    ) -> None:
         self._ps, self._values, self._empty = ps, values, empty
+        self._rows, self._row = rows, row
 
     def percentiles(self, ps: Sequence[float]) -> list[float]:
-        if tuple(ps) != self._ps:
+        if tuple(ps) == self._ps:
+            return self._values
+        if self._rows is None:
             raise KeyError(f"percentiles {tuple(ps)} not computed (have {self._ps})")
-        return self._values
+        return cast(list[float], self._rows.percentiles([self._row], ps).tolist()[0])
 
     def is_empty(self) -> bool:
         return self._empty
@@ -87,7 +119,8 @@ class RowView:
     first_sample: float | None
     last_sample: float | None
     total_samples: int
-    retuned: None = None
+    daily: DailyUsage | None = None
+    retuned: Retuned | None = None
 
     def is_empty(self) -> bool:
         return self.cpu.is_empty() and self.memory.is_empty()
@@ -105,6 +138,9 @@ class ArrayModel:
         if idle_after <= 0:
             raise ValueError("idle_after must be positive")
         self.idle_after = idle_after
+        self.default_tuning = Tuning(s, idle_after)
+        self.tunings: dict[WorkloadKey, Tuning] = {}  # the workloads whose policy tunes them
+        self.strategy_of: Callable[[WorkloadKey], Strategy] | None = None
         self.cpu = HistogramRows(cpu_buckets(s), s.cpu_half_life_seconds)
         self.memory = HistogramRows(memory_buckets(s), s.memory_half_life_seconds)
         # per row (workload container)
@@ -112,6 +148,9 @@ class ArrayModel:
         self.last = np.full(64, NAN)
         self.count = np.zeros(64, dtype=np.int64)
         self.restored = np.full(64, NAN)
+        self.idle = np.full(64, idle_after)  # the row's workload's idle time
+        self.daily: dict[int, DailyUsage] = {}  # row -> its per-day counts
+        self.retuned: dict[int, Retuned] = {}  # row -> what its history was gathered with
         self.rows: dict[WorkloadKey, dict[str, int]] = {}
         self.row_pods: dict[int, set[int]] = {}  # row -> its pod containers
         self._free_rows: list[int] = []
@@ -123,17 +162,56 @@ class ArrayModel:
         self.window_end = np.full(64, NAN)
         self.peak = np.zeros(64)
         self.oom_peak = np.zeros(64)
+        self.interval = np.full(64, s.memory_aggregation_interval_seconds)  # memory window
         self.pods: dict[tuple[WorkloadKey, str, str], int] = {}
         self.pod_keys: dict[int, tuple[WorkloadKey, str, str]] = {}  # pod container -> its key
         self._free_pcs: list[int] = []
         self._next_pc = 0
 
+    # Per-workload settings ---------------------------------------------------------------------
+    def tuning(self, workload: WorkloadKey) -> Tuning:
+        return self.tunings.get(workload, self.default_tuning)
+
+    def tune(self, workload: WorkloadKey, strategy: Strategy) -> bool:
+        """UsageModel.tune: the workload takes its policy's strategy's settings; True when they
+        changed. Its rows decay at the new half-lives from their reference time on (and note
+        what their history was gathered with: AggregateState.retune), its pod containers take
+        the new memory interval for what follows."""
+        new = tuning(strategy, self.settings, self.idle_after)
+        old = self.tuning(workload)
+        if new == old:
+            return False
+        if new == self.default_tuning:
+            self.tunings.pop(workload, None)
+        else:
+            self.tunings[workload] = new
+        changes = history_changes(old.settings, new.settings)
+        for row in self.rows.get(workload, {}).values():
+            self._decay_as(row, new)
+            last, until = float(self.last[row]), float(self.restored[row])
+            fresh = math.isnan(until) or (0.0 if math.isnan(last) else last) > until
+            if changes and not math.isnan(last) and fresh:
+                self.retuned[row] = Retuned(", ".join(changes), last, last + new.idle_after)
+            for pc in self.row_pods[row]:
+                self.interval[pc] = new.settings.memory_aggregation_interval_seconds
+        return True
+
+    def _decay_as(self, row: int, t: Tuning) -> None:
+        self.cpu.hl[row] = t.settings.cpu_half_life_seconds
+        self.memory.hl[row] = t.settings.memory_half_life_seconds
+        self.idle[row] = t.idle_after
+
+    def _first_seen(self, workload: WorkloadKey) -> None:
+        if workload not in self.rows and self.strategy_of is not None:
+            self.tune(workload, self.strategy_of(workload))
+
     # Rows and pod containers -----------------------------------------------------------------
     def _row(self, w: WorkloadKey, container: str) -> int:
-        containers = self.rows.setdefault(w, {})
-        row = containers.get(container)
+        row = self.rows.get(w, {}).get(container)
         if row is not None:
             return row
+        self._first_seen(w)
+        containers = self.rows.setdefault(w, {})
         if self._free_rows:
             row = self._free_rows.pop()
         else:
@@ -143,10 +221,13 @@ class ArrayModel:
             self.first, self.last = _grown(self.first, size, NAN), _grown(self.last, size, NAN)
             self.count = _grown(self.count, size, 0)
             self.restored = _grown(self.restored, size, NAN)
+            self.idle = _grown(self.idle, size, self.idle_after)
             self.cpu.grow(len(self.first))
             self.memory.grow(len(self.first))
         containers[container] = row
         self.row_pods[row] = set()
+        self._decay_as(row, self.tuning(w))
+        self.daily[row] = DailyUsage(self.cpu.buckets, self.memory.buckets)
         return row
 
     def _pod_container(self, w: WorkloadKey, pod: str, container: str) -> int:
@@ -171,7 +252,9 @@ class ArrayModel:
                 _grown(self.peak, size, 0.0),
                 _grown(self.oom_peak, size, 0.0),
             )
+            self.interval = _grown(self.interval, size, NAN)
         self.pc_row[pc] = row
+        self.interval[pc] = self.tuning(w).settings.memory_aggregation_interval_seconds
         self.last_cpu[pc] = self.last_mem[pc] = self.window_end[pc] = NAN
         self.peak[pc] = self.oom_peak[pc] = 0.0
         self.pods[key] = pc
@@ -185,6 +268,9 @@ class ArrayModel:
         row = containers.pop(container)
         if not containers:
             del self.rows[w]
+            self.tunings.pop(w, None)
+        del self.daily[row]
+        self.retuned.pop(row, None)
         gone = self.row_pods.pop(row)
         for pc in gone:  # its own pod containers only: no pass over all of them
             del self.pods[self.pod_keys.pop(pc)]
@@ -193,67 +279,170 @@ class ArrayModel:
         self.memory.clear(row)
         self.first[row] = self.last[row] = self.restored[row] = NAN
         self.count[row] = 0
+        self.idle[row] = self.idle_after
         self._free_rows.append(row)
+
+    def drop_workload(self, w: WorkloadKey) -> None:
+        """Forgets the workload: its rows, their pod containers' windows, its tuning."""
+        for container in list(self.rows.get(w, {})):
+            self._drop(w, container)
+        self.tunings.pop(w, None)
+
+    def forget_pods(self, gone: Callable[[tuple[WorkloadKey, str, str]], bool]) -> None:
+        """Forgets the memory windows (and last samples) of the pod containers, keyed
+        (workload, pod, container), that `gone` says are; their rows' history stays."""
+        for key in [k for k in self.pods if gone(k)]:
+            pc = self.pods.pop(key)
+            del self.pod_keys[pc]
+            self.row_pods[int(self.pc_row[pc])].discard(pc)
+            self._free_pcs.append(pc)
 
     def _expire_if_idle(self, w: WorkloadKey, container: str, t: float) -> None:
         row = self.rows.get(w, {}).get(container)
-        if row is not None and t - self.last[row] >= self.idle_after:  # NaN: never
+        if row is not None and t - self.last[row] >= self.idle[row]:  # NaN: never
             self._drop(w, container)
 
     # Samples -----------------------------------------------------------------------------------
-    def add_usages(self, batch: Sequence[Sample]) -> None:
+    def add_usages(self, batch: Sequence[Sample]) -> dict[tuple[WorkloadKey, str], Taken]:
         """UsageModel.add_usage(*sample) for each sample, in order, any workloads: the same
         state. Consecutive samples of distinct pod containers that no idle expiry can reach are
         added together (a PodMetrics LIST is one such chunk); a sample that might expire its
-        row is added alone after the check."""
+        row is added alone after the check. Per workload container of the batch (in the order
+        they first appear), the CPU cores and memory bytes taken, in order (UsageModel.add_usages
+        of each workload's samples)."""
         samples = [x for x in batch if x[4] is not None or x[6] is not None]
         keys = [x[:3] for x in samples]
+        cpu: list[bool] = []
+        memory: list[bool] = []
         if len(set(keys)) == len(keys):
-            self._add_checked(samples, keys)
-            return
-        start = 0
-        while start < len(samples):
-            seen: set[tuple[WorkloadKey, str, str]] = set()
-            end = start
-            while end < len(samples) and keys[end] not in seen:
-                seen.add(keys[end])
-                end += 1
-            self._add_checked(samples[start:end], keys[start:end])
-            start = end
+            cpu, memory = self._add_checked(samples, keys)
+        else:
+            start = 0
+            while start < len(samples):
+                seen: set[tuple[WorkloadKey, str, str]] = set()
+                end = start
+                while end < len(samples) and keys[end] not in seen:
+                    seen.add(keys[end])
+                    end += 1
+                more_cpu, more_memory = self._add_checked(samples[start:end], keys[start:end])
+                cpu += more_cpu
+                memory += more_memory
+                start = end
+        taken: dict[tuple[WorkloadKey, str], Taken] = {}
+        for x in batch:
+            if (x[0], x[2]) not in taken:
+                taken[x[0], x[2]] = ([], [])
+        for x, c, m in zip(samples, cpu, memory, strict=True):
+            if c or m:
+                lists = taken[x[0], x[2]]
+                if c:
+                    lists[0].append(cast(float, x[4]))
+                if m:
+                    lists[1].append(cast(float, x[6]))
+        return taken
 
     def _add_checked(
         self, chunk: Sequence[Sample], keys: Sequence[tuple[WorkloadKey, str, str]]
-    ) -> None:
+    ) -> tuple[list[bool], list[bool]]:
         """Samples of distinct pod containers: together when no row can expire meanwhile (as
-        UsageModel._batchable: the chunk spans less than the idle time, and so does each row's
-        last sample before it to the newest), else one by one after each one's idle check."""
+        UsageModel._batchable: the chunk spans less than its rows' idle times, and so does each
+        row's last sample before it to the newest) and no day of it is dropped by a later one
+        (it spans fewer days than are kept: DailyUsage._day), else one by one after each one's
+        idle check. Whether each sample's CPU and its memory were taken."""
         if not chunk:
-            return
+            return [], []
         get = self.pods.get
         found = [get(k) for k in keys]
-        pcs = np.array(
-            [
-                self._pod_container(*k) if pc is None else pc
-                for pc, k in zip(found, keys, strict=True)
-            ],
-            dtype=np.int64,
-        )
         t = np.array([x[3] for x in chunk], dtype=np.float64)
-        newest = t.max()
-        if (
-            newest - t.min() < self.idle_after
-            and not (newest - self.last[self.pc_row[pcs]] >= self.idle_after).any()
-        ):
-            self._add_chunk(chunk, pcs, t)
-            return
-        for x in chunk:
-            self._expire_if_idle(x[0], x[2], x[3])
-            pc = self._pod_container(x[0], x[1], x[2])
-            self._add_chunk([x], np.array([pc], dtype=np.int64), np.array([x[3]]))
+        newest, oldest = float(t.max()), float(t.min())
+        if None in found:
+            # the rows of the samples' pod containers, -1 for a row not made yet: made only
+            # once no row can expire meanwhile (an expiry may drop a workload's tuning, which
+            # its next row then takes afresh, as UsageModel does sample by sample)
+            row_of = [
+                int(self.pc_row[pc]) if pc is not None else self.rows.get(k[0], {}).get(k[2], -1)
+                for pc, k in zip(found, keys, strict=True)
+            ]
+            rows = np.array(row_of, dtype=np.int64)
+            new = rows < 0
+            idle = np.where(new, 0.0, self.idle[rows])
+            idle[new] = [self._idle_of(k[0]) for k, n in zip(keys, new.tolist(), strict=True) if n]
+            last = np.where(new, NAN, self.last[rows])
+        else:
+            pcs = np.array(found, dtype=np.int64)
+            rows = self.pc_row[pcs]
+            idle, last = self.idle[rows], self.last[rows]
+        together = (
+            not (newest - oldest >= idle).any()
+            and not (newest - last >= idle).any()
+            and math.floor(newest / DAY) - math.floor(oldest / DAY) < RETAINED_DAYS
+        )
+        if not together:
+            cpu, memory = [], []
+            for x in chunk:
+                self._expire_if_idle(x[0], x[2], x[3])
+                c, m = self._add_one(x, self._pod_container(x[0], x[1], x[2]))
+                cpu.append(c)
+                memory.append(m)
+            return cpu, memory
+        if len(chunk) == 1:  # a trace's samples, one pod container: no arrays to build
+            pc = self._pod_container(*keys[0]) if found[0] is None else found[0]
+            c, m = self._add_one(chunk[0], pc)
+            return [c], [m]
+        if None in found:
+            pcs = np.array(
+                [
+                    self._pod_container(*k) if pc is None else pc
+                    for pc, k in zip(found, keys, strict=True)
+                ],
+                dtype=np.int64,
+            )
+        return self._add_chunk(chunk, pcs, t)
 
-    def _add_chunk(self, chunk: Sequence[Sample], pcs: Array, t: Array) -> None:
+    def _idle_of(self, w: WorkloadKey) -> float:
+        """The idle time a new row of the workload will have (its first row tunes it)."""
+        if w not in self.rows and self.strategy_of is not None:
+            return tuning(self.strategy_of(w), self.settings, self.idle_after).idle_after
+        return self.tuning(w).idle_after
+
+    def _add_one(self, x: Sample, pc: int) -> tuple[bool, bool]:
+        """_add_chunk of one sample, in scalars (the same rules: the per-object code's)."""
+        _, _, _, t, cores, request, usage = x
+        row = int(self.pc_row[pc])
+        not_restored = not self.restored[row] >= t
+        cpu = False
+        if (
+            cores is not None
+            and not math.isnan(cores)
+            and not cores < 0
+            and not self.last_cpu[pc] >= t
+            and not_restored
+        ):
+            self.last_cpu[pc] = t
+            low = self.settings.min_cpu_sample_weight
+            weight = low if low > request else request
+            bucket = self.cpu.buckets.find_bucket(cores)
+            self.cpu.add_one(row, bucket, weight, t)
+            if not self.first[row] <= t:
+                self.first[row] = t
+            if not self.last[row] >= t:
+                self.last[row] = t
+            self.count[row] += 1
+            self.daily[row].add_cpu(t, cores, bucket)
+            cpu = True
+        if usage is None or math.isnan(usage) or usage < 0 or not not_restored:
+            return cpu, False
+        if self.last_mem[pc] > t:
+            return cpu, False
+        self._take_peak(pc, row, t, usage, False)
+        self.daily[row].add_memory(t, usage)
+        return cpu, True
+
+    def _add_chunk(
+        self, chunk: Sequence[Sample], pcs: Array, t: Array
+    ) -> tuple[list[bool], list[bool]]:
         """Samples of distinct pod containers `pcs` at times `t`, none of whose rows expires
-        meanwhile."""
+        meanwhile; whether each one's CPU and its memory were taken."""
         s = self.settings
         rows = self.pc_row[pcs]
         cores = np.array([NAN if x[4] is None else x[4] for x in chunk], dtype=np.float64)
@@ -264,24 +453,44 @@ class ArrayModel:
             not_restored = ~(restored >= t)
             # CPU: PodContainerState.add_cpu_sample
             take = ~np.isnan(cores) & ~(cores < 0) & ~(self.last_cpu[pcs] >= t) & not_restored
+            cpu_taken = take
             if take.any():
                 self.last_cpu[pcs[take]] = t[take]
                 r, times, c = rows[take], t[take], cores[take]
                 low = s.min_cpu_sample_weight
                 weights = np.where(low > request[take], low, request[take])
-                self.cpu.add(r, find_buckets(self.cpu.buckets, c), weights, times)
+                buckets = find_buckets(self.cpu.buckets, c)
+                self.cpu.add(r, buckets, weights, times)
                 np.fmin.at(self.first, r, times)
                 np.fmax.at(self.last, r, times)
                 np.add.at(self.count, r, 1)
+                self._add_days(r, times, c, buckets, True)
             # memory: PodContainerState.add_memory_peak
             take = ~np.isnan(usage) & ~(usage < 0) & not_restored & ~(self.last_mem[pcs] > t)
         if take.any():
             self._memory_peaks(pcs[take], t[take], usage[take])
+            u = usage[take]
+            self._add_days(rows[take], t[take], u, find_buckets(self.memory.buckets, u), False)
+        return cpu_taken.tolist(), take.tolist()
+
+    def _add_days(self, rows: Array, t: Array, values: Array, buckets: Array, cpu: bool) -> None:
+        """The samples counted in their rows' days, each row's in their order (DailyUsage's
+        add_cpus and add_memories): a chunk spans fewer days than are kept, so its CPU and
+        memory samples counted apart leave the days as one by one would."""
+        order = np.argsort(rows, kind="stable")
+        sorted_rows = rows[order]
+        starts = np.r_[0, np.flatnonzero(sorted_rows[1:] != sorted_rows[:-1]) + 1, len(rows)]
+        times, vs, bs = t[order].tolist(), values[order].tolist(), buckets[order].tolist()
+        row_at = sorted_rows.tolist()
+        daily = self.daily
+        for i in range(len(starts) - 1):
+            a, b = int(starts[i]), int(starts[i + 1])
+            daily[row_at[a]]._add_many(times[a:b], vs[a:b], bs[a:b], cpu)
 
     def _memory_peaks(self, pcs: Array, t: Array, usage: Array) -> None:
         """PodContainerState._take_peak of usage samples (not OOM kills) for distinct pod
         containers, in order."""
-        interval = self.settings.memory_aggregation_interval_seconds
+        interval = self.interval[pcs]
         rows = self.pc_row[pcs]
         self.last_mem[pcs] = t
         end = self.window_end[pcs]
@@ -317,24 +526,26 @@ class ArrayModel:
 
     def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
         """UsageModel.record_oom (PodContainerState.record_oom and its OOM rule)."""
-        s = self.settings
         self._expire_if_idle(w, container, t)
         pc = self._pod_container(w, pod, container)
+        s = self.tuning(w).settings
         row = int(self.pc_row[pc])
-        interval = s.memory_aggregation_interval_seconds
+        interval = float(self.interval[pc])
         last = float(self.last_mem[pc])  # the fresh-OOM rule (kubernetes/autoscaler #8548)
         if not math.isnan(last) and t < last - interval:
             return False
         used = max(bytes_, float(self.peak[pc]))
         if self.restored[row] >= t:
             return False
+        self.daily[row].add_oom(t, used)
         bump = oom_bump(used, s)
         if bump < 0:
             return False
-        self._take_oom_peak(pc, row, t, bump)
+        self._take_peak(pc, row, t, bump, True)
         return True
 
-    def _take_oom_peak(self, pc: int, row: int, t: float, usage: float) -> None:
+    def _take_peak(self, pc: int, row: int, t: float, usage: float, is_oom: bool) -> None:
+        """PodContainerState._take_peak: the sample's part in the open memory window."""
         self.last_mem[pc] = t
         end = float(self.window_end[pc])
         if math.isnan(end):
@@ -346,12 +557,15 @@ class ArrayModel:
                 return
             self.memory.subtract_one(row, old, 1.0, end)
         else:
-            interval = self.settings.memory_aggregation_interval_seconds
+            interval = float(self.interval[pc])
             end += math.floor((t - end) / interval) * interval + interval
             self.window_end[pc] = end
             self.peak[pc] = self.oom_peak[pc] = 0.0
         self.memory.add_one(row, self.memory.buckets.find_bucket(usage), 1.0, end)
-        self.oom_peak[pc] = usage
+        if is_oom:
+            self.oom_peak[pc] = usage
+        else:
+            self.peak[pc] = usage
 
     # Expiry ------------------------------------------------------------------------------------
     def newest_sample(self) -> float | None:
@@ -360,12 +574,13 @@ class ArrayModel:
         return float(last.max()) if len(last) else None
 
     def expire_idle(self, now: float) -> int:
-        """UsageModel.expire_idle: drops every row idle at `now`; the count."""
+        """UsageModel.expire_idle: drops every row idle at `now` (at its workload's idle
+        time); the count."""
         expired = [
             (w, name)
             for w, containers in self.rows.items()
             for name, row in containers.items()
-            if now - self.last[row] >= self.idle_after
+            if now - self.last[row] >= self.idle[row]
         ]
         for w, name in expired:
             self._drop(w, name)
@@ -376,7 +591,7 @@ class ArrayModel:
 
     # Checkpoints -------------------------------------------------------------------------------
     def save(self, w: WorkloadKey, container: str) -> AggregateCheckpoint:
-        """checkpoint.save_aggregate of the row, without the per-day counts (not kept here)."""
+        """checkpoint.save_aggregate of the row."""
         row = self.rows[w][container]
         return AggregateCheckpoint(
             self.cpu.save(row),
@@ -384,6 +599,7 @@ class ArrayModel:
             _opt(float(self.first[row])),
             _opt(float(self.last[row])),
             int(self.count[row]),
+            daily=self.daily[row].save(),
         )
 
     def restore(self, w: WorkloadKey, container: str, cp: AggregateCheckpoint) -> None:
@@ -396,11 +612,16 @@ class ArrayModel:
         if cp.total_samples < 0:
             raise ValueError(f"checkpoint has negative sample count {cp.total_samples}")
         if container in self.rows.get(w, {}):
+            kept = self.tunings.get(w)
             self._drop(w, container)
+            if kept is not None:
+                self.tunings[w] = kept
         row = self._row(w, container)
         try:
             self.cpu.load(row, cp.cpu)
             self.memory.load(row, cp.memory)
+            if cp.daily is not None:
+                self.daily[row].load(cp.daily)
         except ValueError:
             self._drop(w, container)
             raise
@@ -439,44 +660,72 @@ class ArrayModel:
             self.count[rows].tolist(),
         )
         out: dict[WorkloadKey, dict[str, RowView]] = {}
-        for i, (w, name, _) in enumerate(order):
+        for i, (w, name, row) in enumerate(order):
             out.setdefault(w, {})[name] = RowView(
-                _Percentiles(cpu_ps, cpu[i], cpu_empty[i]),
-                _Percentiles(memory_ps, memory[i], memory_empty[i]),
+                _Percentiles(cpu_ps, cpu[i], cpu_empty[i], self.cpu, row),
+                _Percentiles(memory_ps, memory[i], memory_empty[i], self.memory, row),
                 _opt(first[i]),
                 _opt(last[i]),
                 count[i],
+                self.daily[row],
+                self.retuned.get(row),
             )
         return out
 
     def recommend_all(
-        self, workloads: Iterable[WorkloadKey] | None = None
+        self,
+        workloads: Iterable[WorkloadKey] | None = None,
+        policies_of: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
+        strategy_of: Callable[[WorkloadKey], Strategy] | None = None,
     ) -> dict[WorkloadKey, dict[str, Recommendation]]:
-        """UsageModel.recommend(w) of each workload (default: all), with the `vpa` strategy
-        and no policy."""
-        s = self.settings
-        policy = ContainerPolicy()
+        """UsageModel.recommend(w, policies_of(w), strategy_of(w)) of each workload (default:
+        all; no policies, the `vpa` strategy), the percentiles of all their rows computed at
+        once."""
         out: dict[WorkloadKey, dict[str, Recommendation]] = {}
         views = self.views(self.workloads() if workloads is None else workloads)
         for w, containers in views.items():
-            recs: dict[str, Recommendation] = {}
-            for name in sorted(containers):
-                view = containers[name]
-                if view.is_empty():
-                    continue
-                # a view stands for the aggregate: the strategy reads only what it has
-                given = StrategyInput(cast(AggregateState, view), len(containers), s)
-                proposal = VPA.propose(given)
-                if proposal.estimate is None:
-                    continue
-                rec = apply_policy(_rounded(proposal.estimate, policy, s), policy, proposal.reason)
-                if rec is not None:
-                    recs[name] = rec
-            out[w] = recs
+            policies = policies_of(w) if policies_of is not None else []
+            strategy = strategy_of(w) if strategy_of is not None else VPA
+            out[w] = self._recommend(containers, policies, strategy)
         return out
 
+    def recommend(
+        self,
+        workload: WorkloadKey,
+        policies: list[ContainerPolicy] | None = None,
+        strategy: Strategy = VPA,
+    ) -> dict[str, Recommendation]:
+        """UsageModel.recommend: recommendations per container, sorted; containers a policy
+        turns off are absent."""
+        views = self.views([workload])
+        return self._recommend(views.get(workload, {}), policies or [], strategy)
+
+    def _recommend(
+        self, containers: dict[str, RowView], policies: list[ContainerPolicy], strategy: Strategy
+    ) -> dict[str, Recommendation]:
+        # the default strategy replaces no setting (tuning(VPA, ...) is the model's own)
+        if strategy is VPA:
+            s = self.settings
+        else:
+            s = tuning(strategy, self.settings, self.idle_after).settings
+        recs: dict[str, Recommendation] = {}
+        for name in sorted(containers):
+            view = containers[name]
+            if view.is_empty():
+                continue
+            policy = policy_for_container(policies, name)
+            # a view stands for the aggregate: the strategy reads only what it has
+            given = StrategyInput(cast(AggregateState, view), len(containers), s)
+            proposal = strategy.propose(given)
+            if proposal.estimate is None:
+                continue
+            rec = apply_policy(_rounded(proposal.estimate, policy, s), policy, proposal.reason)
+            if rec is not None:
+                recs[name] = rec
+        return recs
+
     def memory_bytes(self) -> int:
-        """The arrays' size (the index dicts not counted)."""
+        """The arrays' size (the index dicts and the per-day counts not counted)."""
         arrays = (
             self.cpu.weights,
             self.memory.weights,
@@ -484,7 +733,11 @@ class ArrayModel:
             self.last,
             self.count,
             self.restored,
+            self.idle,
+            self.cpu.hl,
+            self.memory.hl,
             self.pc_row,
+            self.interval,
             self.last_cpu,
             self.last_mem,
             self.window_end,

@@ -54,18 +54,20 @@ def find_buckets(buckets: ExponentialBuckets, values: Array) -> Array:
 
 
 class HistogramRows:
-    """Decaying histograms of one bucket layout and half-life, one per row."""
+    """Decaying histograms of one bucket layout, one per row, each with its half-life
+    (`hl`: a policy may tune a workload's, ArrayModel.tune)."""
 
     def __init__(self, buckets: ExponentialBuckets, half_life: float, capacity: int = 64) -> None:
         if half_life <= 0:
             raise ValueError("half_life must be positive")
         self.buckets = buckets
-        self.half_life = half_life
+        self.half_life = half_life  # a new row's (`hl` holds each row's own)
         n = buckets.num_buckets
         self.last = n - 1
         self.weights = np.zeros((capacity, n))
         self.total = np.zeros(capacity)
         self.ref = np.full(capacity, np.nan)
+        self.hl = np.full(capacity, float(half_life))
         self.low = np.full(capacity, n - 1, dtype=np.int64)
         self.high = np.zeros(capacity, dtype=np.int64)
         # percentile(p)'s answer for a walk stopping at bucket b (the last bucket has no end)
@@ -86,14 +88,16 @@ class HistogramRows:
         self.weights = np.vstack([self.weights, np.zeros((extra, n))])
         self.total = np.concatenate([self.total, np.zeros(extra)])
         self.ref = np.concatenate([self.ref, np.full(extra, np.nan)])
+        self.hl = np.concatenate([self.hl, np.full(extra, float(self.half_life))])
         self.low = np.concatenate([self.low, np.full(extra, n - 1, dtype=np.int64)])
         self.high = np.concatenate([self.high, np.zeros(extra, dtype=np.int64)])
 
     def clear(self, row: int) -> None:
-        """The row as a new histogram: no weight, no reference time."""
+        """The row as a new histogram: no weight, no reference time, the default half-life."""
         self.weights[row] = 0.0
         self.total[row] = 0.0
         self.ref[row] = np.nan
+        self.hl[row] = self.half_life
         self.low[row] = self.last
         self.high[row] = 0
 
@@ -107,7 +111,7 @@ class HistogramRows:
         buckets = np.asarray(buckets, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
         times = np.asarray(times, dtype=np.float64)
-        hl = self.half_life
+        hl = self.hl[rows]
         # A new row takes its reference from its first sample (_shift_reference of a row
         # without one: the scale by 0 of nothing changes nothing else).
         fresh = np.isnan(self.ref[rows])
@@ -116,7 +120,8 @@ class HistogramRows:
             first_times = times[fresh][first_at]
             clean = self.total[first_rows] == 0
             for row, t in zip(first_rows[clean].tolist(), first_times[clean].tolist(), strict=True):
-                self.ref[row] = math.floor(t / hl + 0.5) * hl
+                row_hl = float(self.hl[row])
+                self.ref[row] = math.floor(t / row_hl + 0.5) * row_hl
         ref = self.ref[rows]
         with np.errstate(invalid="ignore"):
             scalar = np.isnan(ref) | (times > ref + MAX_DECAY_EXPONENT * hl) | (weights < 0)
@@ -132,12 +137,13 @@ class HistogramRows:
             ):
                 self.add_one(row, b, w, t)
             keep = ~slow
-            rows, buckets, weights, times, ref = (
+            rows, buckets, weights, times, ref, hl = (
                 rows[keep],
                 buckets[keep],
                 weights[keep],
                 times[keep],
                 ref[keep],
+                hl[keep],
             )
             if not len(rows):
                 return
@@ -157,14 +163,14 @@ class HistogramRows:
         rows = np.asarray(rows, dtype=np.int64)
         values = np.asarray(values, dtype=np.float64)
         times = np.asarray(times, dtype=np.float64)
-        hl, eps = self.half_life, self.buckets.epsilon
+        hl, eps = self.hl[rows], self.buckets.epsilon
         ref = self.ref[rows]
         with np.errstate(invalid="ignore"):
             scalar = np.isnan(ref) | (times > ref + MAX_DECAY_EXPONENT * hl)
         for i in np.flatnonzero(scalar).tolist():
             self.subtract_one(int(rows[i]), float(values[i]), 1.0, float(times[i]))
         keep = ~scalar
-        rows, values, times, ref = rows[keep], values[keep], times[keep], ref[keep]
+        rows, values, times, ref, hl = rows[keep], values[keep], times[keep], ref[keep], hl[keep]
         if not len(rows):
             return
         distinct, inverse = np.unique((times - ref) / hl, return_inverse=True)
@@ -186,11 +192,11 @@ class HistogramRows:
 
     # One sample (the per-object code, statement for statement) -----------------------------
     def add_one(self, row: int, bucket: int, weight: float, t: float) -> None:
-        ref = float(self.ref[row])
-        if math.isnan(ref) or t > ref + MAX_DECAY_EXPONENT * self.half_life:
+        ref, hl = float(self.ref[row]), float(self.hl[row])
+        if math.isnan(ref) or t > ref + MAX_DECAY_EXPONENT * hl:
             self.shift_reference(row, t)
             ref = float(self.ref[row])
-        weight = weight * 2.0 ** ((t - ref) / self.half_life)
+        weight = weight * 2.0 ** ((t - ref) / hl)
         if weight < 0:
             raise ValueError("sample weight must be non-negative")
         self.weights[row, bucket] += weight
@@ -202,11 +208,11 @@ class HistogramRows:
                 self.high[row] = bucket
 
     def subtract_one(self, row: int, value: float, weight: float, t: float) -> None:
-        ref = float(self.ref[row])
-        if math.isnan(ref) or t > ref + MAX_DECAY_EXPONENT * self.half_life:
+        ref, hl = float(self.ref[row]), float(self.hl[row])
+        if math.isnan(ref) or t > ref + MAX_DECAY_EXPONENT * hl:
             self.shift_reference(row, t)
             ref = float(self.ref[row])
-        weight = weight * 2.0 ** ((t - ref) / self.half_life)
+        weight = weight * 2.0 ** ((t - ref) / hl)
         if weight < 0:
             raise ValueError("sample weight must be non-negative")
         b = self.buckets.find_bucket(value)
@@ -218,7 +224,7 @@ class HistogramRows:
         self._update_min_max(row)
 
     def shift_reference(self, row: int, t: float) -> None:
-        hl = self.half_life
+        hl = float(self.hl[row])
         new_ref = math.floor(t / hl + 0.5) * hl
         ref = float(self.ref[row])
         if math.isnan(ref):

@@ -1,9 +1,9 @@
-"""The recommender's state per node group: one UsageModel per (node label, value), no I/O.
+"""The recommender's state per node group: one ArrayModel per (node label, value), no I/O.
 
 A grouped DaemonSet's samples (app.core.node_groups) go into the DaemonSet-wide model as any
 workload's do, and also into the model of the pod's node group, keyed by the grouping label and
 its value: a policy that changes its `nodeGroupLabel` starts its groups afresh (`keep_label`)
-instead of mixing values of two labels. Each group's model is a plain UsageModel (the same
+instead of mixing values of two labels. Each group's model is a plain ArrayModel (the same
 histograms, memory windows per pod, OOM bumps, expiry and strategies), so a group's
 recommendation is exactly what the DaemonSet would get if only that group's pods existed.
 """
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from app.core.recommend.aggregate import AggregateState
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.capping import ContainerPolicy, Recommendation
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.checkpoint import AggregateCheckpoint
+from app.core.recommend.model import WorkloadKey
 from app.core.recommend.strategies import VPA, Strategy
 
 GroupKey = tuple[str, str]  # (node label, its value or NO_GROUP)
@@ -23,55 +24,60 @@ GroupKey = tuple[str, str]  # (node label, its value or NO_GROUP)
 class NodeGroupModels:
     """`models[(label, group)]`: the usage of the grouped DaemonSets' pods in that group."""
 
-    def __init__(self, new_model: Callable[[], UsageModel]) -> None:
+    def __init__(self, new_model: Callable[[], ArrayModel]) -> None:
         self.new_model = new_model
-        self.models: dict[GroupKey, UsageModel] = {}
+        self.models: dict[GroupKey, ArrayModel] = {}
 
-    def model(self, key: GroupKey) -> UsageModel:
+    def model(self, key: GroupKey) -> ArrayModel:
         found = self.models.get(key)
         if found is None:
             found = self.models[key] = self.new_model()
         return found
 
     # Feeding -----------------------------------------------------------------------------------
-    def add_cpu(
+    def add_usage(
         self,
         key: GroupKey,
         w: WorkloadKey,
         pod: str,
         container: str,
         t: float,
-        cores: float,
+        cores: float | None,
         request_cores: float,
-    ) -> bool:
-        return self.model(key).add_cpu(w, pod, container, t, cores, request_cores)
-
-    def add_memory(
-        self, key: GroupKey, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float
-    ) -> bool:
-        return self.model(key).add_memory(w, pod, container, t, bytes_)
+        bytes_: float | None,
+    ) -> None:
+        """One PodMetrics container's CPU then memory (either may be absent)."""
+        self.model(key).add_usages([(w, pod, container, t, cores, request_cores, bytes_)])
 
     def record_oom(
         self, key: GroupKey, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float
     ) -> bool:
         return self.model(key).record_oom(w, pod, container, t, bytes_)
 
-    def restore(self, key: GroupKey, w: WorkloadKey, container: str, agg: AggregateState) -> None:
-        self.model(key).restore(w, container, agg)
+    def restore(
+        self, key: GroupKey, w: WorkloadKey, container: str, cp: AggregateCheckpoint
+    ) -> None:
+        """Raises ValueError for a checkpoint ArrayModel.restore refuses (nothing kept of it)."""
+        model = self.model(key)
+        try:
+            model.restore(w, container, cp)
+        finally:
+            self._prune()
 
     # Reading -----------------------------------------------------------------------------------
     def groups(self, w: WorkloadKey) -> list[GroupKey]:
         """The groups holding usage of `w`, sorted."""
-        return sorted(k for k, m in self.models.items() if w in m.aggregates)
+        return sorted(k for k, m in self.models.items() if w in m.rows)
 
     def workloads(self) -> set[WorkloadKey]:
-        return {w for m in self.models.values() for w in m.aggregates}
+        return {w for m in self.models.values() for w in m.rows}
 
-    def aggregates(self, w: WorkloadKey) -> Iterator[tuple[GroupKey, str, AggregateState]]:
-        """(group, container, aggregate) of `w`, by group then container."""
+    def checkpoints(self, w: WorkloadKey) -> Iterator[tuple[GroupKey, str, AggregateCheckpoint]]:
+        """(group, container, its checkpoint) of `w`, by group then container."""
         for key in self.groups(w):
-            for container, agg in sorted(self.models[key].aggregates[w].items()):
-                yield key, container, agg
+            model = self.models[key]
+            for container in sorted(model.rows[w]):
+                yield key, container, model.save(w, container)
 
     def recommend(
         self,
@@ -79,7 +85,7 @@ class NodeGroupModels:
         policies: list[ContainerPolicy] | None = None,
         strategy: Strategy = VPA,
     ) -> dict[GroupKey, dict[str, Recommendation]]:
-        """Per group, its recommendation per container (UsageModel.recommend over its pods)."""
+        """Per group, its recommendation per container (ArrayModel.recommend over its pods)."""
         return {key: self.models[key].recommend(w, policies, strategy) for key in self.groups(w)}
 
     # Forgetting --------------------------------------------------------------------------------
@@ -98,7 +104,7 @@ class NodeGroupModels:
             self._drop(key, w)
 
     def expire_idle(self, now: float) -> int:
-        """UsageModel.expire_idle in every group; groups left empty go. The number dropped."""
+        """ArrayModel.expire_idle in every group; groups left empty go. The number dropped."""
         dropped = sum(m.expire_idle(now) for m in self.models.values())
         self._prune()
         return dropped
@@ -106,16 +112,12 @@ class NodeGroupModels:
     def forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
         """Memory windows of pods (namespace, name) that are gone; history stays."""
         for m in self.models.values():
-            for key in [k for k in m.pods if (k[0].namespace, k[1]) not in live]:
-                del m.pods[key]
+            m.forget_pods(lambda k: (k[0].namespace, k[1]) not in live)
 
     def _drop(self, key: GroupKey, w: WorkloadKey) -> None:
-        m = self.models[key]
-        m.aggregates.pop(w, None)
-        for pod_key in [k for k in m.pods if k[0] == w]:
-            del m.pods[pod_key]
+        self.models[key].drop_workload(w)
         self._prune()
 
     def _prune(self) -> None:
-        for key in [k for k, m in self.models.items() if not m.aggregates]:
+        for key in [k for k, m in self.models.items() if not m.rows]:
             del self.models[key]

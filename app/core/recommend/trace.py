@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.core.recommend.array_model import ArrayModel, Sample
 from app.core.recommend.capping import ContainerPolicy, Recommendation
-from app.core.recommend.model import IDLE_AFTER_SECONDS, UsageModel, WorkloadKey
+from app.core.recommend.model import IDLE_AFTER_SECONDS, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
 
@@ -157,7 +158,7 @@ def replay(
     rows: Iterable[TraceRow],
     settings: RecommenderSettings | None = None,
     policies: list[ContainerPolicy] | None = None,
-    model: UsageModel | None = None,
+    model: ArrayModel | None = None,
     workload: WorkloadKey = TRACE_WORKLOAD,
     idle_after: float = IDLE_AFTER_SECONDS,
     strategy: Strategy = VPA,
@@ -165,8 +166,8 @@ def replay(
     """Feeds the rows through the recommender's model, as the recommender job would: a
     container idle for `idle_after` starts afresh when it comes back, and one idle that long
     at the end of the trace is dropped, as the job's run after the last sample drops it. The
-    strategy's parameters tune the history from the first sample (UsageModel.tune)."""
-    model = model or UsageModel(settings, idle_after)
+    strategy's parameters tune the history from the first sample (ArrayModel.tune)."""
+    model = model or ArrayModel(settings, idle_after)
     w = workload
     model.tune(w, strategy)
     feed(rows, model, w)
@@ -177,19 +178,22 @@ def replay(
 
 
 def feed(
-    rows: Iterable[TraceRow], model: UsageModel, workload: WorkloadKey = TRACE_WORKLOAD
+    rows: Iterable[TraceRow], model: ArrayModel, workload: WorkloadKey = TRACE_WORKLOAD
 ) -> None:
     """Feeds the rows' samples and OOM kills into the model, in order (what `replay` does before
-    it recommends; benchmarks/quality.py feeds a trace in steps with it)."""
+    it recommends; benchmarks/quality.py feeds a trace in steps with it): the samples between
+    two OOM kills in one call (ArrayModel.add_usages: as one by one, a row's CPU then its
+    memory, as the job takes a PodMetrics container)."""
+    batch: list[Sample] = []
     for r in rows:
         if r.event == "oom":
             assert r.memory is not None
+            model.add_usages(batch)
+            batch = []
             model.record_oom(workload, r.pod, r.container, r.time, r.memory)
             continue
-        if r.cpu is not None:
-            model.add_cpu(workload, r.pod, r.container, r.time, r.cpu, r.cpu_request)
-        if r.memory is not None:
-            model.add_memory(workload, r.pod, r.container, r.time, r.memory)
+        batch.append((workload, r.pod, r.container, r.time, r.cpu, r.cpu_request, r.memory))
+    model.add_usages(batch)
 
 
 def recommendations_json(recs: dict[str, Recommendation]) -> dict[str, object]:

@@ -1,8 +1,11 @@
 """The array model (app/core/recommend/array_model.py) against the per-object UsageModel: random
 sample streams (containers and pods coming and going, duplicate, older, negative and absent
-usage, OOM kills, gaps past the idle time, expiry, a restart from checkpoints) through both give
-the same recommendations, reasons included, and the same checkpoints, floats bit for bit. The
-per-object model is the oracle until it is removed (issue 43)."""
+usage, OOM kills, gaps past the idle time, expiry, a restart from checkpoints, workloads tuned
+by their policy's strategy when first seen and retuned later) through both give the same
+recommendations of every strategy (`vpa`, tuned or not, `krr-simple`, `balanced`), reasons
+included, the same checkpoints with their per-day counts, floats bit for bit, and the same
+samples taken from each batch. The per-object model is the oracle until it is removed (issue
+43)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets, 
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
 from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.strategies import VPA, Strategy, configure
 from tests.core.recommend.test_histogram import _FRACTIONS, _OPERATIONS, CPU, S, _walked
 
 WORKLOADS = [
@@ -45,6 +49,30 @@ SETTINGS = [
         ),
         6 * HOUR,
     ),
+]
+
+# what a policy may ask for: VPA's defaults, VPA with its history tuned (half-lives, memory
+# interval and count, OOM bump, percentiles, margin), the window strategies
+STRATEGIES: list[Strategy] = [
+    VPA,
+    configure(
+        "vpa",
+        {
+            "cpuHistogramDecayHalfLifeSeconds": 1800,
+            "memoryHistogramDecayHalfLifeSeconds": 7200,
+            "memoryAggregationIntervalSeconds": 1800,
+            "memoryAggregationIntervalCount": 5,
+            "oomBumpUpRatio": 1.5,
+            "oomMinBumpUpBytes": 1e8,
+        },
+    ),
+    configure(
+        "vpa",
+        {"targetCpuPercentile": 0.5, "upperBoundMemoryPercentile": 0.99, "safetyMarginFraction": 0},
+    ),
+    configure("vpa", {"memoryAggregationIntervalSeconds": 4 * 86400}),
+    configure("krr-simple"),
+    configure("balanced"),
 ]
 
 usage = st.one_of(
@@ -77,6 +105,23 @@ step = st.one_of(
     st.tuples(st.just("oom"), st.floats(0.0, HOUR, allow_nan=False), st.lists(sample, max_size=2)),
     st.tuples(st.just("expire"), st.just(0.0), st.just([])),
     st.tuples(st.just("restart"), st.just(0.0), st.just([])),
+    st.tuples(
+        st.just("tune"),
+        st.just(0.0),
+        st.lists(
+            st.tuples(
+                st.sampled_from(range(len(WORKLOADS))), st.sampled_from(range(len(STRATEGIES)))
+            ),
+            max_size=3,
+        ),
+    ),
+)
+# each workload's strategy when first seen (None: the model is not told, as UsageModel alone)
+first_strategies = st.one_of(
+    st.none(),
+    st.lists(
+        st.sampled_from(range(len(STRATEGIES))), min_size=len(WORKLOADS), max_size=len(WORKLOADS)
+    ),
 )
 
 
@@ -87,6 +132,7 @@ def checkpoint_state(cp: AggregateCheckpoint) -> object:
         cp.first_sample,
         cp.last_sample,
         cp.total_samples,
+        cp.daily,
     )
 
 
@@ -102,17 +148,24 @@ def new_checkpoints(m: ArrayModel) -> dict[tuple[WorkloadKey, str], object]:
     return {(w, c): checkpoint_state(m.save(w, c)) for w, cs in m.rows.items() for c in cs}
 
 
-def assert_same(old: UsageModel, new: ArrayModel) -> None:
+def assert_same(old: UsageModel, new: ArrayModel, every_strategy: bool = False) -> None:
     assert old_checkpoints(old) == new_checkpoints(new)
     assert {w: old.recommend(w) for w in old.workloads()} == new.recommend_all()
     assert old.newest_sample() == new.newest_sample()
+    assert old.tunings == new.tunings
+    if every_strategy:
+        for strategy in STRATEGIES[1:]:
+            want = {w: old.recommend(w, None, strategy) for w in old.workloads()}
+            assert want == new.recommend_all(strategy_of=lambda w, s=strategy: s)
 
 
 def restarted(
     old: UsageModel, new: ArrayModel, s: RecommenderSettings, idle: float
 ) -> tuple[UsageModel, ArrayModel]:
-    """Both models saved and restored into fresh ones, as the recommender restarts."""
+    """Both models saved and restored into fresh ones, as the recommender restarts (each
+    workload tuned again by its strategy, when the models are told it)."""
     old2, new2 = UsageModel(s, idle), ArrayModel(s, idle)
+    old2.strategy_of, new2.strategy_of = old.strategy_of, new.strategy_of
     for w in old.workloads():
         for c, agg in sorted(old.aggregates[w].items()):
             old2.restore(w, c, load_aggregate(save_aggregate(agg), s))
@@ -120,13 +173,16 @@ def restarted(
     return old2, new2
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(SETTINGS), st.lists(step, max_size=25))
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(SETTINGS), first_strategies, st.lists(step, max_size=25))
 def test_array_model_matches_usage_model(
-    tuned: tuple[RecommenderSettings, float], steps: Any
+    tuned: tuple[RecommenderSettings, float], first: list[int] | None, steps: Any
 ) -> None:
     s, idle = tuned
     old, new = UsageModel(s, idle), ArrayModel(s, idle)
+    if first is not None:
+        chosen = {w: STRATEGIES[i] for w, i in zip(WORKLOADS, first, strict=True)}
+        old.strategy_of = new.strategy_of = chosen.__getitem__
     now = T0
     for kind, dt, samples in steps:
         now += dt
@@ -138,9 +194,12 @@ def test_array_model_matches_usage_model(
             by_workload: dict[WorkloadKey, list[UsageSample]] = defaultdict(list)
             for w, *rest in batch:
                 by_workload[w].append(tuple(rest))  # type: ignore[arg-type]
-            for w, part in by_workload.items():
-                old.add_usages(w, part)
-            new.add_usages(batch)
+            old_taken = {w: old.add_usages(w, part) for w, part in by_workload.items()}
+            new_taken = new.add_usages(batch)
+            for w, per_container in old_taken.items():  # what each took, in order
+                got = [(c, lists) for (of, c), lists in new_taken.items() if of == w]
+                assert got == list(per_container.items())
+            assert len(new_taken) == sum(map(len, old_taken.values()))
         elif kind == "oom":
             for w, pod, c, jitter, _, _, mem in samples:
                 at, used = now + jitter, mem if mem is not None else 5e8
@@ -153,7 +212,13 @@ def test_array_model_matches_usage_model(
                 assert old.expire_idle(newest + idle / 2) == new.expire_idle(newest + idle / 2)
         elif kind == "restart":
             old, new = restarted(old, new, s, idle)
+        elif kind == "tune":
+            for w, i in samples:
+                assert old.tune(WORKLOADS[w], STRATEGIES[i]) == new.tune(
+                    WORKLOADS[w], STRATEGIES[i]
+                )
         assert_same(old, new)
+    assert_same(old, new, every_strategy=True)
 
 
 def test_one_batch_of_many_rows_matches() -> None:
@@ -170,9 +235,15 @@ def test_one_batch_of_many_rows_matches() -> None:
         batch: list[Sample] = [
             (w, pod, c, at, cpu[i], 0.1, mem[i]) for i, (w, pod, c) in enumerate(keys)
         ]
-        for w in {k[0] for k in keys}:
-            old.add_usages(w, [tuple(x[1:]) for x in batch if x[0] == w])  # type: ignore[misc]
-        new.add_usages(batch)
+        old_taken = {
+            (w, c): lists
+            for w in {k[0] for k in keys}
+            for c, lists in old.add_usages(
+                w,
+                [tuple(x[1:]) for x in batch if x[0] == w],  # type: ignore[misc]
+            ).items()
+        }
+        assert new.add_usages(batch) == old_taken
         assert_same(old, new)
 
 
@@ -334,3 +405,65 @@ def test_subtracting_nearly_all_of_a_bucket_empties_it(batched: bool) -> None:
     assert h.weights[CPU.find_bucket(0.5)] == 0.0
     assert rows.weights[0].tolist() == h.weights
     assert (float(rows.total[0]), int(rows.low[0])) == (h.total_weight, h.min_bucket)
+
+
+def test_a_row_expiring_within_a_batch_drops_its_workloads_tuning_first() -> None:
+    """A batch whose first sample expires a tuned workload's only row, then brings a new
+    container of it: sample by sample, the expiry drops the workload's tuning before the new
+    row is made, which then takes the workload's strategy afresh; the array model too."""
+    s = RecommenderSettings()
+    w = WORKLOADS[0]
+    old, new = UsageModel(s), ArrayModel(s)
+    old.strategy_of = new.strategy_of = lambda _: VPA
+    old.add_usages(w, [("a", "app", T0, 0.5, 0.1, 2e8)])
+    new.add_usages([(w, "a", "app", T0, 0.5, 0.1, 2e8)])
+    tuned = STRATEGIES[1]  # an idle time of 2.5 hours
+    assert old.tune(w, tuned) and new.tune(w, tuned)
+    later = T0 + 3 * HOUR
+    old.add_usages(w, [("a", "app", later, 0.5, 0.1, 2e8), ("b", "sidecar", later, 0.2, 0.1, 1e8)])
+    new.add_usages(
+        [(w, "a", "app", later, 0.5, 0.1, 2e8), (w, "b", "sidecar", later, 0.2, 0.1, 1e8)]
+    )
+    assert old.tunings == {} and new.tunings == {}
+    assert_same(old, new, every_strategy=True)
+
+
+def test_results_from_either_model_are_the_same() -> None:
+    """What `rightsizer demo --trace` saves from the array model (results_from_model: the
+    recommendations under each workload's container policies, the checkpoints with their
+    days) is what it saved from UsageModel."""
+    from app.core.recommend.capping import ContainerPolicy
+    from app.store.results import results_from_model
+
+    s = RecommenderSettings()
+    old, new = UsageModel(s), ArrayModel(s)
+    batch: list[Sample] = [
+        (w, pod, c, T0 + 60.0 * i, 0.1 * (i + 1), 0.1, 1e8 * (i + 1))
+        for i in range(5)
+        for w in WORKLOADS
+        for pod in PODS[:2]
+        for c in CONTAINERS
+    ]
+    for w in WORKLOADS:
+        old.add_usages(w, [x[1:] for x in batch if x[0] == w])  # type: ignore[misc]
+    new.add_usages(batch)
+    off = {WORKLOADS[1]: [ContainerPolicy("sidecar", mode="Off")]}
+    want = list(results_from_model(old, lambda w: off.get(w, [])))
+    assert len(want) == len(WORKLOADS) * len(CONTAINERS)
+    assert list(results_from_model(new, lambda w: off.get(w, []))) == want
+
+
+@pytest.mark.parametrize("age", [0.4 * HOUR, HOUR])
+def test_a_tuned_memory_interval_judges_an_ooms_age(age: float) -> None:
+    """The fresh-OOM rule measures an OOM's age from the pod container's last memory sample in
+    its workload's memory interval (half an hour here, the policy's), not the model's day."""
+    s = RecommenderSettings()
+    w = WORKLOADS[0]
+    old, new = UsageModel(s), ArrayModel(s)
+    old.strategy_of = new.strategy_of = lambda _: STRATEGIES[1]
+    old.add_usages(w, [("a", "app", T0, 0.5, 0.1, 2e8)])
+    new.add_usages([(w, "a", "app", T0, 0.5, 0.1, 2e8)])
+    taken = old.record_oom(w, "a", "app", T0 - age, 3e8)
+    assert taken is (age < HOUR / 2)
+    assert new.record_oom(w, "a", "app", T0 - age, 3e8) is taken
+    assert_same(old, new, every_strategy=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.node_groups import NodeGroupModels
 from app.core.recommend.settings import MIB, RecommenderSettings
@@ -19,14 +20,13 @@ SMALL, LARGE = (TYPE, "m5.large"), (TYPE, "m5.4xlarge")
 
 
 def models() -> NodeGroupModels:
-    return NodeGroupModels(lambda: UsageModel(S))
+    return NodeGroupModels(lambda: ArrayModel(S))
 
 
 def feed(groups: NodeGroupModels, key: tuple[str, str], pod: str, cores: float, mib: float) -> None:
     for i in range(120):  # two hours, a sample a minute
         t = T0 + 60 * i
-        groups.add_cpu(key, W, pod, "agent", t, cores, 0.1)
-        groups.add_memory(key, W, pod, "agent", t, mib * MIB)
+        groups.add_usage(key, W, pod, "agent", t, cores, 0.1, mib * MIB)
 
 
 def test_two_node_groups_get_two_sizes() -> None:
@@ -38,7 +38,7 @@ def test_two_node_groups_get_two_sizes() -> None:
     small, large = recs[SMALL]["agent"].target, recs[LARGE]["agent"].target
     assert large.cpu > 3 * small.cpu and large.memory > 2.5 * small.memory
     assert g.groups(W) == [LARGE, SMALL] and g.workloads() == {W}
-    assert [(k, c) for k, c, _ in g.aggregates(W)] == [(LARGE, "agent"), (SMALL, "agent")]
+    assert [(k, c) for k, c, _ in g.checkpoints(W)] == [(LARGE, "agent"), (SMALL, "agent")]
 
 
 usage = st.lists(
@@ -62,8 +62,7 @@ def test_a_groups_recommendation_is_that_of_its_pods_alone(samples: list) -> Non
     for value, pod, cores, mib, dt in sorted(samples, key=lambda s: s[4]):
         key = (TYPE, value or "<none>")
         t = T0 + dt
-        g.add_cpu(key, W, pod, "agent", t, cores, 0.1)
-        g.add_memory(key, W, pod, "agent", t, mib * MIB)
+        g.add_usage(key, W, pod, "agent", t, cores, 0.1, mib * MIB)
         m = alone.setdefault(key, UsageModel(S))
         m.add_cpu(W, pod, "agent", t, cores, 0.1)
         m.add_memory(W, pod, "agent", t, mib * MIB)
@@ -95,3 +94,24 @@ def test_idle_groups_expire_and_gone_pods_lose_their_windows() -> None:
     feed(g, SMALL, "agent-a", 0.05, 100)
     g.drop(W)
     assert not g.models
+
+
+def test_a_refused_checkpoint_leaves_no_group_and_a_good_one_restores() -> None:
+    """A group's checkpoint (what the node group rows store) restores its history; one
+    ArrayModel.restore refuses leaves no empty group behind."""
+    from dataclasses import replace
+
+    import pytest
+
+    g = models()
+    feed(g, SMALL, "agent-a", 0.05, 400)
+    [(_, _, cp)] = list(g.checkpoints(W))
+    restored = models()
+    with pytest.raises(ValueError, match="outside"):
+        restored.restore(
+            LARGE, W, "agent", replace(cp, cpu=replace(cp.cpu, bucket_weights={999: 1}))
+        )
+    assert not restored.models
+    restored.restore(SMALL, W, "agent", cp)
+    assert [c for _, _, c in restored.checkpoints(W)] == [cp]
+    assert restored.recommend(W) == g.recommend(W)

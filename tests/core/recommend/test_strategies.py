@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
+from app.core.recommend.aggregate import AggregateState
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.estimator import estimate
-from app.core.recommend.model import UsageModel
 from app.core.recommend.strategies import NAMES, REGISTRY, StrategyInvalid, configure
 from app.core.recommend.trace import TRACE_WORKLOAD, parse_trace, replay
 
@@ -111,12 +113,12 @@ def test_given_parameters_replace_the_defaults() -> None:
 def test_vpa_is_the_estimator_exactly_and_says_how() -> None:
     with (DATA / "bitbrains-vm20.csv").open() as fh:
         rows = parse_trace(fh)
-    model = UsageModel()
+    model = ArrayModel()
     default = replay(rows, model=model)
     named = model.recommend(TRACE_WORKLOAD, None, configure("vpa"))
     assert default == named
-    agg = model.aggregates[TRACE_WORKLOAD]["vm"]
-    est = estimate(agg, 1, model.settings)
+    agg = model.views([TRACE_WORKLOAD])[TRACE_WORKLOAD]["vm"]
+    est = estimate(cast(AggregateState, agg), 1, model.settings)
     assert named["vm"].uncapped_target.cpu == est.target.cpu  # CPU is not rounded by default
     assert named["vm"].reason.startswith("vpa: CPU p90 of usage (half-life 24h), memory p90")
     assert "confidence" in named["vm"].reason
