@@ -7,7 +7,8 @@ when first needed (app/__init__.py gives the reader). The first time an identity
 database it claims the row migration 0013 left unclaimed (a single-cluster database moved into
 the fleet shape, or a new one), or else joins the fleet with a row of its own. SQLite stays the
 single-cluster default: a second identity is refused with `ClusterRefused`. A process with no
-identity (no cluster to read it from: tests, `rightsizer db`) uses the database's only cluster.
+identity (no cluster to read it from: tests, `rightsizer db`), or code writing through the store
+outside an app, uses the database's only cluster.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Flask, current_app
+from flask import Flask, current_app, has_app_context
 from sqlalchemy import event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -51,7 +52,12 @@ def init_app(
 
 def cluster_key(session: DbSession) -> int:
     """This process's cluster's key, claimed or added in a session of its own the first time
-    (never committing the caller's work)."""
+    (never committing the caller's work). Outside an app (a script or test harness writing
+    through the store), the database's only cluster, looked up on every call: such a caller has
+    no identity, and may meet several databases."""
+    if not has_app_context():
+        with Session(session.get_bind()) as own:
+            return _claimed(own, ClusterIdentity("", ""))
     identity: ClusterIdentity = current_app.extensions[EXTENSION]
     if identity.key is None:
         with identity.lock:

@@ -4,19 +4,25 @@ the fleet-wide ones (app.store.clusters). SQLite holds one cluster (tests/db).""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
-from flask import Flask
+import sqlalchemy as sa
+from flask import Flask, has_app_context
+from sqlalchemy.orm import Session
 
 from app.core.recommend.model import WorkloadKey
 from app.extensions import db
 from app.models import Policy as PolicyRow
 from app.store import clusters
 from app.store.clusters import cluster_key
-from app.store.recommendations import delete_workload, find_recommendations
+from app.store.recommendations import delete_workload, find_recommendations, save_all
+from app.store.results import ContainerResult, SampleSpan
 from app.store.snapshot import load_snapshot
 from tests.store.test_snapshot_rows import WEB, row
+from tests.support.pods import rec
 
 
 @pytest.fixture
@@ -81,3 +87,34 @@ def test_forgetting_a_workload_leaves_the_other_clusters_alone(
     assert find_recommendations(db.session) == []
     clusters.init_app(app, "uid-west", "west")  # the same database, as west's process
     assert [r.target_cpu for r in find_recommendations(db.session)] == [900]
+
+
+def test_a_writer_outside_an_app_writes_to_the_databases_only_cluster(
+    app: Flask, database_url: str
+) -> None:
+    """A script or harness saving through the store without an app (no identity, as
+    tests/realkube's seeding does) writes to the database's only cluster, which a rightsizer
+    process of that cluster then reads. A new thread runs outside the fixture's app context."""
+    own = cluster_key(db.session)
+    now = datetime.now(UTC)
+    span = SampleSpan(10, now.timestamp() - 60, now.timestamp())
+    result = ContainerResult(WEB, "app", rec(250, 2**28), None, samples=span)
+    engine = sa.create_engine(database_url)
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            assert not has_app_context()
+            with Session(engine) as session:
+                save_all(session, [result], now, batch_size=10)
+                session.commit()
+        except BaseException as e:  # reported by the test's own thread
+            failures.append(e)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join(timeout=60)
+    engine.dispose()
+    assert failures == []
+    rows = find_recommendations(db.session, namespace=WEB.namespace)
+    assert [(r.container, r.cluster_id) for r in rows] == [("app", own)]
