@@ -49,17 +49,22 @@ def _init_cluster_identity(app: Flask, settings: Settings) -> None:
     """This process's cluster in the database (app.store.clusters): RIGHTSIZER_CLUSTER_ID, else
     the kube-system namespace's uid, read when first needed by a process that reaches a cluster
     (in a pod, with RIGHTSIZER_KUBECONFIG, or running the jobs); else the database's only one."""
-    from app.kube.client import api_client
-    from app.kube.namespaces import cluster_uid
+    from app.kube.client import ClusterUnreachable, api_client
+    from app.kube.namespaces import NamespacesUnknown, cluster_uid
     from app.store import clusters
 
     cluster = settings.cluster
     reaches = bool(cluster.kubeconfig or os.environ.get("KUBERNETES_SERVICE_HOST") or settings.jobs)
 
     def read_uid() -> str:
-        api = api_client(cluster.kubeconfig or None)
+        try:
+            api = api_client(cluster.kubeconfig or None)
+        except ClusterUnreachable as e:  # no usable configuration: asked again next call
+            raise clusters.IdentityUnknown(str(e)) from None
         try:
             uid = cluster_uid(api)
+        except NamespacesUnknown as e:  # unreachable now: asked again on the next call
+            raise clusters.IdentityUnknown(str(e)) from None
         finally:
             api.close()
         if uid is None:

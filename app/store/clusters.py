@@ -13,6 +13,7 @@ outside an app, uses the database's only cluster.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,11 @@ from app.models import Cluster, Policy
 from app.store.session import DbSession
 
 EXTENSION = "rightsizer.cluster"
+log = logging.getLogger(__name__)
+
+
+class IdentityUnknown(RuntimeError):
+    """The cluster could not say who it is now (unreachable, 5xx): asked again on the next call."""
 
 
 class ClusterRefused(RuntimeError):
@@ -40,6 +46,7 @@ class ClusterIdentity:
     read_uid: Callable[[], str] | None = None
     key: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    warned: bool = False
 
 
 def init_app(
@@ -63,7 +70,15 @@ def cluster_key(session: DbSession) -> int:
         with identity.lock:
             if identity.key is None:
                 with Session(session.get_bind()) as own:
-                    identity.key = _claimed(own, identity)
+                    try:
+                        identity.key = _claimed(own, identity)
+                    except IdentityUnknown as e:
+                        # Serve meanwhile as a process without identity (the database's only
+                        # cluster), caching nothing: the identity is asked for again next time.
+                        if not identity.warned:
+                            identity.warned = True
+                            log.warning("%s: using the database's only cluster until it answers", e)
+                        return _claimed(own, ClusterIdentity("", ""))
     return identity.key
 
 
