@@ -21,7 +21,7 @@ from typing import Any
 from kubernetes import client
 
 from app.kube.client import DEFAULT_TIMEOUT
-from app.kube.informer import Gone, Obj, iter_lines
+from app.kube.informer import Gone, Obj, iter_lines, raise_watch_error
 from app.kube.responses import give_back
 
 log = logging.getLogger(__name__)
@@ -93,9 +93,7 @@ class BindWatch:
     def _apply(self, event: Obj) -> None:
         kind, obj = event.get("type"), event.get("object") or {}
         if kind == "ERROR":
-            if obj.get("code") == 410:
-                raise Gone()
-            raise ValueError(f"watch error: {obj.get('message') or obj}")
+            raise_watch_error(obj)
         phase = (obj.get("status") or {}).get("phase")
         if kind == "DELETED" or (kind == "MODIFIED" and phase in TERMINAL):
             self.on_gone(obj)

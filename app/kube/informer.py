@@ -48,6 +48,13 @@ class Gone(Exception):
     """The watch's resourceVersion is too old: list again."""
 
 
+def raise_watch_error(status: Obj) -> None:
+    """A watch's ERROR event (its object a Status): Gone for 410 (list again), else ValueError."""
+    if status.get("code") == 410:
+        raise Gone()
+    raise ValueError(f"watch error: {status.get('message') or status}")
+
+
 def key_of(obj: Obj) -> Key:
     meta = obj.get("metadata") or {}
     return (meta.get("namespace") or "", meta.get("name") or "")
@@ -352,9 +359,7 @@ class Informer(Generic[T]):
     def _apply(self, event: Obj) -> None:
         kind, obj = event.get("type"), event.get("object") or {}
         if kind == "ERROR":
-            if obj.get("code") == 410:
-                raise Gone()
-            raise ValueError(f"watch error: {obj.get('message') or obj}")
+            raise_watch_error(obj)
         rv = (obj.get("metadata") or {}).get("resourceVersion")
         if kind == "BOOKMARK":
             self.resource_version = rv or self.resource_version
