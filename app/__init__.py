@@ -5,18 +5,25 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import Flask
+if TYPE_CHECKING:
+    from flask import Flask
 
-from app.config import configure
-from app.extensions import db, migrate
-from app.settings import Settings
+    from app.settings import Settings
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """The application factory: environment settings, then `config`'s overrides on top (tests
     use it; see app.config.configure)."""
+    # Imported here, not at the top: this module runs on every `import app.…`, and gunicorn's
+    # master (which reads only app.serving.gunicorn_conf and app.config) must not hold Flask,
+    # SQLAlchemy and Alembic it never uses (benchmarks/peers.py measures the kept memory).
+    from flask import Flask
+
+    from app.config import configure
+    from app.extensions import db, migrate
+
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep documented field order
     settings = configure(app, config)

@@ -14,8 +14,8 @@ from flask import Flask, current_app
 
 from app.core.placement.table import PlacementOptions
 from app.core.recommend.settings import RecommenderSettings
+from app.core.scope import ALWAYS_EXCLUDED
 from app.core.sizing.priority import UpdaterSettings
-from app.kube.webhook_config import ALWAYS_EXCLUDED
 
 EXTENSION = "rightsizer.settings"
 

@@ -1,4 +1,4 @@
-"""rightsizer's recommender beside the real VPA 1.7.1 recommender, on the same real cluster.
+"""rightsizer beside the real VPA 1.7.1 (recommender, admission, updater), on the same real cluster.
 
 One real control plane (tests/realkube/cluster.py: etcd, kube-apiserver, controller-manager,
 scheduler, kwok, metrics-server; binaries from tools/build.py), `--nodes` kwok nodes and `--pods`
@@ -15,7 +15,8 @@ After two loops each (the first fills the caches), over `--window` seconds:
   the loops it ran (VPA: `vpa_recommender_execution_latency_seconds{step="total"}`, rightsizer:
   `rightsizer_job_run_duration_seconds{job="recommender"}`, from each one's /metrics);
 - wall time per loop: the same histograms' sum / count over the window;
-- peak RSS (VmHWM, summed over the group's processes) and kept RSS (VmRSS at the end);
+- peak RSS (VmHWM, summed over the group's processes), kept RSS (VmRSS at the end) and kept PSS
+  (at the end: a page gunicorn's master and worker share counted once, split between them);
 - API requests per loop: the audit log's events of each ServiceAccount in the window / its loops
   (a watch counts once, when it ends).
 
@@ -30,6 +31,11 @@ serve`'s /mutate alone (registered by its own code); the workload in updateMode 
 sides, so each sets the pod's requests (the table says how many came back changed). Printed:
 latency p50/p99, what each webhook adds to the no-webhook case, creations per second and the
 ratios.
+
+Then the updaters (`--updater D` Deployments of `--replicas` pods, 20 x 5 by default; 0 skips
+it; benchmarks/peers_updater.py): VPA's and rightsizer's, one after the other, acting on the same
+workloads from the same state: seconds until every pod is updated, evictions, API requests.
+`--pods 0` runs the updater stage alone.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ if str(ROOT) not in sys.path:
 import requests  # noqa: E402
 from kubernetes import client  # noqa: E402
 
-from app.serving.certs import ensure  # noqa: E402
+from benchmarks import peers_updater  # noqa: E402
 from benchmarks.scale_common import emit, machine, table  # noqa: E402
 from tests.realkube import metrics, vpa  # noqa: E402
 from tests.realkube.cluster import RealCluster, built_tools, free_port  # noqa: E402
@@ -65,9 +71,11 @@ TOKEN = "peers-bench-token-0123456789"
 PAUSE = "registry.k8s.io/pause:3.10"
 
 
-def group_stats(pgid: int) -> tuple[float, float, float]:
-    """(CPU seconds, RSS MB, peak RSS MB) of the processes of group `pgid`, summed."""
-    cpu = rss = peak = 0.0
+def group_stats(pgid: int) -> tuple[float, float, float, float]:
+    """(CPU seconds, RSS MB, peak RSS MB, PSS MB) of the processes of group `pgid`, summed. RSS
+    counts a page shared by two processes (gunicorn's master and worker) in both; PSS splits it
+    between them, so its sum is the memory the group holds."""
+    cpu = rss = peak = pss = 0.0
     tick = os.sysconf("SC_CLK_TCK")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -85,9 +93,14 @@ def group_stats(pgid: int) -> tuple[float, float, float]:
                         rss += int(rest.split()[0]) / 1024
                     elif key == "VmHWM":
                         peak += int(rest.split()[0]) / 1024
+            with open(f"/proc/{entry}/smaps_rollup") as f:
+                for line in f:
+                    key, _, rest = line.partition(":")
+                    if key == "Pss":
+                        pss += int(rest.split()[0]) / 1024
         except (OSError, IndexError, ValueError):
             continue  # gone meanwhile
-    return cpu, rss, peak
+    return cpu, rss, peak, pss
 
 
 def histogram(url: str, name: str, labels: str) -> tuple[float, float]:
@@ -156,7 +169,7 @@ def setup(cluster: RealCluster, nodes: int, deployments: int, workdir: Path) -> 
         rbac = client.RbacAuthorizationV1Api(api)
         for ns in (NS, OWN_NS, SA_NS):
             core.create_namespace({"metadata": {"name": ns}})
-        for who in ("vpa-recommender", "rightsizer"):
+        for who in ("vpa-recommender", "vpa-updater", "rightsizer"):
             core.create_namespaced_service_account(SA_NS, {"metadata": {"name": who}})
             rbac.create_cluster_role_binding(
                 {
@@ -261,26 +274,12 @@ def admission(
     pod = pod_of(cluster, "app-0")
     creations(cluster, pod, 20)  # connections and caches warm before the first measured case
     results = {"no webhook": creations(cluster, pod, count)}
-    paths, _ = ensure(workdir / "vpa-certs", ["localhost"])
-    port = free_port()
-    cluster._spawn(
-        "admission-controller",
-        f"--kubeconfig={kubeconfigs['vpa-recommender']}",
-        f"--client-ca-file={paths.ca}",
-        f"--tls-cert-file={paths.cert}",
-        f"--tls-private-key={paths.key}",
-        f"--port={port}",
-        f"--address=127.0.0.1:{free_port()}",
-        "--register-by-url=true",
-        "--webhook-address=https://localhost",
-        f"--webhook-port={port}",
-        "--v=2",
-    )
+    vpa.start_admission_controller(cluster, workdir, kubeconfigs["vpa-recommender"])
     wait_webhook(cluster, pod)
     creations(cluster, pod, 20)
     results["VPA admission-controller"] = creations(cluster, pod, count)
-    vpa.stop(cluster, "admission-controller")
-    cluster.delete_webhook_configuration("vpa-webhook-config")
+    vpa.stop(cluster, vpa.ADMISSION)
+    cluster.delete_webhook_configuration(vpa.WEBHOOK_CONFIG)
     with serving(
         cluster,
         workdir,
@@ -337,6 +336,114 @@ def results_table(results: dict[str, tuple[list[float], int]], count: int) -> li
     return ["", table(headers, rows)]
 
 
+def recommender_stage(
+    cluster: RealCluster, args: argparse.Namespace, kubeconfigs: dict[str, str], workdir: Path
+) -> tuple[list[str], AppProcess]:
+    """Both recommenders every `--interval` over the `--pods` pods: the table's lines, and
+    `rightsizer serve` still running (its policies serve the admission stage)."""
+    vpa_port = free_port()
+    vpa.start_recommender(cluster, f"{args.interval}s", kubeconfigs["vpa-recommender"], vpa_port)
+    (workdir / "tokens.csv").write_text(f"{TOKEN},bench,*\n")
+    app = AppProcess(
+        kubeconfigs["rightsizer"],
+        f"sqlite:///{workdir}/rightsizer.db",
+        workdir / "app.log",
+        RIGHTSIZER_NAMESPACE=OWN_NS,
+        RIGHTSIZER_TRACK="policies",
+        RIGHTSIZER_AUTH_TOKEN_FILE=str(workdir / "tokens.csv"),
+        RIGHTSIZER_RECOMMENDER_INTERVAL=str(args.interval),
+        RIGHTSIZER_SCALER_INTERVAL="3600",
+        RIGHTSIZER_UPDATER_INTERVAL="3600",
+    )
+    try:
+        app.wait_ready(timeout=300)
+        vpa.migrate(cluster.kubeconfig_path, app.url, TOKEN, NS)
+        return measure(cluster, args, app, vpa_port), app
+    except BaseException:
+        app.stop()
+        raise
+
+
+def measure(
+    cluster: RealCluster, args: argparse.Namespace, app: AppProcess, vpa_port: int
+) -> list[str]:
+    """Both recommenders' figures over `--window`, once each has run twice."""
+    sides = {
+        "VPA 1.7.1": (
+            cluster.procs[vpa.RECOMMENDER].pid,
+            f"http://127.0.0.1:{vpa_port}/metrics",
+            "vpa_recommender_execution_latency_seconds",
+            'step="total"',
+            f"system:serviceaccount:{SA_NS}:vpa-recommender",
+        ),
+        "rightsizer": (
+            app.proc.pid,
+            f"{app.url}/metrics",
+            "rightsizer_job_run_duration_seconds",
+            'job="recommender"',
+            f"system:serviceaccount:{SA_NS}:rightsizer",
+        ),
+    }
+    deadline = time.monotonic() + 20 * args.interval + 600
+    while any(histogram(url, name, labels)[1] < 2 for _, url, name, labels, _ in sides.values()):
+        if time.monotonic() > deadline:
+            raise SystemExit("a recommender did not run twice:\n" + cluster.logs(vpa.RECOMMENDER))
+        time.sleep(2)
+    users = [s[4] for s in sides.values()]
+    _, offset = audit_counts(cluster.audit_log, 0, users)
+    before = {k: (group_stats(s[0]), histogram(s[1], s[2], s[3])) for k, s in sides.items()}
+    time.sleep(args.window)
+    after = {k: (group_stats(s[0]), histogram(s[1], s[2], s[3])) for k, s in sides.items()}
+    requests_by, _ = audit_counts(cluster.audit_log, offset, users)
+    rows, figures = [], {}
+    for k, s in sides.items():
+        (cpu0, _, _, _), (sum0, n0) = before[k]
+        (cpu1, rss, peak, pss), (sum1, n1) = after[k]
+        loops = n1 - n0
+        figures[k] = (
+            (cpu1 - cpu0) / loops if loops else float("nan"),
+            (sum1 - sum0) / loops if loops else float("nan"),
+            peak,
+            rss,
+            pss,
+            requests_by[s[4]] / loops if loops else float("nan"),
+        )
+        rows.append(
+            [
+                k,
+                f"{loops:.0f}",
+                *(f"{v:.2f}" if i < 2 else f"{v:.0f}" for i, v in enumerate(figures[k])),
+            ]
+        )
+    ours, theirs = figures["rightsizer"], figures["VPA 1.7.1"]
+    rows.append(
+        [
+            "ratio rightsizer / VPA",
+            "",
+            *(f"{a / b:.2f}x" if b else "-" for a, b in zip(ours, theirs, strict=True)),
+        ]
+    )
+    lines = [
+        f"recommender: {args.pods} pods ({args.pods // 10} Deployments, each under a VPA and a "
+        f"policy), loop every {args.interval} s, {args.window} s measured",
+        "",
+        table(
+            [
+                "recommender",
+                "loops",
+                "CPU s/loop",
+                "wall s/loop",
+                "peak RSS MB",
+                "kept RSS MB",
+                "kept PSS MB",
+                "API requests/loop",
+            ],
+            rows,
+        ),
+    ]
+    return lines
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=500)
@@ -346,6 +453,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--admission", type=int, default=300, help="pod creations per case (0: none)"
     )
+    parser.add_argument(
+        "--updater", type=int, default=20, help="Deployments for the updaters (0: none)"
+    )
+    parser.add_argument("--replicas", type=int, default=5, help="pods of each of those")
+    parser.add_argument("--updater-interval", type=int, default=10, help="every loop's, s")
     parser.add_argument("--keep", action="store_true", help="keep the logs (the folder printed)")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)
@@ -363,120 +475,20 @@ def main(argv: list[str]) -> int:
         kubeconfigs = setup(cluster, args.nodes, args.pods // 10, workdir)
         ready = wait_running(cluster, args.pods, timeout=3600)
         setup_s = time.monotonic() - began
-        vpa_port = free_port()
-        vpa.start_recommender(
-            cluster, f"{args.interval}s", kubeconfigs["vpa-recommender"], vpa_port
-        )
-        (workdir / "tokens.csv").write_text(f"{TOKEN},bench,*\n")
-        app = AppProcess(
-            kubeconfigs["rightsizer"],
-            f"sqlite:///{workdir}/rightsizer.db",
-            workdir / "app.log",
-            RIGHTSIZER_NAMESPACE=OWN_NS,
-            RIGHTSIZER_TRACK="policies",
-            RIGHTSIZER_AUTH_TOKEN_FILE=str(workdir / "tokens.csv"),
-            RIGHTSIZER_RECOMMENDER_INTERVAL=str(args.interval),
-            RIGHTSIZER_SCALER_INTERVAL="3600",
-            RIGHTSIZER_UPDATER_INTERVAL="3600",
-        )
-        app.wait_ready(timeout=300)
-        cli = [sys.executable, "-m", "app.cli"]
-        docs = subprocess.run(
-            [*cli, "policy", "import", "--from-cluster", "--kubeconfig", cluster.kubeconfig_path],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        subprocess.run(
-            [*cli, "policy", "apply", "-f", "-", "--server", app.url, "--token", TOKEN],
-            input=docs,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        sides = {
-            "VPA 1.7.1": (
-                cluster.procs[vpa.RECOMMENDER].pid,
-                f"http://127.0.0.1:{vpa_port}/metrics",
-                "vpa_recommender_execution_latency_seconds",
-                'step="total"',
-                f"system:serviceaccount:{SA_NS}:vpa-recommender",
-            ),
-            "rightsizer": (
-                app.proc.pid,
-                f"{app.url}/metrics",
-                "rightsizer_job_run_duration_seconds",
-                'job="recommender"',
-                f"system:serviceaccount:{SA_NS}:rightsizer",
-            ),
-        }
-        deadline = time.monotonic() + 20 * args.interval + 600
-        while any(
-            histogram(url, name, labels)[1] < 2 for _, url, name, labels, _ in sides.values()
-        ):
-            if time.monotonic() > deadline:
-                raise SystemExit(
-                    "a recommender did not run twice:\n" + cluster.logs(vpa.RECOMMENDER)
-                )
-            time.sleep(2)
-        users = [s[4] for s in sides.values()]
-        _, offset = audit_counts(cluster.audit_log, 0, users)
-        before = {k: (group_stats(s[0]), histogram(s[1], s[2], s[3])) for k, s in sides.items()}
-        time.sleep(args.window)
-        after = {k: (group_stats(s[0]), histogram(s[1], s[2], s[3])) for k, s in sides.items()}
-        requests_by, _ = audit_counts(cluster.audit_log, offset, users)
-        rows, figures = [], {}
-        for k, s in sides.items():
-            (cpu0, _, _), (sum0, n0) = before[k]
-            (cpu1, rss, peak), (sum1, n1) = after[k]
-            loops = n1 - n0
-            figures[k] = (
-                (cpu1 - cpu0) / loops if loops else float("nan"),
-                (sum1 - sum0) / loops if loops else float("nan"),
-                peak,
-                rss,
-                requests_by[s[4]] / loops if loops else float("nan"),
-            )
-            rows.append(
-                [
-                    k,
-                    f"{loops:.0f}",
-                    *(f"{v:.2f}" if i < 2 else f"{v:.0f}" for i, v in enumerate(figures[k])),
-                ]
-            )
-        ours, theirs = figures["rightsizer"], figures["VPA 1.7.1"]
-        rows.append(
-            [
-                "ratio rightsizer / VPA",
-                "",
-                *(f"{a / b:.2f}x" if b else "-" for a, b in zip(ours, theirs, strict=True)),
-            ]
-        )
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
         lines = [
-            f"peers: {args.nodes} kwok nodes, {args.pods} pods ({args.pods // 10} Deployments, "
-            f"each under a VPA and a policy), loop every {args.interval} s, "
-            f"{args.window} s measured",
+            f"peers: {args.nodes} kwok nodes; "
             f"machine: {machine()}, load {os.getloadavg()[0]:.1f}; commit {commit}",
             f"setup (nodes, objects, pods Running): {setup_s:.0f} s "
             f"(pods Running after {ready:.0f} s)",
             "",
-            table(
-                [
-                    "recommender",
-                    "loops",
-                    "CPU s/loop",
-                    "wall s/loop",
-                    "peak RSS MB",
-                    "kept RSS MB",
-                    "API requests/loop",
-                ],
-                rows,
-            ),
         ]
-        if args.admission:
+        if args.pods:
+            stage, app = recommender_stage(cluster, args, kubeconfigs, workdir)
+            lines += stage
+        if args.admission and app is not None:
             cli_run = [sys.executable, "-m", "app.cli", "policy", "set-mode", f"{NS}/app-0"]
             subprocess.run(
                 [*cli_run, "Initial", "--server", app.url, "--token", TOKEN],
@@ -487,6 +499,23 @@ def main(argv: list[str]) -> int:
             app.stop()
             app = None
             lines += admission(cluster, workdir, args.admission, kubeconfigs)
+        if args.updater:
+            lines += peers_updater.compare(
+                cluster,
+                workdir,
+                kubeconfigs,
+                args.updater,
+                args.replicas,
+                interval=args.updater_interval,
+                timeout=1800,
+                token=TOKEN,
+                own_namespace=OWN_NS,
+                users={
+                    who: f"system:serviceaccount:{SA_NS}:{who}"
+                    for who in ("vpa-recommender", "vpa-updater", "rightsizer")
+                },
+            )
+            lines.append(f"load at the end: {os.getloadavg()[0]:.1f}")
         return emit(lines, args.output)
     finally:
         if app is not None:

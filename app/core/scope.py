@@ -31,6 +31,7 @@ from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies.base import tuned_settings
 from app.core.savings import Savings
 
+ALWAYS_EXCLUDED = ("kube-system",)  # never sized, whatever RIGHTSIZER_EXCLUDED_NAMESPACES says
 RESOURCES = ("cpu", "memory")
 
 # Workload.basis: what the numbers assume

@@ -24,10 +24,11 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from app.core.scope import ALWAYS_EXCLUDED
+
 log = logging.getLogger(__name__)
 
 WEBHOOK_NAME = "pods.rightsizer.io"  # kube-apiserver wants a name of three or more DNS labels
-ALWAYS_EXCLUDED = ("kube-system",)
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # set on every namespace since Kubernetes 1.21
 
 

@@ -15,7 +15,7 @@ would show at once.
 
 Both round memory up to whole MiB (VPA's --round-memory-bytes set to rightsizer's default) and
 track only workloads a VPA object or policy covers (--memory-saver, RIGHTSIZER_TRACK=policies).
-The newest release only: the recommenders do not depend on it.
+On every release (RELEASES): VPA 1.7.1 supports Kubernetes 1.33 and later.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from kubernetes import client
 from kubernetes.utils import parse_quantity
 
 from tests.realkube import metrics, vpa
-from tests.realkube.cluster import RELEASES, RealCluster
+from tests.realkube.cluster import RealCluster
 from tests.realkube.kubelet import report_oom_kill
 from tests.support.processes import AppProcess, recommendations, wait_for
 
@@ -85,10 +85,9 @@ def deployment(name: str) -> dict[str, Any]:
     }
 
 
-def cli(*args: str, stdin: str | None = None) -> str:
+def cli(*args: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
-        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
@@ -145,8 +144,6 @@ def _time(text: str | None) -> float | None:
 
 @pytest.fixture(scope="module")
 def peers(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    if real_cluster.kube != RELEASES["1.37"]:
-        pytest.skip("the recommenders do not depend on the release: the newest one only")
     directory = Path(tmp_path_factory.mktemp("peers"))
     metrics.wait_available(real_cluster)
     vpa.install_crds(real_cluster)
@@ -172,10 +169,7 @@ def peers(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -
     try:
         app.wait_ready()
         # the migration: VPA objects read from the cluster, turned into policies, applied
-        docs = cli(
-            "policy", "import", "--from-cluster", "--kubeconfig", real_cluster.kubeconfig_path
-        )
-        cli("policy", "apply", "-f", "-", "--server", app.url, "--token", TOKEN, stdin=docs)
+        vpa.migrate(real_cluster.kubeconfig_path, app.url, TOKEN)
         with real_cluster.api() as api:
             for name in WORKLOADS:
                 client.AppsV1Api(api).create_namespaced_deployment(NS, deployment(name))

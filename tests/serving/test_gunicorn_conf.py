@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
 from collections.abc import Iterator
 
@@ -57,3 +58,21 @@ def test_the_largest_body_read_is_the_largest_any_route_accepts() -> None:
     assert gunicorn_conf.read_bounds(from_environment({})).body_bytes == MAX_BODY_BYTES
     larger = {"RIGHTSIZER_API_MAX_BODY_BYTES": str(8 * MAX_BODY_BYTES)}
     assert gunicorn_conf.read_bounds(from_environment(larger)).body_bytes == 8 * MAX_BODY_BYTES
+
+
+def test_the_master_loads_no_database_cluster_or_web_library() -> None:
+    """gunicorn's master reads only these settings (the workers load the app): importing them
+    must not load SQLAlchemy, Alembic, Flask-SQLAlchemy or the Kubernetes client, which the
+    master never uses and would hold for its whole life. Failed before: app/__init__.py
+    imported Flask, SQLAlchemy and Alembic at the top and app.settings the Kubernetes client, so
+    the master held about 50 MB more (benchmarks/peers.py, kept memory)."""
+    code = (
+        "import sys, app.serving.gunicorn_conf; "
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = set(done.stdout.split())
+    heavy = {"sqlalchemy", "alembic", "flask_sqlalchemy", "flask_migrate", "kubernetes"}
+    assert loaded & heavy == set(), sorted(loaded & heavy)
