@@ -69,8 +69,9 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     # The cluster it governs; None: every cluster of the fleet. Its name stays unique in the
-    # fleet (namespace, name), so the API keeps finding it by those.
-    cluster_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("clusters.id"))
+    # fleet (namespace, name), so the API keeps finding it by those. Indexed: each cluster's
+    # reads (the webhook's snapshot, every few seconds) find its own without the fleet's (0014).
+    cluster_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("clusters.id"), index=True)
     name: Mapped[str] = mapped_column(String(253))
     namespace: Mapped[str] = mapped_column(String(63), index=True)  # "*" = cluster default
     target_kind: Mapped[str | None] = mapped_column(String(KIND_LENGTH))
