@@ -11,22 +11,30 @@ it is missing.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 import click
 
 EXTRA = "simulator"
+# What only the simulator needs (setup.cfg's `simulator` extra). The simulator reads
+# kubernetes-validate's schema files when it serves, long after it is imported: looked for first.
+EXTRA_MODULES = ("kubernetes_validate",)
 
 
 def load(module: str) -> ModuleType:
-    """`app.simulator.<module>`, or a ClickException naming the extra when it is not installed."""
+    """`app.simulator.<module>`, or a ClickException naming the extra when it is not installed:
+    the simulator left out (the image), or its dependencies (`pip install rightsizer`)."""
+    missing = next((m for m in EXTRA_MODULES if importlib.util.find_spec(m) is None), None)
     try:
-        return importlib.import_module(f"app.simulator.{module}")
+        if missing is None:
+            return importlib.import_module(f"app.simulator.{module}")
     except ModuleNotFoundError as error:
-        raise click.ClickException(
-            f"the simulated cluster is not installed (no module named {error.name!r}): "
-            f"install rightsizer with its `{EXTRA}` extra, e.g. pip install 'rightsizer[{EXTRA}]'"
-        ) from error
+        missing = error.name
+    raise click.ClickException(
+        f"the simulated cluster is not installed (no module named {missing!r}): "
+        f"install rightsizer with its `{EXTRA}` extra, e.g. pip install 'rightsizer[{EXTRA}]'"
+    )
 
 
 @click.command(

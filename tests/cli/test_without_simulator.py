@@ -5,11 +5,15 @@ users run them: `rightsizer serve` up to the exec of gunicorn, then what gunicor
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+from app.cli.simulated import EXTRA_MODULES
 
 # Runs `rightsizer serve` as the console script does, stops it where it would exec gunicorn, then
 # imports what gunicorn loads (its config, then wsgi:app in each worker, which starts the jobs) and
@@ -38,6 +42,8 @@ sys.argv = ["rightsizer", *sys.argv[1:]]
 main()
 """
 WITHOUT = 'import sys; sys.modules["app.simulator"] = None\n' + WITH
+# `pip install rightsizer`: the simulator's code is there, not its extra (kubernetes-validate).
+WITHOUT_EXTRA = 'import sys; sys.modules["kubernetes_validate"] = None\n' + WITH
 
 
 def run(
@@ -92,6 +98,30 @@ def test_sim_and_demo_name_the_extra_when_the_simulator_is_missing(tmp_path: Pat
         assert "Traceback" not in out.stderr
     # demo stopped before anything: no token, context or certificates written
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_sim_and_demo_name_the_extra_when_only_its_dependencies_are_missing(
+    tmp_path: Path,
+) -> None:
+    """The simulator imports and starts without kubernetes-validate (before, `sim` served on and
+    failed only when it first read the schemas): the commands look for the extra's modules
+    first."""
+    for command in (["sim", "--port", "0"], ["demo", "--exit-when-ready"]):
+        out = run(WITHOUT_EXTRA, *command, cwd=tmp_path)
+        assert out.returncode == 1, (command, out.stdout, out.stderr)
+        assert "no module named 'kubernetes_validate'" in out.stderr, (command, out.stderr)
+        assert "pip install 'rightsizer[simulator]'" in out.stderr
+        assert "Traceback" not in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_modules_looked_for_are_the_extra_s() -> None:
+    cfg = configparser.ConfigParser()
+    cfg.read(Path(__file__).parents[2] / "setup.cfg")
+    extra = cfg["options.extras_require"]["simulator"].split("\n")
+    names = [re.split(r"[<>=\[ ]", line.strip())[0] for line in extra]
+    packages = [n.replace("-", "_") for n in names if n and not n.startswith("#")]
+    assert packages == list(EXTRA_MODULES)
 
 
 def test_sim_passes_its_arguments_to_the_simulator(tmp_path: Path) -> None:
