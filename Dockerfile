@@ -2,6 +2,8 @@
 # chart's appVersion, the tag it uses by default; `rightsizer --version` prints it).
 # Two stages: the builder installs the package and its dependencies (setup.cfg) into a virtualenv;
 # the final image holds that virtualenv only, and runs as a non-root user.
+# The simulated cluster (app/simulator) is not in the build context (.dockerignore) and its extra
+# is not installed: the image serves, it does not simulate (`rightsizer sim` and `demo` say so).
 
 FROM python:3.11-slim AS builder
 ENV PIP_NO_CACHE_DIR=1 \
@@ -18,7 +20,9 @@ COPY migrations ./migrations
 RUN site="$(/opt/rightsizer/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
  && cp -r migrations "$site/migrations" \
  && /opt/rightsizer/bin/python -m compileall -q "$site/migrations" \
- && /opt/rightsizer/bin/rightsizer --help >/dev/null
+ && /opt/rightsizer/bin/rightsizer --help >/dev/null \
+ && if /opt/rightsizer/bin/python -c 'import app.simulator' 2>/dev/null; then \
+      echo "app.simulator is in the image" >&2; exit 1; fi
 
 FROM python:3.11-slim
 LABEL org.opencontainers.image.title="rightsizer" \

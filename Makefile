@@ -3,8 +3,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Two installs into the one venv: the service alone (what `make demo` needs), and the service with
-# the test toolchain (pytest, playwright, mypy, schemathesis...: `make test`, `make lint`).
+# Two installs into the one venv: the service with its simulated cluster (the `simulator` extra:
+# what `make demo` needs), and the service with the test toolchain (pytest, playwright, mypy,
+# schemathesis...: `make test`, `make lint`).
 SERVICE_STAMP := $(VENV)/.installed-service
 STAMP := $(VENV)/.installed
 PORT ?= 8443
@@ -16,7 +17,7 @@ $(VENV)/bin/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(SERVICE_STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[simulator]'
 	touch $(SERVICE_STAMP)
 
 $(STAMP): setup.cfg pyproject.toml | $(VENV)/bin/python

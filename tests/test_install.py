@@ -1,4 +1,5 @@
-"""What `make demo` and `make test` install: the demo the service alone, the tests everything."""
+"""What `make demo` and `make test` install: the demo the service and its simulated cluster (the
+`simulator` extra), the tests everything."""
 
 from __future__ import annotations
 
@@ -23,10 +24,21 @@ def dry_run(target: str, venv: Path) -> list[str]:
     return [line for line in out.stdout.splitlines() if " pip install " in line]
 
 
-def test_make_demo_installs_only_what_the_service_needs(tmp_path: Path) -> None:
+def test_make_demo_installs_only_what_the_service_and_the_simulator_need(tmp_path: Path) -> None:
     installs = dry_run("demo", tmp_path / "venv")
-    assert installs and installs[-1].endswith("pip install --quiet -e .")
+    assert installs and installs[-1].endswith("pip install --quiet -e '.[simulator]'")
     assert not any("[test]" in line for line in installs)
+
+
+def test_what_only_the_simulator_needs_is_in_its_extra() -> None:
+    """Issue 42: kubernetes-validate (the simulator's API schemas) is no dependency of the
+    service; the `simulator` extra brings it, and the `test` extra brings that extra."""
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    extras = cfg["options.extras_require"]
+    assert "kubernetes-validate" not in cfg["options"]["install_requires"]
+    assert "kubernetes-validate" in extras["simulator"]
+    assert "rightsizer[simulator]" in extras["test"].split()
 
 
 def test_make_test_installs_the_test_toolchain(tmp_path: Path) -> None:

@@ -15,7 +15,11 @@ under `flask`:
   file), `reach` why a server could not be reached and the fix;
 - `demo`: `demo` and `replay`, rightsizer without a cluster (`demo_access`: the demo's port check,
   admin token, CLI context and printed walk-through);
-- `sim`: the simulated cluster (`app.simulator.cli`).
+- `sim`: the simulated cluster (`app.simulator.cli`), loaded by name only when `sim` or `demo`
+  runs (`simulated`): `serve` never imports the simulator, an optional part (the `simulator`
+  extra).
+
+The modules here import each other, never this package: it only assembles them.
 """
 
 from __future__ import annotations
@@ -28,13 +32,13 @@ from flask.cli import ScriptInfo
 from flask_migrate.cli import db as db_group
 
 from app import create_app
-from app.cli import demo
 from app.cli.certs import certs_group
 from app.cli.client import register as register_client_commands
+from app.cli.demo import demo, replay
 from app.cli.recommend import recommend
 from app.cli.serve import serve
+from app.cli.simulated import sim
 from app.cli.webhook import webhook_group
-from app.simulator.cli import sim_command
 
 
 def cli_app() -> Flask:
@@ -66,9 +70,9 @@ def cli() -> None:
 cli.add_command(recommend)
 cli.add_command(serve)
 register_client_commands(cli)  # policy, recommendations, scaler, events, export: the API's client
-cli.add_command(sim_command)  # needs no app context or database
-cli.add_command(demo.demo)
-cli.add_command(demo.replay)
+cli.add_command(sim)  # needs no app context or database
+cli.add_command(demo)
+cli.add_command(replay)
 cli.add_command(certs_group)
 cli.add_command(webhook_group)
 cli.add_command(db_group)  # Flask-Migrate: `rightsizer db upgrade`

@@ -27,10 +27,18 @@ from flask import current_app
 from flask.cli import with_appcontext
 from flask_migrate import upgrade
 
-from app.cli import demo_access
 from app.cli.client import shown
 from app.cli.context import config_path
+from app.cli.demo_access import (
+    check_context_file,
+    check_port,
+    cli_command,
+    next_steps,
+    write_context,
+    write_token_file,
+)
 from app.cli.demo_terminal import LOG_NAME, StatusLine, log_to_file
+from app.cli.simulated import load as load_simulator
 from app.cli.times import Duration
 from app.config import override
 from app.core.recommend.array_model import ArrayModel
@@ -42,7 +50,6 @@ from app.kube.client import api_client, ensure_namespace
 from app.kube.cluster import workloads_with_pods
 from app.serving.certs import CertPaths, ensure, service_names
 from app.settings import settings
-from app.simulator.simulator import Simulator
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 
@@ -227,11 +234,12 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready: bool) -> None:
     """Run rightsizer against the built-in simulated cluster (8 days of history), with its
     database (SQLite, ./rightsizer.db), webhook, jobs, REST API and dashboard."""
+    simulator = load_simulator("simulator")  # first: without the `simulator` extra, say so
     workdir = Path.cwd()
     if port:
-        demo_access.check_port(port)  # at once, not after gunicorn's retries
+        check_port(port)  # at once, not after gunicorn's retries
     context_file = config_path(os.environ)
-    demo_access.check_context_file(context_file)
+    check_context_file(context_file)
     signal.signal(signal.SIGTERM, _interrupted)  # stop as on Ctrl-C: rightsizer too
     settings = DemoSettings(
         port=port or _free_port(), sim_port=sim_port, speed=speed, workdir=workdir
@@ -240,7 +248,7 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
     log_file = log_to_file(log_path)
     status = StatusLine(sys.stderr)
     status.show("starting the simulated cluster (default scenario, 8 days of history)")
-    sim = Simulator(
+    sim = simulator.Simulator(
         None, port=sim_port, speed=speed, kubeconfig_path=workdir / "rightsizer-sim.kubeconfig"
     )
     sim.start()
@@ -251,7 +259,7 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
             workdir / "certs", [*service_names("rightsizer", DEMO_NAMESPACE), "localhost"]
         )
         sim.map_service(DEMO_NAMESPACE, "rightsizer", f"127.0.0.1:{settings.port}")
-        token_file, token = demo_access.write_token_file(workdir)
+        token_file, token = write_token_file(workdir)
         env = {
             **DEMO_DEFAULTS,
             **os.environ,
@@ -290,13 +298,10 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
         )
         status.done()
         click.echo(requests_table(found))
-        demo_access.write_context(context_file, base, certs.ca, token)
-        cli = demo_access.cli_command()
+        write_context(context_file, base, certs.ca, token)
+        cli = cli_command()
         click.echo(
-            "\n"
-            + demo_access.next_steps(
-                base, certs.ca, sim.kubeconfig_path, context_file, cli, log_path
-            )
+            "\n" + next_steps(base, certs.ca, sim.kubeconfig_path, context_file, cli, log_path)
         )
         if exit_when_ready:
             return

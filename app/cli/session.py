@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 import click
 import requests
 
-from app.cli import context as contexts
-from app.cli.context import Connection, ContextError
+from app.cli.context import DEFAULT_SERVER, Connection, ContextError, config_path, resolve
+from app.cli.context import load as load_contexts
 from app.cli.reach import explain
 from app.core.policy_warnings import warning_texts
 
@@ -102,10 +102,10 @@ def connect(server: str | None, cacert: str | None, token: str | None, context: 
     for old, new in RENAMED.items():
         if env.get(old) and not env.get(new):
             click.echo(f"warning: {old} is no longer read; set {new}", err=True)
-    path = contexts.config_path(env)
+    path = config_path(env)
     flags = {"server": server, "cacert": cacert, "token": token, "context": context}
     try:
-        conn = contexts.resolve(flags, env, contexts.load(path), str(path))
+        conn = resolve(flags, env, load_contexts(path), str(path))
     except ContextError as e:
         fail(str(e))
     parts = urlsplit(conn.server)
@@ -156,7 +156,7 @@ def api_options(f: F) -> F:
             "--server",
             metavar="URL",
             help="rightsizer's URL [env var: RIGHTSIZER_SERVER; default: the context's, else "
-            f"{contexts.DEFAULT_SERVER}].",
+            f"{DEFAULT_SERVER}].",
         ),
     )
     decorated: Any = wrapper

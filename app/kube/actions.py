@@ -54,7 +54,7 @@ Outcome = Literal["done", "blocked", "gone", "unsupported", "refused", "unanswer
 ANSWER_LOST = "RightsizerAnswerLost"
 MAY_BE_DONE = "the API server's answer was lost: it may have been done"
 
-# An eviction is the client's CoreV1Api.create_namespaced_pod_eviction (app.kube.rbac grants
+# An eviction is the client's CoreV1Api.create_namespaced_pod_eviction (tools/rbac.py grants
 # `pods/eviction create` from this reference), sent to its path as that method sends it.
 EVICTION = client.CoreV1Api.create_namespaced_pod_eviction
 EVICTION_PATH = "/api/v1/namespaces/{namespace}/pods/{name}/eviction"

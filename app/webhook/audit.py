@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from app.core.recommend.model import WorkloadKey
-from app.webhook import metrics
+from app.webhook.metrics import AUDIT_DROPPED, AUDIT_FLUSHES
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class MutationCounter:
                     workload, policy, int(sized), now, now, int(boosted), int(placed)
                 )
             else:
-                metrics.AUDIT_DROPPED.inc()
+                AUDIT_DROPPED.inc()
 
     def pending(self) -> dict[WorkloadKey, MutationCount]:
         with self._lock:
@@ -158,7 +158,7 @@ class MutationCounter:
             try:
                 self.store(sorted(batch.values(), key=lambda c: c.workload))
             except Exception as e:
-                metrics.AUDIT_FLUSHES.labels("failed").inc()
+                AUDIT_FLUSHES.labels("failed").inc()
                 self._put_back(batch)
                 if not self._failing:
                     self._failing = True
@@ -170,7 +170,7 @@ class MutationCounter:
                         len(batch),
                     )
                 return False
-            metrics.AUDIT_FLUSHES.labels("ok").inc()
+            AUDIT_FLUSHES.labels("ok").inc()
             if self._failing:
                 self._failing = False
                 log.info("webhook audit events written again")
@@ -186,8 +186,6 @@ class MutationCounter:
             if len(merged) > self.max_workloads:
                 keep = sorted(merged, key=lambda w: merged[w].last, reverse=True)
                 dropped = keep[self.max_workloads :]
-                metrics.AUDIT_DROPPED.inc(
-                    sum(max(merged[w].pods, merged[w].placed) for w in dropped)
-                )
+                AUDIT_DROPPED.inc(sum(max(merged[w].pods, merged[w].placed) for w in dropped))
                 merged = {w: merged[w] for w in keep[: self.max_workloads]}
             self._counts = merged

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from app.store.snapshot import Snapshot, carry_forward
-from app.webhook import metrics
+from app.webhook.metrics import CACHE_LAST_SUCCESS, CACHE_OBJECTS, CACHE_REFRESHES
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class WebhookCache:
         try:
             snap = self.load()
         except Exception as e:
-            metrics.CACHE_REFRESHES.labels("failed").inc()
+            CACHE_REFRESHES.labels("failed").inc()
             age = "never loaded" if self.snapshot is None else "keeping the previous one"
             log.warning("webhook cache refresh failed (%s): %s: %s", age, type(e).__name__, e)
             return False
@@ -77,10 +77,10 @@ class WebhookCache:
             snap = carry_forward(self.snapshot, snap)
         self.snapshot = snap
         self._loaded.set()
-        metrics.CACHE_REFRESHES.labels("ok").inc()
-        metrics.CACHE_LAST_SUCCESS.set_to_current_time()
+        CACHE_REFRESHES.labels("ok").inc()
+        CACHE_LAST_SUCCESS.set_to_current_time()
         for kind, n in snap.counts.items():
-            metrics.CACHE_OBJECTS.labels(kind).set(n)
+            CACHE_OBJECTS.labels(kind).set(n)
         return True
 
     @property

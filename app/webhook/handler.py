@@ -34,9 +34,9 @@ from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch, QuantityInvalid
 from app.core.sizing.patch_cache import NO_RECOMMENDATIONS, PatchCache
 from app.error_body import error_body
-from app.webhook import metrics
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
+from app.webhook.metrics import FAILED_OPEN, REVIEWS
 from app.webhook.node_fit import NodeFit
 from app.webhook.placement import Placement, placement_for
 from app.webhook.review import (
@@ -100,33 +100,33 @@ class Webhook:
     def admit(self, body: bytes) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON body) for a request body (read up to MAX_BODY_BYTES + 1)."""
         if len(body) > MAX_BODY_BYTES:
-            metrics.REVIEWS.labels("too_large").inc()
+            REVIEWS.labels("too_large").inc()
             return 413, too_large()
         try:
             review = parse_review(body)
         except ReviewInvalid as e:
-            metrics.REVIEWS.labels("invalid").inc()
+            REVIEWS.labels("invalid").inc()
             return 400, error_body("BadRequest", str(e))
         try:
             result, capped, placement = self._patch(review)
         except QuantityInvalid as e:
-            metrics.REVIEWS.labels("invalid_quantity").inc()
+            REVIEWS.labels("invalid_quantity").inc()
             log.debug("review %s: pod left unchanged (invalid quantity): %s", review.uid, e)
             reason = {"left-unchanged": f"invalid-quantity: {e}"[:1024]}
             return 200, dict(answer(review.api_version, review.uid, None, reason))
         except PodInvalid as e:
-            metrics.REVIEWS.labels("invalid").inc()
+            REVIEWS.labels("invalid").inc()
             return 400, error_body("BadRequest", f"request.object: {e}")
         except Exception:
             log.exception("webhook failed on review %s; allowing the pod unchanged", review.uid)
-            metrics.FAILED_OPEN.labels("internal_error").inc()
-            metrics.REVIEWS.labels("failed_open").inc()
+            FAILED_OPEN.labels("internal_error").inc()
+            REVIEWS.labels("failed_open").inc()
             return 200, dict(answer(review.api_version, review.uid))
         if result is None:
-            metrics.REVIEWS.labels("failed_open").inc()
+            REVIEWS.labels("failed_open").inc()
             return 200, dict(answer(review.api_version, review.uid))
         unfit = result.reason == UNFIT
-        metrics.REVIEWS.labels(
+        REVIEWS.labels(
             "patched" if result.changed or placement else "unfit" if unfit else "unchanged"
         ).inc()
         if result.changed:
@@ -214,7 +214,7 @@ class Webhook:
             self.start(wait=FIRST_LOAD_WAIT)
         snapshot, state = self.cache.state()
         if snapshot is None:
-            metrics.FAILED_OPEN.labels(state).inc()
+            FAILED_OPEN.labels(state).inc()
             self._warn_failing_open(state)
             return None, None, None
         pod = review.pod

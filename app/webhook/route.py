@@ -29,8 +29,8 @@ from werkzeug.wsgi import get_content_length, get_input_stream
 
 from app.error_body import http_error, internal_error
 from app.probes import RequestObserver
-from app.webhook import metrics
 from app.webhook.handler import Webhook, too_large
+from app.webhook.metrics import DURATION, REVIEWS
 from app.webhook.review import MAX_BODY_BYTES, dump
 
 if TYPE_CHECKING:
@@ -74,9 +74,9 @@ class MutateRoute:
         return [body]
 
     def answer(self, environ: WSGIEnvironment) -> tuple[int, bytes]:
-        with metrics.DURATION.time():
+        with DURATION.time():
             if (get_content_length(environ) or 0) > MAX_BODY_BYTES:
-                metrics.REVIEWS.labels("too_large").inc()
+                REVIEWS.labels("too_large").inc()
                 return 413, dump(too_large())
             body = get_input_stream(environ).read(MAX_BODY_BYTES + 1)
             status, doc = self.hook.admit(body)

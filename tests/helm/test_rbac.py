@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from app.kube import rbac
-from app.kube.rbac import Permission, RbacError, required_permissions
 from tests.support.helm import CHART, FULLNAME, NAMESPACE, Manifest, helm, one, render_chart
+from tools import rbac
+from tools.rbac import Permission, RbacError, required_permissions
 
 # Method, then what calling it needs (group "-" is the core group), following the client's naming
 # and its request paths.
@@ -238,7 +238,7 @@ def test_the_code_needs_what_the_jobs_do() -> None:
 def test_the_chart_rules_file_is_generated_from_the_current_code() -> None:
     expected = rbac.render_chart_file(required_permissions())
     assert rbac.CHART_RBAC_FILE.read_text() == expected, (
-        "helm/rightsizer/files/rbac.yaml is out of date: run `python -m app.kube.rbac --write`"
+        "helm/rightsizer/files/rbac.yaml is out of date: run `python tools/rbac.py --write`"
     )
 
 

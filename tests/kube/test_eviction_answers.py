@@ -16,11 +16,11 @@ import pytest
 from kubernetes import client
 
 from app.core.bodies import EvictionBody
-from app.kube import rbac
 from app.kube.actions import EVICTION_PATH, PodActions
 from app.kube.client import api_client
 from app.kube.throttle import RateLimiter
 from tests.support.updater_runs import NS, server_pods, web_api
+from tools import rbac
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def _connections(api: Any) -> int:
 
 def test_the_eviction_path_is_the_typed_methods() -> None:
     """The path evict sends to is the one create_namespaced_pod_eviction builds (and the RBAC
-    rule app.kube.rbac grants from that method)."""
+    rule tools/rbac.py grants from that method)."""
     assert rbac.endpoint_of_path(EVICTION_PATH) == rbac.endpoint_of(
         "CoreV1Api", "create_namespaced_pod_eviction"
     )

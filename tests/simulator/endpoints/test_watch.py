@@ -98,7 +98,7 @@ def test_bookmarks_when_allowed(core):
     assert events and events[-1]["type"] == "BOOKMARK"
     assert int(events[-1]["object"]["metadata"]["resourceVersion"]) >= int(rv)
     # sendInitialEvents' end bookmark (k8s.io/initial-events-end) needs the WatchList gate, off
-    # by default in 1.33 (this cluster's release): tests/simulator/test_watch_list.py on 1.34.
+    # by default in 1.33 (this cluster's release): endpoints/test_watch_list.py on 1.34.
     # Without allowWatchBookmarks there are none.
     resp = core.list_namespaced_pod(
         "other", watch=True, resource_version=rv, timeout_seconds=1, _preload_content=False
