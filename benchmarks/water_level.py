@@ -19,7 +19,8 @@ deleted and placed again, one by one), over simulated days at one-minute steps:
 Printed: the spread of node CPU and memory levels (max - min, and standard deviation) over time
 after the first day, the hottest node's level, pods placed, and the extender's latency per call
 (`Extender.answer` on the request body: JSON in, scores, JSON out; no HTTP), with prioritize's
-p99 over 5,000 node names.
+p99 over 5,000 node names and the machine's load average beside it (the p99 of a millisecond
+call on a shared machine is mostly the other processes').
 
     .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--fill 0.6]
         [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--output FILE]
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import statistics
 import sys
@@ -282,7 +284,7 @@ def main() -> None:
     parser.add_argument("--min-weight", type=float, default=1.0)
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--latency-nodes", type=int, default=5000)
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     lines = [
@@ -302,11 +304,14 @@ def main() -> None:
             f" {pct(r['mem_sd'], 0.5):11.1%} {pct(r['hottest'], 0.5):11.1%}"
             f" {max(r['hottest']):8.1%} {r['placed']:7} {r['pending']:8}"
         )
+    load_before = os.getloadavg()[0]
     lat = latency(args.latency_nodes, args.calls)
     lines.append(
         f"extender call over {args.latency_nodes} node names ({args.calls} calls each, in process,"
         " body bytes to answer bytes): "
         + ", ".join(f"{v} p50 {x['p50']:.2f} ms p99 {x['p99']:.2f} ms" for v, x in lat.items())
+        + f"; machine load (1-min average, {os.cpu_count()} CPUs) {load_before:.1f} before,"
+        f" {os.getloadavg()[0]:.1f} after"
     )
     text = "\n".join(lines)
     print(text)
