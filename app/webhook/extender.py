@@ -11,7 +11,8 @@ scores 0..MaxExtenderPriority (10).
 
 The extender never fails a scheduling decision through its own fault: a body it cannot read,
 levels not loaded yet, any error, all answer neutrally: every node passes the filter, every node
-scores 0. Nodes it has no levels for pass and score 0. Only the filter threshold ever removes a
+scores 0. Nodes it has no levels for pass and score as the emptiest node it has levels for
+(app.core.placement.table). Only the filter threshold ever removes a
 node (FailedNodes: preemption may free it).
 
 It is served by WSGI middleware ahead of Flask, as /mutate is (app.webhook.route): every pod a

@@ -96,10 +96,11 @@ def test_keys_match_whatever_their_case(app: Flask, client: FlaskClient) -> None
     assert call(client, "filter", body)["NodeNames"] == ["low"]
 
 
-def test_unknown_nodes_pass_and_score_zero(app: Flask, client: FlaskClient) -> None:
+def test_unknown_nodes_pass_and_score_as_the_emptiest(app: Flask, client: FlaskClient) -> None:
     load_levels(app)
     assert call(client, "filter", args(["new-node"]))["NodeNames"] == ["new-node"]
-    assert call(client, "prioritize", args(["new-node"])) == [{"Host": "new-node", "Score": 0}]
+    got = call(client, "prioritize", args(["new-node", "low", "hot"]))
+    assert [h["Score"] for h in got] == [10, 10, 0]
 
 
 def test_empty_lists(app: Flask, client: FlaskClient) -> None:

@@ -6,8 +6,14 @@ cluster) and waits for the answer. So the levels are loaded into arrays once per
 scores them all at once with numpy: well under a millisecond of arithmetic for 5,000 nodes, where
 a Python loop over them took 40 ms on a 2-core machine.
 
-A node the table does not know (no metrics yet, or no allocatable) scores 0 and is never filtered
-out: the extender knows nothing against it.
+A node the table does not know (no metrics yet: usually a node that just joined) is estimated at
+the level of the emptiest node it knows, per window and resource, with the median allocatable of
+the nodes it knows (for the pod's and its hot spots' share of it), and is never filtered out. A
+new node runs little more than its DaemonSets' pods, so scoring it 0, as this did, sent pods away
+from the one node sure to be nearly empty; an estimate below every measured node would instead
+send it a whole burst before its first metrics. At the emptiest node's level it competes with
+that node, and each pod bound to it counts as a hot spot on it until its metrics arrive. With no
+node known at all, every node scores 0 (neutral).
 """
 
 from __future__ import annotations
@@ -104,16 +110,28 @@ class LevelTable:
         self._under: Floats = 1.0 - ideal  # score below the ideal: t + (1 - ideal)
         self._over: Floats = 1.0 / (1.0 - ideal)  # above it: (1 - t) / (1 - ideal)
         self._weights: Floats = np.concatenate([self.weights, self.weights])
+        # one more row, the estimate for any node not in the table (see the module docstring)
+        self._estimate = len(known)
+        if known:
+            self._levels = np.vstack([self._levels, self._levels.min(axis=0)])
+            median = (
+                float(np.median(self.cpu_allocatable)),
+                float(np.median(self.memory_allocatable)),
+            )
+            self._per_unit = np.vstack([self._per_unit, 1.0 / self._pod_columns(median)])
 
     def __len__(self) -> int:
         return len(self.index)
 
     def _rows(self, names: Sequence[str]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+        """Each name's row, the estimate's for a node not in the table; which are in it."""
         # map() over dict.get runs in C: a generator here took most of a 5,000-name call
         rows = np.fromiter(
-            map(self.index.get, names, repeat(-1, len(names))), dtype=np.intp, count=len(names)
+            map(self.index.get, names, repeat(self._estimate, len(names))),
+            dtype=np.intp,
+            count=len(names),
         )
-        return rows, rows >= 0
+        return rows, rows < self._estimate
 
     def _pod_columns(self, pod: Amounts) -> Floats:
         n = len(WINDOWS)
@@ -135,19 +153,29 @@ class LevelTable:
         return extra
 
     def _predicted(
-        self, rows: npt.NDArray[np.intp], pod: Amounts, hot: Mapping[str, Amounts]
+        self,
+        rows: npt.NDArray[np.intp],
+        pod: Amounts,
+        hot: Mapping[str, Amounts],
+        names: Sequence[str] = (),
     ) -> Floats:
-        """Each row's six levels with its hot spots and the pod: `t` of the window score."""
+        """Each row's six levels with its hot spots and the pod: `t` of the window score.
+        `names`: the rows' names, for the hot spots of nodes on the estimate's row."""
         t = self._base(hot).take(rows, axis=0)
         add = self._per_unit.take(rows, axis=0)
         add *= self._pod_columns(pod)
         t += add
+        if hot and names:
+            for i in np.flatnonzero(rows == self._estimate).tolist():
+                extra = hot.get(names[i])
+                if extra is not None:
+                    t[i] += self._pod_columns(extra) * self._per_unit[self._estimate]
         return t
 
     def scores(
         self, names: Sequence[str], pod: Amounts, hot: Mapping[str, Amounts] | None = None
     ) -> list[int]:
-        """0..MAX_PRIORITY per name, in order; 0 for a node not in the table.
+        """0..MAX_PRIORITY per name, in order; a node not in the table at the estimate.
 
         The scores are spread over the protocol's whole range for the nodes of the call: the
         best scores MAX_PRIORITY, the worst 0, the others in proportion (all MAX_PRIORITY when
@@ -155,11 +183,10 @@ class LevelTable:
         whose levels differ by 20 points of CPU fell on two or three of them, and the request-based
         scores decided between the rest (benchmarks/water_level.py). The order is the fractions'
         (`fractions`): scaling keeps every property of the window score."""
-        rows, known = self._rows(names)
-        all_known = bool(known.all())
-        fractions = self.fractions(rows if all_known else rows[known], pod, hot or {})
-        if not len(fractions):
+        if not self.index or not names:
             return [0] * len(names)
+        rows, _ = self._rows(names)
+        fractions = self.fractions(rows, pod, hot or {}, names)
         low, high = float(fractions.min()), float(fractions.max())
         if high - low > 1e-9:
             fractions -= low
@@ -167,18 +194,18 @@ class LevelTable:
             scaled = np.rint(fractions).astype(np.int64)
         else:
             scaled = np.full(len(fractions), MAX_PRIORITY, dtype=np.int64)
-        if not all_known:
-            out = np.zeros(len(names), dtype=np.int64)
-            out[known] = scaled
-            scaled = out
         scores: list[int] = scaled.tolist()  # Python ints already
         return scores
 
     def fractions(
-        self, rows: npt.NDArray[np.intp], pod: Amounts, hot: Mapping[str, Amounts]
+        self,
+        rows: npt.NDArray[np.intp],
+        pod: Amounts,
+        hot: Mapping[str, Amounts],
+        names: Sequence[str] = (),
     ) -> Floats:
         """Each row's score in [0, 1]: every window's score for CPU and memory, weighted."""
-        t = scores_in_place(self._predicted(rows, pod, hot), self._under, self._over)
+        t = scores_in_place(self._predicted(rows, pod, hot, names), self._under, self._over)
         result: Floats = t @ self._weights
         return result
 

@@ -32,12 +32,23 @@ def test_the_emptiest_node_scores_highest() -> None:
     assert high >= 0 and low <= 10
 
 
-def test_unknown_nodes_score_zero_and_pass_the_filter() -> None:
+def test_a_node_without_metrics_scores_as_the_emptiest_known_node() -> None:
+    """Failed before: a new node (no metrics yet, so not in the table) scored 0, below every
+    node with metrics, and the pods went away from the one node sure to be nearly empty."""
     table = LevelTable(NODES, PlacementOptions())
-    assert table.scores(["nope", "low"], (0, 0))[0] == 0
-    assert table.too_full(["nope"], (100_000, 100 * GI)) == [False]
+    new, low, mid, high = table.scores(["new", "low", "mid", "high"], (400, GI))
+    assert new == low > mid > high
+    assert table.too_full(["nope"], (100_000, 100 * GI)) == [False]  # never filtered out
     assert table.scores([], (1, 1)) == [] and table.too_full([], (1, 1)) == []
-    assert LevelTable([], PlacementOptions()).scores(["a"], (1, 1)) == [0]
+    assert LevelTable([], PlacementOptions()).scores(["a", "b"], (1, 1)) == [0, 0]  # neutral
+
+
+def test_a_node_without_metrics_takes_its_hot_spots() -> None:
+    """Pods bound to the new node since it joined count on it (at the median allocatable),
+    so a burst does not all go to it before its first metrics."""
+    table = LevelTable(NODES, PlacementOptions())
+    new, low = table.scores(["new", "low"], (400, GI), hot={"new": (1000, 2 * GI)})
+    assert low > new
 
 
 def test_hot_spots_move_the_next_pod_elsewhere() -> None:
@@ -116,7 +127,7 @@ def test_scores_spread_over_the_protocols_range() -> None:
     assert scores[0] == 10 and scores[-1] == 0
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
     same = LevelTable([node("a", 0.5, 0.5), node("b", 0.5, 0.5)], PlacementOptions())
-    assert same.scores(["a", "b", "unknown"], (200, GI)) == [10, 10, 0]
+    assert same.scores(["a", "b", "unknown"], (200, GI)) == [10, 10, 10]
 
 
 fractions_ = st.floats(min_value=0.0, max_value=1.2, allow_nan=False)
