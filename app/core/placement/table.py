@@ -133,7 +133,7 @@ class LevelTable:
         )
         return rows, rows < self._estimate
 
-    def _pod_columns(self, pod: Amounts) -> Floats:
+    def _pod_columns(self, pod: tuple[float, float]) -> Floats:
         n = len(WINDOWS)
         return np.array((float(pod[0]),) * n + (float(pod[1]),) * n)
 
