@@ -75,7 +75,7 @@ class LevelTable:
     Laid out for a call's arithmetic: one row per node, six columns (CPU per window, then
     memory per window), the levels and the inverse of the allocatable each column's pod and
     hot spots are divided by; per column the ideal, `1 - ideal` and `1 / (1 - ideal)`. A call
-    gathers its nodes' rows (`take`) and scores them in place: two arrays of its size, no other
+    gathers its nodes' rows (`take`) and scores them in place: three arrays of its size, no other
     temporaries (benchmarks/water_level.py measures it)."""
 
     def __init__(self, levels: Iterable[NodeLevel], options: PlacementOptions) -> None:
