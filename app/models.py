@@ -285,6 +285,24 @@ class Scaler(Timestamps, db.Model):  # type: ignore[name-defined]
     last_message: Mapped[str | None] = mapped_column(Text)
 
 
+class NodeSpreadRow(db.Model):  # type: ignore[name-defined]
+    """The cluster's spread of node levels at one time (app.core.placement.spread): a point every
+    few minutes for a week, kept by the leader (app.store.node_spread)."""
+
+    __tablename__ = "node_spread"
+    __table_args__ = (Index("ix_node_spread_cluster_at", "cluster_id", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    nodes: Mapped[int] = mapped_column(Integer)
+    cpu_spread: Mapped[float] = mapped_column(Float)  # fractions of allocatable
+    cpu_deviation: Mapped[float] = mapped_column(Float)
+    memory_spread: Mapped[float] = mapped_column(Float)
+    memory_deviation: Mapped[float] = mapped_column(Float)
+    cpu_hottest: Mapped[float] = mapped_column(Float)
+
+
 class AuditEvent(db.Model):  # type: ignore[name-defined]
     """What rightsizer did or was told to do: policy edits, evictions, resizes, scaling."""
 

@@ -9,6 +9,7 @@ from app.api import (
     events,
     health,
     metrics,
+    nodes,
     openapi,
     policies,
     recommendations,
@@ -21,5 +22,5 @@ def init_app(app: Flask) -> None:
     errors.init_app(app)
     metrics.init_app(app)
     app.register_blueprint(health.bp)
-    for module in (recommendations, policies, scalers, workloads, events, openapi):
+    for module in (recommendations, policies, scalers, workloads, events, nodes, openapi):
         app.register_blueprint(module.bp, url_prefix="/api/v1")

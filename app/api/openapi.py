@@ -647,6 +647,28 @@ def schemas() -> dict[str, Any]:
                 },
             )
         ),
+        "NodeSpreadPoint": {
+            "type": "object",
+            "description": "how far apart the nodes' levels (used / allocatable) were at a time",
+            "required": [
+                "time",
+                "nodes",
+                "cpuSpread",
+                "cpuDeviation",
+                "cpuHottest",
+                "memorySpread",
+                "memoryDeviation",
+            ],
+            "properties": {
+                "time": {"type": "string", "format": "date-time"},
+                "nodes": {"type": "integer", "description": "nodes with metrics then"},
+                "cpuSpread": {"type": "number", "description": "max - min, a fraction"},
+                "cpuDeviation": {"type": "number", "description": "standard deviation"},
+                "cpuHottest": {"type": "number", "description": "the highest node's level"},
+                "memorySpread": {"type": "number"},
+                "memoryDeviation": {"type": "number"},
+            },
+        },
         "Event": {
             "type": "object",
             "required": ["id", "time", "actor", "action", "objectKind", "objectRef"],
@@ -812,6 +834,28 @@ def paths() -> dict[str, Any]:
                     **NOT_FOUND,
                 },
             },
+        },
+        "/api/v1/nodes/spread": {
+            "get": {
+                "summary": "the cluster's spread of node levels over time, oldest first",
+                "operationId": "listNodeSpread",
+                "parameters": [
+                    query_param("since", "RFC 3339 time or unix seconds (inclusive)"),
+                ],
+                "responses": {
+                    "200": ok(
+                        "a point every 5 minutes for a week at most",
+                        {
+                            "type": "object",
+                            "required": ["items"],
+                            "properties": {
+                                "items": {"type": "array", "items": ref("NodeSpreadPoint")},
+                            },
+                        },
+                    ),
+                    **ERRORS,
+                },
+            }
         },
         "/api/v1/events": {
             "get": {

@@ -34,6 +34,7 @@ from app.core.scope import RESOURCES, pod_minimum_share
 from app.dashboard import charts, data, format, nodes, placement
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
+from app.dashboard.spread_chart import spread_chart
 from app.extensions import db
 from app.models import Recommendation, RecommendationPoint
 from app.settings import settings
@@ -43,6 +44,7 @@ from app.store.conditions import workload_conditions
 from app.store.events import EventFilter
 from app.store.histograms import container_histograms
 from app.store.history import latest_recommendations, recommendation_history
+from app.store.node_spread import load_spread
 from app.store.scalers import all_scalers
 from app.store.session import to_unix
 
@@ -350,6 +352,7 @@ def nodes_page() -> ResponseReturnValue:
         spread=nodes.spread(levels),
         uneven=[u for r in ("cpu", "memory") if (u := nodes.unevenness_of_use(levels, r))],
         extender=placement.extender_view(),
+        spread_chart=spread_chart(load_spread(db.session)),
         share=nodes.share,
         exact_cpu=format.cpu,
         exact_memory=format.memory,

@@ -4,7 +4,9 @@ process that serves the scheduler extender (app.webhook.extender) and for the da
 Each run lists NodeMetrics (one LIST: a few thousand small objects), reads the nodes'
 allocatable from the node informer, folds each node's sample into its saved levels
 (app.core.placement) and saves them in one transaction; a node without metrics for a day loses
-its row. Without metrics-server the run says so and saves nothing.
+its row. In the same transaction, at most every 5 minutes, a point of the cluster's spread of
+levels over the nodes sampled (app.store.node_spread: the Nodes page's chart). Without
+metrics-server the run says so and saves nothing.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from collections.abc import Callable
 from flask import Flask
 
 from app.core.placement.samples import fold_samples, node_samples
+from app.core.placement.spread import spread_point
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.store.node_levels import load_node_levels, save_node_levels
+from app.store.node_spread import record_spread
 
 FORGET_AFTER = 86400.0  # seconds without metrics before a node's levels are deleted
 
@@ -45,6 +49,10 @@ class NodeLevelsJob:
             levels = fold_samples(previous, self.cluster.node_views(), samples)
             if not still_leader():
                 return "no longer leader; nothing saved"
-            forgotten = save_node_levels(db.session, levels, self.clock() - FORGET_AFTER)
+            now = self.clock()
+            forgotten = save_node_levels(db.session, levels, now - FORGET_AFTER)
+            point = spread_point(levels)
+            if point is not None:
+                record_spread(db.session, point, now)
             db.session.commit()
         return f"{len(levels)} nodes' levels saved, {forgotten} forgotten"

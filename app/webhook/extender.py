@@ -11,7 +11,8 @@ scores 0..MaxExtenderPriority (10).
 
 The extender never fails a scheduling decision through its own fault: a body it cannot read,
 levels not loaded yet, any error, all answer neutrally: every node passes the filter, every node
-scores 0. Nodes it has no levels for pass and score 0. Only the filter threshold ever removes a
+scores 0. Nodes it has no levels for pass and score as the emptiest node it has levels for
+(app.core.placement.table). Only the filter threshold ever removes a
 node (FailedNodes: preemption may free it).
 
 It is served by WSGI middleware ahead of Flask, as /mutate is (app.webhook.route): every pod a
@@ -23,10 +24,12 @@ process's LevelsCache.
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -36,7 +39,7 @@ from werkzeug.wsgi import get_content_length, get_input_stream
 from app.core.owners import workload_of_pod
 from app.core.placement.hotspots import HotSpots
 from app.core.placement.pod_level import pod_level
-from app.core.placement.table import LevelTable
+from app.core.placement.table import MAX_PRIORITY, LevelTable
 from app.core.sizing.node_fit import Amounts
 from app.probes import RequestObserver
 from app.webhook.handler import Webhook
@@ -132,7 +135,6 @@ def names_only(body: bytes) -> tuple[list[str], list[Any] | None]:
 def filter_result(
     passed: Sequence[str], nodes: list[Any] | None, failed: Mapping[str, str], error: str = ""
 ) -> dict[str, Any]:
-    keep = set(passed)
     result: dict[str, Any] = {
         "Nodes": None,
         "NodeNames": None,
@@ -143,12 +145,37 @@ def filter_result(
     if nodes is None:
         result["NodeNames"] = list(passed)
     else:
+        keep = set(passed)
         result["Nodes"] = {"items": [n for n in nodes if node_name(n) in keep]}
     return result
 
 
 def priorities(names: Iterable[str], scores: Iterable[int]) -> list[dict[str, Any]]:
     return [{"Host": n, "Score": s} for n, s in zip(names, scores, strict=True)]
+
+
+# `","Score":<s>},{"Host":"` per score: what comes between two hosts' names
+_BETWEEN = [b'","Score":%d},{"Host":"' % s for s in range(MAX_PRIORITY + 1)]
+_LAST = [b'","Score":%d}]' % s for s in range(MAX_PRIORITY + 1)]
+
+
+def priorities_json(names: list[str], scores: list[int]) -> bytes:
+    """orjson.dumps(priorities(names, scores)), 0 <= score <= MAX_PRIORITY, without building
+    a dict per node: half a 5,000-node call's time went to those dicts.
+
+    orjson encodes the names once, as a JSON list of strings (escaped as JSON requires), and its
+    elements are cut apart at `","`: inside a JSON string every `"` is escaped as `\"`, so
+    `","` (a quote, a comma, a quote with no backslash before it) is only ever the boundary
+    between two strings of the list. Each score's bytes go between them."""
+    if not names:
+        return b"[]"
+    encoded = orjson.dumps(names)[2:-2].split(b'","')  # '["a","b"]' -> [b'a', b'b']
+    between = list(map(_BETWEEN.__getitem__, scores))
+    between[-1] = _LAST[scores[-1]]
+    out: list[bytes] = [b""] * (2 * len(encoded))
+    out[0::2] = encoded
+    out[1::2] = between
+    return b'[{"Host":"' + b"".join(out)
 
 
 # Starts a watch of binds calling (on_bound, on_gone) with pods' JSON: app.kube.binds.BindWatch.
@@ -207,7 +234,7 @@ class Extender:
                 doc = priorities(names, [0] * len(names))
             outcome = "neutral"
         DURATION.labels(verb, outcome).observe(time.perf_counter() - started)
-        return orjson.dumps(doc)
+        return doc if isinstance(doc, bytes) else orjson.dumps(doc)
 
     def _answer(self, verb: str, body: bytes) -> tuple[Any, str]:
         pod, names, nodes = parse_args(body)
@@ -220,10 +247,12 @@ class Extender:
         hot = self.hot_spots(table)
         if verb == "filter":
             full = table.too_full(names, predicted, hot)
-            passed = [n for n, f in zip(names, full, strict=True) if not f]
-            failed = {n: TOO_FULL for n, f in zip(names, full, strict=True) if f}
+            if not any(full):
+                return filter_result(names, nodes, {}), "scored"
+            passed = list(compress(names, map(operator.not_, full)))
+            failed = dict.fromkeys(compress(names, full), TOO_FULL)
             return filter_result(passed, nodes, failed), "scored"
-        return priorities(names, table.scores(names, predicted, hot)), "scored"
+        return priorities_json(names, table.scores(names, predicted, hot)), "scored"
 
     def hot_spots(self, table: LevelTable) -> dict[str, Amounts]:
         """Per node, the predicted usage of the pods bound since its last metrics."""

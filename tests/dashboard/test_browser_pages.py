@@ -18,6 +18,7 @@ from flask import Flask
 from kubernetes import client as k8s
 from sqlalchemy import update
 
+from app.core.placement.spread import SpreadPoint
 from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel as SavedLevel
 from app.core.quantity import amount as quantity_amount
@@ -26,10 +27,12 @@ from app.extensions import db
 from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
 from app.store.node_levels import save_node_levels
+from app.store.node_spread import record_spread
 from tests.support.screenshots import shot
 from tests.support.tokens import TOKENS
 
 pytestmark = pytest.mark.browser
+GI = 1 << 30
 
 CLUSTER: dict[str, Any] = {
     "nodes": [
@@ -224,6 +227,45 @@ def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
             )
     assert page.locator("#unevenness-explained").is_visible()
     shot(page, "nodes-seeded", database_url)
+
+
+def test_nodes_page_charts_the_clusters_spread_over_time(
+    app: Flask, sim: Simulator, api: requests.Session, page: Any, live_url: str, database_url: str
+) -> None:
+    """The points the leader recorded (two days, every 30 minutes: the CPU spread falling from
+    40 to 10 points as water-level placement evens the nodes out), as the API lists them, one
+    dot per point on each line, higher on the chart for a larger spread."""
+    nodes._cache = None
+    saved = [
+        SavedLevel("small-0", 4000, 16 * GI, (0.6,) * 3, (0.3,) * 3, 1000.0),
+        SavedLevel("big-0", 16000, 64 * GI, (0.2,) * 3, (0.2,) * 3, 1000.0),
+    ]
+    save_node_levels(db.session, saved, 0.0)
+    t0 = 1_780_000_000.0
+    for i in range(96):
+        cpu = 0.4 - 0.3 * i / 95
+        record_spread(
+            db.session, SpreadPoint(3, cpu, cpu / 3, 0.15, 0.05, 0.5 + cpu), t0 + 1800 * i
+        )
+    db.session.commit()
+    items = api.get(f"{live_url}/api/v1/nodes/spread", timeout=10).json()["items"]
+    assert len(items) == 96
+
+    page.goto(f"{live_url}/dashboard/nodes")
+    chart = page.locator("#spread-chart")
+    assert chart.is_visible()
+    for resource, key in (("cpu", "cpuSpread"), ("memory", "memorySpread")):
+        line = chart.locator(f"polyline.spread[data-resource='{resource}']")
+        assert line.get_attribute("data-points") == "96"
+        dots = chart.locator(f"circle.spread-point[data-resource='{resource}']")
+        shown = [float(v) for v in dots.evaluate_all("ds => ds.map(d => d.dataset.value)")]
+        assert shown == pytest.approx([p[key] for p in items])
+    cpu = chart.locator("circle.spread-point[data-resource='cpu']")
+    heights = cpu.evaluate_all("ds => ds.map(d => d.getBoundingClientRect().top)")
+    assert heights[0] < heights[-1]  # 40 points drawn above 10 (screen y grows downwards)
+    assert page.locator("#spread-chart-explained").is_visible()
+    assert page.locator("#unevenness-explained").is_visible()
+    shot(page, "nodes-spread-chart", database_url)
 
 
 def test_events_page_shows_the_apis_audit_trail_and_filters(

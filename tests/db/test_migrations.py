@@ -126,3 +126,22 @@ def test_a_policy_placement_is_stored_and_dropped_by_a_downgrade(app: Flask) -> 
     db.session.remove()
     upgrade()
     assert db.session.execute(sa.text("SELECT placement FROM policies")).scalar_one() is None
+
+
+def test_the_node_spread_table_is_created_and_dropped(app: Flask) -> None:
+    """0015: the spread over time; a downgrade drops it and nothing else."""
+    db.session.execute(
+        sa.text(
+            "INSERT INTO node_spread (cluster_id, at, nodes, cpu_spread, cpu_deviation, "
+            "memory_spread, memory_deviation, cpu_hottest) VALUES ((SELECT min(id) FROM "
+            "clusters), '2026-12-06 10:00:00', 3, 0.4, 0.2, 0.1, 0.05, 0.8)"
+        )
+    )
+    db.session.commit()
+    db.session.remove()
+    downgrade(revision="0014")
+    assert "node_spread" not in sa.inspect(db.engine).get_table_names()
+    assert "node_levels" in sa.inspect(db.engine).get_table_names()
+    db.session.remove()
+    upgrade()
+    assert db.session.execute(sa.text("SELECT count(*) FROM node_spread")).scalar_one() == 0

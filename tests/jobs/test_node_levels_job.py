@@ -11,6 +11,7 @@ from app.core.nodes import NodeView
 from app.extensions import db
 from app.jobs.node_levels import NodeLevelsJob
 from app.store.node_levels import load_node_levels
+from app.store.node_spread import load_spread
 
 GI = 1 << 30
 
@@ -67,3 +68,36 @@ def test_nothing_saved_when_no_longer_leader(app: Flask) -> None:
     assert "no longer leader" in job.run_once(lambda: False)
     with app.app_context():
         assert load_node_levels(db.session) == []
+
+
+class TwoNodes(FakeCluster):
+    def node_views(self) -> list[NodeView]:
+        return [
+            NodeView("a", (), False, True, (), 4000, 8 * GI),
+            NodeView("b", (), False, True, (), 8000, 8 * GI),
+        ]
+
+
+def test_the_clusters_spread_is_recorded_every_five_minutes_for_a_week(app: Flask) -> None:
+    clock = [1_000_000.0]
+    cluster = TwoNodes()
+    cluster.metrics = [
+        metrics("a", "3", "2Gi", "2026-12-06T10:00:00Z"),  # 75% CPU, 25% memory
+        metrics("b", "2", "6Gi", "2026-12-06T10:00:00Z"),  # 25% CPU, 75% memory
+    ]
+    job = NodeLevelsJob(app, cluster, 30.0, clock=lambda: clock[0])  # type: ignore[arg-type]
+    job.run_once(lambda: True)
+    clock[0] += 60  # a minute later: no second point
+    job.run_once(lambda: True)
+    with app.app_context():
+        [(at, point)] = load_spread(db.session)
+    assert at == 1_000_000.0 and point.nodes == 2
+    assert point.cpu_spread == 0.5 and point.memory_spread == 0.5 and point.cpu_hottest == 0.75
+    assert point.cpu_deviation == 0.25
+    clock[0] += 300
+    job.run_once(lambda: True)
+    clock[0] += 8 * 86400  # a week later the first two are gone
+    job.run_once(lambda: True)
+    with app.app_context():
+        assert [at for at, _ in load_spread(db.session)] == [clock[0]]
+        assert load_spread(db.session, since=clock[0] + 1) == []

@@ -72,3 +72,44 @@ def test_binds_from_now_on(sim: Simulator, api: Any) -> None:
             assert gone == [pod.metadata.uid]
     finally:
         watch.stop()
+
+
+def test_binds_made_while_no_watch_was_open_are_not_missed(sim: Simulator, api: Any) -> None:
+    """Failed before: a watch that ended (its timeout, a dropped connection) started again from
+    a fresh LIST, so the pods bound in between were never reported. It resumes from the last
+    resourceVersion it saw: the API server sends them."""
+    bound: list[str] = []
+    lock = threading.Lock()
+
+    def on_bound(pod: dict[str, Any]) -> None:
+        with lock:
+            bound.append(pod["metadata"]["name"])
+
+    core = client.CoreV1Api(api)
+
+    def create(name: str) -> None:
+        core.create_namespaced_pod(
+            "shop",
+            {"metadata": {"name": name}, "spec": {"containers": [{"name": "app", "image": "a"}]}},
+        )
+        sim.settle()
+
+    watch = BindWatch(api, on_bound, lambda pod: None).start()
+    try:
+        assert watch.watching.wait(30)
+        create("before-gap")
+        wait_for(lambda: bound == ["before-gap"])
+        watch.stop()  # the watch ends at its next event: the first bind of the gap
+        create("in-gap-1")
+        wait_for(lambda: not watch.watching.is_set())
+        create("in-gap-2")
+        watch.start()
+        wait_for(lambda: len(bound) == 3)
+        create("after-gap")
+        wait_for(lambda: len(bound) == 4)
+        with lock:
+            assert bound == ["before-gap", "in-gap-1", "in-gap-2", "after-gap"]
+    finally:
+        watch.stop()
+        for name in ("before-gap", "in-gap-1", "in-gap-2", "after-gap"):
+            core.delete_namespaced_pod(name, "shop", grace_period_seconds=0)

@@ -7,13 +7,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 from flask import Flask
 from flask.testing import FlaskClient
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.placement.windows import NodeLevel
 from app.extensions import db
 from app.store.node_levels import save_node_levels
 from app.webhook import extender_of
+from app.webhook.extender import priorities, priorities_json
 from tests.support.pods import container, pod
 from tests.support.reviews import add_recommendation, refresh
 
@@ -92,10 +96,11 @@ def test_keys_match_whatever_their_case(app: Flask, client: FlaskClient) -> None
     assert call(client, "filter", body)["NodeNames"] == ["low"]
 
 
-def test_unknown_nodes_pass_and_score_zero(app: Flask, client: FlaskClient) -> None:
+def test_unknown_nodes_pass_and_score_as_the_emptiest(app: Flask, client: FlaskClient) -> None:
     load_levels(app)
     assert call(client, "filter", args(["new-node"]))["NodeNames"] == ["new-node"]
-    assert call(client, "prioritize", args(["new-node"])) == [{"Host": "new-node", "Score": 0}]
+    got = call(client, "prioritize", args(["new-node", "low", "hot"]))
+    assert [h["Score"] for h in got] == [10, 10, 0]
 
 
 def test_empty_lists(app: Flask, client: FlaskClient) -> None:
@@ -191,3 +196,15 @@ def test_pods_deleted_since_the_last_metrics_no_longer_count(
     ext.gone(bound_pod("old", "mid"))  # 0.25 of "mid" predicted gone: 0.4 -> 0.15
     after = {h["Host"]: h["Score"] for h in call(client, "prioritize", args(["low", "mid"]))}
     assert before["mid"] < before["low"] and after["mid"] > before["mid"]
+
+
+@given(st.lists(st.text(), max_size=20), st.data())
+def test_priorities_encoded_as_orjson_encodes_them(names: list[str], data: Any) -> None:
+    """The HostPriorityList cut from one encoding of the names: whatever the names hold
+    (quotes, commas, backslashes, the separator itself), the JSON of the dicts."""
+    scores = data.draw(st.lists(st.integers(0, 10), min_size=len(names), max_size=len(names)))
+    if names:  # and the worst names, each time
+        names, scores = [*names, '","', 'a\\",\\"b', "\\", '"', ","], [*scores, 10, 0, 3, 4, 5]
+    got = priorities_json(names, scores)
+    assert orjson.loads(got) == priorities(names, scores)
+    assert got == orjson.dumps(priorities(names, scores))

@@ -6,8 +6,14 @@ cluster) and waits for the answer. So the levels are loaded into arrays once per
 scores them all at once with numpy: well under a millisecond of arithmetic for 5,000 nodes, where
 a Python loop over them took 40 ms on a 2-core machine.
 
-A node the table does not know (no metrics yet, or no allocatable) scores 0 and is never filtered
-out: the extender knows nothing against it.
+A node the table does not know (no metrics yet: usually a node that just joined) is estimated at
+the level of the emptiest node it knows, per window and resource, with the median allocatable of
+the nodes it knows (for the pod's and its hot spots' share of it), and is never filtered out. A
+new node runs little more than its DaemonSets' pods, so scoring it 0, as this did, sent pods away
+from the one node sure to be nearly empty; an estimate below every measured node would instead
+send it a whole burst before its first metrics. At the emptiest node's level it competes with
+that node, and each pod bound to it counts as a hot spot on it until its metrics arrive. With no
+node known at all, every node scores 0 (neutral).
 """
 
 from __future__ import annotations
@@ -46,13 +52,31 @@ class PlacementOptions:
 
 def window_scores(t: Floats, ideal: Floats) -> Floats:
     """app.core.placement.score.window_score over arrays (`ideal` broadcast along `t`)."""
-    under = np.maximum(0.0, 1.0 - (ideal - t))
-    over = (1.0 - t) / (1.0 - ideal)
-    return np.where(t >= 1.0, 0.0, np.where(t <= ideal, under, over))
+    return scores_in_place(np.array(t, dtype=np.float64), 1.0 - ideal, 1.0 / (1.0 - ideal))
+
+
+def scores_in_place(t: Floats, under: Floats, over: Floats) -> Floats:
+    """`window_scores` in `t` itself, with `under = 1 - ideal` and `over = 1 / (1 - ideal)`.
+
+    Below the ideal `t + (1 - ideal)` is at most 1 and `(1 - t) / (1 - ideal)` at least 1;
+    above it the reverse. So the score is the smaller of the two, and 0 from `t >= 1`, where
+    the second is not positive: one temporary array, no branch per element."""
+    falling = np.subtract(1.0, t)
+    falling *= over
+    t += under
+    np.minimum(t, falling, out=t)
+    np.maximum(t, 0.0, out=t)
+    return t
 
 
 class LevelTable:
-    """Immutable once built: readers on any thread share it."""
+    """Immutable once built: readers on any thread share it.
+
+    Laid out for a call's arithmetic: one row per node, six columns (CPU per window, then
+    memory per window), the levels and the inverse of the allocatable each column's pod and
+    hot spots are divided by; per column the ideal, `1 - ideal` and `1 / (1 - ideal)`. A call
+    gathers its nodes' rows (`take`) and scores them in place: three arrays of its size, no other
+    temporaries (benchmarks/water_level.py measures it)."""
 
     def __init__(self, levels: Iterable[NodeLevel], options: PlacementOptions) -> None:
         known = [n for n in levels if n.cpu_allocatable > 0 and n.memory_allocatable > 0]
@@ -73,37 +97,85 @@ class LevelTable:
         )
         weights = np.array(options.window_weights, dtype=np.float64)
         self.weights = weights / weights.sum() / 2.0  # two resources, each half the score
+        # the six columns
+        n = len(WINDOWS)
+        self._levels: Floats = np.hstack([self.cpu, self.memory])
+        self._per_unit: Floats = np.hstack(
+            [
+                np.repeat(1.0 / self.cpu_allocatable[:, None], n, axis=1),
+                np.repeat(1.0 / self.memory_allocatable[:, None], n, axis=1),
+            ]
+        ).reshape(len(known), 2 * n)
+        ideal = np.concatenate([self.ideal_cpu, self.ideal_memory])
+        self._under: Floats = 1.0 - ideal  # score below the ideal: t + (1 - ideal)
+        self._over: Floats = 1.0 / (1.0 - ideal)  # above it: (1 - t) / (1 - ideal)
+        self._weights: Floats = np.concatenate([self.weights, self.weights])
+        # one more row, the estimate for any node not in the table (see the module docstring)
+        self._estimate = len(known)
+        if known:
+            self._levels = np.vstack([self._levels, self._levels.min(axis=0)])
+            median = (
+                float(np.median(self.cpu_allocatable)),
+                float(np.median(self.memory_allocatable)),
+            )
+            self._per_unit = np.vstack([self._per_unit, 1.0 / self._pod_columns(median)])
 
     def __len__(self) -> int:
         return len(self.index)
 
-    def _rows(self, names: Sequence[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    def _rows(self, names: Sequence[str]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+        """Each name's row, the estimate's for a node not in the table; which are in it."""
         # map() over dict.get runs in C: a generator here took most of a 5,000-name call
-        found = list(map(self.index.get, names, repeat(-1, len(names))))
-        rows = np.array(found, dtype=np.int64) if found else np.zeros(0, dtype=np.int64)
-        return rows, rows >= 0
+        rows = np.fromiter(
+            map(self.index.get, names, repeat(self._estimate, len(names))),
+            dtype=np.intp,
+            count=len(names),
+        )
+        return rows, rows < self._estimate
+
+    def _pod_columns(self, pod: tuple[float, float]) -> Floats:
+        n = len(WINDOWS)
+        return np.array((float(pod[0]),) * n + (float(pod[1]),) * n)
+
+    def _base(self, hot: Mapping[str, Amounts]) -> Floats:
+        """The six columns' levels with the hot spots added (as levels of each node)."""
+        if not hot:
+            return self._levels
+        extra = np.zeros(self._levels.shape)
+        n = len(WINDOWS)
+        for node, (c, m) in hot.items():
+            i = self.index.get(node)
+            if i is not None:
+                extra[i, :n] = c
+                extra[i, n:] = m
+        extra *= self._per_unit
+        extra += self._levels
+        return extra
 
     def _predicted(
-        self, rows: npt.NDArray[np.int64], pod: Amounts, hot: Mapping[str, Amounts]
-    ) -> tuple[Floats, Floats]:
-        """Each row's (CPU, memory) level to add to its windows: the pod and its hot spots."""
-        cpu = pod[0] / self.cpu_allocatable[rows]
-        memory = pod[1] / self.memory_allocatable[rows]
-        if hot:
-            extra_cpu, extra_memory = np.zeros(len(self.index)), np.zeros(len(self.index))
-            for node, (c, m) in hot.items():
-                i = self.index.get(node)
-                if i is not None:
-                    extra_cpu[i] = c / self.cpu_allocatable[i]
-                    extra_memory[i] = m / self.memory_allocatable[i]
-            cpu = cpu + extra_cpu[rows]
-            memory = memory + extra_memory[rows]
-        return cpu, memory
+        self,
+        rows: npt.NDArray[np.intp],
+        pod: Amounts,
+        hot: Mapping[str, Amounts],
+        names: Sequence[str] = (),
+    ) -> Floats:
+        """Each row's six levels with its hot spots and the pod: `t` of the window score.
+        `names`: the rows' names, for the hot spots of nodes on the estimate's row."""
+        t = self._base(hot).take(rows, axis=0)
+        add = self._per_unit.take(rows, axis=0)
+        add *= self._pod_columns(pod)
+        t += add
+        if hot and names:
+            for i in np.flatnonzero(rows == self._estimate).tolist():
+                extra = hot.get(names[i])
+                if extra is not None:
+                    t[i] += self._pod_columns(extra) * self._per_unit[self._estimate]
+        return t
 
     def scores(
         self, names: Sequence[str], pod: Amounts, hot: Mapping[str, Amounts] | None = None
     ) -> list[int]:
-        """0..MAX_PRIORITY per name, in order; 0 for a node not in the table.
+        """0..MAX_PRIORITY per name, in order; a node not in the table at the estimate.
 
         The scores are spread over the protocol's whole range for the nodes of the call: the
         best scores MAX_PRIORITY, the worst 0, the others in proportion (all MAX_PRIORITY when
@@ -111,26 +183,30 @@ class LevelTable:
         whose levels differ by 20 points of CPU fell on two or three of them, and the request-based
         scores decided between the rest (benchmarks/water_level.py). The order is the fractions'
         (`fractions`): scaling keeps every property of the window score."""
-        rows, known = self._rows(names)
-        out = np.zeros(len(names), dtype=np.int64)
-        if known.any():
-            fractions = self.fractions(rows[known], pod, hot or {})
-            low, high = float(fractions.min()), float(fractions.max())
-            if high - low > 1e-9:
-                out[known] = np.rint((fractions - low) / (high - low) * MAX_PRIORITY)
-            else:
-                out[known] = MAX_PRIORITY
-        scores: list[int] = out.tolist()  # Python ints already
+        if not self.index or not names:
+            return [0] * len(names)
+        rows, _ = self._rows(names)
+        fractions = self.fractions(rows, pod, hot or {}, names)
+        low, high = float(fractions.min()), float(fractions.max())
+        if high - low > 1e-9:
+            fractions -= low
+            fractions *= MAX_PRIORITY / (high - low)
+            scaled = np.rint(fractions).astype(np.int64)
+        else:
+            scaled = np.full(len(fractions), MAX_PRIORITY, dtype=np.int64)
+        scores: list[int] = scaled.tolist()  # Python ints already
         return scores
 
     def fractions(
-        self, rows: npt.NDArray[np.int64], pod: Amounts, hot: Mapping[str, Amounts]
+        self,
+        rows: npt.NDArray[np.intp],
+        pod: Amounts,
+        hot: Mapping[str, Amounts],
+        names: Sequence[str] = (),
     ) -> Floats:
         """Each row's score in [0, 1]: every window's score for CPU and memory, weighted."""
-        cpu, memory = self._predicted(rows, pod, hot)
-        s_cpu = window_scores(self.cpu[rows] + cpu[:, None], self.ideal_cpu)
-        s_memory = window_scores(self.memory[rows] + memory[:, None], self.ideal_memory)
-        result: Floats = (s_cpu + s_memory) @ self.weights
+        t = scores_in_place(self._predicted(rows, pod, hot, names), self._under, self._over)
+        result: Floats = t @ self._weights
         return result
 
     def too_full(
@@ -142,9 +218,7 @@ class LevelTable:
         rows, known = self._rows(names)
         out = np.zeros(len(names), dtype=bool)
         if threshold > 0 and known.any():
-            r = rows[known]
-            cpu, memory = self._predicted(r, pod, hot or {})
-            out[known] = (self.cpu[r, 0] + cpu > threshold) | (
-                self.memory[r, 0] + memory > threshold
-            )
-        return [bool(b) for b in out.tolist()]
+            t = self._predicted(rows[known], pod, hot or {})
+            out[known] = (t[:, 0] > threshold) | (t[:, len(WINDOWS)] > threshold)
+        full: list[bool] = out.tolist()  # Python bools already
+        return full

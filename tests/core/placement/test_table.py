@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.placement.current import current_scores
 from app.core.placement.pod_level import pod_level
+from app.core.placement.score import ideal_level, window_score
 from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel
 from app.core.recommend.capping import Recommendation
@@ -28,12 +32,23 @@ def test_the_emptiest_node_scores_highest() -> None:
     assert high >= 0 and low <= 10
 
 
-def test_unknown_nodes_score_zero_and_pass_the_filter() -> None:
+def test_a_node_without_metrics_scores_as_the_emptiest_known_node() -> None:
+    """Failed before: a new node (no metrics yet, so not in the table) scored 0, below every
+    node with metrics, and the pods went away from the one node sure to be nearly empty."""
     table = LevelTable(NODES, PlacementOptions())
-    assert table.scores(["nope", "low"], (0, 0))[0] == 0
-    assert table.too_full(["nope"], (100_000, 100 * GI)) == [False]
+    new, low, mid, high = table.scores(["new", "low", "mid", "high"], (400, GI))
+    assert new == low > mid > high
+    assert table.too_full(["nope"], (100_000, 100 * GI)) == [False]  # never filtered out
     assert table.scores([], (1, 1)) == [] and table.too_full([], (1, 1)) == []
-    assert LevelTable([], PlacementOptions()).scores(["a"], (1, 1)) == [0]
+    assert LevelTable([], PlacementOptions()).scores(["a", "b"], (1, 1)) == [0, 0]  # neutral
+
+
+def test_a_node_without_metrics_takes_its_hot_spots() -> None:
+    """Pods bound to the new node since it joined count on it (at the median allocatable),
+    so a burst does not all go to it before its first metrics."""
+    table = LevelTable(NODES, PlacementOptions())
+    new, low = table.scores(["new", "low"], (400, GI), hot={"new": (1000, 2 * GI)})
+    assert low > new
 
 
 def test_hot_spots_move_the_next_pod_elsewhere() -> None:
@@ -112,4 +127,38 @@ def test_scores_spread_over_the_protocols_range() -> None:
     assert scores[0] == 10 and scores[-1] == 0
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
     same = LevelTable([node("a", 0.5, 0.5), node("b", 0.5, 0.5)], PlacementOptions())
-    assert same.scores(["a", "b", "unknown"], (200, GI)) == [10, 10, 0]
+    assert same.scores(["a", "b", "unknown"], (200, GI)) == [10, 10, 10]
+
+
+fractions_ = st.floats(min_value=0.0, max_value=1.2, allow_nan=False)
+
+
+@given(
+    st.lists(st.tuples(fractions_, fractions_, fractions_, fractions_), min_size=1, max_size=8),
+    st.integers(0, 8000),
+    st.integers(0, 8 * GI),
+    st.floats(0.0, 3.0),
+)
+def test_fractions_are_the_window_scores_weighted(
+    nodes: list[tuple[float, float, float, float]], pod_cpu: int, pod_memory: int, w: float
+) -> None:
+    """The table's arithmetic (in place, six columns) against the scalar score of each window
+    and resource, weighted as docs/placement.md says."""
+    levels = [
+        NodeLevel(f"n{i}", 4000, 16 * GI, (c1, c2, c2), (m1, m2, m1), 0.0)
+        for i, (c1, c2, m1, m2) in enumerate(nodes)
+    ]
+    options = PlacementOptions((0.5, 0.3, 0.2), w)
+    table = LevelTable(levels, options)
+    rows = np.arange(len(levels))
+    got = table.fractions(rows, (pod_cpu, pod_memory), {"n0": (500, GI)})
+    for i, n in enumerate(levels):
+        hot_cpu, hot_memory = (500 / 4000, 1 / 16) if i == 0 else (0.0, 0.0)
+        want = 0.0
+        for j, weight in enumerate(options.window_weights):
+            ideal_cpu = ideal_level([x.cpu[j] for x in levels], w)
+            ideal_memory = ideal_level([x.memory[j] for x in levels], w)
+            cpu = window_score(n.cpu[j] + hot_cpu + pod_cpu / 4000, ideal_cpu)
+            memory = window_score(n.memory[j] + hot_memory + pod_memory / (16 * GI), ideal_memory)
+            want += weight / 2 * (cpu + memory)
+        assert got[i] == pytest.approx(want, abs=1e-9)
