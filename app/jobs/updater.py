@@ -48,9 +48,8 @@ from app.core.conditions import (
 from app.core.job_families import never_updated
 from app.core.node_groups import pods_by_group
 from app.core.pods import PodView
-from app.core.policy import IN_PLACE_MODES, Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.policy import Policy
+from app.core.recommendation import Recommendation
 from app.core.sizing.fit import NodeRoom
 from app.core.sizing.inplace import InfeasibleAttempts, skips_budget
 from app.core.sizing.limitrange import LimitRangeItem
@@ -74,6 +73,7 @@ from app.core.sizing.plan import (
 )
 from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket, UpdaterSettings
 from app.core.update_policy import MAX_WINDOW_SECONDS, ObservationWindow
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.boost_removal import remove_boosts
 from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
@@ -87,7 +87,6 @@ from app.store.policies import InvalidPolicyLog
 from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds, load_snapshot
 
 log = logging.getLogger(__name__)
-ACTIVE_MODES = ("Recreate", *IN_PLACE_MODES)
 ACTOR = "rightsizer/updater"  # of its audit events
 
 
@@ -221,7 +220,7 @@ class UpdaterJob:
                 self.tally.unboosted += removed
                 self.tally.held += held
                 self.tally.unanswered += lost
-                if policy.update_mode not in ACTIVE_MODES:
+                if not policy.update_mode.updates_running:
                     continue
                 considered += 1
                 age = now - policy.changed
@@ -368,7 +367,7 @@ class UpdaterJob:
                 continue
             if not still_leader() or self.cluster.stale():
                 break
-            if policy.update_mode not in IN_PLACE_MODES or c.pending:
+            if not policy.update_mode.resizes_in_place or c.pending:
                 self._evict(c, budget)  # budget reserved, sent a few at a time
                 _take(rooms, placed)  # a failed eviction keeps its room this run: fewer placed
                 continue
@@ -433,9 +432,9 @@ class UpdaterJob:
     ) -> bool | None:
         """None when the pod is left this run (counted as held back, but for a Pending pod in
         InPlace mode, which VPA defers); else whether its resize may skip the budget."""
-        if policy.update_mode == "InPlace" and c.pending:
+        if policy.update_mode.only_in_place and c.pending:
             return None
-        evicting = policy.update_mode == "Recreate" or c.pending
+        evicting = not policy.update_mode.resizes_in_place or c.pending
         free = skip and not evicting  # a resize that restarts nothing: no budget
         uid = c.pod.uid or c.pod.name
         if self.infeasible.blocks(uid, _wanted(c)):
@@ -467,7 +466,7 @@ class UpdaterJob:
                 (
                     (p.observation_window or DEFAULT_WINDOW).horizon
                     for p in policies
-                    if p.update_mode in ACTIVE_MODES
+                    if p.update_mode.updates_running
                 ),
                 default=DEFAULT_WINDOW.horizon,
             ),
@@ -582,7 +581,7 @@ class UpdaterJob:
                 if outcome == "refused"
                 else "resize not supported by this cluster (< 1.33)"
             )
-        if policy.update_mode == "InPlace":
+        if policy.update_mode.only_in_place:
             self._infeasible(c.workload, c.pod, why, details, reason)
             return None
         if not may_evict:
@@ -705,7 +704,7 @@ class UpdaterJob:
                 state, text = stuck_resize(pod, details.get("after") or {})
                 why = self.resizing.observe(uid, state, now)
                 policy = governed.get(w)
-                if policy is not None and policy.update_mode == "InPlace":
+                if policy is not None and policy.update_mode.only_in_place:
                     if state == "Infeasible":
                         self._infeasible(w, pod, f"resize Infeasible ({text})", details)
                         self.resizing.forget(uid)

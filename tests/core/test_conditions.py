@@ -27,7 +27,7 @@ from app.core.conditions import (
 )
 from app.core.policy import Policy
 from app.core.quantity import amount
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import UPDATES_ANNOTATION

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.owners import workload_of_pod
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 
 
 def pod(

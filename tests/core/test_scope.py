@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app.core.policy import Policy
 from app.core.policy_warnings import never_sized_reasons
-from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommendation import ContainerPolicy
 from app.core.savings import Savings
 from app.core.scope import (
     ACTING,

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from app.core.bodies import EvictionBody
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
 from app.core.sizing.patch import PodPatch
 from app.core.sizing.plan import Candidate
 from app.core.sizing.priority import DisruptionBudget, PodPriority
+from app.core.workload_key import WorkloadKey
 from app.jobs.evictions import EvictionSender
 from app.jobs.updater import UpdaterJob, UpdaterOptions
 

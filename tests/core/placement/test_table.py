@@ -8,7 +8,7 @@ from app.core.placement.current import current_scores
 from app.core.placement.pod_level import pod_level
 from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 
 GI = 1 << 30

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from app.core.pods import PodView
 from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
-from app.core.recommend.capping import ContainerPolicy, Recommendation
+from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.sizing.boost import (
     BOOST_ANNOTATION,
     BoostOptions,

@@ -10,7 +10,7 @@ import pytest
 
 from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
-from app.core.recommend.capping import ContainerPolicy, Recommendation
+from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.sizing.limitrange import LimitRangeItem, merged, parse_limit_range
 from app.core.sizing.patch import (
     OBSERVED_ANNOTATION,

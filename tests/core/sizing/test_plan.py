@@ -8,8 +8,7 @@ from app.core.bodies import ContainerResize, ResizeBody
 from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.fit import NodeRoom
 from app.core.sizing.plan import (
@@ -26,6 +25,7 @@ from app.core.sizing.plan import (
     workload_candidates,
 )
 from app.core.sizing.priority import UpdaterSettings
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "web")
 MI = 1024 * 1024

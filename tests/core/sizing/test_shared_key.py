@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from app.core.nodes import NodeView
 from app.core.policy import Policy
-from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BOOST_ANNOTATION
 from app.core.sizing.patch import UPDATES_ANNOTATION
 from app.core.sizing.patch_cache import pod_inputs, shared_key
 from app.core.sizing.plan import Candidate, PodKeys, node_rooms, workload_candidates
 from app.core.sizing.priority import UpdaterSettings
+from app.core.workload_key import WorkloadKey
 from app.kube.cluster import Shared, pod_view
 from tests.support.generators import CPU, NAMES, limit_ranges, pods, policies
 from tests.support.pods import rec

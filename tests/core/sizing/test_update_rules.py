@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.boost import BOOST_ANNOTATION
 from app.core.sizing.inplace import InfeasibleAttempts, asks_for_less, skips_budget
@@ -24,6 +23,7 @@ from app.core.sizing.plan import workload_candidates
 from app.core.sizing.priority import ContainerView, UpdaterSettings
 from app.core.sizing.requirements import admits, changes
 from app.core.update_policy import TARGET_HIGHER, TARGET_LOWER, EvictionRequirement
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "web")
 MI = 1024 * 1024
