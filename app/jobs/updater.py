@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,16 +71,17 @@ from app.core.sizing.plan import (
     stuck_resize,
     workload_candidates,
 )
-from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket, UpdaterSettings
+from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket
 from app.core.update_policy import MAX_WINDOW_SECONDS, ObservationWindow
 from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.boost_removal import remove_boosts
-from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
+from app.jobs.evictions import EvictionSender
 from app.jobs.workload_pods import live_pods_by_workload
 from app.kube.actions import ANSWER_LOST, MAY_BE_DONE, PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
+from app.settings import Settings
 from app.store import audit
 from app.store.conditions import save_conditions
 from app.store.policies import InvalidPolicyLog
@@ -88,21 +89,6 @@ from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds
 
 log = logging.getLogger(__name__)
 ACTOR = "rightsizer/updater"  # of its audit events
-
-
-@dataclass
-class UpdaterOptions:
-    interval: float = 60.0
-    settings: UpdaterSettings = field(default_factory=UpdaterSettings)
-    min_history_seconds: float = 3600.0
-    evictions_per_second: float = 0.0  # 0: no global limit
-    eviction_burst: int = 1
-    evictions_in_flight: int = DEFAULT_IN_FLIGHT  # sent at once (app.jobs.evictions)
-    dry_run: bool = False
-    excluded_namespaces: frozenset[str] = frozenset()
-    # A policy changed more recently than this is not acted on yet: the webhook processes may not
-    # have loaded it, and a pod evicted meanwhile would come back without it (0: no wait).
-    policy_settle_seconds: float = 0.0
 
 
 class UpdaterJob:
@@ -113,12 +99,19 @@ class UpdaterJob:
         app: Flask,
         cluster: ClusterView,
         actions: PodActions,
-        options: UpdaterOptions,
+        settings: Settings,
         webhook_registered: Callable[[], bool],
         clock: Callable[[], float] = time.time,
         limit_ranges: LimitRangeCache | None = None,
     ) -> None:
+        # Its part of the settings (app/settings.py UpdaterJobSettings), the namespaces never
+        # sized, and how long a changed policy waits: every webhook process reloads policies on
+        # this period, and until then a pod evicted under a new or changed policy would come
+        # back without it and be disrupted twice (0: no wait).
+        options = settings.updater
         self.app, self.cluster, self.actions, self.options = app, cluster, actions, options
+        self.never_sized = settings.cluster.never_sized
+        self.policy_settle_seconds = 2 * settings.webhook.cache_refresh_seconds
         self.limit_ranges = limit_ranges  # None: size without LimitRanges (tests, no cluster)
         self.interval = options.interval
         self.webhook_registered, self.clock = webhook_registered, clock
@@ -177,7 +170,7 @@ class UpdaterJob:
         by_workload = {
             w: wpods
             for w, wpods in live_pods_by_workload(
-                pods, self.cluster.workload_of, self.options.excluded_namespaces
+                pods, self.cluster.workload_of, self.never_sized
             ).items()
             if not never_updated(w.kind)  # Jobs, CronJobs, Job families (app.core.job_families)
         }
@@ -187,7 +180,7 @@ class UpdaterJob:
         self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
         # what each node's kubelet declares (pod-level resize: app.core.sizing.podlevel_resize)
         self.node_features = {n.name: n.declared_features for n in nodes}
-        s = self.options.settings
+        s = self.options.sizing
         budgets = {
             w: DisruptionBudget(
                 self._configured(w, wpods), sum(p.is_ready for p in wpods), s.eviction_tolerance
@@ -224,10 +217,7 @@ class UpdaterJob:
                     continue
                 considered += 1
                 age = now - policy.changed
-                if (
-                    self.options.policy_settle_seconds > 0
-                    and age < self.options.policy_settle_seconds
-                ):
+                if self.policy_settle_seconds > 0 and age < self.policy_settle_seconds:
                     settling += 1
                     log.info(
                         "not updating %s yet: its policy %s/%s changed %.0fs ago, and the "
@@ -237,7 +227,7 @@ class UpdaterJob:
                         policy.namespace,
                         policy.name,
                         max(age, 0.0),
-                        self.options.policy_settle_seconds / 2,
+                        self.policy_settle_seconds / 2,
                     )
                     continue
                 window = policy.observation_window or DEFAULT_WINDOW
@@ -295,7 +285,7 @@ class UpdaterJob:
         still_leader: Callable[[], bool],
         window: ObservationWindow = DEFAULT_WINDOW,
     ) -> None:
-        s = self.options.settings
+        s = self.options.sizing
         live = [p for p in pods if p.is_running]
         min_replicas = policy.min_replicas or s.default_min_replicas
         skip = skips_budget(policy, s)
@@ -716,7 +706,7 @@ class UpdaterJob:
                 ready = pod.is_ready
                 live = sum(p.is_running for p in pods)
                 needed = (policy.min_replicas if policy else None) or (
-                    self.options.settings.default_min_replicas
+                    self.options.sizing.default_min_replicas
                 )
                 if live < needed or not budgets[w].can_disrupt(False, ready):
                     t.held += 1
