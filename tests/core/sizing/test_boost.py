@@ -27,6 +27,7 @@ from app.core.sizing.boost import (
 )
 from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import UPDATES_ANNOTATION, PodPatch, build_patch
+from app.core.update_mode import UpdateMode
 from app.core.update_policy import StartupBoost
 from tests.support.pods import amounts, apply_strictly, assert_valid_pod, container, pod, rec
 
@@ -36,7 +37,7 @@ PLUS_500M = StartupBoost("Quantity", quantity=500)
 
 
 def boosting(mode: str = "Recreate", boost: StartupBoost | None = FACTOR_3, **kw: Any) -> Policy:
-    return Policy("web", "shop", update_mode=mode, startup_boost=boost, **kw)
+    return Policy("web", "shop", update_mode=UpdateMode.of(mode), startup_boost=boost, **kw)
 
 
 def run(
