@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # Two installs into the one venv: the service alone (what `make demo` needs), and the service with
-# the test toolchain (pytest, playwright, mypy, schemathesis...: `make test`, `make lint`).
+# the test toolchain (pytest, playwright, mypy, schemathesis...: `make test`, `make check`).
 SERVICE_STAMP := $(VENV)/.installed-service
 STAMP := $(VENV)/.installed
 PORT ?= 8443
