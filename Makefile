@@ -5,12 +5,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Two installs into the one venv: the service with its simulated cluster (the `simulator` extra:
 # what `make demo` needs), and the service with the test toolchain (pytest, playwright, mypy,
-# schemathesis...: `make test`, `make lint`).
+# schemathesis...: `make test`, `make check`).
 SERVICE_STAMP := $(VENV)/.installed-service
 STAMP := $(VENV)/.installed
 PORT ?= 8443
 
-.PHONY: demo test lint install clean kube
+.PHONY: demo test test-fast check lint install clean kube
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +29,21 @@ install: $(STAMP)
 demo: $(SERVICE_STAMP)
 	$(BIN)/rightsizer demo --port $(PORT)
 
-lint: $(STAMP)
+# Lint, formatting, types (mypy: app/ and the test folders setup.cfg lists) and the import
+# contracts of setup.cfg.
+check: $(STAMP)
 	$(BIN)/ruff check app tests migrations benchmarks wsgi.py
 	$(BIN)/ruff format --check app tests migrations benchmarks wsgi.py
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+
+lint: check
+
+# The contributor's loop: unit and property tests only. No process, server, simulated or real
+# cluster, or browser (tests/support/process_marker.py marks those `process`), nothing `slow`.
+FAST_MARKS := not process and not slow and not e2e and not browser
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(FAST_MARKS)" $(PYTEST_ARGS)
 
 # The real control plane the tests under tests/realkube run (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok, metrics-server), built from Go modules into a
@@ -44,7 +54,7 @@ kube:
 	@if command -v go >/dev/null 2>&1; then $(PYTHON) tools/build.py >/dev/null; \
 	else echo "go is not on the PATH: the real-control-plane tests (tests/realkube) will be skipped" >&2; fi
 
-test: lint kube
+test: check kube
 	$(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
 
 clean:

@@ -41,9 +41,10 @@ from metrics_floor import pod_metrics_list
 
 from app.core.gcpause import without_cyclic_gc
 from app.core.recommend.array_model import ArrayModel, Sample
-from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.model import UsageModel, UsageSample
 from app.core.recommend.podmetrics import decode_pod_metrics_list
 from app.core.recommend.samples import _usages
+from app.core.workload_key import WorkloadKey
 
 RUN1, RUN2 = b"2026-07-12T00:00:00Z", b"2026-07-12T00:01:00Z"
 REQUEST = 0.25  # each container's CPU request, cores

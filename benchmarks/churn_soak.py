@@ -62,7 +62,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     from kubernetes import client
 
     from app.jobs.recommender import RecommenderJob
-    from app.jobs.startup import recommender_options, updater_options
+    from app.jobs.startup import recommender_options
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
@@ -81,12 +81,15 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     sim_now = [float(sim.now())]
     clock = lambda: sim_now[0]  # noqa: E731
     recommender = RecommenderJob(app, cluster, recommender_options(settings), clock=clock)
-    base = updater_options(settings)
     updater = UpdaterJob(
         app,
         cluster,
         PodActions(api, dry_run=True),
-        replace(base, dry_run=True, min_history_seconds=0.0, policy_settle_seconds=0.0),
+        replace(
+            settings,
+            updater=replace(settings.updater, dry_run=True, min_history_seconds=0.0),
+            webhook=replace(settings.webhook, cache_refresh_seconds=0.0),  # no policy settle
+        ),
         webhook_registered=lambda: True,
         clock=clock,
     )

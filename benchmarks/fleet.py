@@ -198,7 +198,8 @@ def build_cluster(app: Any, index: int, workloads: int, rng: random.Random) -> C
     """A cluster's identity, its rows as its first run saves them, its policies and 8 days of
     history."""
     from app.core.conditions import RECOMMENDATION_PROVIDED, Condition
-    from app.core.recommend.model import UsageModel, WorkloadKey
+    from app.core.recommend.model import UsageModel
+    from app.core.workload_key import WorkloadKey
     from app.store import clusters
     from app.store.results import CurrentRequests, results_from_model
 

@@ -33,7 +33,8 @@ DAYS = 8
 def fill(app: Any, containers: int) -> Any:
     from sqlalchemy import insert
 
-    from app.core.recommend.model import UsageModel, WorkloadKey
+    from app.core.recommend.model import UsageModel
+    from app.core.workload_key import WorkloadKey
     from app.extensions import db
     from app.models import RecommendationPoint
     from app.store.recommendations import save_all

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import scale_common as sc
 
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
+from app.core.workload_key import WorkloadKey
 
 NOW = 1_751_000_000.0
 

@@ -45,10 +45,11 @@ import scale_common as sc
 
 from app.core.recommend.aggregate import cpu_buckets, memory_buckets
 from app.core.recommend.histogram import ExponentialBuckets
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.recommend.samples import _amount
 from app.core.recommend.settings import RecommenderSettings
+from app.core.workload_key import WorkloadKey
 from app.store.results import results_from_model
 
 NAMES = ("app", "proxy", "log-shipper", "cache")

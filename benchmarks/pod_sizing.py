@@ -24,7 +24,7 @@ import scale_common as sc
 
 from app.core.policy import Policy
 from app.core.quantity import parse_amount
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.patch import build_patch, size_pod
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import scale_common as sc
 
 from app.core.policy import Policy, PolicyIndex, governing_policy
-from app.core.recommend.model import WorkloadKey
 from app.core.selectors import LabelSelector, Requirement
+from app.core.workload_key import WorkloadKey
 
 
 def policies_of(workloads: list[WorkloadKey], namespaces: int) -> list[Policy]:

@@ -54,7 +54,6 @@ import slack_bound as sb  # noqa: E402
 
 from app.core.recommend.aggregate import memory_buckets  # noqa: E402
 from app.core.recommend.array_model import ArrayModel  # noqa: E402
-from app.core.recommend.capping import Recommendation  # noqa: E402
 from app.core.recommend.daily import Distribution  # noqa: E402
 from app.core.recommend.estimator import pod_minimum  # noqa: E402
 from app.core.recommend.settings import DAY, RecommenderSettings  # noqa: E402
@@ -67,6 +66,7 @@ from app.core.recommend.trace import (  # noqa: E402
     parse_trace,
     replay,
 )
+from app.core.recommendation import Recommendation  # noqa: E402
 from app.core.resources import Resources  # noqa: E402
 from app.core.sizing.priority import (  # noqa: E402
     ContainerView,

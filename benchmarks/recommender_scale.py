@@ -14,7 +14,7 @@ SQLite database (or a fresh schema of --database-url), then in this process, as 
    up and trims them every run), then `advance` seconds of simulated time, then recommender
    run 2 (every row is an update; the steady state);
 4. with --updater: a cluster-wide Recreate policy, and UpdaterJob.run_once twice in dry run
-   (UpdaterOptions(dry_run=True), PodActions(dry_run=True): evictions are sent with dryRun=All,
+   (the settings' updater.dry_run, PodActions(dry_run=True): evictions are sent with dryRun=All,
    so the API server validates them and changes nothing). The webhook check is bypassed
    (`webhook_registered=lambda: True`): nothing is registered in the benchmark cluster, and the
    updater would otherwise do nothing at all. --min-history (default 0: the recommendations are
@@ -283,7 +283,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     from dataclasses import replace
 
     from app.jobs.recommender import RecommenderJob
-    from app.jobs.startup import recommender_options, updater_options
+    from app.jobs.startup import recommender_options
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
@@ -377,16 +377,11 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
 
     if args.updater:
         add_cluster_policy(app, "Recreate")
-        base = updater_options(settings)
-        sizing = base.settings
+        sizing = settings.updater.sizing
         if args.min_lifetime is not None:
             sizing = replace(sizing, min_lifetime_seconds=args.min_lifetime)
         options = replace(
-            base,
-            dry_run=True,
-            min_history_seconds=args.min_history,
-            settings=sizing,
-            policy_settle_seconds=0.0,  # the webhook processes' policy reload: none here
+            settings.updater, dry_run=True, min_history_seconds=args.min_history, sizing=sizing
         )
         if args.evictions_in_flight is not None:
             options = replace(options, evictions_in_flight=args.evictions_in_flight)
@@ -394,7 +389,12 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
             app,
             cluster,
             PodActions(api, dry_run=True),
-            options,
+            # no wait for the webhook processes' policy reload (twice its refresh): none here
+            replace(
+                settings,
+                updater=options,
+                webhook=replace(settings.webhook, cache_refresh_seconds=0.0),
+            ),
             webhook_registered=lambda: True,  # benchmark: no webhook in the simulated cluster
             limit_ranges=limit_ranges,
         )

@@ -26,7 +26,8 @@ import scale_common as sc
 
 
 def fill(app: Any, workloads: int) -> None:
-    from app.core.recommend.model import UsageModel, WorkloadKey
+    from app.core.recommend.model import UsageModel
+    from app.core.workload_key import WorkloadKey
     from app.extensions import db
     from app.store.recommendations import save_all
     from app.store.results import results_from_model

@@ -35,7 +35,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
     """(each round's save_all seconds, the floor's best of `rounds`)."""
     from sqlalchemy import select
 
-    from app.core.recommend.model import UsageModel, WorkloadKey
+    from app.core.recommend.model import UsageModel
+    from app.core.workload_key import WorkloadKey
     from app.extensions import db
     from app.models import Recommendation
     from app.store.recommendations import save_all

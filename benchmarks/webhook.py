@@ -624,8 +624,9 @@ def recommender_process(url: str, workloads: int, every: float, stop: Any, out: 
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
-    from app.core.recommend.model import UsageModel, WorkloadKey
+    from app.core.recommend.model import UsageModel
     from app.core.recommend.settings import RecommenderSettings
+    from app.core.workload_key import WorkloadKey
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 

@@ -18,9 +18,9 @@ from app.core.policy import (
     DEFAULT_PLACEMENT,
     PLACEMENTS,
     TARGET_KINDS,
-    UPDATE_MODES,
 )
 from app.core.recommend.strategies import NAMES as STRATEGY_NAMES
+from app.core.update_mode import UPDATE_MODES
 from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
 from app.documents.update_fields import WINDOW_FIELDS
 from app.store.audit import ACTIONS

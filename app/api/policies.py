@@ -39,7 +39,7 @@ from app.core.policy_warnings import (
     policy_warnings,
     warning_header,
 )
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.documents.placement_fields import placement_warning, stored_placement
 from app.documents.policy import PolicyInvalid, parse_policy, row_document
 from app.documents.recommender_fields import stored_recommender

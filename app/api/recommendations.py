@@ -31,9 +31,9 @@ from app.api.errors import ApiError
 from app.api.node_groups import with_node_groups
 from app.api.query import reject_unknown_args
 from app.core.history import history
-from app.core.recommend.model import WorkloadKey
 from app.core.resources import Resources, format_cpu, format_memory
 from app.core.savings import Savings
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.models import Recommendation, WorkloadCondition
 from app.settings import settings

@@ -27,8 +27,8 @@ from app.cli.names import METAVAR, namespaced_name, object_ref
 from app.cli.session import Api, api_options, fail
 from app.cli.times import Since
 from app.core.history import HOUR, History
-from app.core.policy import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.core.quantity import amount, readable
+from app.core.update_mode import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.documents.policy import PolicyInvalid, parse_policy
 from app.documents.scaler import validate_scaler
 from app.documents.stored import without_read_only

@@ -42,9 +42,9 @@ from app.cli.simulated import load as load_simulator
 from app.cli.times import Duration
 from app.config import override
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.trace import TraceError, parse_trace
 from app.core.recommend.trace import replay as replay_trace
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.kube.client import api_client, ensure_namespace
 from app.kube.cluster import workloads_with_pods

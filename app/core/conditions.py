@@ -36,9 +36,10 @@ from typing import Any
 
 from app.core.policy import Policy
 from app.core.quantity import parse_amount, readable
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import UPDATES_ANNOTATION, PodInvalid, size_pod
+from app.core.update_mode import UpdateMode
 
 RECOMMENDATION_PROVIDED = "RecommendationProvided"
 LOW_CONFIDENCE = "LowConfidence"
@@ -209,7 +210,11 @@ def limit_range_notes(
             "annotations": {k: v for k, v in annotations.items() if k != UPDATES_ANNOTATION},
         },
     }
-    sizing = replace(policy, update_mode="Initial") if policy.update_mode == "Off" else policy
+    sizing = (
+        policy
+        if policy.update_mode.sizes_new_pods
+        else replace(policy, update_mode=UpdateMode.INITIAL)
+    )
     try:
         patch = size_pod(fresh, recs, sizing, ranges, parse=parse_amount)
     except PodInvalid:

@@ -22,10 +22,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from app.core.policy import IN_PLACE_MODES
+from app.core.update_mode import UpdateMode
 
 FAMILY_LABEL = "rightsizer.io/job-family"
-UPDATER_MODES = ("Recreate", *IN_PLACE_MODES)  # the modes in which the updater acts
 FAMILY_KIND = "JobFamily"
 JOB_KINDS = frozenset({"Job", "CronJob", FAMILY_KIND})
 # A label value (k8s.io/apimachinery validation IsValidLabelValue), non-empty: a family's name.
@@ -61,7 +60,7 @@ def _names_family(selector: Any) -> bool:
 def mode_warning(kind: str | None, selector: Any, update_mode: str) -> str | None:
     """The warning of a policy whose updateMode asks the updater to act on Jobs' pods, which it
     never does: one naming a Job or CronJob, or selecting a family by its label."""
-    if update_mode not in UPDATER_MODES:
+    if not UpdateMode.of(update_mode).updates_running:
         return None
     if kind in ("Job", "CronJob"):
         what = f"a {kind}'s pods"

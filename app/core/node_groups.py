@@ -24,8 +24,8 @@ from typing import Any
 
 from app.core.pods import PodView
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
+from app.core.workload_key import WorkloadKey
 
 NO_GROUP = "<none>"  # the group of pods on nodes without the label
 GROUPED_KINDS = ("DaemonSet",)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from app.core.job_families import FAMILY_LABEL
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 
 MemoKey = tuple[str, str | None, str | None, str | None, str | None, str | None]
 

@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from app.core.job_families import FAMILY_KIND, family_name
-from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.core.wire import entries, section
+from app.core.workload_key import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 
 Lookup = Callable[[str, str, str], dict[str, Any] | None]  # (namespace, kind, name) -> object
 Scalable = Callable[[str, str], bool]  # (group, kind) -> has a /scale subresource

@@ -15,15 +15,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 
-from app.core.recommend.capping import ContainerPolicy
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.strategies import VPA, Strategy
+from app.core.recommendation import ContainerPolicy
 from app.core.selectors import LabelSelector, template_labels
+from app.core.update_mode import UpdateMode
 from app.core.update_policy import EvictionRequirement, ObservationWindow, StartupBoost
+from app.core.workload_key import WorkloadKey
 
-UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace")
-IN_PLACE_MODES = ("InPlaceOrRecreate", "InPlace")  # the updater resizes running pods
-UPDATE_MODE_ALIASES = {"Auto": "Recreate"}  # VPA's deprecated Auto means Recreate
 TARGET_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
 CONTAINER_MODES = ("Auto", "Off")
 CONTROLLED_VALUES = ("RequestsAndLimits", "RequestsOnly")
@@ -41,7 +39,7 @@ class Policy:
     target_kind: str | None = None  # a WorkloadKey's kind (`Deployment`, `Rollout.argoproj.io`)
     target_name: str | None = None
     target_selector: LabelSelector | None = None  # instead of kind and name
-    update_mode: str = "Off"
+    update_mode: UpdateMode = UpdateMode.OFF  # a name (`"Recreate"`, `"Auto"`) is read as its mode
     min_replicas: int | None = None
     container_policies: tuple[ContainerPolicy, ...] = field(default_factory=tuple)
     # app.core.update_policy: when the updater may act, and the CPU startup boost
@@ -58,6 +56,11 @@ class Policy:
     placement: str = DEFAULT_PLACEMENT  # one of PLACEMENTS
     created: float = 0.0  # unix seconds; ties broken by age
     changed: float = 0.0  # unix seconds of its last change (creation or update)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.update_mode, UpdateMode):
+            object.__setattr__(self, "update_mode", UpdateMode.of(self.update_mode))
+
     id: int = 0
 
     def specificity(self, w: WorkloadKey, labels: Mapping[str, str] | None = None) -> int | None:
@@ -75,10 +78,6 @@ class Policy:
         if self.namespace == CLUSTER_WIDE:
             return None  # refused by the document's validation: a cluster default names nothing
         return 4 if (self.target_kind, self.target_name) == (w.kind, w.name) else None
-
-
-def normalize_update_mode(mode: str) -> str:
-    return UPDATE_MODE_ALIASES.get(mode, mode)
 
 
 def governing_policy(

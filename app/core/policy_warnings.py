@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.core.policy import CLUSTER_WIDE
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.core.policy import Policy
-from app.core.recommend.capping import policy_for_container
 from app.core.recommend.estimator import pod_minimum
 from app.core.recommend.rounding import round_up_to_scale
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies.base import tuned_settings
+from app.core.recommendation import policy_for_container
 from app.core.savings import Savings
 
 ALWAYS_EXCLUDED = ("kube-system",)  # never sized, whatever RIGHTSIZER_EXCLUDED_NAMESPACES says
@@ -49,7 +49,7 @@ BASIS_LABELS = {  # "counting only ..."
 def basis(policy: Policy | None) -> str:
     if policy is None:
         return DEFAULT
-    return POLICY_OFF if policy.update_mode == "Off" else ACTING
+    return ACTING if policy.update_mode.sizes_new_pods else POLICY_OFF
 
 
 def left_alone(

@@ -27,10 +27,10 @@ from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 
 from app.auth import COOKIE, AuthError, authenticate, check
-from app.core.policy import UPDATE_MODES
 from app.core.policy_warnings import never_sized_reasons
-from app.core.recommend.model import WorkloadKey
 from app.core.scope import RESOURCES, pod_minimum_share
+from app.core.update_mode import UPDATE_MODES
+from app.core.workload_key import WorkloadKey
 from app.dashboard import charts, data, format, nodes, placement
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block

@@ -15,13 +15,11 @@ from app.core.policy import (
     CLUSTER_WIDE,
     CONTAINER_MODES,
     CONTROLLED_VALUES,
-    UPDATE_MODE_ALIASES,
-    UPDATE_MODES,
     Policy,
-    normalize_update_mode,
 )
 from app.core.quantity import amount
-from app.core.recommend.capping import RESOURCES, ContainerPolicy
+from app.core.recommendation import RESOURCES, ContainerPolicy
+from app.core.update_mode import UPDATE_MODE_ALIASES, UPDATE_MODES, UpdateMode
 from app.documents.fields import FieldError, unknown_fields
 from app.documents.node_group_fields import (
     NODE_GROUP_FIELDS,
@@ -286,7 +284,7 @@ def parse_policy(
         target_kind=target.kind,
         target_name=target.name,
         target_selector=target.selector,
-        update_mode=normalize_update_mode(str(mode)),
+        update_mode=UpdateMode.of(str(mode)),
         min_replicas=min_replicas,
         container_policies=containers,
         eviction_requirements=update.eviction_requirements,

@@ -5,7 +5,7 @@ rightsizer knows by name), or every workload of the namespace whose pod template
 A workload of another kind is any controller with a `/scale` subresource (an Argo Rollout, an
 OpenShift DeploymentConfig, an operator's custom resource), found as VPA finds it (app.core.owners):
 its target names the group through `apiVersion` (`argoproj.io/v1alpha1`), and it is stored and
-matched as its GroupKind, `Rollout.argoproj.io` (app.core.recommend.model.kind_key). The document
+matched as its GroupKind, `Rollout.argoproj.io` (app.core.workload_key.kind_key). The document
 keeps `apiVersion` and `selector` as written (the policy's `target_options` column).
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 from app.core.job_families import FAMILY_KIND, FAMILY_LABEL
 from app.core.policy import CLUSTER_WIDE, TARGET_KINDS
-from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.core.selectors import LabelSelector
+from app.core.workload_key import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.documents.fields import FieldError, unknown_fields
 from app.documents.selector import parse_selector
 

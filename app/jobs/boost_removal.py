@@ -12,10 +12,10 @@ from typing import Any
 
 from app.core.pods import PodView
 from app.core.policy import Policy
-from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BOOST_ANNOTATION, boosted, expired, remaining, unboost_body
 from app.core.sizing.plan import describe_change
 from app.core.sizing.priority import DisruptionBudget, TokenBucket
+from app.core.workload_key import WorkloadKey
 from app.kube.actions import ANSWER_LOST, MAY_BE_DONE, PodActions
 
 log = logging.getLogger(__name__)

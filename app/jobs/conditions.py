@@ -21,9 +21,10 @@ from app.core.conditions import (
 )
 from app.core.pods import PodView
 from app.core.policy import CLUSTER_WIDE, Policy, PolicyIndex
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import UsageModel, WorkloadKey, sorted_keys
+from app.core.recommend.model import UsageModel
+from app.core.recommendation import Recommendation
 from app.core.sizing.limitrange import LimitRangeItem
+from app.core.workload_key import WorkloadKey, sorted_keys
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store.conditions import save_conditions

@@ -29,11 +29,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.recommend.capping import ContainerPolicy
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.timeline import HistoryPoint, Sample, replay
+from app.core.recommendation import ContainerPolicy
 from app.core.savings import pod_requests
 from app.core.selectors import LabelSelector
+from app.core.workload_key import WorkloadKey
 from app.documents.selector import parse_selector
 from app.jobs.prometheus import HistoryError, PrometheusClient, cpu_query, memory_query
 from app.kube.cluster import ClusterView

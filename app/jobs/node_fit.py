@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping
 
 from app.core.nodes import NodeView
 from app.core.pods import PodView
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.sizing.fit import Placement
 from app.core.sizing.node_fit import (
     DaemonTemplate,
@@ -28,6 +27,7 @@ from app.core.sizing.node_fit import (
     node_rooms,
     smallest_room,
 )
+from app.core.workload_key import WorkloadKey
 
 
 class NodeFit:

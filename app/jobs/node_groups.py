@@ -19,13 +19,13 @@ from app.core.nodes import NodeView
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.node_groups import GroupKey, NodeGroupModels
 from app.core.recommend.samples import Usage
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample
 from app.core.savings import pod_requests
+from app.core.workload_key import WorkloadKey
 from app.store.node_groups import NodeGroupResult
 
 PolicyOf = Callable[[WorkloadKey], Policy | None]  # the governing policy, this run

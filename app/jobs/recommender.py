@@ -29,9 +29,8 @@ from app.core.job_families import FAMILY_KIND
 from app.core.owner_memo import WorkloadMemo
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import PolicyIndex
-from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due, save_aggregate
-from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.model import UsageModel, UsageSample
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.recommend.samples import (
     new_oom_kills,
@@ -42,7 +41,9 @@ from app.core.recommend.samples import (
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample, UsageWindows
+from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.savings import pod_requests
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.background import in_background
 from app.jobs.conditions import RecommenderConditions

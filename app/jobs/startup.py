@@ -21,7 +21,7 @@ from app.jobs.node_levels import NodeLevelsJob
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.jobs.runner import Job, JobRunner
 from app.jobs.scaler import ScalerJob
-from app.jobs.updater import UpdaterJob, UpdaterOptions
+from app.jobs.updater import UpdaterJob
 from app.kube.actions import PodActions
 from app.kube.client import api_client
 from app.kube.cluster import ClusterView
@@ -50,23 +50,6 @@ class Jobs:
 
 def identity() -> str:
     return f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-
-
-def updater_options(settings: Settings) -> UpdaterOptions:
-    updater = settings.updater
-    return UpdaterOptions(
-        interval=updater.interval,
-        settings=updater.sizing,
-        min_history_seconds=updater.min_history_seconds,
-        evictions_per_second=updater.evictions_per_second,
-        eviction_burst=updater.eviction_burst,
-        evictions_in_flight=updater.evictions_in_flight,
-        dry_run=updater.dry_run,
-        excluded_namespaces=settings.cluster.never_sized,
-        # Every webhook process reloads policies on this period: until then a pod evicted under a
-        # new or changed policy would come back without it and be disrupted twice.
-        policy_settle_seconds=2 * settings.webhook.cache_refresh_seconds,
-    )
 
 
 def recommender_options(settings: Settings) -> RecommenderOptions:
@@ -115,7 +98,7 @@ def build_jobs(app: Flask) -> Jobs:
             app,
             cluster,
             PodActions(api, dry_run=settings.updater.dry_run),
-            updater_options(settings),
+            settings,
             lambda: webhook_serving(api, webhook.config_name, webhook.probe_address),
             limit_ranges=limit_ranges,
         ),

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.core.policy import Policy, PolicyIndex
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
+from app.core.workload_key import WorkloadKey
 from app.kube.namespaces import NamespacesUnknown, namespace_labels
 
 log = logging.getLogger(__name__)

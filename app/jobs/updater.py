@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,9 +48,8 @@ from app.core.conditions import (
 from app.core.job_families import never_updated
 from app.core.node_groups import pods_by_group
 from app.core.pods import PodView
-from app.core.policy import IN_PLACE_MODES, Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.policy import Policy
+from app.core.recommendation import Recommendation
 from app.core.sizing.fit import NodeRoom
 from app.core.sizing.inplace import InfeasibleAttempts, skips_budget
 from app.core.sizing.limitrange import LimitRangeItem
@@ -72,38 +71,24 @@ from app.core.sizing.plan import (
     stuck_resize,
     workload_candidates,
 )
-from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket, UpdaterSettings
+from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket
 from app.core.update_policy import MAX_WINDOW_SECONDS, ObservationWindow
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.boost_removal import remove_boosts
-from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
+from app.jobs.evictions import EvictionSender
 from app.jobs.workload_pods import live_pods_by_workload
 from app.kube.actions import ANSWER_LOST, MAY_BE_DONE, PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
+from app.settings import Settings
 from app.store import audit
 from app.store.conditions import save_conditions
 from app.store.policies import InvalidPolicyLog
 from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds, load_snapshot
 
 log = logging.getLogger(__name__)
-ACTIVE_MODES = ("Recreate", *IN_PLACE_MODES)
 ACTOR = "rightsizer/updater"  # of its audit events
-
-
-@dataclass
-class UpdaterOptions:
-    interval: float = 60.0
-    settings: UpdaterSettings = field(default_factory=UpdaterSettings)
-    min_history_seconds: float = 3600.0
-    evictions_per_second: float = 0.0  # 0: no global limit
-    eviction_burst: int = 1
-    evictions_in_flight: int = DEFAULT_IN_FLIGHT  # sent at once (app.jobs.evictions)
-    dry_run: bool = False
-    excluded_namespaces: frozenset[str] = frozenset()
-    # A policy changed more recently than this is not acted on yet: the webhook processes may not
-    # have loaded it, and a pod evicted meanwhile would come back without it (0: no wait).
-    policy_settle_seconds: float = 0.0
 
 
 class UpdaterJob:
@@ -114,12 +99,19 @@ class UpdaterJob:
         app: Flask,
         cluster: ClusterView,
         actions: PodActions,
-        options: UpdaterOptions,
+        settings: Settings,
         webhook_registered: Callable[[], bool],
         clock: Callable[[], float] = time.time,
         limit_ranges: LimitRangeCache | None = None,
     ) -> None:
+        # Its part of the settings (app/settings.py UpdaterJobSettings), the namespaces never
+        # sized, and how long a changed policy waits: every webhook process reloads policies on
+        # this period, and until then a pod evicted under a new or changed policy would come
+        # back without it and be disrupted twice (0: no wait).
+        options = settings.updater
         self.app, self.cluster, self.actions, self.options = app, cluster, actions, options
+        self.never_sized = settings.cluster.never_sized
+        self.policy_settle_seconds = 2 * settings.webhook.cache_refresh_seconds
         self.limit_ranges = limit_ranges  # None: size without LimitRanges (tests, no cluster)
         self.interval = options.interval
         self.webhook_registered, self.clock = webhook_registered, clock
@@ -178,7 +170,7 @@ class UpdaterJob:
         by_workload = {
             w: wpods
             for w, wpods in live_pods_by_workload(
-                pods, self.cluster.workload_of, self.options.excluded_namespaces
+                pods, self.cluster.workload_of, self.never_sized
             ).items()
             if not never_updated(w.kind)  # Jobs, CronJobs, Job families (app.core.job_families)
         }
@@ -188,7 +180,7 @@ class UpdaterJob:
         self.node_labels = {n.name: dict(n.labels) for n in nodes}  # DaemonSets per node group
         # what each node's kubelet declares (pod-level resize: app.core.sizing.podlevel_resize)
         self.node_features = {n.name: n.declared_features for n in nodes}
-        s = self.options.settings
+        s = self.options.sizing
         budgets = {
             w: DisruptionBudget(
                 self._configured(w, wpods), sum(p.is_ready for p in wpods), s.eviction_tolerance
@@ -221,14 +213,11 @@ class UpdaterJob:
                 self.tally.unboosted += removed
                 self.tally.held += held
                 self.tally.unanswered += lost
-                if policy.update_mode not in ACTIVE_MODES:
+                if not policy.update_mode.updates_running:
                     continue
                 considered += 1
                 age = now - policy.changed
-                if (
-                    self.options.policy_settle_seconds > 0
-                    and age < self.options.policy_settle_seconds
-                ):
+                if self.policy_settle_seconds > 0 and age < self.policy_settle_seconds:
                     settling += 1
                     log.info(
                         "not updating %s yet: its policy %s/%s changed %.0fs ago, and the "
@@ -238,7 +227,7 @@ class UpdaterJob:
                         policy.namespace,
                         policy.name,
                         max(age, 0.0),
-                        self.options.policy_settle_seconds / 2,
+                        self.policy_settle_seconds / 2,
                     )
                     continue
                 window = policy.observation_window or DEFAULT_WINDOW
@@ -296,7 +285,7 @@ class UpdaterJob:
         still_leader: Callable[[], bool],
         window: ObservationWindow = DEFAULT_WINDOW,
     ) -> None:
-        s = self.options.settings
+        s = self.options.sizing
         live = [p for p in pods if p.is_running]
         min_replicas = policy.min_replicas or s.default_min_replicas
         skip = skips_budget(policy, s)
@@ -368,7 +357,7 @@ class UpdaterJob:
                 continue
             if not still_leader() or self.cluster.stale():
                 break
-            if policy.update_mode not in IN_PLACE_MODES or c.pending:
+            if not policy.update_mode.resizes_in_place or c.pending:
                 self._evict(c, budget)  # budget reserved, sent a few at a time
                 _take(rooms, placed)  # a failed eviction keeps its room this run: fewer placed
                 continue
@@ -433,9 +422,9 @@ class UpdaterJob:
     ) -> bool | None:
         """None when the pod is left this run (counted as held back, but for a Pending pod in
         InPlace mode, which VPA defers); else whether its resize may skip the budget."""
-        if policy.update_mode == "InPlace" and c.pending:
+        if policy.update_mode.only_in_place and c.pending:
             return None
-        evicting = policy.update_mode == "Recreate" or c.pending
+        evicting = not policy.update_mode.resizes_in_place or c.pending
         free = skip and not evicting  # a resize that restarts nothing: no budget
         uid = c.pod.uid or c.pod.name
         if self.infeasible.blocks(uid, _wanted(c)):
@@ -467,7 +456,7 @@ class UpdaterJob:
                 (
                     (p.observation_window or DEFAULT_WINDOW).horizon
                     for p in policies
-                    if p.update_mode in ACTIVE_MODES
+                    if p.update_mode.updates_running
                 ),
                 default=DEFAULT_WINDOW.horizon,
             ),
@@ -582,7 +571,7 @@ class UpdaterJob:
                 if outcome == "refused"
                 else "resize not supported by this cluster (< 1.33)"
             )
-        if policy.update_mode == "InPlace":
+        if policy.update_mode.only_in_place:
             self._infeasible(c.workload, c.pod, why, details, reason)
             return None
         if not may_evict:
@@ -705,7 +694,7 @@ class UpdaterJob:
                 state, text = stuck_resize(pod, details.get("after") or {})
                 why = self.resizing.observe(uid, state, now)
                 policy = governed.get(w)
-                if policy is not None and policy.update_mode == "InPlace":
+                if policy is not None and policy.update_mode.only_in_place:
                     if state == "Infeasible":
                         self._infeasible(w, pod, f"resize Infeasible ({text})", details)
                         self.resizing.forget(uid)
@@ -717,7 +706,7 @@ class UpdaterJob:
                 ready = pod.is_ready
                 live = sum(p.is_running for p in pods)
                 needed = (policy.min_replicas if policy else None) or (
-                    self.options.settings.default_min_replicas
+                    self.options.sizing.default_min_replicas
                 )
                 if live < needed or not budgets[w].can_disrupt(False, ready):
                     t.held += 1

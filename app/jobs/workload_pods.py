@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 
 
 def live_pods_by_workload(

@@ -24,9 +24,9 @@ from kubernetes.client.exceptions import ApiException
 from app.core.nodes import NodeView
 from app.core.owners import workload_of_pod
 from app.core.pods import PodView
-from app.core.recommend.model import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.sizing.node_fit import DaemonTemplate, daemon_template
+from app.core.workload_key import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.kube.daemonsets import trim_daemonset
 from app.kube.informer import Informer, Obj
 from app.kube.scalable import ScalableKinds

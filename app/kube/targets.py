@@ -18,7 +18,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from app.core.policy_warnings import TargetFacts
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.kube.scalable import ScalableKinds
 
 

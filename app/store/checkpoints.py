@@ -15,8 +15,9 @@ from sqlalchemy import select
 from app.core.gcpause import without_cyclic_gc
 from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate
 from app.core.recommend.histogram import HistogramCheckpoint
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
+from app.core.workload_key import WorkloadKey
 from app.models import Checkpoint
 from app.store.clusters import cluster_key
 from app.store.session import DbSession, to_datetime, to_unix

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, insert, select, update
 
 from app.core.conditions import Condition, sort_key
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.models import WorkloadCondition
 from app.store.clusters import cluster_key
 from app.store.session import DbSession

@@ -20,12 +20,12 @@ from typing import Any
 from sqlalchemy import select
 
 from app.core.node_groups import NodeGroupRecommendations
-from app.core.recommend.capping import Recommendation
 from app.core.recommend.checkpoint import AggregateCheckpoint
 from app.core.recommend.histogram import HistogramCheckpoint
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.node_groups import NodeGroupModels
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
+from app.core.workload_key import WorkloadKey
 from app.models import NodeGroupRecommendation as Row
 from app.store.clusters import cluster_key
 from app.store.session import DbSession, to_datetime, to_unix

@@ -17,7 +17,7 @@ from typing import Any
 from prometheus_client import Gauge
 from sqlalchemy import bindparam, delete, func, insert, select, update
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
 from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import checkpoint_values

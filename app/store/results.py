@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import AggregateCheckpoint, save_aggregate
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.timeline import UsagePercentiles
+from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.savings import PodRequests
+from app.core.workload_key import WorkloadKey
 
 
 @dataclass(frozen=True)

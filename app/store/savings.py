@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from app.core.policy import Policy, PolicyIndex
 from app.core.policy_warnings import never_sized_reasons
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
 from app.core.savings import Savings, container_savings, total
 from app.core.scope import DEFAULT, basis, in_scope, left_alone, pod_minimum_share
+from app.core.workload_key import WorkloadKey
 from app.models import Recommendation
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession

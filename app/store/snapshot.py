@@ -28,9 +28,9 @@ from sqlalchemy import Text, cast, select
 
 from app.core.node_groups import NodeGroupRecommendations, grouping_label
 from app.core.policy import Policy, PolicyIndex
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
+from app.core.workload_key import WorkloadKey
 from app.models import Recommendation as RecommendationRow
 from app.store.clusters import cluster_key
 from app.store.node_groups import node_group_targets

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.webhook.metrics import AUDIT_DROPPED, AUDIT_FLUSHES
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from app.core.node_groups import target_node_name
 from app.core.nodes import NodeView
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.sizing.fit import NodeRoom, Placement
 from app.core.sizing.node_fit import (
     Amounts,

@@ -283,7 +283,7 @@ def test_the_table_has_a_conditions_column(app: Flask, run: Invoke) -> None:
     from datetime import UTC, datetime
 
     from app.core.conditions import RECOMMENDER_TYPES, Condition
-    from app.core.recommend.model import WorkloadKey
+    from app.core.workload_key import WorkloadKey
     from app.store.conditions import save_conditions
 
     seed()

@@ -15,7 +15,7 @@ from flask.testing import FlaskClient
 from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.runner import JobRunner
 from app.models import AuditEvent

@@ -27,10 +27,11 @@ from app.core.conditions import (
 )
 from app.core.policy import Policy
 from app.core.quantity import amount
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import UPDATES_ANNOTATION
+from app.core.update_mode import UpdateMode
 from tests.support.pods import container, pod
 
 MI = 1024 * 1024
@@ -40,7 +41,7 @@ REC = Recommendation(
     Resources(500, 512 * MI),
     Resources(250, 256 * MI),
 )
-POLICY = Policy("web", "shop", "Deployment", "web", update_mode="Recreate")
+POLICY = Policy("web", "shop", "Deployment", "web", update_mode=UpdateMode.RECREATE)
 
 
 def by_type(conditions: list[Condition]) -> dict[str, Condition]:
@@ -122,7 +123,7 @@ def test_limit_range_notes_say_what_caps_a_new_pod() -> None:
     assert (limited.reason, limited.message) == ("LimitRange", note)
     assert limit_range_notes(p, {"app": REC}, POLICY, ()) == []
     # mode Off: what a sizing mode would give, all the same
-    assert limit_range_notes(p, {"app": REC}, replace(POLICY, update_mode="Off"), caps)
+    assert limit_range_notes(p, {"app": REC}, replace(POLICY, update_mode=UpdateMode.OFF), caps)
 
 
 def test_a_pod_already_capped_keeps_its_recorded_notes() -> None:

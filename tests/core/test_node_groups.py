@@ -17,9 +17,9 @@ from app.core.node_groups import (
     target_node_name,
 )
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
+from app.core.workload_key import WorkloadKey
 
 TYPE = "node.kubernetes.io/instance-type"
 

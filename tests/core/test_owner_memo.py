@@ -12,7 +12,7 @@ from app.core import owner_memo
 from app.core.owner_memo import WorkloadMemo
 from app.core.owners import workload_of_pod
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 
 CACHED: dict[
     tuple[str, str, str], dict[str, Any]

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.owners import workload_of_pod
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 
 
 def pod(
@@ -50,7 +50,7 @@ def test_statefulset_daemonset_job() -> None:
 
 
 def test_lookup_follows_one_more_level() -> None:
-    objects = {
+    objects: dict[tuple[str, str, str], dict[str, Any]] = {
         ("shop", "Job", "backup-28000000"): {
             "metadata": {
                 "ownerReferences": [{"kind": "CronJob", "name": "backup", "controller": True}]
@@ -58,7 +58,10 @@ def test_lookup_follows_one_more_level() -> None:
         },
         ("shop", "ReplicaSet", "orphan-1"): {"metadata": {}},
     }
-    lookup = lambda ns, kind, name: objects.get((ns, kind, name))  # noqa: E731
+
+    def lookup(ns: str, kind: str, name: str) -> dict[str, Any] | None:
+        return objects.get((ns, kind, name))
+
     assert workload_of_pod(pod("Job", "backup-28000000"), lookup=lookup) == WorkloadKey(
         "shop", "CronJob", "backup"
     )

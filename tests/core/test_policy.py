@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.policy import Policy, PolicyIndex, governing_policy, normalize_update_mode
-from app.core.recommend.model import WorkloadKey
+from app.core.policy import Policy, PolicyIndex, governing_policy
 from app.core.selectors import CONTROLLER_LABELS, LabelSelector, Requirement, template_labels
+from app.core.update_mode import UpdateMode
+from app.core.workload_key import WorkloadKey
 
 WEB = WorkloadKey("shop", "Deployment", "web")
 CLUSTER = Policy("default", "*", created=1.0, id=1)
@@ -43,8 +44,8 @@ def test_a_cluster_policy_with_a_target_never_applies() -> None:
 
 
 def test_auto_means_recreate() -> None:
-    assert normalize_update_mode("Auto") == "Recreate"
-    assert normalize_update_mode("InPlaceOrRecreate") == "InPlaceOrRecreate"
+    assert UpdateMode.of("Auto") is UpdateMode.RECREATE
+    assert UpdateMode.of("InPlaceOrRecreate") is UpdateMode.IN_PLACE_OR_RECREATE
 
 
 # --- selector policies -------------------------------------------------------------------------

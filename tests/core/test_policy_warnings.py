@@ -9,7 +9,7 @@ from app.core.policy_warnings import (
     warning_header,
     warning_texts,
 )
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 
 NEVER = never_sized_reasons("rightsizer", frozenset({"legacy"}))
 WEB = WorkloadKey("shop", "Deployment", "web")

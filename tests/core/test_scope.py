@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app.core.policy import Policy
 from app.core.policy_warnings import never_sized_reasons
-from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommendation import ContainerPolicy
 from app.core.savings import Savings
 from app.core.scope import (
     ACTING,
@@ -18,6 +18,7 @@ from app.core.scope import (
     pod_minimum_share,
     shortfalls,
 )
+from app.core.update_mode import UpdateMode
 
 MI = 2**20
 NEVER = never_sized_reasons("rightsizer", frozenset({"legacy"}))
@@ -25,7 +26,14 @@ HPA = {"cpu": "HorizontalPodAutoscaler web scales it on cpu"}
 
 
 def policy(mode: str = "Recreate", *rules: ContainerPolicy) -> Policy:
-    return Policy("web", "shop", "Deployment", "web", update_mode=mode, container_policies=rules)
+    return Policy(
+        "web",
+        "shop",
+        "Deployment",
+        "web",
+        update_mode=UpdateMode.of(mode),
+        container_policies=rules,
+    )
 
 
 def test_what_is_left_alone_and_why() -> None:

@@ -10,7 +10,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from app.core.conditions import RECOMMENDER_TYPES, UPDATER_TYPES, Condition
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.store.conditions import save_conditions
 from tests.support.usage import seed

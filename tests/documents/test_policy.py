@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -123,7 +124,7 @@ def test_cluster_default_needs_no_target() -> None:
         ),
     ],
 )
-def test_bad_fields_are_named(change: dict, field: str, message: str) -> None:
+def test_bad_fields_are_named(change: dict[str, Any], field: str, message: str) -> None:
     with pytest.raises(PolicyInvalid) as err:
         parse_policy({**GOOD, **change})
     fields = {e.field: e.message for e in err.value.errors}

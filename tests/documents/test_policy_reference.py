@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.core.policy import CONTROLLED_VALUES, TARGET_KINDS, UPDATE_MODES
-from app.core.recommend.capping import RESOURCES
+from app.core.policy import CONTROLLED_VALUES, TARGET_KINDS
+from app.core.recommendation import RESOURCES
+from app.core.update_mode import UPDATE_MODES
 from app.core.update_policy import BOOST_TYPES, CHANGE_REQUIREMENTS
 from app.documents.policy import (
     CONTAINER_FIELDS,

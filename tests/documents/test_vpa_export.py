@@ -12,9 +12,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.policy import PLACEMENTS, TARGET_KINDS, UPDATE_MODES
+from app.core.policy import PLACEMENTS, TARGET_KINDS
 from app.core.recommend.strategies import REGISTRY, Param
 from app.core.recommend.strategies.base import ParamValue
+from app.core.update_mode import UPDATE_MODES
 from app.documents.policy import parse_policy
 from app.documents.vpa import EXTRAS_ANNOTATION, NotExportable, policy_from_vpa, vpa_from_policy
 

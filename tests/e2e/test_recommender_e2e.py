@@ -20,8 +20,9 @@ from app.core.owners import workload_of_pod
 from app.core.pods import PodView
 from app.core.recommend.checkpoint import load_aggregate, save_aggregate
 from app.core.recommend.histogram import HistogramCheckpoint
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
+from app.core.workload_key import WorkloadKey
 from app.simulator.simulator import Simulator
 from tests.support.processes import AppProcess, recommendations, wait_for
 

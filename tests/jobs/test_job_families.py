@@ -12,7 +12,7 @@ from typing import Any
 from flask import Flask
 from kubernetes import client
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.models import Policy, Recommendation

@@ -13,7 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from kubernetes import client as k8s
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.kube.cluster import ClusterView

@@ -12,8 +12,8 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.background import in_background
 from app.jobs.recommender import RecommenderJob, RecommenderOptions

@@ -14,8 +14,8 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import func, select
 
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.models import Checkpoint, Recommendation

@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from tests.support.fixed_cluster import FixedCluster
 

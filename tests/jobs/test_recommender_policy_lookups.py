@@ -12,7 +12,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.core.policy import Policy
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.models import Recommendation

@@ -12,7 +12,7 @@ from __future__ import annotations
 from flask import Flask
 from sqlalchemy import select
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.models import Checkpoint

@@ -22,10 +22,10 @@ from flask import Flask
 
 from app.core.nodes import NodeView
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.recommend.trace import recommendations_json
 from app.core.sizing.node_fit import DaemonTemplate
+from app.core.workload_key import WorkloadKey
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 
 NS = "shop"

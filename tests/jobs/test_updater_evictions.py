@@ -15,14 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.config import from_environment
 from app.core.bodies import EvictionBody
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
 from app.core.sizing.patch import PodPatch
 from app.core.sizing.plan import Candidate
 from app.core.sizing.priority import DisruptionBudget, PodPriority
+from app.core.workload_key import WorkloadKey
 from app.jobs.evictions import EvictionSender
-from app.jobs.updater import UpdaterJob, UpdaterOptions
+from app.jobs.updater import UpdaterJob
+from tests.support.updater_runs import updater_settings
 
 OUTCOMES = ("done", "blocked", "gone", "failed", "unanswered", "raises")
 MAYBE_DONE = ("done", "unanswered", "raises")  # the server evicted it, whatever the answer said
@@ -141,7 +143,7 @@ def test_concurrent_evictions_never_exceed_the_budget(
         None,  # type: ignore[arg-type]  # no database: a dry run writes nothing
         None,  # type: ignore[arg-type]
         server,  # type: ignore[arg-type]
-        UpdaterOptions(dry_run=True, evictions_in_flight=in_flight),
+        updater_settings(from_environment({}), dry_run=True, evictions_in_flight=in_flight),
         lambda: True,
     )
     sent = []

@@ -16,7 +16,8 @@ from kubernetes import client
 from app import create_app
 from app.core.sizing.priority import UpdaterSettings
 from app.extensions import db
-from app.jobs.startup import updater_options
+from app.jobs.updater import UpdaterJob
+from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.models import Recommendation
 from app.settings import settings_of
@@ -288,6 +289,8 @@ def test_the_updater_leaves_alone_every_namespace_the_webhook_never_sizes() -> N
     app = create_app(
         {"TESTING": True, "SQLALCHEMY_DATABASE_URI": "sqlite://", "EXCLUDED_NAMESPACES": "batch"}
     )
-    excluded = updater_options(settings_of(app)).excluded_namespaces
+    with client.ApiClient() as api:  # never called: the job is only built
+        job = UpdaterJob(app, ClusterView(api), PodActions(api), settings_of(app), lambda: True)
+    excluded = job.never_sized
     assert {"kube-system", "batch", "rightsizer"} <= excluded
     assert excluded == webhook_of(app).excluded_namespaces

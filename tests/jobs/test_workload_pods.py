@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.core.owners import workload_of_pod
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.jobs.workload_pods import live_pods_by_workload
 from app.kube.cluster import Shared, pod_view
 

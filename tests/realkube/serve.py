@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from kubernetes import client
 from sqlalchemy.orm import Session
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.serving.certs import ensure
 from app.store.recommendations import save_all
 from app.store.results import ContainerResult, SampleSpan

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from kubernetes import client
 
 from app.core.policy import Policy
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import add_policies, database_url, seed_recommendations, serving
 from tests.support.generators import CPU, MEMORY, lr_objects, lr_pods, policies

@@ -17,7 +17,8 @@ from kubernetes import client
 from sqlalchemy.orm import Session
 
 from app.core.quantity import parse_amount
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
+from app.core.workload_key import WorkloadKey
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.realkube.cluster import RealCluster

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import add_policies, database_url, seed_recommendations, serving_as_chart
 from tests.support.helm import FULLNAME, NAMESPACE

@@ -20,7 +20,8 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from sqlalchemy.orm import Session
 
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
+from app.core.workload_key import WorkloadKey
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.realkube.cluster import RealCluster

@@ -273,11 +273,13 @@ def test_the_updater_evicts_nothing_while_its_pod_cache_is_stale(
     from datetime import UTC, datetime, timedelta
 
     from app.extensions import db
-    from app.jobs.updater import UpdaterJob, UpdaterOptions
+    from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
     from app.models import AuditEvent, Policy, Recommendation
+    from app.settings import settings_of
     from tests.support.proxies import ApiProxy
+    from tests.support.updater_runs import updater_settings
 
     now = datetime.now(UTC)
     db.session.add(
@@ -315,7 +317,12 @@ def test_the_updater_evicts_nothing_while_its_pod_cache_is_stale(
         proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))
         cluster = ClusterView(via(proxy, tmp_path)).start()
         job = UpdaterJob(
-            app, cluster, PodActions(api), UpdaterOptions(), lambda: True, clock=sim.now
+            app,
+            cluster,
+            PodActions(api),
+            updater_settings(settings_of(app)),
+            lambda: True,
+            clock=sim.now,
         )
         try:
             assert cluster.wait_synced(30)

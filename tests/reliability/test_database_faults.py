@@ -23,8 +23,9 @@ from flask import Flask
 from flask_migrate import upgrade
 
 from app import create_app
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.models import Checkpoint, Recommendation
 from app.settings import settings_of

@@ -16,7 +16,7 @@ from app.core.conditions import (
     UPDATER_TYPES,
     Condition,
 )
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.store.conditions import save_conditions, workload_conditions
 from app.store.recommendations import delete_workload

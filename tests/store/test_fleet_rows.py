@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from flask import Flask, has_app_context
 from sqlalchemy.orm import Session
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.models import Policy as PolicyRow
 from app.store import clusters

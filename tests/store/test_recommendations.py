@@ -11,10 +11,11 @@ import pytest
 from flask import Flask
 from sqlalchemy import event, func, select
 
-from app.core.recommend.capping import ContainerPolicy
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommendation import ContainerPolicy
 from app.core.resources import MAX_AMOUNT
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
+from app.core.workload_key import WorkloadKey
 from app.store.snapshot import build_snapshot, carry_forward
 
 WEB = WorkloadKey("shop", "Deployment", "web")

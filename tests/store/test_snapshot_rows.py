@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import update
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.models import Recommendation
 from app.store.snapshot import RowMemo, _target, load_snapshot, recommendation_targets

@@ -10,9 +10,9 @@ from typing import Any
 
 from app.core.nodes import NodeView
 from app.core.pods import PodView
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.sizing.node_fit import DaemonTemplate
+from app.core.workload_key import WorkloadKey
 
 
 class Pods:

@@ -2,9 +2,10 @@
 
 - `cli_context_of_the_tests` (automatic): the CLI's context file and variables are the tests' own.
 - `database_url`: each test runs on SQLite and, marked `postgres`, on a throw-away PostgreSQL
-  schema.
+  schema (empty: migration tests start from nothing).
 - `app`: the Flask app on a fresh, migrated database, without background jobs; a directory or
   module adds settings by overriding `app_config` (tests.support.users does, with a token file).
+  SQLite is migrated once per session (`migrated_sqlite`) and the file copied for each test.
 - `client`: the app's test client (tests.support.users overrides it with the admin's token).
 - `sim`: a simulated cluster per test (`module_sim`: one per module, for modules whose tests
   leave it as they found it). A module chooses what it holds by overriding `scenario` (a mapping
@@ -20,6 +21,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -67,13 +69,36 @@ def app_config() -> dict[str, object]:
     return {}
 
 
+SQLITE = "sqlite:///"
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database migrated to the newest revision once per test session: `app` copies the
+    file for each test instead of running every migration again (CONTRIBUTING.md: measured)."""
+    path = tmp_path_factory.mktemp("migrated") / "rightsizer.db"
+    template = create_app(
+        {"TESTING": True, "SQLALCHEMY_DATABASE_URI": f"{SQLITE}{path}", "JOBS": False}
+    )
+    with template.app_context():
+        upgrade()
+        db.engine.dispose()
+    return path
+
+
 @pytest.fixture
-def app(database_url: str, app_config: dict[str, object]) -> Iterator[Flask]:
+def app(
+    database_url: str, app_config: dict[str, object], request: pytest.FixtureRequest
+) -> Iterator[Flask]:
+    if database_url.startswith(SQLITE):
+        target = Path(database_url.removeprefix(SQLITE))
+        if not target.exists():
+            shutil.copyfile(request.getfixturevalue("migrated_sqlite"), target)
     app = create_app(
         {"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url, "JOBS": False, **app_config}
     )
     with app.app_context():
-        upgrade()
+        upgrade()  # nothing to do on the copy; migrates the PostgreSQL schema
         yield app
         db.session.remove()
         db.engine.dispose()

@@ -10,9 +10,10 @@ from typing import Any
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from app.core.policy import Policy, normalize_update_mode
-from app.core.recommend.capping import ContainerPolicy
+from app.core.policy import Policy
+from app.core.recommendation import ContainerPolicy
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem
+from app.core.update_mode import UpdateMode
 from tests.support.pods import pod
 
 NAMES = ["app", "envoy", "log", "metrics"]
@@ -40,9 +41,7 @@ def policies(draw: st.DrawFn) -> Policy:
             )
         )
     mode = draw(st.sampled_from(["Initial", "Recreate", "InPlaceOrRecreate", "Auto", "Off"]))
-    return Policy(
-        "web", "shop", update_mode=normalize_update_mode(mode), container_policies=tuple(cps)
-    )
+    return Policy("web", "shop", update_mode=UpdateMode.of(mode), container_policies=tuple(cps))
 
 
 CPU_Q = st.integers(1, 8000)  # millicores

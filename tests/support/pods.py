@@ -17,7 +17,7 @@ import kubernetes_validate
 
 from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.limitrange import RESOURCES
 

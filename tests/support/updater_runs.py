@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,12 +15,14 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import select
 
+from app.core.sizing.priority import UpdaterSettings
 from app.extensions import db
-from app.jobs.updater import UpdaterJob, UpdaterOptions
+from app.jobs.updater import UpdaterJob
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.models import AuditEvent, Policy, Recommendation
+from app.settings import Settings, settings_of
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 
@@ -136,6 +139,32 @@ def policy(
         db.session.commit()
 
 
+def updater_settings(
+    base: Settings,
+    settings: UpdaterSettings | None = None,
+    excluded_namespaces: frozenset[str] = frozenset(),
+    policy_settle_seconds: float = 0.0,
+    **updater: Any,
+) -> Settings:
+    """Settings (`settings_of(app)`, `from_environment({})`) as the updater job reads them, changed
+    for a test: `updater` replaces
+    fields of `settings.updater` (dry_run, evictions_in_flight, min_history_seconds, ...),
+    `settings` its sizing rules, `excluded_namespaces` adds namespaces left alone. Unlike a
+    deployment, a changed policy is acted on at once unless the test says otherwise
+    (`policy_settle_seconds`: twice the webhook's cache refresh, as the job derives it)."""
+    job = replace(base.updater, **updater)
+    if settings is not None:
+        job = replace(job, sizing=settings)
+    return replace(
+        base,
+        updater=job,
+        cluster=replace(
+            base.cluster, excluded_namespaces=base.cluster.excluded_namespaces | excluded_namespaces
+        ),
+        webhook=replace(base.webhook, cache_refresh_seconds=policy_settle_seconds / 2),
+    )
+
+
 def make_job(
     app: Flask,
     cluster: ClusterView,
@@ -149,7 +178,7 @@ def make_job(
         app,
         cluster,
         PodActions(api),
-        UpdaterOptions(**options),
+        updater_settings(settings_of(app), **options),
         registered,
         clock=clock,
         limit_ranges=limit_ranges,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.core.recommend.array_model import ArrayModel, Sample
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model

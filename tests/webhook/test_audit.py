@@ -14,8 +14,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import select, text
 
 from app.config import override
-from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BoostOptions
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.models import AuditEvent
 from app.store import audit as audit_trail

@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from app import create_app
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.extensions import db
 from app.store.snapshot import Snapshot, build_snapshot
 from app.webhook import webhook_of

@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from kubernetes import client as k8s
 
 from app.core.owners import workload_of_pod
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.kube.limitranges import LimitRangeCache
 from app.kube.owners import OwnerCache
 from app.simulator.simulator import Simulator

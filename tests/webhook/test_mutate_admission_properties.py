@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 
 from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
-from app.core.recommend.model import WorkloadKey
 from app.core.sizing.limitrange import parse_limit_range
+from app.core.workload_key import WorkloadKey
 from app.simulator.apiserver import limitranger, podutil, validation
 from app.simulator.apiserver.errors import ApiError
 from app.store.snapshot import build_snapshot

@@ -14,7 +14,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from kubernetes import client as k8s
 
-from app.core.recommend.model import WorkloadKey
+from app.core.workload_key import WorkloadKey
 from app.kube.cluster import ClusterView
 from app.kube.owners import OwnerCache
 from app.kube.scalable import ScalableKinds

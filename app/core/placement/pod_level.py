@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.sizing.node_fit import Amounts, spec_requests
 
 

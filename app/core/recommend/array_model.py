@@ -46,18 +46,15 @@ from app.core.recommend.aggregate import (
     memory_buckets,
     oom_bump,
 )
-from app.core.recommend.capping import (
-    ContainerPolicy,
-    Recommendation,
-    apply_policy,
-    policy_for_container,
-)
+from app.core.recommend.capping import apply_policy
 from app.core.recommend.checkpoint import CHECKPOINT_VERSION, AggregateCheckpoint
 from app.core.recommend.daily import RETAINED_DAYS, DailyUsage
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
-from app.core.recommend.model import IDLE_AFTER_SECONDS, WorkloadKey, _rounded, sorted_keys
+from app.core.recommend.model import IDLE_AFTER_SECONDS, _rounded
 from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
+from app.core.recommendation import ContainerPolicy, Recommendation, policy_for_container
+from app.core.workload_key import WorkloadKey, sorted_keys
 
 Array = Any
 # One PodMetrics container's usage: (workload, pod, container, time, CPU cores, CPU request in

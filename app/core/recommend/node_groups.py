@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.capping import ContainerPolicy, Recommendation
 from app.core.recommend.checkpoint import AggregateCheckpoint
-from app.core.recommend.model import WorkloadKey
 from app.core.recommend.strategies import VPA, Strategy
+from app.core.recommendation import ContainerPolicy, Recommendation
+from app.core.workload_key import WorkloadKey
 
 GroupKey = tuple[str, str]  # (node label, its value or NO_GROUP)
 

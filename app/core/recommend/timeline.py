@@ -20,11 +20,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.histogram import ExponentialBuckets
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommendation import ContainerPolicy
 from app.core.resources import Resources, amount
+from app.core.workload_key import WorkloadKey
 
 HOUR = 3600.0
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.core.recommend.array_model import ArrayModel, Sample
-from app.core.recommend.capping import ContainerPolicy, Recommendation
-from app.core.recommend.model import IDLE_AFTER_SECONDS, WorkloadKey
+from app.core.recommend.model import IDLE_AFTER_SECONDS
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
+from app.core.recommendation import ContainerPolicy, Recommendation
+from app.core.workload_key import WorkloadKey
 
 REQUIRED = ("timestamp", "container", "cpu", "memory")
 OPTIONAL = ("cpu_request", "pod", "event")

@@ -33,7 +33,7 @@ from app.core.bodies import ContainerResize, ResizeBody
 from app.core.pods import PodView
 from app.core.policy import Policy
 from app.core.quantity import amount_or_none
-from app.core.recommend.capping import policy_for_container
+from app.core.recommendation import policy_for_container
 from app.core.resources import format_cpu
 from app.core.sizing.values import Bounds, Slot, resize
 from app.core.update_policy import FACTOR, StartupBoost

@@ -28,7 +28,7 @@ class NodeRoom:
 
 
 class Rooms(list[NodeRoom]):
-    """Rooms that know each node's position, as they were built: `place` finds a pod's own node
+    """Rooms that know each node's position, as they were built: `moves` finds a pod's own node
     without scanning every node (the updater calls it for each pod it updates; at 5000 nodes
     that scan was most of a dry run's planning). A position is trusted only when the room there
     still has that name; otherwise the list is scanned."""
@@ -156,25 +156,6 @@ def qos_class(containers: list[dict[str, dict[str, int]]]) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def place(
-    nodes: list[NodeRoom],
-    own_node: str | None,
-    current: tuple[int, int],
-    new: tuple[int, int],
-    placement: Placement | None = None,
-) -> list[NodeRoom] | None:
-    """The rooms after the pod moves to its new requests, or None if it fits nowhere.
-
-    Its own node is preferred (an in-place resize stays there; the pod runs there already, so its
-    taints and labels are not checked again); another node must admit the pod (`placement`:
-    tolerations, nodeSelector, required node affinity) and then its current requests are given
-    back to its own node. Several pods updated in one run thus never count on the same free
-    space twice.
-    """
-    changed = moves(nodes, own_node, current, new, placement)
-    return None if changed is None else with_moves(nodes, changed)
-
-
 def with_moves(nodes: list[NodeRoom], changed: dict[int, NodeRoom]) -> list[NodeRoom]:
     """A copy of `nodes` with the rooms `moves` changed put in their places."""
     out = list(nodes)
@@ -190,9 +171,14 @@ def moves(
     new: tuple[int, int],
     placement: Placement | None = None,
 ) -> dict[int, NodeRoom] | None:
-    """What `place` changes: the new rooms by their position in `nodes` (one or two), or None if
-    the pod fits nowhere. The updater applies them to its rooms in place, instead of copying
-    thousands of rooms for each pod it updates."""
+    """Where a pod moving from `current` to `new` requests goes: the changed rooms by their
+    position in `nodes` (one or two), or None if it fits nowhere.
+
+    Its own node is preferred (an in-place resize stays there; the pod runs there already, so its
+    taints and labels are not checked again); another node must admit the pod (`placement`:
+    tolerations, nodeSelector, required node affinity) and then its current requests are given
+    back to its own node. Applied to the rooms (`with_moves`, or in place as the updater does),
+    several pods updated in one run never count on the same free space twice."""
     placement = placement or Placement()
     # Its own node first, then the others in order: one pass to find it, none to sort (the
     # updater calls this for every pod it updates; at 5000 nodes a sort per call was most of

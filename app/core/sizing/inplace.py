@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from app.core.policy import IN_PLACE_MODES, Policy
+from app.core.policy import Policy
 from app.core.sizing.priority import UpdaterSettings
 
 Requests = Mapping[str, Mapping[str, int]]  # container -> resource -> amount
@@ -27,7 +27,7 @@ Requests = Mapping[str, Mapping[str, int]]  # container -> resource -> amount
 def skips_budget(policy: Policy, settings: UpdaterSettings) -> bool:
     """In-place resizes of this policy's pods may skip the disruption budget and minReplicas
     (when they restart nothing): the policy's inPlaceSkipDisruptionBudget, else the setting."""
-    if policy.update_mode not in IN_PLACE_MODES:
+    if not policy.update_mode.resizes_in_place:
         return False
     own = policy.in_place_skip_disruption_budget
     return settings.in_place_skip_disruption_budget if own is None else own

@@ -24,7 +24,7 @@ from typing import Any
 from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.quantity import amount_or_none, format_quantity
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, admits
 

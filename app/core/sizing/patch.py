@@ -62,7 +62,7 @@ from typing import Any
 
 from app.core.pods import CONTAINER, INIT, SIDECAR, is_sidecar
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation, policy_for_container
+from app.core.recommendation import Recommendation, policy_for_container
 from app.core.resources import format_cpu, format_memory
 from app.core.sizing.boost import (
     BOOST_ANNOTATION,
@@ -600,14 +600,14 @@ def _size(
     if policy is None:
         return outcome((), "no-policy")
     boosting = boost is not None and has_boost(policy)
-    if policy.update_mode == "Off" and not boosting:
+    if not policy.update_mode.sizes_new_pods and not boosting:
         return outcome((), "mode-off")
     items = [item.defaulted() for item in limit_ranges]
     container_range = merged(items, "Container")
     pod_range = merged(items, "Pod")
     slots = _slots(pod, parse, container_range)
     pod_level = _pod_level(pod, parse, slots, release)
-    sizing = policy.update_mode != "Off"
+    sizing = policy.update_mode.sizes_new_pods
     plan = None
     if sizing and (pod_level.requests or pod_level.limits):
         plan = plan_pod_level(slots, recommendations, policy, pod_level, pod_range, excluded or {})

@@ -28,7 +28,7 @@ from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.sizing.boost import BOOST_ANNOTATION, BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem, QuantityParser
 from app.core.sizing.patch import (

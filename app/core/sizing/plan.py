@@ -35,8 +35,7 @@ from app.core.nodes import NodeView
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
 from app.core.quantity import parse_amount, readable
-from app.core.recommend.capping import Recommendation, policy_for_container
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation, policy_for_container
 from app.core.sizing import podlevel_resize
 from app.core.sizing.boost import boosted
 from app.core.sizing.fit import BLOCKING_EFFECTS, NodeRoom, Placement, Rooms, moves, with_moves
@@ -55,6 +54,7 @@ from app.core.sizing.priority import (
 )
 from app.core.sizing.requirements import admits
 from app.core.sizing.resize_rules import ResizeCheck, known_refusal
+from app.core.workload_key import WorkloadKey
 
 PodKeys = dict[int, Hashable | None]  # id(pod) -> shared_key(pod.wire), computed once a run
 Sized = tuple[PodSizing, PodPriority] | None  # a pod shape's sizing and priority; None: no update

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from app.core.pods import INIT
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation, policy_for_container
+from app.core.recommendation import Recommendation, policy_for_container
 from app.core.sizing.limitrange import RESOURCES, LimitRangeItem
 from app.core.sizing.podlimits import PodLevel, aggregate
 from app.core.sizing.values import Slot, entries

@@ -12,7 +12,7 @@ from app.core.placement.pod_level import pod_level
 from app.core.placement.score import ideal_level, window_score
 from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 
 GI = 1 << 30

@@ -7,8 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.recommend.checkpoint import save_aggregate
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
+from app.core.workload_key import WorkloadKey
 
 S = RecommenderSettings()
 WORKLOADS = [WorkloadKey("shop", "Deployment", "web"), WorkloadKey("shop", "Deployment", "api")]

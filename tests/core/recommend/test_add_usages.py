@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.daily import DailyUsage
 from app.core.recommend.histogram import DecayingHistogram
-from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.model import UsageModel, UsageSample
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import Strategy, configure
+from app.core.workload_key import WorkloadKey
 
 WORKLOADS = [
     WorkloadKey("shop", "Deployment", "web"),

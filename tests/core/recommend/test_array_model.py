@@ -24,9 +24,10 @@ from app.core.recommend.array_model import ArrayModel, Sample
 from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate, save_aggregate
 from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets, Histogram
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
-from app.core.recommend.model import UsageModel, UsageSample, WorkloadKey
+from app.core.recommend.model import UsageModel, UsageSample
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, configure
+from app.core.workload_key import WorkloadKey
 from tests.core.recommend.test_histogram import _FRACTIONS, _OPERATIONS, CPU, S, _walked
 
 WORKLOADS = [
@@ -432,7 +433,7 @@ def test_results_from_either_model_are_the_same() -> None:
     """What `rightsizer demo --trace` saves from the array model (results_from_model: the
     recommendations under each workload's container policies, the checkpoints with their
     days) is what it saved from UsageModel."""
-    from app.core.recommend.capping import ContainerPolicy
+    from app.core.recommendation import ContainerPolicy
     from app.store.results import results_from_model
 
     s = RecommenderSettings()

@@ -6,11 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import oom_bump
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import MIB
 from app.core.recommend.strategies import VPA, configure
 from app.core.recommend.strategies.balanced import balanced_level
+from app.core.recommendation import Recommendation
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "web")
 T0 = 1_700_006_400.0

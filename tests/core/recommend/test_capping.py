@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from app.core.recommend.capping import ContainerPolicy, apply_policy, clamp, policy_for_container
+from app.core.recommend.capping import apply_policy, clamp
 from app.core.recommend.estimator import Estimate
+from app.core.recommendation import ContainerPolicy, policy_for_container
 from app.core.resources import Resources
 
 EST = Estimate(

@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
+from app.core.workload_key import WorkloadKey
 
 T0 = 1_700_000_000.0
 DAY = 86400.0

@@ -17,10 +17,11 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import DAY, MIB
 from app.core.recommend.strategies import configure
+from app.core.recommendation import Recommendation
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "web")
 T0 = 1_700_006_400.0  # a UTC midnight

@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.node_groups import NodeGroupModels
 from app.core.recommend.settings import MIB, RecommenderSettings
+from app.core.workload_key import WorkloadKey
 
 S = RecommenderSettings()
 T0 = 1_700_000_000.0

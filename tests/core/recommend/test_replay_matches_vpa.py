@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from app.core.quantity import parse_quantity
-from app.core.recommend.capping import ContainerPolicy
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.strategies import VPA, Strategy, configure
 from app.core.recommend.trace import parse_trace, recommendations_json, replay
+from app.core.recommendation import ContainerPolicy
+from app.core.workload_key import WorkloadKey
 from tests.support import vpa_oracle
 
 DATA = Path(__file__).resolve().parents[2] / "data"

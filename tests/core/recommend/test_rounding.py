@@ -7,12 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.estimator import Estimate
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.rounding import integer_cpu, round_up_to_scale, rounded
 from app.core.recommend.settings import MIB, RecommenderSettings
+from app.core.recommendation import ContainerPolicy
 from app.core.resources import MAX_AMOUNT, Resources
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "web")
 

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.recommend.capping import ContainerPolicy
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.timeline import HOUR, Sample, UsageWindow, UsageWindows, replay
+from app.core.recommendation import ContainerPolicy
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "frontend")
 T0 = 1_700_000_000.0 - 1_700_000_000.0 % HOUR  # an hour boundary

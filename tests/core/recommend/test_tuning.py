@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.recommend.checkpoint import load_aggregate, save_aggregate
-from app.core.recommend.model import UsageModel, WorkloadKey
+from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Tuning, configure, tuning
+from app.core.workload_key import WorkloadKey
 
 A = WorkloadKey("shop", "Deployment", "a")
 B = WorkloadKey("shop", "Deployment", "b")

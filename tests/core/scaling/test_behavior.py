@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from app.core.scaling.behavior import (
@@ -134,7 +136,7 @@ def test_empty_behavior_means_hpa_defaults() -> None:
         ),
     ],
 )
-def test_invalid_behavior_names_the_field(doc: dict, field: str) -> None:
+def test_invalid_behavior_names_the_field(doc: dict[str, Any], field: str) -> None:
     with pytest.raises(BehaviorError) as err:
         parse_behavior(doc)
     assert field in [f for f, _ in err.value.errors]

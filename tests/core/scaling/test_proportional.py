@@ -216,7 +216,9 @@ def test_ladder_of_equal_thresholds_the_later_one_wins() -> None:
         ({"coresToReplicas": []}, "ladder.coresToReplicas"),
     ],
 )
-def test_ladder_without_any_steps_is_rejected_not_scaled_to_zero(body: dict, field: str) -> None:
+def test_ladder_without_any_steps_is_rejected_not_scaled_to_zero(
+    body: dict[str, Any], field: str
+) -> None:
     # CPA would scale the target to 0 here; a typo must not take CoreDNS down.
     with pytest.raises(ParamsError) as err:
         parse_params({"ladder": body})

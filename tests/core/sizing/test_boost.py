@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from app.core.pods import PodView
 from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
-from app.core.recommend.capping import ContainerPolicy, Recommendation
+from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.sizing.boost import (
     BOOST_ANNOTATION,
     BoostOptions,
@@ -27,6 +27,7 @@ from app.core.sizing.boost import (
 )
 from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import UPDATES_ANNOTATION, PodPatch, build_patch
+from app.core.update_mode import UpdateMode
 from app.core.update_policy import StartupBoost
 from tests.support.pods import amounts, apply_strictly, assert_valid_pod, container, pod, rec
 
@@ -36,7 +37,7 @@ PLUS_500M = StartupBoost("Quantity", quantity=500)
 
 
 def boosting(mode: str = "Recreate", boost: StartupBoost | None = FACTOR_3, **kw: Any) -> Policy:
-    return Policy("web", "shop", update_mode=mode, startup_boost=boost, **kw)
+    return Policy("web", "shop", update_mode=UpdateMode.of(mode), startup_boost=boost, **kw)
 
 
 def run(

@@ -4,7 +4,28 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.sizing.fit import NodeRoom, Placement, admits, place, qos_class, tolerates
+from app.core.sizing.fit import (
+    NodeRoom,
+    Placement,
+    admits,
+    moves,
+    qos_class,
+    tolerates,
+    with_moves,
+)
+
+
+def place(
+    nodes: list[NodeRoom],
+    own: str | None,
+    current: tuple[int, int],
+    new: tuple[int, int],
+    placement: Placement | None = None,
+) -> list[NodeRoom] | None:
+    """The rooms after `moves`, as the plan applies them (`with_moves`), or None."""
+    changed = moves(nodes, own, current, new, placement)
+    return None if changed is None else with_moves(nodes, changed)
+
 
 NODES = [NodeRoom("a", 500, 1000), NodeRoom("b", 2000, 200)]
 

@@ -7,8 +7,17 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.sizing.fit import NodeRoom, Placement, Rooms, place
+from app.core.sizing.fit import NodeRoom, Placement, Rooms, with_moves
 from app.core.sizing.fit import moves as fit_moves
+
+
+def place(
+    nodes: list[NodeRoom], own: str | None, current: tuple[int, int], new: tuple[int, int]
+) -> list[NodeRoom] | None:
+    """The rooms after `fit.moves`, applied to a copy (`with_moves`), or None."""
+    changed = fit_moves(nodes, own, current, new)
+    return None if changed is None else with_moves(nodes, changed)
+
 
 NAMES = [f"n{i}" for i in range(6)]
 amounts = st.integers(min_value=-2, max_value=6)
@@ -46,7 +55,9 @@ def test_a_stale_position_falls_back_to_the_scan(nodes: list[NodeRoom], own: str
     rooms = Rooms(nodes)
     rooms.reverse()  # positions no longer right
     plain = list(rooms)
-    assert place(rooms, own, (1, 1), (1, 1), Placement()) == place(plain, own, (1, 1), (1, 1))
+    assert fit_moves(rooms, own, (1, 1), (1, 1), Placement()) == fit_moves(
+        plain, own, (1, 1), (1, 1)
+    )
     assert rooms.position(own) == next((i for i, n in enumerate(plain) if n.name == own), None)
 
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.nodes import NodeView
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.fit import Placement
 from app.core.sizing.node_fit import (

@@ -10,7 +10,7 @@ import pytest
 
 from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
-from app.core.recommend.capping import ContainerPolicy, Recommendation
+from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.sizing.limitrange import LimitRangeItem, merged, parse_limit_range
 from app.core.sizing.patch import (
     OBSERVED_ANNOTATION,
@@ -20,6 +20,7 @@ from app.core.sizing.patch import (
     build_patch,
     escape_pointer,
 )
+from app.core.update_mode import UpdateMode
 from tests.support.pods import (
     amounts,
     apply_strictly,
@@ -260,7 +261,7 @@ def test_equal_amounts_in_other_notation_are_no_change() -> None:
     ("pol", "reason"),
     [
         (None, "no-policy"),
-        (Policy(name="web", namespace="shop", update_mode="Off"), "mode-off"),
+        (Policy(name="web", namespace="shop", update_mode=UpdateMode.OFF), "mode-off"),
     ],
 )
 def test_no_policy_or_update_mode_off_changes_nothing(pol: Policy | None, reason: str) -> None:

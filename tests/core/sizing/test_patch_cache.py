@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from app.core.policy import Policy
 from app.core.quantity import parse_amount
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.sizing.boost import BOOST_ANNOTATION, BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import UPDATES_ANNOTATION, PodInvalid, PodPatch, build_patch

@@ -119,7 +119,8 @@ def admit_defaults(p: dict[str, Any], obj: dict[str, Any]) -> dict[str, Any]:
     if level:
         agg = {res: effective(out, "requests", res, pod_level=False) for res in RESOURCES}
         for res, v in (level.get("limits") or {}).items():
-            fill = q(res, agg[res]) if agg[res] is not None else v
+            amount = agg[res]
+            fill = q(res, amount) if amount is not None else v
             level.setdefault("requests", {}).setdefault(res, fill)
     for item in items:
         if item["type"] != "Container":

@@ -8,8 +8,7 @@ from app.core.bodies import ContainerResize, ResizeBody
 from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.fit import NodeRoom
 from app.core.sizing.plan import (
@@ -26,6 +25,8 @@ from app.core.sizing.plan import (
     workload_candidates,
 )
 from app.core.sizing.priority import UpdaterSettings
+from app.core.update_mode import UpdateMode
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "web")
 MI = 1024 * 1024
@@ -81,7 +82,7 @@ def node_json(name: str, cpu: str = "4", memory: str = "8Gi", **spec: Any) -> di
     }
 
 
-POLICY = Policy("p", "shop", "Deployment", "web", update_mode="Recreate")
+POLICY = Policy("p", "shop", "Deployment", "web", update_mode=UpdateMode.RECREATE)
 
 
 def candidates(pods: list[PodView], target: Recommendation) -> list[Candidate]:
@@ -141,7 +142,12 @@ def test_placement_takes_the_new_requests_or_finds_no_room() -> None:
 def test_a_resize_that_changes_the_qos_class_is_known_refused() -> None:
     guaranteed = pod(cpu="100m", memory="100Mi", limits={"cpu": "100m", "memory": "100Mi"})
     policy = Policy(
-        "p", "shop", "Deployment", "web", update_mode="InPlaceOrRecreate", container_policies=()
+        "p",
+        "shop",
+        "Deployment",
+        "web",
+        update_mode=UpdateMode.IN_PLACE_OR_RECREATE,
+        container_policies=(),
     )
     recs = {"app": rec(300, 100 * MI)}
     [c] = workload_candidates(W, [guaranteed], policy, recs, None, (), NOW, UpdaterSettings())

@@ -12,8 +12,7 @@ from app.core.nodes import NodeView
 from app.core.pods import PodView
 from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
-from app.core.recommend.capping import ContainerPolicy, Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.resources import Resources
 from app.core.sizing.fit import NodeRoom
 from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
@@ -32,6 +31,7 @@ from app.core.sizing.plan import (
 from app.core.sizing.podlevel_resize import FEATURE, pod_level_refusal
 from app.core.sizing.podlimits import PodLevel, violations
 from app.core.sizing.priority import UpdaterSettings
+from app.core.workload_key import WorkloadKey
 from tests.support.pods import apply_strictly, assert_valid_pod, container, pod, policy, rec
 
 MI = 1024 * 1024

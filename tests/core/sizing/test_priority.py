@@ -228,7 +228,7 @@ def test_changes_qos() -> None:
     assert changes_qos(guaranteed, same) is None
     burstable = {"app": {"requests": {"cpu": 500}, "limits": {}}}
     assert changes_qos(burstable, {"app": {"requests": {"cpu": 200}, "limits": {}}}) is None
-    best_effort = {"app": {"requests": {}, "limits": {}}}
+    best_effort: dict[str, dict[str, dict[str, int]]] = {"app": {"requests": {}, "limits": {}}}
     assert changes_qos(best_effort, {"app": {"requests": {"cpu": 200}, "limits": {}}}) == (
         "BestEffort",
         "Burstable",
@@ -286,7 +286,7 @@ def test_known_resize_refusals_by_release() -> None:
 def test_a_pod_level_resize_that_changes_the_class_is_seen() -> None:
     """Pod-level values decide the class when set (KEP-2837): a pod-level request raised to its
     limit makes the pod Guaranteed, which ValidatePodResize refuses."""
-    app = {"app": {"requests": {}, "limits": {}}}
+    app: dict[str, dict[str, dict[str, int]]] = {"app": {"requests": {}, "limits": {}}}
     level = {"requests": {"cpu": 500, "memory": 100}, "limits": {"cpu": 1000, "memory": 100}}
     to_limit = {"requests": {"cpu": 1000}, "limits": {}}
     assert changes_qos(app, {}, (), level, to_limit) == ("Burstable", "Guaranteed")

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from app.core.nodes import NodeView
 from app.core.policy import Policy
-from app.core.recommend.model import WorkloadKey
 from app.core.sizing.boost import BOOST_ANNOTATION
 from app.core.sizing.patch import UPDATES_ANNOTATION
 from app.core.sizing.patch_cache import pod_inputs, shared_key
 from app.core.sizing.plan import Candidate, PodKeys, node_rooms, workload_candidates
 from app.core.sizing.priority import UpdaterSettings
+from app.core.update_mode import UpdateMode
+from app.core.workload_key import WorkloadKey
 from app.kube.cluster import Shared, pod_view
 from tests.support.generators import CPU, NAMES, limit_ranges, pods, policies
 from tests.support.pods import rec
@@ -156,7 +157,7 @@ def test_node_rooms_gives_each_counted_pod_its_key_and_candidates_take_it() -> N
         }
     )
     recs = {"app": rec(100, 300 * 1024 * 1024)}
-    policy = Policy("p", "shop", "Deployment", "web", update_mode="Recreate")
+    policy = Policy("p", "shop", "Deployment", "web", update_mode=UpdateMode.RECREATE)
     s = UpdaterSettings()
     own = workload_candidates(W, [views[0], big], policy, recs, None, (), NOW, s)
     assert len(own) == 2 and own[0].patch != own[1].patch  # computed here: each its own key

@@ -17,6 +17,7 @@ from app.core.policy import Policy
 from app.core.quantity import amount as quantity_amount
 from app.core.sizing.limitrange import LimitRangeItem, parse_limit_range
 from app.core.sizing.patch import PodInvalid, PodPatch, PodSizing, build_patch, size_pod
+from app.core.update_mode import UpdateMode
 from tests.support.generators import CPU, MEMORY, limit_ranges, lr_objects, lr_pods, pods, policies
 from tests.support.pods import apply_strictly, rec, sized_containers
 
@@ -89,5 +90,5 @@ def test_the_generated_cases_reach_every_outcome() -> None:
     ],
 )
 def test_size_pod_refuses_what_build_patch_refuses(pod: Any) -> None:
-    pol = Policy(name="p", namespace="default", update_mode="Recreate")
+    pol = Policy(name="p", namespace="default", update_mode=UpdateMode.RECREATE)
     check_same(pod, {"app": rec(100, 2**27)}, pol, [])

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.core.pods import PodView
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
+from app.core.recommendation import Recommendation
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.plan import SizedMemo, workload_candidates
 from app.core.sizing.priority import UpdaterSettings

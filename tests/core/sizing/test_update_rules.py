@@ -15,15 +15,16 @@ from hypothesis import strategies as st
 
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import Policy
-from app.core.recommend.capping import Recommendation
-from app.core.recommend.model import WorkloadKey
+from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.boost import BOOST_ANNOTATION
 from app.core.sizing.inplace import InfeasibleAttempts, asks_for_less, skips_budget
 from app.core.sizing.plan import workload_candidates
 from app.core.sizing.priority import ContainerView, UpdaterSettings
 from app.core.sizing.requirements import admits, changes
+from app.core.update_mode import UpdateMode
 from app.core.update_policy import TARGET_HIGHER, TARGET_LOWER, EvictionRequirement
+from app.core.workload_key import WorkloadKey
 
 W = WorkloadKey("shop", "Deployment", "web")
 MI = 1024 * 1024
@@ -107,7 +108,7 @@ def candidates(pods: list[PodView], policy: Policy, cpu: int = 500) -> list[str]
     return [c.pod.name for c in found]
 
 
-POLICY = Policy("p", "shop", "Deployment", "web", update_mode="Recreate")
+POLICY = Policy("p", "shop", "Deployment", "web", update_mode=UpdateMode.RECREATE)
 
 
 def test_an_upscale_only_policy_takes_the_small_pod_and_leaves_the_big_one() -> None:
@@ -163,7 +164,7 @@ def test_a_pod_carrying_its_startup_boost_is_left_to_it() -> None:
 def test_who_skips_the_disruption_budget(
     mode: str, own: bool | None, global_: bool, skips: bool
 ) -> None:
-    policy = replace(POLICY, update_mode=mode, in_place_skip_disruption_budget=own)
+    policy = replace(POLICY, update_mode=UpdateMode.of(mode), in_place_skip_disruption_budget=own)
     settings = UpdaterSettings(in_place_skip_disruption_budget=global_)
     assert skips_budget(policy, settings) is skips
 

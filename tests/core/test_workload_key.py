@@ -11,7 +11,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.recommend.model import WorkloadKey, sorted_keys
+from app.core.workload_key import WorkloadKey, sorted_keys
 
 
 def test_a_key_is_a_value_of_its_three_fields() -> None:
@@ -29,7 +29,7 @@ def test_a_key_is_a_value_of_its_three_fields() -> None:
 def test_a_copy_from_another_process_hashes_as_this_one_does() -> None:
     """The kept hash is not carried in a pickle: string hashes differ between processes."""
     code = (
-        "import pickle, sys; from app.core.recommend.model import WorkloadKey; "
+        "import pickle, sys; from app.core.workload_key import WorkloadKey; "
         "sys.stdout.buffer.write(pickle.dumps(WorkloadKey('shop', 'Deployment', 'web')))"
     )
     env = {"PYTHONHASHSEED": "12345"}
