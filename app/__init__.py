@@ -10,8 +10,8 @@ from typing import Any
 from flask import Flask
 
 from app.config import configure
-from app.extensions import db, migrate
 from app.settings import Settings
+from app.store.extensions import db, migrate
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

@@ -41,8 +41,8 @@ VPA_MB_PER_HOUR = 50.0
 def rows(app: Any) -> dict[str, int]:
     from sqlalchemy import func, select
 
-    from app.extensions import db
-    from app.models import AuditEvent, Checkpoint, Recommendation
+    from app.store.extensions import db
+    from app.store.models import AuditEvent, Checkpoint, Recommendation
 
     out = {}
     with app.app_context():
@@ -90,8 +90,8 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
         webhook_registered=lambda: True,
         clock=clock,
     )
-    from app.extensions import db
-    from app.models import Policy
+    from app.store.extensions import db
+    from app.store.models import Policy
 
     with app.app_context():
         db.session.add(Policy(name="soak", namespace="*", update_mode="Recreate"))

@@ -34,8 +34,8 @@ def fill(app: Any, containers: int) -> Any:
     from sqlalchemy import insert
 
     from app.core.recommend.model import UsageModel, WorkloadKey
-    from app.extensions import db
-    from app.models import RecommendationPoint
+    from app.store.extensions import db
+    from app.store.models import RecommendationPoint
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
@@ -71,8 +71,8 @@ def fill(app: Any, containers: int) -> Any:
 def timed_save(app: Any, model: Any) -> tuple[float, int, int]:
     from sqlalchemy import delete, func, select
 
-    from app.extensions import db
-    from app.models import RecommendationPoint as H
+    from app.store.extensions import db
+    from app.store.models import RecommendationPoint as H
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
@@ -94,11 +94,11 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
     (before), and a max() per key (now)."""
     from sqlalchemy import func, select, tuple_
 
-    from app.extensions import db
-    from app.models import RecommendationPoint as H
     from app.store.clusters import cluster_key
+    from app.store.extensions import db
     from app.store.history import newest_points
     from app.store.keys import key_params, key_rows, on_key
+    from app.store.models import RecommendationPoint as H
 
     keys = [(f"ns-{i % 100}", "Deployment", f"w-{i}", "app") for i in range(0, containers, 30)]
     keys = keys[:500]
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         filled = time.perf_counter() - began
         seconds, saved, points = min(timed_save(app, model) for _ in range(args.rounds))
         before, grouped, after = timed_lookups(app, args.containers)
-        from app.extensions import db
+        from app.store.extensions import db
 
         with app.app_context():
             db.engine.dispose()

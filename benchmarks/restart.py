@@ -27,7 +27,7 @@ import scale_common as sc
 
 def fill(app: Any, workloads: int) -> None:
     from app.core.recommend.model import UsageModel, WorkloadKey
-    from app.extensions import db
+    from app.store.extensions import db
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
@@ -50,8 +50,8 @@ def fill(app: Any, workloads: int) -> None:
 
 def timed_restore(app: Any) -> tuple[float, int]:
     from app.core.recommend.model import UsageModel
-    from app.extensions import db
     from app.store.checkpoints import load_checkpoints
+    from app.store.extensions import db
 
     with app.app_context():
         model = UsageModel()
@@ -65,8 +65,8 @@ def timed_restore(app: Any) -> tuple[float, int]:
 def timed_select(app: Any) -> float:
     from sqlalchemy import select
 
-    from app.extensions import db
-    from app.models import Checkpoint
+    from app.store.extensions import db
+    from app.store.models import Checkpoint
 
     with app.app_context():
         began = time.perf_counter()
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         filled = time.perf_counter() - began
         restores = [timed_restore(app) for _ in range(args.rounds)]
         select_s = min(timed_select(app) for _ in range(args.rounds))
-        from app.extensions import db
+        from app.store.extensions import db
 
         with app.app_context():
             db.engine.dispose()

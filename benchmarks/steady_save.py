@@ -36,8 +36,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
     from sqlalchemy import select
 
     from app.core.recommend.model import UsageModel, WorkloadKey
-    from app.extensions import db
-    from app.models import Recommendation
+    from app.store.extensions import db
+    from app.store.models import Recommendation
     from app.store.recommendations import save_all
     from app.store.results import SampleSpan, results_from_model
 

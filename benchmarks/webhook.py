@@ -77,8 +77,8 @@ def seed_database(url: str, workloads: int) -> None:
     from flask_migrate import upgrade
 
     from app import create_app
-    from app.extensions import db
-    from app.models import Policy, Recommendation
+    from app.store.extensions import db
+    from app.store.models import Policy, Recommendation
 
     app = create_app({"SQLALCHEMY_DATABASE_URI": url, "TESTING": True})
     with app.app_context():

@@ -11,8 +11,8 @@ from app.api.body import refused, request_json
 from app.api.errors import ApiError
 from app.auth import actor
 from app.documents.fields import FieldError
-from app.extensions import db
 from app.store import audit as audit_trail
+from app.store.extensions import db
 from app.store.versioned import AlreadyExists, StaleVersion, commit_created, update_versioned
 from app.store.versioned import delete_versioned as delete_if_unchanged
 

@@ -46,11 +46,11 @@ from app.documents.recommender_fields import stored_recommender
 from app.documents.stored import without_read_only
 from app.documents.target import target_columns
 from app.documents.update_fields import stored_options
-from app.extensions import db
 from app.kube.client import ClusterUnreachable, api_client
 from app.kube.targets import target_facts
-from app.models import Policy as PolicyRow
 from app.settings import settings
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
 from app.store.policies import find_policy, policy_exists, policy_rows
 
 bp = Blueprint("policies", __name__)

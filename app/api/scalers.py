@@ -34,11 +34,11 @@ from app.core.scaling.behavior import BehaviorError, History, decide, parse_beha
 from app.core.scaling.proportional import ParamsError, cluster_status, parse_params, replicas
 from app.documents.scaler import normalized_params, preview, row_document, validate_scaler
 from app.documents.stored import without_read_only
-from app.extensions import db
 from app.kube.client import ClusterUnreachable, api_client
 from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing, list_nodes
-from app.models import Scaler
 from app.settings import settings
+from app.store.extensions import db
+from app.store.models import Scaler
 from app.store.scalers import all_scalers, find_scaler, scaler_exists
 
 bp = Blueprint("scalers", __name__)

@@ -37,12 +37,12 @@ from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.model import WorkloadKey
 from app.core.recommend.trace import TraceError, parse_trace
 from app.core.recommend.trace import replay as replay_trace
-from app.extensions import db
 from app.kube.client import api_client, ensure_namespace
 from app.kube.cluster import workloads_with_pods
 from app.serving.certs import CertPaths, ensure, service_names
 from app.settings import settings
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 

@@ -82,7 +82,7 @@ CONTAINER_FIELDS = {
 
 
 class PolicyRow(Protocol):
-    """A stored policy as app.models.Policy holds it (its columns; documents do not import it)."""
+    """A stored policy as app.store.models.Policy holds it (its columns; not imported here)."""
 
     @property
     def id(self) -> int: ...

@@ -26,7 +26,7 @@ from app.documents.policy import DNS_LABEL, DNS_SUBDOMAIN
 
 
 class ScalerRow(Protocol):
-    """A stored scaler as app.models.Scaler holds it (the columns its document is made of)."""
+    """A stored scaler as app.store.models.Scaler holds it (the columns its document is made of)."""
 
     @property
     def name(self) -> str: ...

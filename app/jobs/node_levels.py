@@ -15,8 +15,8 @@ from collections.abc import Callable
 from flask import Flask
 
 from app.core.placement.samples import fold_samples, node_samples
-from app.extensions import db
 from app.kube.cluster import ClusterView
+from app.store.extensions import db
 from app.store.node_levels import load_node_levels, save_node_levels
 
 FORGET_AFTER = 86400.0  # seconds without metrics before a node's levels are deleted

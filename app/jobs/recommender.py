@@ -43,7 +43,6 @@ from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample, UsageWindows
 from app.core.savings import pod_requests
-from app.extensions import db
 from app.jobs.background import in_background
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import PrometheusHistory
@@ -53,6 +52,7 @@ from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store.checkpoints import load_checkpoints
+from app.store.extensions import db
 from app.store.history import add_replayed_points
 from app.store.keys import Key
 from app.store.node_groups import load_node_groups, save_node_groups

@@ -24,11 +24,11 @@ from app.core.scaling.behavior import (
     parse_behavior,
 )
 from app.core.scaling.proportional import ParamsError, cluster_status, parse_params, replicas
-from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing
-from app.models import Scaler
 from app.store import audit
+from app.store.extensions import db
+from app.store.models import Scaler
 from app.store.scalers import enabled_scalers
 
 log = logging.getLogger(__name__)

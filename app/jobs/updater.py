@@ -74,7 +74,6 @@ from app.core.sizing.plan import (
 )
 from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket, UpdaterSettings
 from app.core.update_policy import MAX_WINDOW_SECONDS, ObservationWindow
-from app.extensions import db
 from app.jobs.boost_removal import remove_boosts
 from app.jobs.evictions import DEFAULT_IN_FLIGHT, EvictionSender
 from app.jobs.workload_pods import live_pods_by_workload
@@ -83,6 +82,7 @@ from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store import audit
 from app.store.conditions import save_conditions
+from app.store.extensions import db
 from app.store.policies import InvalidPolicyLog
 from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds, load_snapshot
 

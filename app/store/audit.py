@@ -14,8 +14,8 @@ from prometheus_client import Counter
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
-from app.models import AuditEvent, utcnow
 from app.store.clusters import cluster_key
+from app.store.models import AuditEvent, utcnow
 from app.store.session import DbSession
 
 # Every action an audit event records: the API's writes, the webhook's per-workload mutation

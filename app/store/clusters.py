@@ -24,7 +24,7 @@ from sqlalchemy import event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.models import Cluster, Policy
+from app.store.models import Cluster, Policy
 from app.store.session import DbSession
 
 EXTENSION = "rightsizer.cluster"

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, select
 
 from app.core.placement.windows import NodeLevel
-from app.models import NodeLevelRow as Row
 from app.store.clusters import cluster_key
+from app.store.models import NodeLevelRow as Row
 from app.store.session import DbSession, to_unix
 
 COLUMNS = (

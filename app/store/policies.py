@@ -13,8 +13,8 @@ from sqlalchemy import ColumnElement, or_, select
 
 from app.core.policy import CLUSTER_WIDE, Policy
 from app.documents.policy import PolicyInvalid, policy_from_row
-from app.models import Policy as PolicyRow
 from app.store.clusters import cluster_key
+from app.store.models import Policy as PolicyRow
 from app.store.session import DbSession
 
 log = logging.getLogger(__name__)

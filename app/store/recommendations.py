@@ -18,12 +18,17 @@ from prometheus_client import Gauge
 from sqlalchemy import bindparam, delete, func, insert, select, update
 
 from app.core.recommend.model import WorkloadKey
-from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
-from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import checkpoint_values
 from app.store.clusters import cluster_key
 from app.store.history import Appended, append_history
 from app.store.keys import KEY, Key, key_params, key_rows, on_key
+from app.store.models import (
+    Checkpoint,
+    NodeGroupRecommendation,
+    RecommendationPoint,
+    WorkloadCondition,
+)
+from app.store.models import Recommendation as RecommendationRow
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_datetime, to_unix
 

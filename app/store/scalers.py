@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from app.models import Scaler
 from app.store.clusters import cluster_key
+from app.store.models import Scaler
 from app.store.session import DbSession
 
 

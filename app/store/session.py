@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import DataError, OperationalError
 from sqlalchemy.orm import Session, scoped_session
 
-from app.extensions import db
+from app.store.extensions import db
 
 # Flask-SQLAlchemy's db.session is a scoped_session; jobs may pass a plain Session.
 DbSession = Session | scoped_session[Any]

@@ -98,7 +98,7 @@ def test_a_selector_parses_to_its_requirements_and_may_be_a_cluster_default() ->
 
 @dataclass
 class Row:
-    """The columns of a stored policy (app.models.Policy's)."""
+    """The columns of a stored policy (app.store.models.Policy's)."""
 
     name: str
     namespace: str

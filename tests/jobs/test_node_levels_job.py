@@ -8,8 +8,8 @@ from typing import Any
 from flask import Flask
 
 from app.core.nodes import NodeView
-from app.extensions import db
 from app.jobs.node_levels import NodeLevelsJob
+from app.store.extensions import db
 from app.store.node_levels import load_node_levels
 
 GI = 1 << 30

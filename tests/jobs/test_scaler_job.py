@@ -19,12 +19,12 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import select
 
-from app.extensions import db
 from app.jobs.scaler import ScalerJob
 from app.kube.cluster import ClusterView
 from app.kube.scale import ScaleClient
-from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import AuditEvent, Scaler
 from tests.support.kubectl import describe_events
 from tests.support.processes import wait_for
 from tests.support.scaler_runs import NS, add_scaler

@@ -15,13 +15,13 @@ from kubernetes import client
 
 from app import create_app
 from app.core.sizing.priority import UpdaterSettings
-from app.extensions import db
 from app.jobs.startup import updater_options
 from app.kube.cluster import ClusterView
-from app.models import Recommendation
 from app.settings import settings_of
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from app.store.extensions import db
+from app.store.models import Recommendation
 from app.webhook import webhook_of
 from tests.support.updater_runs import (
     GI,

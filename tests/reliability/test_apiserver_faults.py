@@ -272,11 +272,11 @@ def test_the_updater_evicts_nothing_while_its_pod_cache_is_stale(
     tolerance of 4) would leave web with none."""
     from datetime import UTC, datetime, timedelta
 
-    from app.extensions import db
     from app.jobs.updater import UpdaterJob, UpdaterOptions
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
-    from app.models import AuditEvent, Policy, Recommendation
+    from app.store.extensions import db
+    from app.store.models import AuditEvent, Policy, Recommendation
     from tests.support.proxies import ApiProxy
 
     now = datetime.now(UTC)

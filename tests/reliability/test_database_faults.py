@@ -25,10 +25,10 @@ from flask_migrate import upgrade
 from app import create_app
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
-from app.extensions import db
-from app.models import Checkpoint, Recommendation
 from app.settings import settings_of
 from app.store.checkpoints import load_checkpoints
+from app.store.extensions import db
+from app.store.models import Checkpoint, Recommendation
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.support.bodies import review

@@ -14,10 +14,10 @@ from flask import Flask, has_app_context
 from sqlalchemy.orm import Session
 
 from app.core.recommend.model import WorkloadKey
-from app.extensions import db
-from app.models import Policy as PolicyRow
 from app.store import clusters
 from app.store.clusters import cluster_key
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
 from app.store.recommendations import delete_workload, find_recommendations, save_all
 from app.store.results import ContainerResult, SampleSpan
 from app.store.snapshot import load_snapshot

@@ -7,8 +7,8 @@ import logging
 import pytest
 from flask import Flask
 
-from app.extensions import db
-from app.models import Policy as PolicyRow
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
 from app.store.policies import (
     InvalidPolicyLog,
     find_policy,

@@ -15,10 +15,10 @@ from app.core.recommend.capping import ContainerPolicy
 from app.core.recommend.model import UsageModel, WorkloadKey
 from app.core.recommend.settings import RecommenderSettings
 from app.core.resources import MAX_AMOUNT
-from app.extensions import db
-from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints
+from app.store.extensions import db
 from app.store.history import recommendation_history
+from app.store.models import Checkpoint, Recommendation
 from app.store.recommendations import delete_workload, find_recommendations, save_all, save_batch
 from app.store.results import ContainerResult, CurrentRequests, SampleSpan, results_from_model
 

@@ -14,14 +14,14 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import select
 
-from app.extensions import db
 from app.jobs.updater import UpdaterJob, UpdaterOptions
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
-from app.models import AuditEvent, Policy, Recommendation
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from app.store.extensions import db
+from app.store.models import AuditEvent, Policy, Recommendation
 
 NS = "shop"
 GI = 1024**3

@@ -11,7 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from app.core.placement.windows import NodeLevel
-from app.extensions import db
+from app.store.extensions import db
 from app.store.node_levels import save_node_levels
 from app.webhook import extender_of
 from tests.support.pods import container, pod
