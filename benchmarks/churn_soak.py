@@ -67,6 +67,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
     from app.settings import settings_of
+    from app.store.session import app_sessions
 
     settings = settings_of(app)
     api = sim.api_client()
@@ -83,7 +84,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     recommender = RecommenderJob(app, cluster, recommender_options(settings), clock=clock)
     base = updater_options(settings)
     updater = UpdaterJob(
-        app,
+        app_sessions(app),
         cluster,
         PodActions(api, dry_run=True),
         replace(base, dry_run=True, min_history_seconds=0.0, policy_settle_seconds=0.0),

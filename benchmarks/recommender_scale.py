@@ -54,6 +54,7 @@ import scale_common as sc
 from run_phases import BACKGROUND, recommender_phases
 
 from app.core.gcpause import without_cyclic_gc
+from app.store.session import app_sessions
 
 if TYPE_CHECKING:
     from app.core.recommend.podmetrics import PodMetrics
@@ -391,7 +392,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
         if args.evictions_in_flight is not None:
             options = replace(options, evictions_in_flight=args.evictions_in_flight)
         updater = UpdaterJob(
-            app,
+            app_sessions(app),
             cluster,
             PodActions(api, dry_run=True),
             options,

@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Flask
-
 from app.core.bodies import EvictionBody
 from app.core.conditions import (
     HELD_BACK_BY_BUDGET,
@@ -82,8 +80,8 @@ from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store import audit
 from app.store.conditions import save_conditions
-from app.store.extensions import db
 from app.store.policies import InvalidPolicyLog
+from app.store.session import SessionFactory
 from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds, load_snapshot
 
 log = logging.getLogger(__name__)
@@ -111,7 +109,7 @@ class UpdaterJob:
 
     def __init__(
         self,
-        app: Flask,
+        sessions: SessionFactory,
         cluster: ClusterView,
         actions: PodActions,
         options: UpdaterOptions,
@@ -119,7 +117,12 @@ class UpdaterJob:
         clock: Callable[[], float] = time.time,
         limit_ranges: LimitRangeCache | None = None,
     ) -> None:
-        self.app, self.cluster, self.actions, self.options = app, cluster, actions, options
+        self.sessions, self.cluster, self.actions, self.options = (
+            sessions,
+            cluster,
+            actions,
+            options,
+        )
         self.limit_ranges = limit_ranges  # None: size without LimitRanges (tests, no cluster)
         self.interval = options.interval
         self.webhook_registered, self.clock = webhook_registered, clock
@@ -166,11 +169,9 @@ class UpdaterJob:
                 "webhook not registered or not serving: no pod touched "
                 "(it would come back unchanged)"
             )
-        with self.app.app_context():
-            snapshot = load_snapshot(
-                db.session(), invalid=self.invalid_policies, memo=self.row_memo
-            )
-            history = history_seconds(db.session)
+        with self.sessions() as session:
+            snapshot = load_snapshot(session, invalid=self.invalid_policies, memo=self.row_memo)
+            history = history_seconds(session)
         if self.snapshot is not None:
             snapshot = carry_forward(self.snapshot, snapshot)
         self.snapshot = snapshot
@@ -475,9 +476,8 @@ class UpdaterJob:
         )
         since = now - horizon
         if not self.ledger.covers(since):
-            with self.app.app_context():
-                rows = audit.pod_changes(db.session, ACTOR, datetime.fromtimestamp(since, UTC))
-                db.session.rollback()
+            with self.sessions() as session:
+                rows = audit.pod_changes(session, ACTOR, datetime.fromtimestamp(since, UTC))
             self.ledger.load(since, rows)
         else:
             self.ledger.forget_before(since)
@@ -516,8 +516,8 @@ class UpdaterJob:
             w: [Condition(t, "True", reason, message) for t, (reason, message) in notes.items()]
             for w, notes in self.notes.items()
         }
-        with self.app.app_context():
-            save_conditions(db.session, UPDATER_TYPES, conditions, datetime.fromtimestamp(now, UTC))
+        with self.sessions() as session:
+            save_conditions(session, UPDATER_TYPES, conditions, datetime.fromtimestamp(now, UTC))
 
     def _note(self, w: WorkloadKey, type_: str, reason: str, message: str) -> None:
         """A condition of the workload this run found (app.core.conditions), its first reason."""
@@ -744,9 +744,9 @@ class UpdaterJob:
         if self.options.dry_run:
             return
         now = self.clock()
-        with self.app.app_context():
+        with self.sessions() as session:
             audit.record(
-                db.session,
+                session,
                 ACTOR,
                 action,
                 "Pod",
@@ -755,7 +755,7 @@ class UpdaterJob:
                 details,
                 datetime.fromtimestamp(now, UTC),
             )
-            db.session.commit()
+            session.commit()
         if action in audit.POD_CHANGES:
             self.ledger.add(details, now)
 

@@ -20,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from app.kube.client import DEFAULT_TIMEOUT, api_client
 from app.kube.informer import Informer
 from app.simulator.testing import EMPTY, running_simulator
+from app.store.session import app_sessions
 from tests.support.processes import wait_for
 
 NS = "app"
@@ -315,7 +316,12 @@ def test_the_updater_evicts_nothing_while_its_pod_cache_is_stale(
         proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))
         cluster = ClusterView(via(proxy, tmp_path)).start()
         job = UpdaterJob(
-            app, cluster, PodActions(api), UpdaterOptions(), lambda: True, clock=sim.now
+            app_sessions(app),
+            cluster,
+            PodActions(api),
+            UpdaterOptions(),
+            lambda: True,
+            clock=sim.now,
         )
         try:
             assert cluster.wait_synced(30)

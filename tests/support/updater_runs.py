@@ -22,6 +22,7 @@ from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from app.store.extensions import db
 from app.store.models import AuditEvent, Policy, Recommendation
+from app.store.session import app_sessions
 
 NS = "shop"
 GI = 1024**3
@@ -146,7 +147,7 @@ def make_job(
     **options: Any,
 ) -> UpdaterJob:
     return UpdaterJob(
-        app,
+        app_sessions(app),
         cluster,
         PodActions(api),
         UpdaterOptions(**options),
