@@ -79,7 +79,8 @@ def timed_save(app: Any, model: Any) -> tuple[float, int, int]:
     with app.app_context():
         points = db.session.scalar(select(func.count()).select_from(H)) or 0
         began = time.perf_counter()
-        saved, failed = save_all(db.session, results_from_model(model), NOW, 500)
+        report = save_all(db.session, results_from_model(model), NOW, 500)
+        saved, failed = report.saved, report.failed
         seconds = time.perf_counter() - began
         db.session.execute(delete(H).where(H.time >= NOW))  # this round's points
         db.session.commit()

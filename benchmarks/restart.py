@@ -42,7 +42,7 @@ def fill(app: Any, workloads: int) -> None:
             model.add_cpu(w, f"{w.name}-p", "app", t, base_cpu * rng.uniform(0.5, 1.5), 0.1)
             model.add_memory(w, f"{w.name}-p", "app", t, base_mem * rng.uniform(0.8, 1.2))
     with app.app_context():
-        _, failed = save_all(db.session, results_from_model(model), datetime.now(UTC), 500)
+        failed = save_all(db.session, results_from_model(model), datetime.now(UTC), 500).failed
         db.session.remove()
     if failed:
         raise SystemExit(f"{failed} rows not saved")

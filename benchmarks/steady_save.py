@@ -62,9 +62,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
                 for r in first
             ]
             began = time.perf_counter()
-            saved, failed = save_all(
-                db.session, moved, NOW + timedelta(minutes=run), 500, recent=recent
-            )
+            report = save_all(db.session, moved, NOW + timedelta(minutes=run), 500, recent=recent)
+            saved, failed = report.saved, report.failed
             seconds.append(time.perf_counter() - began)
             if failed or saved != containers:
                 raise SystemExit(f"saved {saved}, failed {failed}")

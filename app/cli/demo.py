@@ -58,12 +58,13 @@ def load_trace(path: Path, workload: WorkloadKey) -> tuple[int, int]:
     config = settings()
     model = ArrayModel(config.recommender.model)
     replay_trace(rows, model=model, workload=workload)
-    saved, failed = save_all(
+    report = save_all(
         db.session,
         results_from_model(model),
         datetime.now(UTC),
         config.recommender.checkpoint_batch_size,
     )
+    saved, failed = report.saved, report.failed
     if failed:
         raise RuntimeError(f"{failed} recommendations could not be saved; see the log")
     log.info(

@@ -202,19 +202,16 @@ class RecommenderJob:
             self.recommended = {}
             # recommendations capped to fit a node their pods may run on (CappedToNode)
             fit = NodeFit(self.cluster.node_views(), self.cluster.daemon_templates())
-            points: set[tuple[WorkloadKey, str]] = set()
-            checkpointed: set[tuple[WorkloadKey, str]] = set()
-            saved, failed = save_all(
+            report = save_all(
                 db.session,
                 self._results(policies, info, still_leader, self._checkpoints_due(), fit, live),
                 datetime.fromtimestamp(now, UTC),  # the job's clock, as the samples' times
                 self.options.batch_size,
-                points,
-                checkpointed,
-                self.history_points,
+                recent=self.history_points,
             )
-            self.checkpointed.update(dict.fromkeys(checkpointed, now))
-            self.windows.reset(points)
+            saved, failed = report.saved, report.failed
+            self.checkpointed.update(dict.fromkeys(report.checkpointed, now))
+            self.windows.reset(report.points)
             stamp = datetime.fromtimestamp(now, UTC)
             self.conditions.publish(
                 db.session, policies, self.model, self.recommended, stamp, live, fit.capped
