@@ -32,6 +32,9 @@ from app.store.session import DbSession, SessionFactory
 log = logging.getLogger(__name__)
 
 
+ACTOR = "rightsizer/scaler"
+
+
 class ScalerJob:
     name = "scaler"
 
@@ -64,7 +67,7 @@ class ScalerJob:
                     # 403, 500, a dropped connection...: this target only; the others go on.
                     errors += 1
                     self._failed(row, f"Kubernetes API error: {e}")
-                session.commit()
+                audit.save_events(session, ACTOR, [])  # this run of the row (no event), committed
         return (
             f"{len(rows)} scalers over {len(nodes)} nodes: {changed} changed, {errors} with errors"
         )
@@ -118,16 +121,15 @@ class ScalerJob:
         row.last_applied = decision.replicas
         message = f"scaled from {current} to {decision.replicas} replicas ({row.last_message})"
         log.info("scaler %s: %s %s", row.name, target, message)
-        audit.record(
-            session,
-            "rightsizer/scaler",
+        event = audit.Event(
             "scale",
             row.target_kind,
             f"{row.target_namespace}/{row.target_name}",
             message,
             {"scaler": row.name, "from": current, "to": decision.replicas, "proposed": desired},
         )
-        session.commit()  # history and audit together, before anything else can fail
+        # history and audit together, before anything else can fail
+        audit.save_events(session, ACTOR, [event])
         self.scale.record_event(
             row.target_namespace, row.target_kind, row.target_name, "RightsizerScaled", message
         )

@@ -744,18 +744,9 @@ class UpdaterJob:
         if self.options.dry_run:
             return
         now = self.clock()
+        event = audit.Event(action, "Pod", ref, message, details, datetime.fromtimestamp(now, UTC))
         with self.sessions() as session:
-            audit.record(
-                session,
-                ACTOR,
-                action,
-                "Pod",
-                ref,
-                message,
-                details,
-                datetime.fromtimestamp(now, UTC),
-            )
-            session.commit()
+            audit.save_events(session, ACTOR, [event])
         if action in audit.POD_CHANGES:
             self.ledger.add(details, now)
 
