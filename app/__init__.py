@@ -22,7 +22,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from flask import Flask
 
     from app.config import configure
-    from app.extensions import db, migrate
+    from app.store.extensions import db, migrate
 
     app = Flask(__name__)
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep documented field order

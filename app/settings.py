@@ -63,7 +63,7 @@ class PrometheusSettings:
     url: str  # empty: no history loaded at start
     step: float
     history_seconds: float
-    # how to reach it (app.jobs.prometheus): one of bearer token, token file, or basic auth
+    # how to reach it (app.prometheus.client): one of bearer token, token file, or basic auth
     bearer_token: str
     bearer_token_file: str  # read at each load: a rotated token is used
     username: str

@@ -41,8 +41,8 @@ VPA_MB_PER_HOUR = 50.0
 def rows(app: Any) -> dict[str, int]:
     from sqlalchemy import func, select
 
-    from app.extensions import db
-    from app.models import AuditEvent, Checkpoint, Recommendation
+    from app.store.extensions import db
+    from app.store.models import AuditEvent, Checkpoint, Recommendation
 
     out = {}
     with app.app_context():
@@ -67,6 +67,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
     from app.settings import settings_of
+    from app.store.session import app_sessions
 
     settings = settings_of(app)
     api = sim.api_client()
@@ -82,7 +83,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     clock = lambda: sim_now[0]  # noqa: E731
     recommender = RecommenderJob(app, cluster, recommender_options(settings), clock=clock)
     updater = UpdaterJob(
-        app,
+        app_sessions(app),
         cluster,
         PodActions(api, dry_run=True),
         replace(
@@ -93,8 +94,8 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
         webhook_registered=lambda: True,
         clock=clock,
     )
-    from app.extensions import db
-    from app.models import Policy
+    from app.store.extensions import db
+    from app.store.models import Policy
 
     with app.app_context():
         db.session.add(Policy(name="soak", namespace="*", update_mode="Recreate"))

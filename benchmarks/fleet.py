@@ -218,7 +218,7 @@ def build_cluster(app: Any, index: int, workloads: int, rng: random.Random) -> C
     provided = [Condition(RECOMMENDATION_PROVIDED, "True")]
     cluster = Cluster(index, identity, results, {w: provided for w in keys})
     with app.app_context():
-        from app.extensions import db
+        from app.store.extensions import db
         from app.store.recommendations import save_all
 
         key = clusters.cluster_key(db.session)
@@ -233,7 +233,7 @@ def add_policies(session: Any, key: int, index: int, keys: Sequence[Any]) -> Non
     """One policy per workload, as VPA's one object per workload (names are unique fleet-wide)."""
     from sqlalchemy import insert
 
-    from app.models import Policy
+    from app.store.models import Policy
 
     now = datetime.now(UTC)
     rows = [
@@ -261,7 +261,7 @@ def fill_history(session: Any, key: int, results: Sequence[Any]) -> None:
     minute of its own: a minute's run finds a sixtieth of them due, as in a running cluster."""
     from sqlalchemy import insert
 
-    from app.models import RecommendationPoint
+    from app.store.models import RecommendationPoint
 
     table = RecommendationPoint.__table__
     for h in range(HISTORY_DAYS * 24, 0, -1):
@@ -316,9 +316,9 @@ def run_results(cluster: Cluster, run: int, changed: float, rng: random.Random) 
 def recommender_run(app: Any, cluster: Cluster, results: list[Any], now: datetime) -> None:
     """The database work of one recommender run of `cluster` (app.jobs.recommender._run)."""
     from app.core.conditions import RECOMMENDER_TYPES
-    from app.extensions import db
     from app.store import clusters
     from app.store.conditions import save_conditions
+    from app.store.extensions import db
     from app.store.policies import InvalidPolicyLog, valid_policies
     from app.store.recommendations import count_recommendations, save_all, stored_workloads
 
@@ -337,8 +337,8 @@ def recommender_run(app: Any, cluster: Cluster, results: list[Any], now: datetim
 
 def reloader(app: Any, cluster: Cluster) -> Callable[[], None]:
     """The webhook's refresh of `cluster`'s snapshot, with its RowMemo (app.webhook.cache)."""
-    from app.extensions import db
     from app.store import clusters
+    from app.store.extensions import db
     from app.store.snapshot import RowMemo, load_snapshot
     from app.webhook.cache import WebhookCache
 
@@ -593,7 +593,7 @@ def run(args: argparse.Namespace) -> tuple[list[Step], Any, list[str]]:
     workloads = max(1, args.pods // REPLICAS)
     with own_database(args.database_url, args.database_name) as url:
         app = sc.make_app(url)
-        from app.extensions import db
+        from app.store.extensions import db
 
         with app.app_context():
             engine = db.engine

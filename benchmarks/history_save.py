@@ -35,8 +35,8 @@ def fill(app: Any, containers: int) -> Any:
 
     from app.core.recommend.model import UsageModel
     from app.core.workload_key import WorkloadKey
-    from app.extensions import db
-    from app.models import RecommendationPoint
+    from app.store.extensions import db
+    from app.store.models import RecommendationPoint
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
@@ -72,15 +72,16 @@ def fill(app: Any, containers: int) -> Any:
 def timed_save(app: Any, model: Any) -> tuple[float, int, int]:
     from sqlalchemy import delete, func, select
 
-    from app.extensions import db
-    from app.models import RecommendationPoint as H
+    from app.store.extensions import db
+    from app.store.models import RecommendationPoint as H
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
     with app.app_context():
         points = db.session.scalar(select(func.count()).select_from(H)) or 0
         began = time.perf_counter()
-        saved, failed = save_all(db.session, results_from_model(model), NOW, 500)
+        report = save_all(db.session, results_from_model(model), NOW, 500)
+        saved, failed = report.saved, report.failed
         seconds = time.perf_counter() - began
         db.session.execute(delete(H).where(H.time >= NOW))  # this round's points
         db.session.commit()
@@ -95,11 +96,11 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
     (before), and a max() per key (now)."""
     from sqlalchemy import func, select, tuple_
 
-    from app.extensions import db
-    from app.models import RecommendationPoint as H
     from app.store.clusters import cluster_key
+    from app.store.extensions import db
     from app.store.history import newest_points
     from app.store.keys import key_params, key_rows, on_key
+    from app.store.models import RecommendationPoint as H
 
     keys = [(f"ns-{i % 100}", "Deployment", f"w-{i}", "app") for i in range(0, containers, 30)]
     keys = keys[:500]
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         filled = time.perf_counter() - began
         seconds, saved, points = min(timed_save(app, model) for _ in range(args.rounds))
         before, grouped, after = timed_lookups(app, args.containers)
-        from app.extensions import db
+        from app.store.extensions import db
 
         with app.app_context():
             db.engine.dispose()

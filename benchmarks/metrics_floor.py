@@ -225,9 +225,9 @@ def database_floor(containers: int, rounds: int) -> float:
     checkpoint, history point or condition: a floor, not a save."""
     from sqlalchemy import insert, select
 
-    from app.extensions import db
-    from app.models import Recommendation
     from app.store.clusters import cluster_key
+    from app.store.extensions import db
+    from app.store.models import Recommendation
 
     table = Recommendation.__table__
     with sc.temp_workdir() as workdir:

@@ -54,6 +54,7 @@ import scale_common as sc
 from run_phases import BACKGROUND, recommender_phases
 
 from app.core.gcpause import without_cyclic_gc
+from app.store.session import app_sessions
 
 if TYPE_CHECKING:
     from app.core.recommend.podmetrics import PodMetrics
@@ -195,8 +196,8 @@ def podmetrics_baseline(cluster: Any) -> dict[str, float]:
 def row_counts(app: Any) -> tuple[int, int, int]:
     from sqlalchemy import func, select
 
-    from app.extensions import db
-    from app.models import Checkpoint, Recommendation, RecommendationPoint
+    from app.store.extensions import db
+    from app.store.models import Checkpoint, Recommendation, RecommendationPoint
 
     with app.app_context():
         counts = [
@@ -214,10 +215,10 @@ def add_history(app: Any, days: int) -> int:
 
     from sqlalchemy import func, insert, select
 
-    from app.extensions import db
-    from app.models import Recommendation as R
-    from app.models import RecommendationPoint as H
     from app.store.clusters import cluster_key
+    from app.store.extensions import db
+    from app.store.models import Recommendation as R
+    from app.store.models import RecommendationPoint as H
 
     added = 0
     with app.app_context():
@@ -247,8 +248,8 @@ def add_history(app: Any, days: int) -> int:
 
 
 def add_cluster_policy(app: Any, mode: str) -> None:
-    from app.extensions import db
-    from app.models import Policy
+    from app.store.extensions import db
+    from app.store.models import Policy
 
     with app.app_context():
         db.session.add(Policy(name="bench-cluster-default", namespace="*", update_mode=mode))
@@ -261,8 +262,8 @@ def add_workload_policies(app: Any, cluster: Any) -> int:
     update mode Off; returns how many."""
     from sqlalchemy import insert
 
-    from app.extensions import db
-    from app.models import Policy
+    from app.store.extensions import db
+    from app.store.models import Policy
 
     workloads = {w for p in cluster.pods.items() if (w := cluster.workload_of(p)) is not None}
     rows = [
@@ -386,7 +387,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
         if args.evictions_in_flight is not None:
             options = replace(options, evictions_in_flight=args.evictions_in_flight)
         updater = UpdaterJob(
-            app,
+            app_sessions(app),
             cluster,
             PodActions(api, dry_run=True),
             # no wait for the webhook processes' policy reload (twice its refresh): none here
@@ -692,7 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 app = sc.make_app(url)
                 res = benchmark(args, sim, app)
                 res["database"] = url.split(":", 1)[0]
-                from app.extensions import db
+                from app.store.extensions import db
 
                 with app.app_context():
                     db.engine.dispose()

@@ -28,7 +28,7 @@ import scale_common as sc
 def fill(app: Any, workloads: int) -> None:
     from app.core.recommend.model import UsageModel
     from app.core.workload_key import WorkloadKey
-    from app.extensions import db
+    from app.store.extensions import db
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
@@ -43,7 +43,7 @@ def fill(app: Any, workloads: int) -> None:
             model.add_cpu(w, f"{w.name}-p", "app", t, base_cpu * rng.uniform(0.5, 1.5), 0.1)
             model.add_memory(w, f"{w.name}-p", "app", t, base_mem * rng.uniform(0.8, 1.2))
     with app.app_context():
-        _, failed = save_all(db.session, results_from_model(model), datetime.now(UTC), 500)
+        failed = save_all(db.session, results_from_model(model), datetime.now(UTC), 500).failed
         db.session.remove()
     if failed:
         raise SystemExit(f"{failed} rows not saved")
@@ -51,8 +51,8 @@ def fill(app: Any, workloads: int) -> None:
 
 def timed_restore(app: Any) -> tuple[float, int]:
     from app.core.recommend.model import UsageModel
-    from app.extensions import db
     from app.store.checkpoints import load_checkpoints
+    from app.store.extensions import db
 
     with app.app_context():
         model = UsageModel()
@@ -66,8 +66,8 @@ def timed_restore(app: Any) -> tuple[float, int]:
 def timed_select(app: Any) -> float:
     from sqlalchemy import select
 
-    from app.extensions import db
-    from app.models import Checkpoint
+    from app.store.extensions import db
+    from app.store.models import Checkpoint
 
     with app.app_context():
         began = time.perf_counter()
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         filled = time.perf_counter() - began
         restores = [timed_restore(app) for _ in range(args.rounds)]
         select_s = min(timed_select(app) for _ in range(args.rounds))
-        from app.extensions import db
+        from app.store.extensions import db
 
         with app.app_context():
             db.engine.dispose()

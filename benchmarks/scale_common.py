@@ -298,7 +298,7 @@ def best_update_by_id(table: Any, runs: Sequence[Sequence[Mapping[str, Any]]]) -
     its parameters built beforehand, each committed: a save's floor. In an app context."""
     from sqlalchemy import bindparam, update
 
-    from app.extensions import db
+    from app.store.extensions import db
 
     remaining = iter(runs)
 

@@ -49,9 +49,9 @@ class CollectorClock:
 
 
 def fill(app: Any, rows: int) -> None:
-    from app.extensions import db
-    from app.models import Recommendation
     from app.store.clusters import cluster_key
+    from app.store.extensions import db
+    from app.store.models import Recommendation
 
     rng = random.Random(7)
     values = []
@@ -86,8 +86,8 @@ def rewrite(app: Any, fraction: float, rng: random.Random) -> None:
     """`fraction` of the rows get new targets, as a recommender run writes them."""
     from sqlalchemy import update
 
-    from app.extensions import db
-    from app.models import Recommendation as R
+    from app.store.extensions import db
+    from app.store.models import Recommendation as R
 
     with app.app_context():
         ids = list(db.session.scalars(db.select(R.id)))
@@ -101,7 +101,7 @@ def rewrite(app: Any, fraction: float, rng: random.Random) -> None:
 
 
 def refresher(app: Any, memo: bool) -> Callable[[], None]:
-    from app.extensions import db
+    from app.store.extensions import db
     from app.store.snapshot import RowMemo, load_snapshot
     from app.webhook.cache import WebhookCache
 
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             ("unchanged", measure(app, args.reloads, 0.0, rng)),
             (f"{args.changed:.0%} rewritten", measure(app, args.reloads, args.changed, rng)),
         ]
-        from app.extensions import db
+        from app.store.extensions import db
 
         with app.app_context():
             db.engine.dispose()

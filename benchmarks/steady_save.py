@@ -37,8 +37,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
 
     from app.core.recommend.model import UsageModel
     from app.core.workload_key import WorkloadKey
-    from app.extensions import db
-    from app.models import Recommendation
+    from app.store.extensions import db
+    from app.store.models import Recommendation
     from app.store.recommendations import save_all
     from app.store.results import SampleSpan, results_from_model
 
@@ -63,9 +63,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
                 for r in first
             ]
             began = time.perf_counter()
-            saved, failed = save_all(
-                db.session, moved, NOW + timedelta(minutes=run), 500, recent=recent
-            )
+            report = save_all(db.session, moved, NOW + timedelta(minutes=run), 500, recent=recent)
+            saved, failed = report.saved, report.failed
             seconds.append(time.perf_counter() - began)
             if failed or saved != containers:
                 raise SystemExit(f"saved {saved}, failed {failed}")

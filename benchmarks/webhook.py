@@ -77,8 +77,8 @@ def seed_database(url: str, workloads: int) -> None:
     from flask_migrate import upgrade
 
     from app import create_app
-    from app.extensions import db
-    from app.models import Policy, Recommendation
+    from app.store.extensions import db
+    from app.store.models import Policy, Recommendation
 
     app = create_app({"SQLALCHEMY_DATABASE_URI": url, "TESTING": True})
     with app.app_context():
@@ -641,7 +641,8 @@ def recommender_process(url: str, workloads: int, every: float, stop: Any, out: 
                 t = t0 + rounds * 60
                 model.add_cpu(w, f"web-{i}-x", c, t, base * (1 + (rounds % 7) / 10), 0.1)
                 model.add_memory(w, f"web-{i}-x", c, t, 3e8 + (rounds % 5) * 1e7)
-        s, f = save_all(session, results_from_model(model), datetime.now(UTC), 500)
+        report = save_all(session, results_from_model(model), datetime.now(UTC), 500)
+        s, f = report.saved, report.failed
         rounds, saved, failed = rounds + 1, saved + s, failed + f
         stop.wait(every)
     out.put((rounds, saved, failed))

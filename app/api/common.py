@@ -1,4 +1,5 @@
-"""What the editable resources (policies, scalers) share: bodies, ETags, merge patch, audit."""
+"""What the editable resources (policies, scalers) share: bodies, ETags, merge patch (their
+writes, audited and committed, are app.store.policies' and app.store.scalers')."""
 
 from __future__ import annotations
 
@@ -9,12 +10,7 @@ from flask import Response, jsonify, request
 
 from app.api.body import refused, request_json
 from app.api.errors import ApiError
-from app.auth import actor
 from app.documents.fields import FieldError
-from app.extensions import db
-from app.store import audit as audit_trail
-from app.store.versioned import AlreadyExists, StaleVersion, commit_created, update_versioned
-from app.store.versioned import delete_versioned as delete_if_unchanged
 
 INT32_MAX = 2**31 - 1
 
@@ -97,11 +93,6 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return out
 
 
-def audit(action: str, kind: str, ref: str, message: str, details: dict[str, Any]) -> None:
-    """Added to the session of the change it records, so both commit or neither does."""
-    audit_trail.record(db.session, actor(), action, kind, ref, message, details)
-
-
 def check_identity(body: dict[str, Any], url: dict[str, str]) -> dict[str, Any]:
     """PUT and PATCH name the object in the URL: the body may repeat it, not change it."""
     out = dict(body)
@@ -136,31 +127,3 @@ def stored_response(doc: dict[str, Any], row: Any, status: int, location: str) -
 
 def changed_meanwhile(kind: str, ref: str) -> ApiError:
     return ApiError(412, "PreconditionFailed", f"{kind.lower()} {ref} changed meanwhile; retry")
-
-
-def update_checked(row: Any, values: dict[str, Any], kind: str, ref: str) -> None:
-    """Writes `values` only if `row` is still at the version that was checked (412 otherwise).
-    Not committed: the caller adds the audit event and commits; `row` reads back as stored."""
-    try:
-        update_versioned(db.session, row, values)
-    except StaleVersion:
-        raise changed_meanwhile(kind, ref) from None
-
-
-def delete_versioned(row: Any, kind: str, ref: str, before: dict[str, Any]) -> None:
-    """Deletes `row` only if still at the version that was checked (412 otherwise), audited."""
-    try:
-        delete_if_unchanged(db.session, row)
-    except StaleVersion:
-        raise changed_meanwhile(kind, ref) from None
-    audit("delete", kind, ref, f"deleted {kind.lower()} {ref}", {"before": before})
-    db.session.commit()
-
-
-def commit_new(row: Any, what: str) -> None:
-    """Commits the new `row` with its audit event; 409 naming `what` when another writer created
-    it between our check and our insert."""
-    try:
-        commit_created(db.session, row)
-    except AlreadyExists:
-        raise ApiError(409, "AlreadyExists", f"{what} already exists") from None

@@ -10,7 +10,7 @@ from werkzeug.exceptions import HTTPException
 
 from app.auth import AuthError
 from app.error_body import error_body, http_error, internal_error
-from app.extensions import db
+from app.store.extensions import db
 from app.store.session import DatabaseUnavailable, ValueRefused
 
 log = logging.getLogger(__name__)

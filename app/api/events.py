@@ -15,11 +15,11 @@ from app.api.auth import requires
 from app.api.common import rfc3339
 from app.api.errors import ApiError
 from app.api.query import int_arg, reject_unknown_args, time_arg
-from app.extensions import db
-from app.models import AuditEvent
 from app.store import events
 from app.store.audit import ACTIONS
 from app.store.events import EventFilter
+from app.store.extensions import db
+from app.store.models import AuditEvent
 
 bp = Blueprint("events", __name__)
 

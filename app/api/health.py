@@ -15,8 +15,8 @@ from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
 from app.api.errors import error_response
-from app.extensions import db
 from app.probes import cache_states
+from app.store.extensions import db
 from app.store.session import ping
 
 bp = Blueprint("health", __name__)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from app.core.resources import known_quantities
-from app.models import NodeGroupRecommendation
+from app.store.models import NodeGroupRecommendation
 from app.store.node_groups import row_recommendation
 
 

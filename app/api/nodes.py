@@ -18,7 +18,7 @@ from app.api.auth import requires
 from app.api.common import rfc3339
 from app.api.query import reject_unknown_args, time_arg
 from app.core.placement.spread import SpreadPoint
-from app.extensions import db
+from app.store.extensions import db
 from app.store.node_spread import load_spread
 
 bp = Blueprint("nodes", __name__)

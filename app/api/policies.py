@@ -17,21 +17,19 @@ from flask.typing import ResponseReturnValue
 
 from app.api.auth import requires
 from app.api.common import (
-    audit,
+    changed_meanwhile,
     check_identity,
     check_preconditions,
-    commit_new,
-    delete_versioned,
     etag,
     invalid,
     json_object_body,
     merge_patch,
     stored_response,
-    update_checked,
     with_metadata,
 )
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
+from app.auth import actor
 from app.core.job_families import mode_warning
 from app.core.policy_warnings import (
     TargetFacts,
@@ -40,24 +38,24 @@ from app.core.policy_warnings import (
     warning_header,
 )
 from app.core.workload_key import WorkloadKey
-from app.documents.placement_fields import placement_warning, stored_placement
-from app.documents.policy import PolicyInvalid, parse_policy, row_document
-from app.documents.recommender_fields import stored_recommender
+from app.documents.placement_fields import placement_warning
+from app.documents.policy import PolicyInvalid, parse_policy
 from app.documents.stored import without_read_only
-from app.documents.target import target_columns
-from app.documents.update_fields import stored_options
-from app.extensions import db
 from app.kube.client import ClusterUnreachable, api_client
 from app.kube.targets import target_facts
-from app.models import Policy as PolicyRow
 from app.settings import settings
-from app.store.policies import find_policy, policy_exists, policy_rows
+from app.store import policies as policy_store
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
+from app.store.policies import find_policy, policy_rows
+from app.store.policy_codec import policy_document
+from app.store.versioned import AlreadyExists, StaleVersion
 
 bp = Blueprint("policies", __name__)
 
 
 def document(row: PolicyRow) -> dict[str, Any]:
-    return with_metadata(row_document(row), row)
+    return with_metadata(policy_document(row), row)
 
 
 def _respond(row: PolicyRow, status: int = 200, warn: bool = False) -> Response:
@@ -118,21 +116,6 @@ def _validated(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def _columns(doc: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": doc["name"],
-        "namespace": doc["namespace"],
-        **target_columns(doc),  # kind, name and the apiVersion and selector as written
-        "update_mode": doc.get("updateMode", "Off"),
-        "min_replicas": doc.get("minReplicas"),
-        "container_policies": doc.get("containerPolicies") or [],
-        "update_options": stored_options(doc),
-        **dict(zip(("recommender", "recommender_params"), stored_recommender(doc), strict=True)),
-        "node_group_label": doc.get("nodeGroupLabel"),  # app.documents.node_group_fields
-        "placement": stored_placement(doc),  # app.documents.placement_fields
-    }
-
-
 @bp.get("/policies")
 @requires("list", "policies", namespaced=True)
 def list_policies() -> ResponseReturnValue:
@@ -154,23 +137,22 @@ def create_policy() -> ResponseReturnValue:
     reject_unknown_args(())
     doc = _validated(json_object_body())
     ns, name = doc["namespace"], doc["name"]
-    what = f"policy {name!r} in namespace {ns!r}"
-    if policy_exists(db.session, ns, name):
-        raise ApiError(409, "AlreadyExists", f"{what} already exists")
-    row = PolicyRow(**_columns(doc), version=1)
-    audit("create", "Policy", f"{ns}/{name}", f"created policy {ns}/{name}", {"after": doc})
-    commit_new(row, what)
+    try:
+        row = policy_store.create_policy(db.session, doc, actor())
+    except AlreadyExists:
+        raise ApiError(
+            409, "AlreadyExists", f"policy {name!r} in namespace {ns!r} already exists"
+        ) from None
     return _respond(row, 201, warn=True)
 
 
 def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Response:
     check_preconditions(etag(row), row.version, body)
-    before = row_document(row)
     doc = _validated(doc)
-    ref = f"{row.namespace}/{row.name}"
-    update_checked(row, _columns(doc), "Policy", ref)
-    audit("update", "Policy", ref, f"updated policy {ref}", {"before": before, "after": doc})
-    db.session.commit()
+    try:
+        policy_store.replace_policy(db.session, row, doc, actor())
+    except StaleVersion:
+        raise changed_meanwhile("Policy", f"{doc['namespace']}/{doc['name']}") from None
     return _respond(row, warn=True)
 
 
@@ -190,7 +172,7 @@ def patch_policy(namespace: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     patch = json_object_body()
     row = _find(namespace, name)
-    merged = merge_patch(row_document(row), without_read_only(patch))
+    merged = merge_patch(policy_document(row), without_read_only(patch))
     return _replace(row, patch, check_identity(merged, {"namespace": namespace, "name": name}))
 
 
@@ -200,5 +182,8 @@ def delete_policy(namespace: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     row = _find(namespace, name)
     check_preconditions(etag(row), row.version, {})
-    delete_versioned(row, "Policy", f"{namespace}/{name}", row_document(row))
+    try:
+        policy_store.delete_policy(db.session, row, actor())
+    except StaleVersion:
+        raise changed_meanwhile("Policy", f"{namespace}/{name}") from None
     return "", 204

@@ -34,10 +34,10 @@ from app.core.history import history
 from app.core.resources import Resources, format_cpu, format_memory
 from app.core.savings import Savings
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
-from app.models import Recommendation, WorkloadCondition
 from app.settings import settings
 from app.store.conditions import workload_conditions
+from app.store.extensions import db
+from app.store.models import Recommendation, WorkloadCondition
 from app.store.node_groups import node_group_rows
 from app.store.policies import InvalidPolicyLog
 from app.store.recommendations import find_recommendations

@@ -14,38 +14,39 @@ from flask.typing import ResponseReturnValue
 
 from app.api.auth import requires
 from app.api.common import (
-    audit,
+    changed_meanwhile,
     check_identity,
     check_preconditions,
-    commit_new,
-    delete_versioned,
     etag,
     invalid,
     json_object_body,
     merge_patch,
     rfc3339,
     stored_response,
-    update_checked,
     with_metadata,
 )
 from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
+from app.auth import actor
 from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior
 from app.core.scaling.proportional import ParamsError, cluster_status, parse_params, replicas
-from app.documents.scaler import normalized_params, preview, row_document, validate_scaler
+from app.documents.scaler import preview, validate_scaler
 from app.documents.stored import without_read_only
-from app.extensions import db
 from app.kube.client import ClusterUnreachable, api_client
 from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing, list_nodes
-from app.models import Scaler
 from app.settings import settings
-from app.store.scalers import all_scalers, find_scaler, scaler_exists
+from app.store import scalers as scaler_store
+from app.store.extensions import db
+from app.store.models import Scaler
+from app.store.scaler_codec import scaler_document
+from app.store.scalers import all_scalers, find_scaler
+from app.store.versioned import AlreadyExists, StaleVersion
 
 bp = Blueprint("scalers", __name__)
 
 
 def document(row: Scaler) -> dict[str, Any]:
-    doc = row_document(row)
+    doc = scaler_document(row)
     doc["status"] = {
         "lastProposed": row.last_proposed,
         "lastApplied": row.last_applied,
@@ -74,21 +75,6 @@ def _validated(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def _columns(doc: dict[str, Any]) -> dict[str, Any]:
-    target = doc["target"]
-    return {
-        "name": doc["name"],
-        "target_namespace": target["namespace"],
-        "target_kind": target["kind"],
-        "target_name": target["name"],
-        "params": normalized_params(doc["params"]),
-        "node_selector": doc.get("nodeSelector") or None,
-        "skip_taints": doc.get("skipTaints") or None,
-        "enabled": doc.get("enabled", True),
-        "behavior": doc.get("behavior"),
-    }
-
-
 @bp.get("/scalers")
 @requires("list", "scalers")
 def list_scalers() -> ResponseReturnValue:
@@ -110,27 +96,20 @@ def create_scaler() -> ResponseReturnValue:
     reject_unknown_args(())
     doc = _validated(json_object_body())
     name = doc["name"]
-    if scaler_exists(db.session, name):
-        raise ApiError(409, "AlreadyExists", f"scaler {name!r} already exists")
-    row = Scaler(**_columns(doc), version=1)
-    audit("create", "Scaler", name, f"created scaler {name}", {"after": row_document(row)})
-    commit_new(row, f"scaler {name!r}")
+    try:
+        row = scaler_store.create_scaler(db.session, doc, actor())
+    except AlreadyExists:
+        raise ApiError(409, "AlreadyExists", f"scaler {name!r} already exists") from None
     return _respond(row, 201)
 
 
 def _replace(row: Scaler, body: dict[str, Any], doc: dict[str, Any]) -> Response:
     check_preconditions(etag(row), row.version, body)
-    before = row_document(row)
-    cols = _columns(_validated(doc))
-    update_checked(row, cols, "Scaler", row.name)
-    audit(
-        "update",
-        "Scaler",
-        row.name,
-        f"updated scaler {row.name}",
-        {"before": before, "after": row_document(row)},
-    )
-    db.session.commit()
+    name = row.name
+    try:
+        scaler_store.replace_scaler(db.session, row, _validated(doc), actor())
+    except StaleVersion:
+        raise changed_meanwhile("Scaler", name) from None
     return _respond(row)
 
 
@@ -154,7 +133,7 @@ def patch_scaler(name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     patch = json_object_body()
     row = _find(name)
-    merged = merge_patch(row_document(row), without_read_only(patch))
+    merged = merge_patch(scaler_document(row), without_read_only(patch))
     return _replace(row, patch, check_identity(merged, {"name": name}))
 
 
@@ -164,7 +143,10 @@ def delete_scaler(name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     row = _find(name)
     check_preconditions(etag(row), row.version, {})
-    delete_versioned(row, "Scaler", name, row_document(row))
+    try:
+        scaler_store.delete_scaler(db.session, row, actor())
+    except StaleVersion:
+        raise changed_meanwhile("Scaler", name) from None
     return "", 204
 
 

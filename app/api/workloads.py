@@ -18,12 +18,12 @@ from app.api.errors import ApiError
 from app.api.query import reject_unknown_args
 from app.core.quantity import format_quantity
 from app.core.resources import Resources, known_quantities
-from app.extensions import db
-from app.models import RecommendationPoint
 from app.settings import settings
 from app.store.checkpoints import checkpoint_rows
+from app.store.extensions import db
 from app.store.histograms import ContainerHistograms, UsageHistogram, container_histograms
 from app.store.history import recommendation_history
+from app.store.models import RecommendationPoint
 
 bp = Blueprint("workloads", __name__)
 

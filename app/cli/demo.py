@@ -45,11 +45,11 @@ from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.trace import TraceError, parse_trace
 from app.core.recommend.trace import replay as replay_trace
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.kube.client import api_client, ensure_namespace
 from app.kube.cluster import workloads_with_pods
 from app.serving.certs import CertPaths, ensure, service_names
 from app.settings import settings
+from app.store.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 
@@ -65,12 +65,13 @@ def load_trace(path: Path, workload: WorkloadKey) -> tuple[int, int]:
     config = settings()
     model = ArrayModel(config.recommender.model)
     replay_trace(rows, model=model, workload=workload)
-    saved, failed = save_all(
+    report = save_all(
         db.session,
         results_from_model(model),
         datetime.now(UTC),
         config.recommender.checkpoint_batch_size,
     )
+    saved, failed = report.saved, report.failed
     if failed:
         raise RuntimeError(f"{failed} recommendations could not be saved; see the log")
     log.info(

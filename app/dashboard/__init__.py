@@ -35,15 +35,15 @@ from app.dashboard import charts, data, format, nodes, placement
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
 from app.dashboard.spread_chart import spread_chart
-from app.extensions import db
-from app.models import Recommendation, RecommendationPoint
 from app.settings import settings
 from app.store import events as audit_events
 from app.store.checkpoints import checkpoint_rows
 from app.store.conditions import workload_conditions
 from app.store.events import EventFilter
+from app.store.extensions import db
 from app.store.histograms import container_histograms
 from app.store.history import latest_recommendations, recommendation_history
+from app.store.models import Recommendation, RecommendationPoint
 from app.store.node_spread import load_spread
 from app.store.scalers import all_scalers
 from app.store.session import to_unix

@@ -19,9 +19,9 @@ from typing import Any
 from app.core.history import History, history
 from app.core.savings import Prices, Savings, total
 from app.core.scope import BASIS_LABELS, DEFAULT, shortfalls
-from app.extensions import db
-from app.models import Recommendation
 from app.settings import settings
+from app.store.extensions import db
+from app.store.models import Recommendation
 from app.store.policies import InvalidPolicyLog
 from app.store.recommendations import find_recommendations, recommended_namespaces
 from app.store.savings import Scoper, over_pods

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.models import NodeGroupRecommendation
+from app.store.models import NodeGroupRecommendation
 from app.store.node_groups import node_group_rows, row_recommendation
 from app.store.session import DbSession
 

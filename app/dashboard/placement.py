@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from app.core.placement.current import CurrentScores, current_scores
 from app.core.placement.table import MAX_PRIORITY
-from app.extensions import db
 from app.settings import settings
+from app.store.extensions import db
 from app.store.node_levels import load_node_levels
 
 WINDOW_NAMES = {"15m": "15 minutes", "1h": "1 hour", "1d": "1 day"}

@@ -1,15 +1,16 @@
-"""Policy documents (the JSON users write) -> validated core Policy objects, and back.
+"""Policy documents (the JSON users write) -> validated core Policy objects.
 
-One parser for every way a policy arrives (REST, CLI files, database rows), so that a policy the
-API accepted is exactly the policy the webhook, recommender and updater apply. Every problem is
-reported with the path of its field, all at once.
+One parser for every way a policy arrives (REST, CLI files, database rows, whose document
+app.store.policy_codec gives back), so that a policy the API accepted is exactly the policy the
+webhook, recommender and updater apply. Every problem is reported with the path of its field, all
+at once.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from app.core.policy import (
     CLUSTER_WIDE,
@@ -23,20 +24,17 @@ from app.core.update_mode import UPDATE_MODE_ALIASES, UPDATE_MODES, UpdateMode
 from app.documents.fields import FieldError, unknown_fields
 from app.documents.node_group_fields import (
     NODE_GROUP_FIELDS,
-    node_group_document,
     parse_node_group_label,
 )
 from app.documents.placement_fields import (
     PLACEMENT_FIELDS,
     parse_placement,
-    placement_document,
 )
 from app.documents.recommender_fields import (
     RECOMMENDER_FIELDS,
     parse_recommender,
-    recommender_document,
 )
-from app.documents.target import parse_target, target_document
+from app.documents.target import parse_target
 from app.documents.update_fields import (
     UPDATE_FIELDS,
     container_boosts,
@@ -77,43 +75,6 @@ CONTAINER_FIELDS = {
     "integerCPU",
     "startupBoost",  # app.documents.update_fields.container_boosts
 }
-
-
-class PolicyRow(Protocol):
-    """A stored policy as app.models.Policy holds it (its columns; documents do not import it)."""
-
-    @property
-    def id(self) -> int: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def target_kind(self) -> str | None: ...
-    @property
-    def target_name(self) -> str | None: ...
-    @property
-    def target_options(self) -> dict[str, Any] | None: ...
-    @property
-    def update_mode(self) -> str: ...
-    @property
-    def min_replicas(self) -> int | None: ...
-    @property
-    def container_policies(self) -> list[dict[str, Any]]: ...
-    @property
-    def update_options(self) -> dict[str, Any] | None: ...
-    @property
-    def recommender(self) -> str | None: ...
-    @property
-    def recommender_params(self) -> dict[str, Any] | None: ...
-    @property
-    def node_group_label(self) -> str | None: ...
-    @property
-    def placement(self) -> str | None: ...
-    @property
-    def created_at(self) -> datetime | None: ...
-    @property
-    def updated_at(self) -> datetime | None: ...
 
 
 class PolicyInvalid(ValueError):
@@ -306,27 +267,3 @@ def parse_policy(
 def _unix(t: datetime) -> float:
     """Seconds since the epoch; a naive time (SQLite returns them) is UTC, as it was stored."""
     return (t if t.tzinfo is not None else t.replace(tzinfo=UTC)).timestamp()
-
-
-def row_document(row: PolicyRow) -> dict[str, Any]:
-    """The policy as users wrote it (quantities as given), from its database row."""
-    doc: dict[str, Any] = {"name": row.name, "namespace": row.namespace}
-    target = target_document(row.target_kind, row.target_name, row.target_options)
-    if target is not None:
-        doc["target"] = target
-    doc["updateMode"] = row.update_mode
-    if row.min_replicas is not None:
-        doc["minReplicas"] = row.min_replicas
-    doc["containerPolicies"] = row.container_policies or []
-    doc.update(row.update_options or {})  # app.documents.update_fields, as written
-    doc.update(recommender_document(row.recommender, row.recommender_params))
-    doc.update(node_group_document(row.node_group_label))
-    doc.update(placement_document(row.placement))
-    return doc
-
-
-def policy_from_row(row: PolicyRow) -> Policy:
-    """Rows were validated on the way in; one edited by hand into nonsense raises PolicyInvalid."""
-    return parse_policy(
-        row_document(row), created=row.created_at, id_=row.id, changed=row.updated_at
-    )

@@ -10,7 +10,7 @@ CLI accepted is one the job can run; every problem is reported with the path of 
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Any
 
 from app.core.scaling.behavior import BehaviorError, Decision, parse_behavior
 from app.core.scaling.proportional import (
@@ -23,30 +23,6 @@ from app.core.scaling.proportional import (
 )
 from app.documents.fields import FieldError, unknown_fields
 from app.documents.policy import DNS_LABEL, DNS_SUBDOMAIN
-
-
-class ScalerRow(Protocol):
-    """A stored scaler as app.models.Scaler holds it (the columns its document is made of)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def target_namespace(self) -> str: ...
-    @property
-    def target_kind(self) -> str: ...
-    @property
-    def target_name(self) -> str: ...
-    @property
-    def params(self) -> dict[str, Any]: ...
-    @property
-    def node_selector(self) -> str | None: ...
-    @property
-    def skip_taints(self) -> list[str] | None: ...
-    @property
-    def enabled(self) -> bool: ...
-    @property
-    def behavior(self) -> dict[str, Any] | None: ...
-
 
 SCALER_FIELDS = {"name", "target", "params", "nodeSelector", "skipTaints", "enabled", "behavior"}
 SCALE_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
@@ -124,27 +100,6 @@ def validate_scaler(doc: dict[str, Any]) -> list[FieldError]:
                 for f, m in e.errors
             ]
     return errors
-
-
-def row_document(row: ScalerRow) -> dict[str, Any]:
-    """The scaler as its author wrote it (params as stored), from its database row."""
-    doc: dict[str, Any] = {
-        "name": row.name,
-        "target": {
-            "namespace": row.target_namespace,
-            "kind": row.target_kind,
-            "name": row.target_name,
-        },
-        "params": row.params,
-    }
-    if row.node_selector:
-        doc["nodeSelector"] = row.node_selector
-    if row.skip_taints:
-        doc["skipTaints"] = row.skip_taints
-    doc["enabled"] = row.enabled
-    if row.behavior is not None:
-        doc["behavior"] = row.behavior
-    return doc
 
 
 def preview(

@@ -7,7 +7,7 @@ VPA attributes it, through its labels: with RIGHTSIZER_PROMETHEUS_POD_LABELS_MET
 with the `pod_label_` prefix), its last labels are read and it goes to the one workload of its
 namespace whose selector matches them (the six well-known kinds' selectors, from the cache);
 without that metric, or without exactly one match, its series are skipped (logged). Queries (app/
-jobs/prometheus.py): the CPU usage rate and the memory working set, the series metrics-server
+prometheus/client.py): the CPU usage rate and the memory working set, the series metrics-server
 itself is built on, with VPA's metric and label names configurable. While Prometheus is down (it
 cannot be reached, times out or answers 5xx) the load is tried again, backing off (2 s, doubling,
 at most 60 s between attempts) for at most RIGHTSIZER_PROMETHEUS_RETRY_SECONDS; then, or at once
@@ -36,8 +36,8 @@ from app.core.savings import pod_requests
 from app.core.selectors import LabelSelector
 from app.core.workload_key import WorkloadKey
 from app.documents.selector import parse_selector
-from app.jobs.prometheus import HistoryError, PrometheusClient, cpu_query, memory_query
 from app.kube.cluster import ClusterView
+from app.prometheus.client import HistoryError, PrometheusClient, cpu_query, memory_query
 from app.settings import PrometheusSettings
 
 log = logging.getLogger(__name__)

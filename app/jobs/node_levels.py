@@ -14,14 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from flask import Flask
-
 from app.core.placement.samples import fold_samples, node_samples
 from app.core.placement.spread import spread_point
-from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.store.node_levels import load_node_levels, save_node_levels
 from app.store.node_spread import record_spread
+from app.store.session import SessionFactory
 
 FORGET_AFTER = 86400.0  # seconds without metrics before a node's levels are deleted
 
@@ -31,12 +29,12 @@ class NodeLevelsJob:
 
     def __init__(
         self,
-        app: Flask,
+        sessions: SessionFactory,
         cluster: ClusterView,
         interval: float,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.app, self.cluster, self.interval, self.clock = app, cluster, interval, clock
+        self.sessions, self.cluster, self.interval, self.clock = sessions, cluster, interval, clock
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
         if not self.cluster.nodes.wait_synced(timeout=min(self.interval, 30.0)):
@@ -44,15 +42,14 @@ class NodeLevelsJob:
         samples = node_samples(self.cluster.node_metrics())
         if not samples:
             return "no NodeMetrics (is metrics-server running?); nothing saved"
-        with self.app.app_context():
-            previous = {n.name: n for n in load_node_levels(db.session)}
+        with self.sessions() as session:
+            previous = {n.name: n for n in load_node_levels(session)}
             levels = fold_samples(previous, self.cluster.node_views(), samples)
             if not still_leader():
                 return "no longer leader; nothing saved"
             now = self.clock()
-            forgotten = save_node_levels(db.session, levels, now - FORGET_AFTER)
+            forgotten = save_node_levels(session, levels, now - FORGET_AFTER)
             point = spread_point(levels)
             if point is not None:
-                record_spread(db.session, point, now)
-            db.session.commit()
+                record_spread(session, point, now)
         return f"{len(levels)} nodes' levels saved, {forgotten} forgotten"

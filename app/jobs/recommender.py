@@ -44,7 +44,6 @@ from app.core.recommend.timeline import Sample, UsageWindows
 from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.savings import pod_requests
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.jobs.background import in_background
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import PrometheusHistory
@@ -54,6 +53,7 @@ from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.store.checkpoints import load_checkpoints
+from app.store.extensions import db
 from app.store.history import add_replayed_points
 from app.store.keys import Key
 from app.store.node_groups import load_node_groups, save_node_groups
@@ -203,19 +203,16 @@ class RecommenderJob:
             self.recommended = {}
             # recommendations capped to fit a node their pods may run on (CappedToNode)
             fit = NodeFit(self.cluster.node_views(), self.cluster.daemon_templates())
-            points: set[tuple[WorkloadKey, str]] = set()
-            checkpointed: set[tuple[WorkloadKey, str]] = set()
-            saved, failed = save_all(
+            report = save_all(
                 db.session,
                 self._results(policies, info, still_leader, self._checkpoints_due(), fit, live),
                 datetime.fromtimestamp(now, UTC),  # the job's clock, as the samples' times
                 self.options.batch_size,
-                points,
-                checkpointed,
-                self.history_points,
+                recent=self.history_points,
             )
-            self.checkpointed.update(dict.fromkeys(checkpointed, now))
-            self.windows.reset(points)
+            saved, failed = report.saved, report.failed
+            self.checkpointed.update(dict.fromkeys(report.checkpointed, now))
+            self.windows.reset(report.points)
             stamp = datetime.fromtimestamp(now, UTC)
             self.conditions.publish(
                 db.session, policies, self.model, self.recommended, stamp, live, fit.capped

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Flask
-
 from app.core.scaling.behavior import (
     BehaviorError,
     History,
@@ -24,14 +22,17 @@ from app.core.scaling.behavior import (
     parse_behavior,
 )
 from app.core.scaling.proportional import ParamsError, cluster_status, parse_params, replicas
-from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.kube.scale import ScaleClient, ScaleFailed, TargetMissing
-from app.models import Scaler
 from app.store import audit
+from app.store.models import Scaler
 from app.store.scalers import enabled_scalers
+from app.store.session import DbSession, SessionFactory
 
 log = logging.getLogger(__name__)
+
+
+ACTOR = "rightsizer/scaler"
 
 
 class ScalerJob:
@@ -39,13 +40,13 @@ class ScalerJob:
 
     def __init__(
         self,
-        app: Flask,
+        sessions: SessionFactory,
         cluster: ClusterView,
         scale: ScaleClient,
         interval: float,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.app, self.cluster, self.scale = app, cluster, scale
+        self.sessions, self.cluster, self.scale = sessions, cluster, scale
         self.interval, self.clock = interval, clock
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
@@ -53,11 +54,11 @@ class ScalerJob:
             return "node cache not synced yet; nothing done"
         nodes = self.cluster.nodes.items()
         changed = errors = 0
-        with self.app.app_context():
-            rows = enabled_scalers(db.session)
+        with self.sessions() as session:
+            rows = enabled_scalers(session)
             for row in rows:
                 try:
-                    if self._one(row, nodes, still_leader):
+                    if self._one(session, row, nodes, still_leader):
                         changed += 1
                 except (ParamsError, BehaviorError, ValueError, TargetMissing) as e:
                     errors += 1
@@ -66,7 +67,7 @@ class ScalerJob:
                     # 403, 500, a dropped connection...: this target only; the others go on.
                     errors += 1
                     self._failed(row, f"Kubernetes API error: {e}")
-                db.session.commit()
+                audit.save_events(session, ACTOR, [])  # this run of the row (no event), committed
         return (
             f"{len(rows)} scalers over {len(nodes)} nodes: {changed} changed, {errors} with errors"
         )
@@ -78,7 +79,11 @@ class ScalerJob:
         log.warning("scaler %s: %s", row.name, message)
 
     def _one(
-        self, row: Scaler, nodes: list[dict[str, Any]], still_leader: Callable[[], bool]
+        self,
+        session: DbSession,
+        row: Scaler,
+        nodes: list[dict[str, Any]],
+        still_leader: Callable[[], bool],
     ) -> bool:
         now = self.clock()
         params = parse_params(row.params)
@@ -116,16 +121,15 @@ class ScalerJob:
         row.last_applied = decision.replicas
         message = f"scaled from {current} to {decision.replicas} replicas ({row.last_message})"
         log.info("scaler %s: %s %s", row.name, target, message)
-        audit.record(
-            db.session,
-            "rightsizer/scaler",
+        event = audit.Event(
             "scale",
             row.target_kind,
             f"{row.target_namespace}/{row.target_name}",
             message,
             {"scaler": row.name, "from": current, "to": decision.replicas, "proposed": desired},
         )
-        db.session.commit()  # history and audit together, before anything else can fail
+        # history and audit together, before anything else can fail
+        audit.save_events(session, ACTOR, [event])
         self.scale.record_event(
             row.target_namespace, row.target_kind, row.target_name, "RightsizerScaled", message
         )

@@ -30,6 +30,7 @@ from app.kube.limitranges import LimitRangeCache
 from app.kube.scale import ScaleClient
 from app.kube.webhook_probe import webhook_serving
 from app.settings import Settings, settings_of
+from app.store.session import app_sessions
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,10 @@ def recommender_options(settings: Settings) -> RecommenderOptions:
 
 
 def build_jobs(app: Flask) -> Jobs:
+    """The jobs of `app`'s settings, each given a session factory on its database (the
+    recommender is still given the app itself, until it takes a factory too)."""
     settings = settings_of(app)
+    sessions = app_sessions(app)
     kube = settings.cluster
     # Every call the recommender and updater make waits for one client-side rate limiter
     # (client-go's QPS/Burst). The Lease has a client of its own, so that evictions never hold
@@ -93,16 +97,16 @@ def build_jobs(app: Flask) -> Jobs:
     )
     jobs: list[Job] = [
         recommender,
-        ScalerJob(app, cluster, ScaleClient(scaler_api), settings.scaler.interval),
+        ScalerJob(sessions, cluster, ScaleClient(scaler_api), settings.scaler.interval),
         UpdaterJob(
-            app,
+            sessions,
             cluster,
             PodActions(api, dry_run=settings.updater.dry_run),
             settings,
             lambda: webhook_serving(api, webhook.config_name, webhook.probe_address),
             limit_ranges=limit_ranges,
         ),
-        NodeLevelsJob(app, cluster, settings.placement.interval),
+        NodeLevelsJob(sessions, cluster, settings.placement.interval),
     ]
     runner = JobRunner(jobs, lambda: elector_box[0].is_leader())
 

@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Flask
-
 from app.core.bodies import EvictionBody
 from app.core.conditions import (
     HELD_BACK_BY_BUDGET,
@@ -74,7 +72,6 @@ from app.core.sizing.plan import (
 from app.core.sizing.priority import DisruptionBudget, ResizeWatch, TokenBucket
 from app.core.update_policy import MAX_WINDOW_SECONDS, ObservationWindow
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.jobs.boost_removal import remove_boosts
 from app.jobs.evictions import EvictionSender
 from app.jobs.workload_pods import live_pods_by_workload
@@ -85,6 +82,7 @@ from app.settings import Settings
 from app.store import audit
 from app.store.conditions import save_conditions
 from app.store.policies import InvalidPolicyLog
+from app.store.session import SessionFactory
 from app.store.snapshot import RowMemo, Snapshot, carry_forward, history_seconds, load_snapshot
 
 log = logging.getLogger(__name__)
@@ -96,7 +94,7 @@ class UpdaterJob:
 
     def __init__(
         self,
-        app: Flask,
+        sessions: SessionFactory,
         cluster: ClusterView,
         actions: PodActions,
         settings: Settings,
@@ -109,7 +107,12 @@ class UpdaterJob:
         # this period, and until then a pod evicted under a new or changed policy would come
         # back without it and be disrupted twice (0: no wait).
         options = settings.updater
-        self.app, self.cluster, self.actions, self.options = app, cluster, actions, options
+        self.sessions, self.cluster, self.actions, self.options = (
+            sessions,
+            cluster,
+            actions,
+            options,
+        )
         self.never_sized = settings.cluster.never_sized
         self.policy_settle_seconds = 2 * settings.webhook.cache_refresh_seconds
         self.limit_ranges = limit_ranges  # None: size without LimitRanges (tests, no cluster)
@@ -158,11 +161,9 @@ class UpdaterJob:
                 "webhook not registered or not serving: no pod touched "
                 "(it would come back unchanged)"
             )
-        with self.app.app_context():
-            snapshot = load_snapshot(
-                db.session(), invalid=self.invalid_policies, memo=self.row_memo
-            )
-            history = history_seconds(db.session)
+        with self.sessions() as session:
+            snapshot = load_snapshot(session, invalid=self.invalid_policies, memo=self.row_memo)
+            history = history_seconds(session)
         if self.snapshot is not None:
             snapshot = carry_forward(self.snapshot, snapshot)
         self.snapshot = snapshot
@@ -464,9 +465,8 @@ class UpdaterJob:
         )
         since = now - horizon
         if not self.ledger.covers(since):
-            with self.app.app_context():
-                rows = audit.pod_changes(db.session, ACTOR, datetime.fromtimestamp(since, UTC))
-                db.session.rollback()
+            with self.sessions() as session:
+                rows = audit.pod_changes(session, ACTOR, datetime.fromtimestamp(since, UTC))
             self.ledger.load(since, rows)
         else:
             self.ledger.forget_before(since)
@@ -505,8 +505,8 @@ class UpdaterJob:
             w: [Condition(t, "True", reason, message) for t, (reason, message) in notes.items()]
             for w, notes in self.notes.items()
         }
-        with self.app.app_context():
-            save_conditions(db.session, UPDATER_TYPES, conditions, datetime.fromtimestamp(now, UTC))
+        with self.sessions() as session:
+            save_conditions(session, UPDATER_TYPES, conditions, datetime.fromtimestamp(now, UTC))
 
     def _note(self, w: WorkloadKey, type_: str, reason: str, message: str) -> None:
         """A condition of the workload this run found (app.core.conditions), its first reason."""
@@ -733,18 +733,9 @@ class UpdaterJob:
         if self.options.dry_run:
             return
         now = self.clock()
-        with self.app.app_context():
-            audit.record(
-                db.session,
-                ACTOR,
-                action,
-                "Pod",
-                ref,
-                message,
-                details,
-                datetime.fromtimestamp(now, UTC),
-            )
-            db.session.commit()
+        event = audit.Event(action, "Pod", ref, message, details, datetime.fromtimestamp(now, UTC))
+        with self.sessions() as session:
+            audit.save_events(session, ACTOR, [event])
         if action in audit.POD_CHANGES:
             self.ledger.add(details, now)
 

@@ -2,8 +2,8 @@
 
 Callers say what they want (`policies.valid_policies(session, log)`, `events.page(...)`,
 `versioned.update_versioned(...)`) and get rows or plain values back; no module outside
-`app.store`, `app.models` and `app.extensions` imports SQLAlchemy (an import-linter contract in
-setup.cfg holds that). Modules per table family:
+`app.store` imports SQLAlchemy (an import-linter contract in setup.cfg holds that). The tables are
+`models`, the Flask-SQLAlchemy and Flask-Migrate extensions `extensions`. Modules per table family:
 
 - `recommendations`: what the recommender computed (`results`) saved per batch with its
   checkpoint, the gauges, garbage collection of vanished workloads; `history`: the hourly

@@ -7,6 +7,8 @@ event's transaction commits (a rolled-back event is not counted).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,8 +16,8 @@ from prometheus_client import Counter
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
-from app.models import AuditEvent, utcnow
 from app.store.clusters import cluster_key
+from app.store.models import AuditEvent, utcnow
 from app.store.session import DbSession
 
 # Every action an audit event records: the API's writes, the webhook's per-workload mutation
@@ -106,6 +108,27 @@ def record(
     )
     session.add(row)
     return row
+
+
+@dataclass(frozen=True)
+class Event:
+    """An audit event of its own (not part of another change): `record`'s arguments but the
+    session and the actor."""
+
+    action: str
+    kind: str
+    ref: str
+    message: str
+    details: dict[str, Any]
+    time: datetime | None = None
+
+
+def save_events(session: DbSession, actor: str, events: Iterable[Event]) -> None:
+    """Records `events` and commits them with whatever else `session` holds (the scaler's run of
+    one scaler: its row and, when it scaled, the event), in one transaction."""
+    for e in events:
+        record(session, actor, e.action, e.kind, e.ref, e.message, e.details, e.time)
+    session.commit()
 
 
 # What the updater does to a pod (an eviction or resize, answered or not): the changes

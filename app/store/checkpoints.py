@@ -18,8 +18,8 @@ from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.workload_key import WorkloadKey
-from app.models import Checkpoint
 from app.store.clusters import cluster_key
+from app.store.models import Checkpoint
 from app.store.session import DbSession, to_datetime, to_unix
 
 log = logging.getLogger(__name__)

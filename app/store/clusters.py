@@ -24,10 +24,10 @@ from sqlalchemy import event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.models import Cluster, Policy
-from app.store.session import DbSession
+from app.store.models import Cluster, Policy
+from app.store.session import CLUSTER_IDENTITY, DbSession
 
-EXTENSION = "rightsizer.cluster"
+EXTENSION = CLUSTER_IDENTITY
 log = logging.getLogger(__name__)
 
 
@@ -59,13 +59,16 @@ def init_app(
 
 def cluster_key(session: DbSession) -> int:
     """This process's cluster's key, claimed or added in a session of its own the first time
-    (never committing the caller's work). Outside an app (a script or test harness writing
-    through the store), the database's only cluster, looked up on every call: such a caller has
-    no identity, and may meet several databases."""
-    if not has_app_context():
+    (never committing the caller's work). The identity comes with the session (a job's, made by
+    app.store.session.app_sessions) or from the app. Outside an app (a script or test harness
+    writing through the store), the database's only cluster, looked up on every call: such a
+    caller has no identity, and may meet several databases."""
+    identity: ClusterIdentity | None = session.info.get(EXTENSION)  # app.store.session
+    if identity is None and has_app_context():
+        identity = current_app.extensions[EXTENSION]
+    if identity is None:
         with Session(session.get_bind()) as own:
             return _claimed(own, ClusterIdentity("", ""))
-    identity: ClusterIdentity = current_app.extensions[EXTENSION]
     if identity.key is None:
         with identity.lock:
             if identity.key is None:

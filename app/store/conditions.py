@@ -17,8 +17,8 @@ from sqlalchemy import bindparam, delete, insert, select, update
 
 from app.core.conditions import Condition, sort_key
 from app.core.workload_key import WorkloadKey
-from app.models import WorkloadCondition
 from app.store.clusters import cluster_key
+from app.store.models import WorkloadCondition
 from app.store.session import DbSession
 
 

@@ -17,8 +17,8 @@ from datetime import datetime
 
 from sqlalchemy import and_, or_, select
 
-from app.models import AuditEvent
 from app.store.clusters import cluster_key
+from app.store.models import AuditEvent
 from app.store.session import DbSession
 
 

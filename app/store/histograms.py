@@ -15,8 +15,8 @@ from datetime import datetime
 from app.core.recommend.checkpoint import load_aggregate
 from app.core.recommend.histogram import DecayingHistogram, Histogram
 from app.core.recommend.settings import RecommenderSettings
-from app.models import Checkpoint
 from app.store.checkpoints import checkpoint_from_row
+from app.store.models import Checkpoint
 from app.store.session import to_datetime
 
 

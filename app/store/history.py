@@ -16,9 +16,9 @@ from sqlalchemy import ColumnElement, Select, delete, func, insert, select
 from app.core.recommend.timeline import HistoryPoint, UsagePercentiles
 from app.core.resources import Resources
 from app.core.workload_key import WorkloadKey
-from app.models import Recommendation, RecommendationPoint
 from app.store.clusters import cluster_key
 from app.store.keys import Key, key_params, key_rows, on_key
+from app.store.models import Recommendation, RecommendationPoint
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_unix
 

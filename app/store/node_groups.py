@@ -26,8 +26,8 @@ from app.core.recommend.node_groups import NodeGroupModels
 from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.workload_key import WorkloadKey
-from app.models import NodeGroupRecommendation as Row
 from app.store.clusters import cluster_key
+from app.store.models import NodeGroupRecommendation as Row
 from app.store.session import DbSession, to_datetime, to_unix
 
 log = logging.getLogger(__name__)

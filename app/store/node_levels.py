@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, select
 
 from app.core.placement.windows import NodeLevel
-from app.models import NodeLevelRow as Row
 from app.store.clusters import cluster_key
+from app.store.models import NodeLevelRow as Row
 from app.store.session import DbSession, to_unix
 
 COLUMNS = (
@@ -48,7 +48,7 @@ def load_node_levels(session: DbSession) -> list[NodeLevel]:
 def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_before: float) -> int:
     """Writes `levels` (inserts new nodes, updates known ones) and deletes the rows of nodes
     whose metrics are older than `forget_before` (Unix seconds) and are not in `levels`.
-    Returns the rows deleted. The caller commits."""
+    Returns the rows deleted. Committed."""
     cluster = cluster_key(session)
     rows = {r.name: r for r in session.scalars(select(Row).where(Row.cluster_id == cluster))}
     given = set()
@@ -70,4 +70,5 @@ def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_bef
     ]
     if stale:
         session.execute(delete(Row).where(Row.cluster_id == cluster, Row.name.in_(stale)))
+    session.commit()
     return len(stale)

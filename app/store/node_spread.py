@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, func, select
 
 from app.core.placement.spread import SpreadPoint
-from app.models import NodeSpreadRow as Row
 from app.store.clusters import cluster_key
+from app.store.models import NodeSpreadRow as Row
 from app.store.session import DbSession, to_unix
 
 EVERY = 300.0  # seconds between two points
@@ -24,7 +24,7 @@ def record_spread(
     session: DbSession, point: SpreadPoint, at: float, every: float = EVERY, keep: float = KEEP
 ) -> bool:
     """Adds `point`, taken at `at` (Unix seconds), unless the newest point is less than `every`
-    seconds older; deletes the points older than `keep`. True when added. The caller commits."""
+    seconds older; deletes the points older than `keep`, and commits. True when added."""
     cluster = cluster_key(session)
     newest = to_unix(session.scalar(select(func.max(Row.at)).where(Row.cluster_id == cluster)))
     if newest is not None and at - newest < every:
@@ -46,6 +46,7 @@ def record_spread(
             Row.cluster_id == cluster, Row.at < datetime.fromtimestamp(at - keep, UTC)
         )
     )
+    session.commit()
     return True
 
 

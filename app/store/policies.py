@@ -1,4 +1,5 @@
-"""Policy rows: found, listed, and read back as valid policies.
+"""Policy rows: found, listed, read back as valid policies, and written (created, replaced,
+deleted) with their audit event, committed here.
 
 A row is written only through the API's validation, but a row edited by hand (or by an older
 release) may no longer parse: every reader skips it and logs it once per version, through one
@@ -8,14 +9,18 @@ release) may no longer parse: every reader skips it and logs it once per version
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from sqlalchemy import ColumnElement, or_, select
 
 from app.core.policy import CLUSTER_WIDE, Policy
-from app.documents.policy import PolicyInvalid, policy_from_row
-from app.models import Policy as PolicyRow
+from app.documents.policy import PolicyInvalid
+from app.store import audit
 from app.store.clusters import cluster_key
+from app.store.models import Policy as PolicyRow
+from app.store.policy_codec import policy_columns, policy_document, policy_from_row
 from app.store.session import DbSession
+from app.store.versioned import AlreadyExists, commit_created, delete_versioned, update_versioned
 
 log = logging.getLogger(__name__)
 
@@ -81,3 +86,41 @@ def policy_rows(session: DbSession, namespace: str | None = None) -> list[Policy
     if namespace is not None:
         q = q.where(PolicyRow.namespace == namespace)
     return list(session.scalars(q))
+
+
+def create_policy(session: DbSession, doc: dict[str, Any], actor: str) -> PolicyRow:
+    """Stores the valid document `doc` (read-only fields dropped) as a new policy with its audit
+    event, committed. AlreadyExists (nothing written) when its name is taken in the fleet, even
+    by a writer that got in between."""
+    ns, name = doc["namespace"], doc["name"]
+    if policy_exists(session, ns, name):
+        raise AlreadyExists
+    row = PolicyRow(**policy_columns(doc), version=1)
+    ref = f"{ns}/{name}"
+    audit.record(session, actor, "create", "Policy", ref, f"created policy {ref}", {"after": doc})
+    commit_created(session, row)
+    return row
+
+
+def replace_policy(session: DbSession, row: PolicyRow, doc: dict[str, Any], actor: str) -> None:
+    """Writes the valid document `doc` over `row` if it is still at the version read, with its
+    audit event, committed (StaleVersion, nothing written, otherwise). `row` reads back as
+    stored."""
+    before = policy_document(row)
+    ref = f"{row.namespace}/{row.name}"
+    update_versioned(session, row, policy_columns(doc))
+    details = {"before": before, "after": doc}
+    audit.record(session, actor, "update", "Policy", ref, f"updated policy {ref}", details)
+    session.commit()
+
+
+def delete_policy(session: DbSession, row: PolicyRow, actor: str) -> None:
+    """Deletes `row` if it is still at the version read, with its audit event, committed
+    (StaleVersion, nothing written, otherwise)."""
+    before = policy_document(row)
+    ref = f"{row.namespace}/{row.name}"
+    delete_versioned(session, row)
+    audit.record(
+        session, actor, "delete", "Policy", ref, f"deleted policy {ref}", {"before": before}
+    )
+    session.commit()

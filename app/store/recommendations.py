@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 from typing import Any
@@ -18,12 +19,17 @@ from prometheus_client import Gauge
 from sqlalchemy import bindparam, delete, func, insert, select, update
 
 from app.core.workload_key import WorkloadKey
-from app.models import Checkpoint, NodeGroupRecommendation, RecommendationPoint, WorkloadCondition
-from app.models import Recommendation as RecommendationRow
 from app.store.checkpoints import checkpoint_values
 from app.store.clusters import cluster_key
 from app.store.history import Appended, append_history
 from app.store.keys import KEY, Key, key_params, key_rows, on_key
+from app.store.models import (
+    Checkpoint,
+    NodeGroupRecommendation,
+    RecommendationPoint,
+    WorkloadCondition,
+)
+from app.store.models import Recommendation as RecommendationRow
 from app.store.results import ContainerResult
 from app.store.session import DbSession, to_datetime, to_unix
 
@@ -249,19 +255,31 @@ def _report(
         checkpointed.update((r.workload, r.container) for r in results if r.checkpoint is not None)
 
 
+@dataclass(frozen=True)
+class SaveReport:
+    """What one save_all wrote: the containers saved, those whose batch failed (skipped, their
+    previous values kept), and the (workload, container) of the history points and of the
+    checkpoints written."""
+
+    saved: int = 0
+    failed: int = 0
+    points: frozenset[tuple[WorkloadKey, str]] = frozenset()
+    checkpointed: frozenset[tuple[WorkloadKey, str]] = frozenset()
+
+
 def save_all(
     session: DbSession,
     results: Iterable[ContainerResult],
     now: datetime,
     batch_size: int,
-    points: set[tuple[WorkloadKey, str]] | None = None,
-    checkpointed: set[tuple[WorkloadKey, str]] | None = None,
+    *,
     recent: dict[Key, float] | None = None,
-) -> tuple[int, int]:
-    """Writes results in batches; a failing batch is logged and skipped. Returns (saved, failed);
-    `points` collects the (workload, container) of the history points written, `checkpointed`
-    those of the checkpoints, `recent` each key's newest history point (save_batch)."""
+) -> SaveReport:
+    """Writes results in batches; a failing batch is logged and skipped. `recent`: each key's
+    newest history point, read and kept up to date across runs (save_batch)."""
     saved = failed = 0
+    points: set[tuple[WorkloadKey, str]] = set()
+    checkpointed: set[tuple[WorkloadKey, str]] = set()
     batch: list[ContainerResult] = []
 
     def flush() -> None:
@@ -283,7 +301,7 @@ def save_all(
             flush()
     if batch:
         flush()
-    return saved, failed
+    return SaveReport(saved, failed, frozenset(points), frozenset(checkpointed))
 
 
 def stored_workloads(session: DbSession) -> set[WorkloadKey]:

@@ -16,7 +16,7 @@ from app.core.recommend.settings import RecommenderSettings
 from app.core.savings import Savings, container_savings, total
 from app.core.scope import DEFAULT, basis, in_scope, left_alone, pod_minimum_share
 from app.core.workload_key import WorkloadKey
-from app.models import Recommendation
+from app.store.models import Recommendation
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession
 

@@ -31,8 +31,8 @@ from app.core.policy import Policy, PolicyIndex
 from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.workload_key import WorkloadKey
-from app.models import Recommendation as RecommendationRow
 from app.store.clusters import cluster_key
+from app.store.models import Recommendation as RecommendationRow
 from app.store.node_groups import node_group_targets
 from app.store.policies import InvalidPolicyLog, valid_policies
 from app.store.session import DbSession

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError
 
-from app.models import utcnow
 from app.store.clusters import cluster_key
+from app.store.models import utcnow
 from app.store.session import DbSession
 
 

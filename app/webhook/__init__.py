@@ -65,14 +65,19 @@ def init_app(app: Flask) -> None:
             return load_snapshot(session, invalid=invalid, memo=memo)
 
     def store(counts: Sequence[MutationCount]) -> None:
+        events = [
+            audit_trail.Event(
+                "mutate",
+                c.workload.kind,
+                f"{c.workload.namespace}/{c.workload.name}",
+                c.message(),
+                c.details(),
+                c.admitted,
+            )
+            for c in counts
+        ]
         with app.app_context(), own_session() as session:
-            for c in counts:
-                w = c.workload
-                ref = f"{w.namespace}/{w.name}"
-                audit_trail.record(
-                    session, ACTOR, "mutate", w.kind, ref, c.message(), c.details(), c.admitted
-                )
-            session.commit()
+            audit_trail.save_events(session, ACTOR, events)
 
     mutations = MutationCounter(store, interval=config.audit_interval_seconds)
     cache = WebhookCache(

@@ -137,7 +137,7 @@ def kube(tmp_path: Path, database_url: str) -> Iterator[tuple[FakeApiServer, Fla
         with app.app_context():
             upgrade()
             yield fake, app.test_client()
-            from app.extensions import db
+            from app.store.extensions import db
 
             db.session.remove()
             db.engine.dispose()

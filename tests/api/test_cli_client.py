@@ -21,8 +21,8 @@ from sqlalchemy import update
 from app.cli import cli
 from app.config import override
 from app.core.quantity import MAX_AMOUNT
-from app.extensions import db
-from app.models import Recommendation
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.tokens import TOKENS
 from tests.support.usage import seed
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.extensions import db
-from app.models import AuditEvent
+from app.store.extensions import db
+from app.store.models import AuditEvent
 
 T0 = datetime(2024, 7, 1, tzinfo=UTC)
 

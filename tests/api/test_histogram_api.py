@@ -7,7 +7,7 @@ from flask.testing import FlaskClient
 
 from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
+from app.store.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.support.usage import NOW

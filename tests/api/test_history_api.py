@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.extensions import db
-from app.models import RecommendationPoint
+from app.store.extensions import db
+from app.store.models import RecommendationPoint
 
 T0 = datetime(2026, 7, 1, tzinfo=UTC)
 

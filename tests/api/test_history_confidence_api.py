@@ -17,8 +17,8 @@ from sqlalchemy import update
 
 from app.cli import cli
 from app.core.quantity import MAX_AMOUNT
-from app.extensions import db
-from app.models import Recommendation
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.reviews import add_recommendation
 from tests.support.tokens import TOKENS
 

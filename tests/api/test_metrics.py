@@ -16,9 +16,9 @@ from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.jobs.runner import JobRunner
-from app.models import AuditEvent
+from app.store.extensions import db
+from app.store.models import AuditEvent
 from app.store.recommendations import count_recommendations, delete_workload
 from app.webhook.metrics import CACHE_LAST_SUCCESS
 from tests.support.usage import seed
@@ -174,9 +174,9 @@ def test_webhook_cache_age(anon: FlaskClient) -> None:
 MULTIPROCESS_SCRIPT = """
 import json, sys, time
 from app import create_app
-from app.extensions import db
+from app.store.extensions import db
 from app.jobs.runner import JobRunner
-from app.models import AuditEvent
+from app.store.models import AuditEvent
 from app.store.recommendations import RECOMMENDATIONS
 from app.webhook.metrics import CACHE_LAST_SUCCESS
 from flask_migrate import upgrade

@@ -6,7 +6,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from app.core.placement.spread import SpreadPoint
-from app.extensions import db
+from app.store.extensions import db
 from app.store.node_spread import record_spread
 
 T0 = 1_780_000_000.0  # 2026-05-28T20:26:40Z

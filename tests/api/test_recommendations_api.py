@@ -10,9 +10,9 @@ from flask.testing import FlaskClient
 from kubernetes import client as k8s
 
 from app.core.quantity import amount, format_quantity
-from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
 from tests.support.recommender_runs import deployment, make_job, step
 from tests.support.usage import seed
 
@@ -105,7 +105,7 @@ def test_current_requests_difference_and_savings_when_known(
 ) -> None:
     from sqlalchemy import update
 
-    from app.models import Recommendation
+    from app.store.models import Recommendation
 
     seed()
     before = client.get("/api/v1/recommendations/shop/Deployment/web").get_json()
@@ -136,7 +136,7 @@ def test_savings_over_the_real_pods(app: Flask, client: FlaskClient) -> None:
     are the sum over those pods of request - target, not one pod's request times 3."""
     from sqlalchemy import update
 
-    from app.models import Recommendation
+    from app.store.models import Recommendation
 
     seed()  # target 587m, 1115Mi
     db.session.execute(

@@ -9,8 +9,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from app.extensions import db
-from app.models import Policy as PolicyRow
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
 from app.store.policies import InvalidPolicyLog, valid_policies
 from tests.support.usage import seed
 

@@ -16,8 +16,8 @@ import yaml
 from flask import Flask
 
 from app.documents.gitops import HEADER
-from app.extensions import db
-from app.models import Recommendation
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.cli.live import Invoke, app_config, live_url, run, token_file  # noqa: F401
 from tests.support.tokens import TOKENS
 

@@ -10,8 +10,8 @@ from flask import Flask
 from sqlalchemy import update
 
 from app.core.quantity import amount
-from app.extensions import db
-from app.models import Recommendation
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.screenshots import shot
 from tests.support.tokens import TOKENS
 from tests.support.usage import seed

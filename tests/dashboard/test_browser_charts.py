@@ -12,8 +12,8 @@ import pytest
 from flask import Flask
 from sqlalchemy import delete, update
 
-from app.extensions import db
-from app.models import Recommendation, RecommendationPoint
+from app.store.extensions import db
+from app.store.models import Recommendation, RecommendationPoint
 from tests.support.screenshots import shot
 from tests.support.tokens import TOKENS
 from tests.support.usage import NOW, seed

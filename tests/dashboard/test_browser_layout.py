@@ -24,11 +24,11 @@ from kubernetes import client as k8s
 
 from app.core.quantity import amount
 from app.documents.policy import parse_policy
-from app.extensions import db
 from app.jobs.history import PrometheusHistory
 from app.kube.cluster import ClusterView
-from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import AuditEvent, Scaler
 from tests.support.prometheus import history_settings
 from tests.support.recommender_runs import make_job, step
 from tests.support.screenshots import shot

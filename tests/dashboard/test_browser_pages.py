@@ -23,9 +23,9 @@ from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel as SavedLevel
 from app.core.quantity import amount as quantity_amount
 from app.dashboard import nodes
-from app.extensions import db
-from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import AuditEvent, Scaler
 from app.store.node_levels import save_node_levels
 from app.store.node_spread import record_spread
 from tests.support.screenshots import shot

@@ -85,8 +85,8 @@ def test_a_young_workload_says_not_enough_history_instead_of_six_digit_bounds(
 
     from sqlalchemy import update
 
-    from app.extensions import db
-    from app.models import Recommendation
+    from app.store.extensions import db
+    from app.store.models import Recommendation
 
     t0 = datetime(2024, 7, 4, 12, tzinfo=UTC)
     add_recommendation(

@@ -11,8 +11,8 @@ from flask.testing import FlaskClient
 
 from app.core.conditions import RECOMMENDER_TYPES, UPDATER_TYPES, Condition
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.store.conditions import save_conditions
+from app.store.extensions import db
 from tests.support.usage import seed
 
 

@@ -15,7 +15,7 @@ from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel as SavedLevel
 from app.dashboard import nodes
 from app.dashboard.nodes import NodeLevel
-from app.extensions import db
+from app.store.extensions import db
 from app.store.node_levels import save_node_levels
 
 GI = 1 << 30

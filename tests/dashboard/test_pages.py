@@ -11,9 +11,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import delete, update
 
 from app.core.quantity import amount
-from app.extensions import db
-from app.models import Recommendation, RecommendationPoint
+from app.store.extensions import db
 from app.store.history import recommendation_history
+from app.store.models import Recommendation, RecommendationPoint
 from app.store.recommendations import save_all
 from app.store.results import ContainerResult, CurrentRequests, results_from_model
 from tests.support.tokens import TOKENS
@@ -113,7 +113,7 @@ def test_public_reads_open_the_dashboard(anon: FlaskClient) -> None:
 
 
 def test_names_are_escaped(app: Flask, client: FlaskClient) -> None:
-    from app.models import AuditEvent
+    from app.store.models import AuditEvent
 
     db.session.add(
         AuditEvent(

@@ -12,8 +12,8 @@ from sqlalchemy import update
 from app.core.quantity import amount
 from app.dashboard.snippets import policy_document, resources_block
 from app.documents.policy import parse_policy
-from app.extensions import db
-from app.models import Recommendation
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.usage import seed
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-import app.models  # noqa: F401  (registers the tables on db.metadata)
-from app.extensions import db
+import app.store.models  # noqa: F401  (registers the tables on db.metadata)
+from app.store.extensions import db
 
 TABLES = {"policies", "recommendations", "checkpoints", "scalers", "audit_events"}
 

@@ -10,9 +10,9 @@ import sqlalchemy as sa
 from flask import Flask
 from sqlalchemy import select
 
-from app.extensions import db
-from app.models import Checkpoint, Recommendation, WorkloadCondition
-from app.models import Policy as PolicyRow
+from app.store.extensions import db
+from app.store.models import Checkpoint, Recommendation, WorkloadCondition
+from app.store.models import Policy as PolicyRow
 from app.store.policies import governing
 
 

@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from flask import Flask
 from flask_migrate import downgrade, upgrade
 
-from app.extensions import db
 from app.store import clusters
 from app.store.clusters import ClusterRefused, cluster_key
+from app.store.extensions import db
 from app.store.recommendations import find_recommendations
 
 PER_CLUSTER = (

@@ -8,7 +8,7 @@ from alembic.migration import MigrationContext
 from flask import Flask
 from flask_migrate import downgrade, upgrade
 
-from app.extensions import db
+from app.store.extensions import db
 
 TABLES = {
     "policies",

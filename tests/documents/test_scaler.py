@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from app.documents.scaler import (
     normalized_params,
-    row_document,
     validate_scaler,
     validate_scaler_params,
 )
@@ -70,25 +68,3 @@ def test_params_given_as_configmap_text_are_stored_decoded() -> None:
     assert normalized_params('{"ladder": {"coresToReplicas": [[1, 1]]}}') == {
         "ladder": {"coresToReplicas": [[1, 1]]}
     }
-
-
-@dataclass
-class Row:
-    """Anything with a stored scaler's columns: documents never need the database model."""
-
-    name: str = "coredns"
-    target_namespace: str = "kube-system"
-    target_kind: str = "Deployment"
-    target_name: str = "coredns"
-    params: Any = None
-    node_selector: str | None = None
-    skip_taints: list[str] | None = None
-    enabled: bool = True
-    behavior: dict[str, Any] | None = None
-
-
-def test_a_row_reads_back_as_the_document_written() -> None:
-    row = Row(params=DNS["params"], skip_taints=["a=b:NoSchedule"])
-    doc = row_document(row)
-    assert doc == {**DNS, "skipTaints": ["a=b:NoSchedule"], "enabled": True}
-    assert validate_scaler(doc) == []

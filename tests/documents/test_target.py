@@ -1,17 +1,15 @@
 """A policy's target: a workload of any scalable kind (kind, name, apiVersion) or a label selector,
-validated with every bad field named, stored as written and read back unchanged."""
+validated with every bad field named (stored as written and read back unchanged:
+tests/store/test_policy_codec.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import pytest
 
 from app.core.selectors import LabelSelector, Requirement
-from app.documents.policy import PolicyInvalid, parse_policy, policy_from_row, row_document
-from app.documents.target import target_columns
+from app.documents.policy import PolicyInvalid, parse_policy
 from app.documents.vpa import NotExportable, policy_from_vpa, vpa_from_policy
 
 ROLLOUT = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "web"}
@@ -94,36 +92,6 @@ def test_a_selector_parses_to_its_requirements_and_may_be_a_cluster_default() ->
     )
     assert parse_policy(policy({"selector": SELECTOR}, "*")).target_selector is not None
     assert "target" in errors_of(policy(ROLLOUT, "*"))
-
-
-@dataclass
-class Row:
-    """The columns of a stored policy (app.models.Policy's)."""
-
-    name: str
-    namespace: str
-    target_kind: str | None
-    target_name: str | None
-    target_options: dict[str, Any] | None
-    update_mode: str = "Recreate"
-    min_replicas: int | None = None
-    container_policies: list[dict[str, Any]] | None = None
-    update_options: dict[str, Any] | None = None
-    recommender: str | None = None
-    recommender_params: dict[str, Any] | None = None
-    node_group_label: str | None = None
-    placement: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    id: int = 1
-
-
-@pytest.mark.parametrize("target", [ROLLOUT, {"selector": SELECTOR}, {"kind": "Job", "name": "j"}])
-def test_a_stored_target_reads_back_as_written(target: dict[str, Any]) -> None:
-    doc = policy(target)
-    row = Row("p", "shop", **target_columns(doc))
-    assert row_document(row)["target"] == target  # type: ignore[arg-type]
-    assert policy_from_row(row) == parse_policy(doc, id_=1)  # type: ignore[arg-type]
 
 
 def test_vpa_import_keeps_a_scalable_targets_api_version_and_export_gives_it_back() -> None:

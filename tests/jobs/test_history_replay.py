@@ -12,12 +12,12 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from app.extensions import db
 from app.jobs.history import PrometheusHistory
 from app.kube.cluster import ClusterView
-from app.models import RecommendationPoint
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
 from app.store.history import HISTORY_STEP
+from app.store.models import RecommendationPoint
 from tests.support.prometheus import history_settings
 from tests.support.recommender_runs import deployment, make_job, step
 

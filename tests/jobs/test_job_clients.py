@@ -15,12 +15,12 @@ from kubernetes import client
 from sqlalchemy import select
 
 from app.config import override
-from app.extensions import db
 from app.jobs.scaler import ScalerJob
 from app.jobs.startup import Jobs, build_jobs
 from app.kube.throttle import RateLimiter
-from app.models import Scaler
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Scaler
 from tests.support.scaler_runs import NS, add_scaler
 
 

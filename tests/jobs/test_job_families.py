@@ -13,10 +13,10 @@ from flask import Flask
 from kubernetes import client
 
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import Policy, Recommendation
 from app.simulator.testing import running_simulator
+from app.store.extensions import db
+from app.store.models import Policy, Recommendation
 from tests.cli.live import Invoke, app_config, live_url, run, token_file  # noqa: F401
 from tests.support.pods import amounts, apply_strictly
 from tests.support.recommender_runs import make_job as make_recommender

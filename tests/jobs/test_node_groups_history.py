@@ -10,11 +10,11 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from app.extensions import db
 from app.jobs.history import PrometheusHistory
 from app.kube.cluster import ClusterView
-from app.models import NodeGroupRecommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import NodeGroupRecommendation
 from tests.support.prometheus import history_settings
 from tests.support.recommender_runs import add_policy, make_job, step
 

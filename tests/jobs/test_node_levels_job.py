@@ -8,10 +8,11 @@ from typing import Any
 from flask import Flask
 
 from app.core.nodes import NodeView
-from app.extensions import db
 from app.jobs.node_levels import NodeLevelsJob
+from app.store.extensions import db
 from app.store.node_levels import load_node_levels
 from app.store.node_spread import load_spread
+from app.store.session import app_sessions
 
 GI = 1 << 30
 
@@ -42,7 +43,7 @@ def metrics(name: str, cpu: str, memory: str, at: str) -> dict[str, Any]:
 
 def test_samples_fold_into_saved_levels(app: Flask) -> None:
     cluster = FakeCluster()
-    job = NodeLevelsJob(app, cluster, 30.0)  # type: ignore[arg-type]
+    job = NodeLevelsJob(app_sessions(app), cluster, 30.0)  # type: ignore[arg-type]
     assert "no NodeMetrics" in job.run_once(lambda: True)
     cluster.metrics = [
         metrics("a", "1", "2Gi", "2026-12-06T10:00:00Z"),
@@ -64,7 +65,7 @@ def test_samples_fold_into_saved_levels(app: Flask) -> None:
 def test_nothing_saved_when_no_longer_leader(app: Flask) -> None:
     cluster = FakeCluster()
     cluster.metrics = [metrics("a", "1", "2Gi", "2026-12-06T10:00:00Z")]
-    job = NodeLevelsJob(app, cluster, 30.0)  # type: ignore[arg-type]
+    job = NodeLevelsJob(app_sessions(app), cluster, 30.0)  # type: ignore[arg-type]
     assert "no longer leader" in job.run_once(lambda: False)
     with app.app_context():
         assert load_node_levels(db.session) == []

@@ -14,13 +14,13 @@ from flask.testing import FlaskClient
 from kubernetes import client as k8s
 
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
-from app.models import Policy
 from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
+from app.store.extensions import db
+from app.store.models import Policy
 from tests.support.recommender_runs import add_policy, deployment, step
 from tests.support.updater_runs import LEADER, Clock, make_job, recommend
 

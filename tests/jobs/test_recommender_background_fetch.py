@@ -14,10 +14,10 @@ from sqlalchemy import func, select
 from app.core.pods import PodView
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.jobs.background import in_background
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
-from app.models import Recommendation
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.fixed_cluster import FixedCluster, cache_pod
 
 CACHE = WorkloadKey("shop", "StatefulSet", "cache")

@@ -17,10 +17,10 @@ from kubernetes import client
 from sqlalchemy import select
 
 from app.core.recommend.checkpoint import MIN_CHECKPOINTS_PER_RUN
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import Checkpoint, Recommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Checkpoint, Recommendation
 from app.store.session import to_unix
 from tests.support.kubectl import deployment as manifest
 from tests.support.recommender_runs import deployment, make_job, step, wait_cache_caught_up

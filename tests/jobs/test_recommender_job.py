@@ -16,10 +16,10 @@ from sqlalchemy import func, select
 
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import Checkpoint, Recommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Checkpoint, Recommendation
 from tests.support.processes import wait_for
 from tests.support.recommender_runs import deployment, make_job, step
 

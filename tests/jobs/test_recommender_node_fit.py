@@ -15,11 +15,11 @@ from sqlalchemy import select
 
 from app.core.nodes import NodeView
 from app.core.quantity import format_quantity
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import Recommendation
 from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.recommender_runs import add_policy, make_job, step
 
 GI = 1024**3
@@ -111,7 +111,7 @@ def test_a_target_larger_than_every_node_it_may_run_on_is_capped_with_a_conditio
 
     # tolerated, the big node takes the pod: nothing is capped
     with app.app_context():
-        from app.models import Policy
+        from app.store.models import Policy
 
         db.session.query(Policy).delete()
         db.session.commit()

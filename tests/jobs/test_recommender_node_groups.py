@@ -10,11 +10,11 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import NodeGroupRecommendation, Recommendation
-from app.models import Policy as PolicyRow
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import NodeGroupRecommendation, Recommendation
+from app.store.models import Policy as PolicyRow
 from tests.support.recommender_runs import add_policy as policy_row
 from tests.support.recommender_runs import deployment, make_job, step
 

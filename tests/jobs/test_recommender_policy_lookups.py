@@ -13,10 +13,10 @@ from sqlalchemy import select
 
 from app.core.policy import Policy
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import Recommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.recommender_runs import add_policy, deployment, make_job, step
 
 WORKLOADS = 24

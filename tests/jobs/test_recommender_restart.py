@@ -13,9 +13,9 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
-from app.models import Checkpoint
+from app.store.extensions import db
+from app.store.models import Checkpoint
 from tests.support.fixed_cluster import FixedCluster
 from tests.support.fixed_cluster import cache_pod as pod
 

@@ -19,12 +19,13 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import select
 
-from app.extensions import db
 from app.jobs.scaler import ScalerJob
 from app.kube.cluster import ClusterView
 from app.kube.scale import ScaleClient
-from app.models import AuditEvent, Scaler
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import AuditEvent, Scaler
+from app.store.session import app_sessions
 from tests.support.kubectl import describe_events
 from tests.support.processes import wait_for
 from tests.support.scaler_runs import NS, add_scaler
@@ -97,7 +98,7 @@ def cordon(sim: Simulator, cluster: ClusterView, *nodes: str) -> None:
 
 def new_job(app: Flask, api: Any, cluster: ClusterView, clock: Clock) -> ScalerJob:
     """What a new leader builds: its own job and scale client over the same database."""
-    return ScalerJob(app, cluster, ScaleClient(api), interval=1.0, clock=clock)
+    return ScalerJob(app_sessions(app), cluster, ScaleClient(api), interval=1.0, clock=clock)
 
 
 def test_a_new_leader_keeps_the_stabilization_window_and_the_rate_limit(
@@ -166,7 +167,7 @@ def test_a_leader_killed_after_scaling_leaves_history_and_audit_together(
     add_scaler(app, "dns", "coredns", behavior)
     cordon(module_sim, cluster, "worker-0", "worker-1")
     clock = Clock()
-    dying = ScalerJob(app, cluster, DiesAfterScaling(api), interval=1.0, clock=clock)
+    dying = ScalerJob(app_sessions(app), cluster, DiesAfterScaling(api), interval=1.0, clock=clock)
     with pytest.raises(Killed):
         dying.run_once(lambda: True)
     assert replicas(api, "coredns") == 4
@@ -327,7 +328,9 @@ def test_an_api_error_on_one_target_does_not_stop_the_others(
                 },
             },
         )
-        job = ScalerJob(app, cluster, ScaleClient(via_proxy), interval=1.0, clock=Clock())
+        job = ScalerJob(
+            app_sessions(app), cluster, ScaleClient(via_proxy), interval=1.0, clock=Clock()
+        )
         summary = job.run_once(lambda: True)
         assert (
             summary

@@ -10,10 +10,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import Policy, Recommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Policy, Recommendation
 from tests.support.recommender_runs import make_job as make_recommender
 from tests.support.recommender_runs import step
 from tests.support.rollouts import create_rollout, install_rollouts, rollout

@@ -11,11 +11,11 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import select
 
-from app.extensions import db
 from app.jobs.tracking import namespace_enabled
 from app.kube.cluster import ClusterView
-from app.models import Policy, Recommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Policy, Recommendation
 from tests.support.recommender_runs import deployment, make_job, step
 
 GOLDILOCKS = "goldilocks.fairwinds.com/enabled"

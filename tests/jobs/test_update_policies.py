@@ -56,8 +56,8 @@ def pods_of(api: Any, name: str) -> list[dict[str, Any]]:
 
 def recommend_again(app: Flask, name: str, cpu: int, memory: int = 1024**3) -> None:
     """Replaces the stored recommendation of Deployment `name`."""
-    from app.extensions import db
-    from app.models import Recommendation
+    from app.store.extensions import db
+    from app.store.models import Recommendation
 
     with app.app_context():
         db.session.query(Recommendation).filter_by(name=name).delete()
@@ -148,8 +148,8 @@ def test_the_global_setting_skips_the_budget_and_a_policy_can_refuse_it(
     job.run_once(LEADER)
     assert cpu_requests(api, "solo") == ["1"]  # the policy says no
     with app.app_context():
-        from app.extensions import db
-        from app.models import Policy
+        from app.store.extensions import db
+        from app.store.models import Policy
 
         row = db.session.query(Policy).filter_by(name="solo").one()
         row.update_options = None

@@ -18,14 +18,14 @@ from kubernetes import client
 from sqlalchemy import select
 
 from app.core.bodies import ContainerResize, EvictionBody, ResizeBody
-from app.extensions import db
 from app.jobs import updater
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
 from app.kube.webhook_config import is_registered
-from app.models import Recommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Recommendation
 from tests.support.updater_runs import (
     GI,
     LEADER,

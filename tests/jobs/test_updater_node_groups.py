@@ -14,10 +14,10 @@ from flask import Flask
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.settings import RecommenderSettings
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import NodeGroupRecommendation, Policy, Recommendation
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import NodeGroupRecommendation, Policy, Recommendation
 from app.store.node_groups import checkpoint_json
 from tests.support.updater_runs import LEADER, Clock, audit, make_job, server_pods, settled
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from flask import Flask
 
-from app.extensions import db
 from app.kube.cluster import ClusterView
-from app.models import Policy
 from app.simulator.testing import running_simulator
 from app.store.conditions import workload_conditions
+from app.store.extensions import db
+from app.store.models import Policy
 from tests.support.updater_runs import (
     LEADER,
     NS,

@@ -11,10 +11,10 @@ from flask import Flask
 from kubernetes import client
 
 from app.core.sizing.plan import POD_VIEW
-from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
+from app.store.extensions import db
 from tests.support.updater_runs import (
     LEADER,
     NS,

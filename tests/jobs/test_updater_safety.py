@@ -15,14 +15,15 @@ from kubernetes import client
 
 from app import create_app
 from app.core.sizing.priority import UpdaterSettings
-from app.extensions import db
 from app.jobs.updater import UpdaterJob
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
-from app.models import Recommendation
 from app.settings import settings_of
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from app.store.extensions import db
+from app.store.models import Recommendation
+from app.store.session import app_sessions
 from app.webhook import webhook_of
 from tests.support.updater_runs import (
     GI,
@@ -290,7 +291,9 @@ def test_the_updater_leaves_alone_every_namespace_the_webhook_never_sizes() -> N
         {"TESTING": True, "SQLALCHEMY_DATABASE_URI": "sqlite://", "EXCLUDED_NAMESPACES": "batch"}
     )
     with client.ApiClient() as api:  # never called: the job is only built
-        job = UpdaterJob(app, ClusterView(api), PodActions(api), settings_of(app), lambda: True)
+        job = UpdaterJob(
+            app_sessions(app), ClusterView(api), PodActions(api), settings_of(app), lambda: True
+        )
     excluded = job.never_sized
     assert {"kube-system", "batch", "rightsizer"} <= excluded
     assert excluded == webhook_of(app).excluded_namespaces

@@ -20,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from app.kube.client import DEFAULT_TIMEOUT, api_client
 from app.kube.informer import Informer
 from app.simulator.testing import EMPTY, running_simulator
+from app.store.session import app_sessions
 from tests.support.processes import wait_for
 
 NS = "app"
@@ -272,12 +273,12 @@ def test_the_updater_evicts_nothing_while_its_pod_cache_is_stale(
     tolerance of 4) would leave web with none."""
     from datetime import UTC, datetime, timedelta
 
-    from app.extensions import db
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
-    from app.models import AuditEvent, Policy, Recommendation
     from app.settings import settings_of
+    from app.store.extensions import db
+    from app.store.models import AuditEvent, Policy, Recommendation
     from tests.support.proxies import ApiProxy
     from tests.support.updater_runs import updater_settings
 
@@ -317,7 +318,7 @@ def test_the_updater_evicts_nothing_while_its_pod_cache_is_stale(
         proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))
         cluster = ClusterView(via(proxy, tmp_path)).start()
         job = UpdaterJob(
-            app,
+            app_sessions(app),
             cluster,
             PodActions(api),
             updater_settings(settings_of(app)),

@@ -16,8 +16,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
 from app.cli import cli
-from app.extensions import db
-from app.models import AuditEvent, Policy, Scaler
+from app.store.extensions import db
+from app.store.models import AuditEvent, Policy, Scaler
 from tests.support.tokens import TOKENS
 
 GOOD_POLICY: dict[str, Any] = {

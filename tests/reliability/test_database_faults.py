@@ -26,10 +26,10 @@ from app import create_app
 from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
-from app.models import Checkpoint, Recommendation
 from app.settings import settings_of
 from app.store.checkpoints import load_checkpoints
+from app.store.extensions import db
+from app.store.models import Checkpoint, Recommendation
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.support.bodies import review
@@ -97,7 +97,8 @@ def test_database_outage_webhook_serves_from_cache_readyz_degrades_writes_keep_o
     add_policy()
     add_recommendation()
     refresh(app)
-    assert save_all(db.session, results_from_model(fed_model(5)), NOW, batch_size=2) == (5, 0)
+    report = save_all(db.session, results_from_model(fed_model(5)), NOW, batch_size=2)
+    assert (report.saved, report.failed) == (5, 0)
     before_recs, before_cps = rows(Recommendation), rows(Checkpoint)
     assert len(before_recs) == 6 and len(before_cps) == 5
     patched = mutate(app)
@@ -124,7 +125,8 @@ def test_database_outage_webhook_serves_from_cache_readyz_degrades_writes_keep_o
     cache.max_age = max_age
     # The recommender's writes fail batch by batch; nothing it wrote is half there.
     newer = results_from_model(fed_model(7, cpu=0.9))
-    assert save_all(db.session, newer, NOW + timedelta(hours=1), batch_size=2) == (0, 7)
+    report = save_all(db.session, newer, NOW + timedelta(hours=1), batch_size=2)
+    assert (report.saved, report.failed) == (0, 7)
     db.session.rollback()
 
     proxy.restore()
@@ -134,7 +136,7 @@ def test_database_outage_webhook_serves_from_cache_readyz_degrades_writes_keep_o
     saved = save_all(
         db.session, results_from_model(fed_model(7, cpu=0.9)), NOW + timedelta(hours=1), 2
     )
-    assert saved == (7, 0)
+    assert (saved.saved, saved.failed) == (7, 0)
     after = rows(Recommendation)
     assert len(after) == 8 and all(after[f"w{n}"] > before_recs[f"w{n}"] for n in range(5))
     assert rows(Checkpoint).keys() == {f"w{n}" for n in range(7)}

@@ -18,9 +18,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
-from app.extensions import db
-from app.models import AuditEvent, Policy, Recommendation, Scaler
 from app.serving.certs import CertPaths, ensure, service_names
+from app.store.extensions import db
+from app.store.models import AuditEvent, Policy, Recommendation, Scaler
 from tests.support.processes import AppProcess
 from tests.support.sql_scan import raw_sql_findings
 from tests.support.tokens import TOKEN_FILE, TOKENS
@@ -309,7 +309,7 @@ def test_the_sql_scanner_knows_sqlalchemy_by_its_imports() -> None:
 from sqlalchemy import text as sql_text, literal_column
 import sqlalchemy as sa
 from sqlalchemy import sql
-from app.extensions import db
+from app.store.extensions import db
 session.execute(sql_text(f"SELECT * FROM policies WHERE name = '{name}'"))
 select(literal_column(column))
 session.execute(sa.text("SELECT " + column))

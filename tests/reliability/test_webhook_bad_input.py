@@ -115,7 +115,7 @@ def test_a_real_server_over_tls_takes_10000_bad_bodies_with_stable_memory(
         upgrade()
         add_policy()
         add_recommendation()
-        from app.extensions import db
+        from app.store.extensions import db
 
         db.engine.dispose()
     paths, _ = ensure(tmp_path / "certs", ["localhost"])

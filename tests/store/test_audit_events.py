@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from flask import Flask
 
-from app.extensions import db
-from app.models import AuditEvent
 from app.store import audit, events
 from app.store.events import EventFilter
+from app.store.extensions import db
+from app.store.models import AuditEvent
 
 T0 = datetime(2024, 7, 4, 12, tzinfo=UTC)
 

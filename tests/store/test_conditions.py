@@ -17,8 +17,8 @@ from app.core.conditions import (
     Condition,
 )
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
 from app.store.conditions import save_conditions, workload_conditions
+from app.store.extensions import db
 from app.store.recommendations import delete_workload
 
 T0 = datetime(2024, 7, 4, tzinfo=UTC)

@@ -14,12 +14,13 @@ from flask import Flask, has_app_context
 from sqlalchemy.orm import Session
 
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
-from app.models import Policy as PolicyRow
 from app.store import clusters
 from app.store.clusters import cluster_key
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
 from app.store.recommendations import delete_workload, find_recommendations, save_all
 from app.store.results import ContainerResult, SampleSpan
+from app.store.session import app_sessions
 from app.store.snapshot import load_snapshot
 from tests.store.test_snapshot_rows import WEB, row
 from tests.support.pods import rec
@@ -118,3 +119,32 @@ def test_a_writer_outside_an_app_writes_to_the_databases_only_cluster(
     assert failures == []
     rows = find_recommendations(db.session, namespace=WEB.namespace)
     assert [(r.container, r.cluster_id) for r in rows] == [("app", own)]
+
+
+def test_a_jobs_session_outside_any_app_context_knows_its_cluster(
+    app: Flask, fleet: tuple[int, int]
+) -> None:
+    """The leader's jobs run in threads of their own, with no app context: the session factory
+    they are given (app.store.session.app_sessions) carries the process's cluster identity, so
+    they read and write east's rows, not the database's first cluster's."""
+    east, west = fleet
+    sessions = app_sessions(app)
+    mine, theirs = row(WEB, "app", 100), row(WEB, "app", 900)
+    mine.cluster_id, theirs.cluster_id = east, west
+    db.session.add_all([mine, theirs])
+    db.session.commit()
+    seen: list[object] = []
+
+    def job() -> None:
+        try:
+            assert not has_app_context()
+            with sessions() as session:
+                seen.append(cluster_key(session))
+                seen.append([r.target_cpu for r in find_recommendations(session)])
+        except BaseException as e:
+            seen.append(e)
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    thread.join(60)
+    assert seen == [east, [100]]

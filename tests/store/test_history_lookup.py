@@ -12,11 +12,11 @@ import pytest
 from flask import Flask
 from sqlalchemy import insert
 
-from app.extensions import db
-from app.models import RecommendationPoint
 from app.store.clusters import cluster_key
+from app.store.extensions import db
 from app.store.history import newest_points
 from app.store.keys import key_params, key_rows
+from app.store.models import RecommendationPoint
 
 NOW = datetime(2024, 7, 4, tzinfo=UTC)
 TABLE = RecommendationPoint.__table__

@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import Flask
 
 from app.core.placement.windows import NodeLevel
-from app.extensions import db
+from app.store.extensions import db
 from app.store.node_levels import load_node_levels, save_node_levels
 
 GI = 1 << 30

@@ -1,4 +1,5 @@
-"""Policy rows read back as policies: the one loader every reader uses, on SQLite and PostgreSQL."""
+"""Policy rows read back as policies (the one loader every reader uses) and written with their
+audit event, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -6,16 +7,25 @@ import logging
 
 import pytest
 from flask import Flask
+from sqlalchemy import select
 
-from app.extensions import db
-from app.models import Policy as PolicyRow
+from app.store.extensions import db
+from app.store.models import AuditEvent
+from app.store.models import Policy as PolicyRow
 from app.store.policies import (
     InvalidPolicyLog,
+    create_policy,
+    delete_policy,
     find_policy,
     policy_exists,
     policy_rows,
+    replace_policy,
     valid_policies,
 )
+from app.store.policy_codec import policy_document
+from app.store.versioned import AlreadyExists, StaleVersion
+
+EMPTY = {"containerPolicies": []}  # what a row always reads back with
 
 
 def add(namespace: str, name: str, update_mode: str = "Recreate") -> PolicyRow:
@@ -73,3 +83,38 @@ def test_find_list_and_exists(app: Flask) -> None:
         ("shop", "web"),
     ]
     assert [r.name for r in policy_rows(db.session, "shop")] == ["api", "web"]
+
+
+def test_the_store_writes_a_policy_with_its_audit_event_and_commits_both(app: Flask) -> None:
+    doc = {"name": "web", "namespace": "shop", "updateMode": "Recreate"}
+    row = create_policy(db.session, doc, "alice")
+    db.session.rollback()  # nothing left uncommitted: the rollback loses nothing
+    assert policy_document(find_policy(db.session, "shop", "web")) == {**doc, **EMPTY}
+    with pytest.raises(AlreadyExists):
+        create_policy(db.session, {**doc, "updateMode": "Off"}, "bob")
+    replace_policy(db.session, row, {**doc, "updateMode": "Initial"}, "alice")
+    db.session.rollback()
+    assert find_policy(db.session, "shop", "web").update_mode == "Initial"  # type: ignore[union-attr]
+    delete_policy(db.session, row, "alice")
+    db.session.rollback()
+    assert find_policy(db.session, "shop", "web") is None
+    events = db.session.scalars(select(AuditEvent).order_by(AuditEvent.id)).all()
+    assert [(e.actor, e.action, e.object_ref) for e in events] == [
+        ("alice", "create", "shop/web"),
+        ("alice", "update", "shop/web"),
+        ("alice", "delete", "shop/web"),
+    ]
+    assert events[1].details["before"]["updateMode"] == "Recreate"
+    assert events[1].details["after"]["updateMode"] == "Initial"
+
+
+def test_a_stale_replace_or_delete_writes_nothing_not_even_its_audit_event(app: Flask) -> None:
+    doc = {"name": "web", "namespace": "shop", "updateMode": "Recreate"}
+    row = create_policy(db.session, doc, "alice")
+    stale = PolicyRow(id=row.id, version=row.version + 1)  # a version that is not the stored one
+    with pytest.raises(StaleVersion):
+        replace_policy(db.session, stale, doc, "bob")
+    with pytest.raises(StaleVersion):
+        delete_policy(db.session, stale, "bob")
+    actions = db.session.scalars(select(AuditEvent.action)).all()
+    assert actions == ["create"]

@@ -16,10 +16,10 @@ from app.core.recommend.settings import RecommenderSettings
 from app.core.recommendation import ContainerPolicy
 from app.core.resources import MAX_AMOUNT
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
-from app.models import Checkpoint, Recommendation
 from app.store.checkpoints import load_checkpoints
+from app.store.extensions import db
 from app.store.history import recommendation_history
+from app.store.models import Checkpoint, Recommendation
 from app.store.recommendations import delete_workload, find_recommendations, save_all, save_batch
 from app.store.results import ContainerResult, CurrentRequests, SampleSpan, results_from_model
 
@@ -50,8 +50,13 @@ def count(model: type) -> int:
 
 def test_round_trip_through_checkpoints_gives_the_same_recommendations(app: Flask) -> None:
     m = fed_model()
-    saved, failed = save_all(db.session, results_from_model(m), NOW, batch_size=2)
-    assert (saved, failed) == (3, 0)
+    results = list(results_from_model(m))
+    report = save_all(db.session, results, NOW, batch_size=2)
+    assert (report.saved, report.failed) == (3, 0)
+    written = {(r.workload, r.container) for r in results}
+    assert len(written) == 3
+    assert report.checkpointed == written  # a container's first checkpoint: the run that sees it
+    assert report.points == written  # and its first history point
     assert count(Checkpoint) == 3 and count(Recommendation) == 3
 
     restored = UsageModel(S)
@@ -117,8 +122,9 @@ def test_failed_batch_rolls_back_alone(app: Flask) -> None:
     m.add_cpu(DB_, "db-0", "postgres", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
     results = {r.container: r for r in results_from_model(m)}
     results["app"].checkpoint.version = None  # type: ignore[assignment]  # NOT NULL: refused
-    saved, failed = save_all(db.session, [results["app"], results["postgres"]], NOW, batch_size=1)
-    assert (saved, failed) == (1, 1)
+    report = save_all(db.session, [results["app"], results["postgres"]], NOW, batch_size=1)
+    assert (report.saved, report.failed) == (1, 1)
+    assert report.checkpointed == {(DB_, "postgres")}  # not the failed batch's
     db.session.expire_all()
     after = {r.container: r.sample_count for r in find_recommendations(db.session)}
     assert after["app"] == before["app"]  # the failed batch left the old row untouched
@@ -414,10 +420,8 @@ def test_keys_of_any_text_are_found_again(app: Flask) -> None:
         m.add_cpu(odd, "p-1", "ä'pp", 1_719_792_000.0 + 300 * i, 0.25, 0.5)
         m.add_memory(odd, "p-1", "ä'pp", 1_719_792_000.0 + 300 * i, 3e8)
     for later in (0.0, 0.5, 3.0):
-        assert save_all(db.session, results_from_model(m), NOW + timedelta(hours=later), 500) == (
-            1,
-            0,
-        )
+        report = save_all(db.session, results_from_model(m), NOW + timedelta(hours=later), 500)
+        assert (report.saved, report.failed) == (1, 0)
     assert count(Recommendation) == 1 and count(Checkpoint) == 1
     history = recommendation_history(db.session, odd.namespace, odd.kind, odd.name)
     assert len(history) == 2  # at 0 h and 3 h: at most one point an hour

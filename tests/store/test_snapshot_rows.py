@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
-from app.models import Recommendation
+from app.store.extensions import db
+from app.store.models import Recommendation
 from app.store.snapshot import RowMemo, _target, load_snapshot, recommendation_targets
 
 WEB = WorkloadKey("shop", "Deployment", "web")

@@ -7,10 +7,10 @@ import pytest
 from flask import Flask
 from sqlalchemy import update
 
-from app.extensions import db
-from app.models import AuditEvent, Scaler
-from app.models import Policy as PolicyRow
 from app.store import audit
+from app.store.extensions import db
+from app.store.models import AuditEvent, Scaler
+from app.store.models import Policy as PolicyRow
 from app.store.session import own_session
 from app.store.versioned import (
     AlreadyExists,

@@ -33,10 +33,10 @@ from flask_migrate import upgrade
 from kubernetes import client as k8s
 
 from app import create_app
-from app.extensions import db
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from app.store.extensions import db
 from tests.support.databases import postgres_schema_url
 from tests.support.kubectl import Kubectl
 

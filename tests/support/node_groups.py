@@ -6,8 +6,8 @@ from __future__ import annotations
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.checkpoint import save_aggregate
 from app.core.recommend.settings import RecommenderSettings
-from app.extensions import db
-from app.models import NodeGroupRecommendation
+from app.store.extensions import db
+from app.store.models import NodeGroupRecommendation
 from app.store.node_groups import checkpoint_json
 from tests.support.reviews import MI
 

@@ -10,11 +10,11 @@ from typing import Any
 from flask import Flask
 from kubernetes import client
 
-from app.extensions import db
 from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from app.kube.cluster import ClusterView
-from app.models import Policy
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.models import Policy
 
 
 def deployment(namespace: str, name: str, replicas: int = 2, cpu: float = 0.2) -> dict[str, Any]:

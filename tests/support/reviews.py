@@ -11,9 +11,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client import REGISTRY
 
-from app.extensions import db
-from app.models import Policy as PolicyRow
-from app.models import Recommendation as RecommendationRow
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
+from app.store.models import Recommendation as RecommendationRow
 from app.webhook import webhook_of
 from tests.support.pods import container, pod
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from flask import Flask
 
-from app.extensions import db
-from app.models import Scaler
+from app.store.extensions import db
+from app.store.models import Scaler
 
 NS = "kube-system"
 

@@ -9,7 +9,7 @@ string out of JSON) is not mistaken for `sqlalchemy.text`:
   imported from a `sqlalchemy` module (under any alias), or as an attribute of a `sqlalchemy`
   module (`import sqlalchemy as sa; sa.text(...)`, `from sqlalchemy import sql; sql.text(...)`)
   or of Flask-SQLAlchemy's extension object, which re-exports SQLAlchemy's names (`db.text`,
-  `db` imported from `app.extensions` or made by `SQLAlchemy(...)` in the module). Given
+  `db` imported from `app.store.extensions` or made by `SQLAlchemy(...)` in the module). Given
   anything but one literal string, they are a finding.
 - `exec_driver_sql`: only SQLAlchemy's `Connection` has it; any call that is not one literal
   string is a finding, whatever the receiver.
@@ -22,7 +22,7 @@ import ast
 
 RAW_SQL_CONSTRUCTORS = frozenset({"text", "literal_column", "literal"})
 RAW_SQL_METHODS = frozenset({"exec_driver_sql"})
-EXTENSION_MODULES = ("app.extensions", "flask_sqlalchemy")
+EXTENSION_MODULES = ("app.store.extensions", "flask_sqlalchemy")
 
 
 def _is_sqlalchemy(module: str | None) -> bool:

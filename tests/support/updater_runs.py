@@ -16,15 +16,16 @@ from kubernetes import client
 from sqlalchemy import select
 
 from app.core.sizing.priority import UpdaterSettings
-from app.extensions import db
 from app.jobs.updater import UpdaterJob
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
-from app.models import AuditEvent, Policy, Recommendation
 from app.settings import Settings, settings_of
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from app.store.extensions import db
+from app.store.models import AuditEvent, Policy, Recommendation
+from app.store.session import app_sessions
 
 NS = "shop"
 GI = 1024**3
@@ -175,7 +176,7 @@ def make_job(
     **options: Any,
 ) -> UpdaterJob:
     return UpdaterJob(
-        app,
+        app_sessions(app),
         cluster,
         PodActions(api),
         updater_settings(settings_of(app), **options),

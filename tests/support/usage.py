@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from app.core.recommend.array_model import ArrayModel, Sample
 from app.core.recommend.settings import RecommenderSettings
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
+from app.store.extensions import db
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
 

@@ -16,9 +16,9 @@ from sqlalchemy import select, text
 from app.config import override
 from app.core.sizing.boost import BoostOptions
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
-from app.models import AuditEvent
 from app.store import audit as audit_trail
+from app.store.extensions import db
+from app.store.models import AuditEvent
 from app.store.snapshot import build_snapshot
 from app.webhook import webhook_of
 from app.webhook.audit import MutationCount, MutationCounter

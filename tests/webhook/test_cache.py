@@ -11,7 +11,7 @@ from flask import Flask
 
 from app import create_app
 from app.core.workload_key import WorkloadKey
-from app.extensions import db
+from app.store.extensions import db
 from app.store.snapshot import Snapshot, build_snapshot
 from app.webhook import webhook_of
 from app.webhook.cache import WebhookCache

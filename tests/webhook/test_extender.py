@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.placement.windows import NodeLevel
-from app.extensions import db
+from app.store.extensions import db
 from app.store.node_levels import save_node_levels
 from app.webhook import extender_of
 from app.webhook.extender import priorities, priorities_json

@@ -14,9 +14,9 @@ from kubernetes import client
 from werkzeug.serving import make_server
 
 from app.core.placement.windows import NodeLevel
-from app.extensions import db
 from app.simulator.control.extenders import parse_extenders
 from app.simulator.simulator import Simulator
+from app.store.extensions import db
 from app.store.node_levels import save_node_levels
 from app.webhook import extender_of
 from tests.support.reviews import refresh

@@ -11,7 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import text
 
-from app.extensions import db
+from app.store.extensions import db
 from app.webhook import webhook_of
 from app.webhook.review import MAX_BODY_BYTES
 from tests.support.pods import amounts, apply_strictly, assert_valid_pod, container, pod

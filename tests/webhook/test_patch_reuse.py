@@ -8,9 +8,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import update
 
-from app.extensions import db
-from app.models import Policy as PolicyRow
-from app.models import Recommendation as RecommendationRow
+from app.store.extensions import db
+from app.store.models import Policy as PolicyRow
+from app.store.models import Recommendation as RecommendationRow
 from app.webhook import webhook_of
 from tests.support.pods import amounts, apply_strictly
 from tests.support.reviews import (

@@ -15,8 +15,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from app.config import ConfigError, from_environment
-from app.extensions import db
-from app.models import AuditEvent
+from app.store.extensions import db
+from app.store.models import AuditEvent
 from app.webhook import webhook_of
 from app.webhook.handler import Webhook
 from app.webhook.placement import PLACEMENT_ANNOTATION

@@ -20,7 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.store.extensions import db
 
 # A workload's kind: one of the six known by name, or `Kind.group` of any scalable kind
 # (`Rollout.argoproj.io`): a kind (at most 63 characters), a dot and its API group (253).

@@ -1,0 +1,67 @@
+"""A policy document <-> its database row: the one mapping, used both ways.
+
+`policy_columns` gives the columns the store writes for a valid document (one
+app.documents.policy.parse_policy accepted, read-only fields dropped); `policy_document` gives
+the document back from a row, as its author wrote it (quantities as given, defaults not added
+but `updateMode` and `containerPolicies`). A document stored and read back reads back the same
+the second time, and parses to the same policy as the one written (tests/store/
+test_policy_codec.py holds both over generated documents). Each group of fields keeps its own
+pair of functions in app.documents (`stored_options`, `recommender_document`, ...): this module
+is where they meet the columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.policy import Policy
+from app.documents.node_group_fields import node_group_document
+from app.documents.placement_fields import placement_document, stored_placement
+from app.documents.policy import parse_policy
+from app.documents.recommender_fields import recommender_document, stored_recommender
+from app.documents.target import target_columns, target_document
+from app.documents.update_fields import stored_options
+from app.store.models import Policy as PolicyRow
+
+
+def policy_columns(doc: dict[str, Any]) -> dict[str, Any]:
+    """The row's columns for a valid document (its identity, the rest as written)."""
+    recommender, recommender_params = stored_recommender(doc)
+    return {
+        "name": doc["name"],
+        "namespace": doc["namespace"],
+        **target_columns(doc),  # kind, name and the apiVersion and selector as written
+        "update_mode": doc.get("updateMode", "Off"),
+        "min_replicas": doc.get("minReplicas"),
+        "container_policies": doc.get("containerPolicies") or [],
+        "update_options": stored_options(doc),  # app.documents.update_fields
+        "recommender": recommender,
+        "recommender_params": recommender_params,
+        "node_group_label": doc.get("nodeGroupLabel"),  # app.documents.node_group_fields
+        "placement": stored_placement(doc),  # app.documents.placement_fields
+    }
+
+
+def policy_document(row: PolicyRow) -> dict[str, Any]:
+    """The policy as users wrote it (quantities as given), from its database row."""
+    doc: dict[str, Any] = {"name": row.name, "namespace": row.namespace}
+    target = target_document(row.target_kind, row.target_name, row.target_options)
+    if target is not None:
+        doc["target"] = target
+    doc["updateMode"] = row.update_mode
+    if row.min_replicas is not None:
+        doc["minReplicas"] = row.min_replicas
+    doc["containerPolicies"] = row.container_policies or []
+    doc.update(row.update_options or {})  # app.documents.update_fields, as written
+    doc.update(recommender_document(row.recommender, row.recommender_params))
+    doc.update(node_group_document(row.node_group_label))
+    doc.update(placement_document(row.placement))
+    return doc
+
+
+def policy_from_row(row: PolicyRow) -> Policy:
+    """Rows were validated on the way in; one edited by hand into nonsense raises PolicyInvalid
+    (app.documents.policy)."""
+    return parse_policy(
+        policy_document(row), created=row.created_at, id_=row.id, changed=row.updated_at
+    )
