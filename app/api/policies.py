@@ -31,6 +31,7 @@ from app.api.common import (
     with_metadata,
 )
 from app.api.errors import ApiError
+from app.api.fleet import per_cluster
 from app.api.query import reject_unknown_args
 from app.core.job_families import mode_warning
 from app.core.policy_warnings import (
@@ -135,16 +136,18 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
 
 @bp.get("/policies")
 @requires("list", "policies", namespaced=True)
+@per_cluster
 def list_policies() -> ResponseReturnValue:
-    reject_unknown_args(("namespace",))
+    reject_unknown_args(("namespace", "cluster"))
     rows = policy_rows(db.session, request.args.get("namespace"))
     return jsonify({"items": [document(r) for r in rows]})
 
 
 @bp.get("/policies/<namespace>/<name>")
 @requires("get", "policies", namespaced=True)
+@per_cluster
 def get_policy(namespace: str, name: str) -> ResponseReturnValue:
-    reject_unknown_args(())
+    reject_unknown_args(("cluster",))
     return _respond(_find(namespace, name))
 
 
