@@ -31,6 +31,7 @@ from app import create_app
 from app.cli import demo
 from app.cli.certs import certs_group
 from app.cli.client import register as register_client_commands
+from app.cli.fleet import fleet
 from app.cli.recommend import recommend
 from app.cli.serve import serve
 from app.cli.webhook import webhook_group
@@ -65,6 +66,7 @@ def cli() -> None:
 
 cli.add_command(recommend)
 cli.add_command(serve)
+cli.add_command(fleet)
 register_client_commands(cli)  # policy, recommendations, scaler, events, export: the API's client
 cli.add_command(sim_command)  # needs no app context or database
 cli.add_command(demo.demo)
