@@ -368,6 +368,31 @@ def schemas() -> dict[str, Any]:
                 "description": "size the DaemonSets it governs per value of this node label "
                 "(docs/policies.md, Node groups)",
             },
+            "clusters": {
+                "description": "the clusters of the fleet it governs, by name or id, or by a "
+                "label selector over the clusters' labels ({selector: {}}: every cluster); "
+                "absent, the cluster whose API created it (docs/policies.md, Clusters)",
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "required": ["names"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "names": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {"type": "string", "pattern": "\\S", "maxLength": 253},
+                            }
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "required": ["selector"],
+                        "additionalProperties": False,
+                        "properties": {"selector": LABEL_SELECTOR},
+                    },
+                ],
+            },
             "placement": {
                 "type": "string",
                 "enum": list(PLACEMENTS),

@@ -52,6 +52,7 @@ from app.kube.client import ClusterUnreachable, api_client
 from app.kube.targets import target_facts
 from app.models import Policy as PolicyRow
 from app.settings import settings
+from app.store.clusters import own_cluster_key
 from app.store.policies import find_policy, policy_exists, policy_rows
 
 bp = Blueprint("policies", __name__)
@@ -102,8 +103,8 @@ def _warnings(row: PolicyRow) -> list[str]:
     return policy_warnings(row.namespace, target, never, facts) + extra
 
 
-def _find(namespace: str, name: str) -> PolicyRow:
-    row = find_policy(db.session, namespace, name)
+def _find(namespace: str, name: str, to_edit: bool = False) -> PolicyRow:
+    row = find_policy(db.session, namespace, name, to_edit)
     if row is None:
         raise ApiError(404, "NotFound", f"no policy {name!r} in namespace {namespace!r}")
     return row
@@ -131,6 +132,9 @@ def _columns(doc: dict[str, Any]) -> dict[str, Any]:
         **dict(zip(("recommender", "recommender_params"), stored_recommender(doc), strict=True)),
         "node_group_label": doc.get("nodeGroupLabel"),  # app.documents.node_group_fields
         "placement": stored_placement(doc),  # app.documents.placement_fields
+        # app.documents.cluster_target: the clusters it targets; absent, this cluster alone
+        "clusters": doc.get("clusters"),
+        "cluster_id": None if doc.get("clusters") is not None else own_cluster_key(db.session),
     }
 
 
@@ -171,7 +175,10 @@ def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Respo
     before = row_document(row)
     doc = _validated(doc)
     ref = f"{row.namespace}/{row.name}"
-    update_checked(row, _columns(doc), "Policy", ref)
+    values = _columns(doc)
+    if row.clusters is None and doc.get("clusters") is None:
+        values["cluster_id"] = row.cluster_id  # untargeted, it keeps its cluster (or all)
+    update_checked(row, values, "Policy", ref)
     audit("update", "Policy", ref, f"updated policy {ref}", {"before": before, "after": doc})
     db.session.commit()
     return _respond(row, warn=True)
@@ -182,7 +189,7 @@ def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Respo
 def replace_policy(namespace: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     body = json_object_body()
-    row = _find(namespace, name)
+    row = _find(namespace, name, to_edit=True)
     return _replace(row, body, check_identity(body, {"namespace": namespace, "name": name}))
 
 
@@ -192,7 +199,7 @@ def patch_policy(namespace: str, name: str) -> ResponseReturnValue:
     """A JSON merge patch (RFC 7396): send only what changes; null removes a field."""
     reject_unknown_args(())
     patch = json_object_body()
-    row = _find(namespace, name)
+    row = _find(namespace, name, to_edit=True)
     merged = merge_patch(row_document(row), without_read_only(patch))
     return _replace(row, patch, check_identity(merged, {"namespace": namespace, "name": name}))
 
@@ -201,7 +208,7 @@ def patch_policy(namespace: str, name: str) -> ResponseReturnValue:
 @requires("delete", "policies", namespaced=True)
 def delete_policy(namespace: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
-    row = _find(namespace, name)
+    row = _find(namespace, name, to_edit=True)
     check_preconditions(etag(row), row.version, {})
     delete_versioned(row, "Policy", f"{namespace}/{name}", row_document(row))
     return "", 204

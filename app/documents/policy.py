@@ -22,6 +22,7 @@ from app.core.policy import (
 )
 from app.core.quantity import amount
 from app.core.recommend.capping import RESOURCES, ContainerPolicy
+from app.documents.cluster_target import parse_cluster_target
 from app.documents.fields import FieldError, unknown_fields
 from app.documents.node_group_fields import (
     NODE_GROUP_FIELDS,
@@ -64,6 +65,7 @@ POLICY_FIELDS = {
     "updateMode",
     "minReplicas",
     "containerPolicies",
+    "clusters",  # app.documents.cluster_target
     *UPDATE_FIELDS,  # app.documents.update_fields
     *RECOMMENDER_FIELDS,  # app.documents.recommender_fields
     *NODE_GROUP_FIELDS,  # app.documents.node_group_fields
@@ -112,6 +114,8 @@ class PolicyRow(Protocol):
     def node_group_label(self) -> str | None: ...
     @property
     def placement(self) -> str | None: ...
+    @property
+    def clusters(self) -> dict[str, Any] | None: ...
     @property
     def created_at(self) -> datetime | None: ...
     @property
@@ -278,6 +282,7 @@ def parse_policy(
     recommender = parse_recommender(doc, errors)
     node_group_label = parse_node_group_label(doc, target.kind, errors)
     placement = parse_placement(doc, errors)
+    parse_cluster_target(doc, errors)  # read by the store (app.store.policies), not the Policy
     if errors:
         raise PolicyInvalid(errors)
     return Policy(
@@ -324,6 +329,8 @@ def row_document(row: PolicyRow) -> dict[str, Any]:
     doc.update(recommender_document(row.recommender, row.recommender_params))
     doc.update(node_group_document(row.node_group_label))
     doc.update(placement_document(row.placement))
+    if row.clusters is not None:
+        doc["clusters"] = row.clusters
     return doc
 
 

@@ -52,15 +52,20 @@ class ClusterIdentity:
     uid: str  # empty: read it with `read_uid`, if given
     name: str  # empty: the uid
     read_uid: Callable[[], str] | None = None
+    labels: dict[str, str] | None = None  # RIGHTSIZER_CLUSTER_LABELS; None: as stored
     key: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     warned: bool = False
 
 
 def init_app(
-    app: Flask, uid: str, name: str, read_uid: Callable[[], str] | None = None
+    app: Flask,
+    uid: str,
+    name: str,
+    read_uid: Callable[[], str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> ClusterIdentity:
-    identity = ClusterIdentity(uid, name, read_uid)
+    identity = ClusterIdentity(uid, name, read_uid, labels)
     app.extensions[EXTENSION] = identity
     return identity
 
@@ -121,16 +126,20 @@ def _claimed(session: Session, identity: ClusterIdentity) -> int:
             )
         return _added(session, None, identity.name)
     name = identity.name or uid
+    labels = identity.labels
     found = session.scalar(select(Cluster).where(Cluster.uid == uid))
     if found is not None:
-        if found.name != name:
+        if found.name != name or (labels is not None and found.labels != labels):
             found.name = name
+            found.labels = labels if labels is not None else found.labels
             session.commit()
         found_key: int = found.id
         return found_key
     unclaimed = select(func.min(Cluster.id)).where(Cluster.uid.is_(None)).scalar_subquery()
     done = session.execute(
-        update(Cluster).where(Cluster.id == unclaimed).values(uid=uid, name=name)
+        update(Cluster)
+        .where(Cluster.id == unclaimed)
+        .values(uid=uid, name=name, labels=labels or {})
     )
     if done.rowcount == 1:  # type: ignore[attr-defined]
         session.commit()
@@ -150,11 +159,13 @@ def _claimed(session: Session, identity: ClusterIdentity) -> int:
             "SQLite serves one cluster; a fleet shares a PostgreSQL database "
             "(RIGHTSIZER_DATABASE_URL, docs/database.md)"
         )
-    return _added(session, uid, name)
+    return _added(session, uid, name, labels)
 
 
-def _added(session: Session, uid: str | None, name: str) -> int:
-    row = Cluster(uid=uid, name=name)
+def _added(
+    session: Session, uid: str | None, name: str, labels: dict[str, str] | None = None
+) -> int:
+    row = Cluster(uid=uid, name=name, labels=labels or {})
     session.add(row)
     try:
         session.commit()

@@ -1,5 +1,10 @@
 """Policy rows: found, listed, and read back as valid policies.
 
+A policy governs the cluster it was created in (`cluster_id`), or the clusters its `clusters`
+target names or selects by label (app.documents.cluster_target; `cluster_id` NULL), or every
+cluster (both NULL). The rows that may govern this cluster are read with one query (its own and
+the fleet's), and a target is matched against the cluster's name, id and labels here.
+
 A row is written only through the API's validation, but a row edited by hand (or by an older
 release) may no longer parse: every reader skips it and logs it once per version, through one
 `InvalidPolicyLog` it keeps, rather than on every refresh or page.
@@ -8,11 +13,15 @@ release) may no longer parse: every reader skips it and logs it once per version
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from sqlalchemy import ColumnElement, or_, select
 
 from app.core.policy import CLUSTER_WIDE, Policy
+from app.documents.cluster_target import parse_cluster_target
+from app.documents.fields import FieldError
 from app.documents.policy import PolicyInvalid, policy_from_row
+from app.models import Cluster
 from app.models import Policy as PolicyRow
 from app.store.clusters import cluster_key
 from app.store.session import DbSession
@@ -37,8 +46,26 @@ class InvalidPolicyLog:
 
 
 def governing(session: DbSession) -> ColumnElement[bool]:
-    """The policies that govern this cluster: its own and the fleet-wide ones (no cluster)."""
+    """The policies that may govern this cluster: its own and the fleet's (no cluster), whose
+    target `targets_this` then checks."""
     return or_(PolicyRow.cluster_id == cluster_key(session), PolicyRow.cluster_id.is_(None))
+
+
+def targets_this(session: DbSession) -> Callable[[PolicyRow], bool]:
+    """Whether a row `governing` read governs this cluster: one without a target does; one with
+    a target, when it names or selects this cluster (an unreadable target selects none)."""
+    cluster = session.get(Cluster, cluster_key(session))
+    name, uid = (cluster.name, cluster.uid) if cluster is not None else ("", None)
+    labels = (cluster.labels or {}) if cluster is not None else {}
+
+    def check(row: PolicyRow) -> bool:
+        if row.clusters is None:
+            return True
+        errors: list[FieldError] = []
+        target = parse_cluster_target({"clusters": row.clusters}, errors)
+        return target is not None and target.matches(name, uid, labels)
+
+    return check
 
 
 def valid_policies(
@@ -51,7 +78,8 @@ def valid_policies(
     if namespace is not None:
         q = q.where(PolicyRow.namespace.in_((namespace, CLUSTER_WIDE)))
     out = []
-    for row in session.scalars(q):
+    mine = targets_this(session)
+    for row in filter(mine, session.scalars(q)):
         try:
             out.append(policy_from_row(row))
         except PolicyInvalid as e:
@@ -59,13 +87,20 @@ def valid_policies(
     return out
 
 
-def find_policy(session: DbSession, namespace: str, name: str) -> PolicyRow | None:
-    """The policy of that name if it governs this cluster."""
-    return session.scalar(
+def find_policy(
+    session: DbSession, namespace: str, name: str, to_edit: bool = False
+) -> PolicyRow | None:
+    """The policy of that name if it governs this cluster; `to_edit`: also a policy of the
+    fleet whose target leaves this cluster out (any cluster may edit those; another cluster's
+    own policy stays its own)."""
+    row: PolicyRow | None = session.scalar(
         select(PolicyRow).where(
             governing(session), PolicyRow.namespace == namespace, PolicyRow.name == name
         )
     )
+    if row is None or to_edit or targets_this(session)(row):
+        return row
+    return None
 
 
 def policy_exists(session: DbSession, namespace: str, name: str) -> bool:
@@ -80,4 +115,4 @@ def policy_rows(session: DbSession, namespace: str | None = None) -> list[Policy
     q = select(PolicyRow).where(governing(session)).order_by(PolicyRow.namespace, PolicyRow.name)
     if namespace is not None:
         q = q.where(PolicyRow.namespace == namespace)
-    return list(session.scalars(q))
+    return list(filter(targets_this(session), session.scalars(q)))

@@ -78,3 +78,52 @@ def test_a_single_cluster_database_is_a_fleet_of_one(client: FlaskClient) -> Non
 
 def test_the_fleet_needs_a_reader(anon: FlaskClient) -> None:
     assert anon.get("/api/v1/fleet").status_code == 401
+
+
+def test_a_policy_targets_clusters_through_the_api(client: FlaskClient) -> None:
+    """On SQLite too (one cluster): every cluster, then a cluster that is not this one: no
+    longer listed nor read here, still edited and deleted here."""
+    body = {"name": "web", "namespace": "shop", "clusters": {"selector": {}}}
+    created = client.post("/api/v1/policies", json=body)
+    assert created.status_code == 201, created.get_json()
+    assert created.get_json()["clusters"] == {"selector": {}}
+    assert [p["name"] for p in client.get("/api/v1/policies").get_json()["items"]] == ["web"]
+    patched = client.patch(
+        "/api/v1/policies/shop/web",
+        json={"clusters": {"selector": None, "names": ["elsewhere"]}},  # merge patch merges
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200, patched.get_json()
+    assert patched.get_json()["clusters"] == {"names": ["elsewhere"]}
+    assert client.get("/api/v1/policies").get_json()["items"] == []
+    assert client.get("/api/v1/policies/shop/web").status_code == 404
+    assert client.delete("/api/v1/policies/shop/web").status_code == 204
+
+
+def test_a_bad_target_is_refused_naming_the_field(client: FlaskClient) -> None:
+    body = {"name": "web", "namespace": "shop", "clusters": {"names": [""]}}
+    resp = client.post("/api/v1/policies", json=body)
+    assert resp.status_code == 422
+    assert [d["field"] for d in resp.get_json()["details"]] == ["clusters.names[0]"]
+
+
+@pytest.mark.usefixtures("fleet")
+def test_a_policy_written_in_one_cluster_may_govern_another(client: FlaskClient) -> None:
+    body = {"name": "web", "namespace": "shop", "clusters": {"names": ["west"]}}
+    assert client.post("/api/v1/policies", json=body).status_code == 201
+    west = client.get("/api/v1/policies?cluster=west").get_json()["items"]
+    assert {p["name"] for p in west} == {"web", "west-only", "everywhere"}
+    east = client.get("/api/v1/policies").get_json()["items"]
+    assert {p["name"] for p in east} == {"east-only", "everywhere"}
+    # without a target, the policy is this cluster's alone, as with one cluster
+    own = {"name": "mine", "namespace": "shop"}
+    assert client.post("/api/v1/policies", json=own).status_code == 201
+    assert client.get("/api/v1/policies/shop/mine?cluster=west").status_code == 404
+    # a fleet-wide policy edited in one cluster stays fleet-wide
+    patched = client.patch(
+        "/api/v1/policies/*/everywhere",
+        json={"updateMode": "Initial"},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200, patched.get_json()
+    assert client.get("/api/v1/policies/*/everywhere?cluster=west").status_code == 200

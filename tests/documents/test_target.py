@@ -113,6 +113,7 @@ class Row:
     recommender_params: dict[str, Any] | None = None
     node_group_label: str | None = None
     placement: str | None = None
+    clusters: dict[str, Any] | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
     id: int = 1
