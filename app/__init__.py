@@ -81,7 +81,13 @@ def _init_cluster_identity(app: Flask, settings: Settings) -> None:
             )
         return uid or ""
 
-    clusters.init_app(app, cluster.cluster_id, cluster.cluster_name, read_uid if reaches else None)
+    clusters.init_app(
+        app,
+        cluster.cluster_id,
+        cluster.cluster_name,
+        read_uid if reaches else None,
+        dict(cluster.cluster_labels),
+    )
 
 
 def _migrations_dir() -> str:

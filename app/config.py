@@ -128,6 +128,23 @@ def label_key(text: str) -> str:
     return value
 
 
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?")
+
+
+def cluster_labels(text: str) -> tuple[tuple[str, str], ...]:
+    """`env=prod,region=eu`: Kubernetes label keys and values, each key once."""
+    out: dict[str, str] = {}
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or key in out or not _LABEL_VALUE.fullmatch(value):
+            raise ValueError(text)
+        out[label_key(key)] = value
+    return tuple(out.items())
+
+
 def metric_name(text: str) -> str:
     if not _METRIC_NAME.fullmatch(text.strip()):
         raise ValueError(text)
@@ -162,6 +179,7 @@ auth_mode.__name__ = "auth mode (tokens or kubernetes)"
 boolean.__name__ = "boolean (true/false)"
 auto_or_boolean.__name__ = "auto, true or false"
 cluster_identity.__name__ = "text of at most 253 printable characters"
+cluster_labels.__name__ = "comma-separated key=value labels (Kubernetes label syntax)"
 webhook_timeout.__name__ = "whole number of seconds from 1 to 30"
 names.__name__ = "comma-separated list"
 
@@ -204,6 +222,7 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_KUBECONFIG": ("cluster.kubeconfig", "", str),
     "RIGHTSIZER_CLUSTER_ID": ("cluster.cluster_id", "", cluster_identity),
     "RIGHTSIZER_CLUSTER_NAME": ("cluster.cluster_name", "", cluster_identity),
+    "RIGHTSIZER_CLUSTER_LABELS": ("cluster.cluster_labels", (), cluster_labels),
     "RIGHTSIZER_NAMESPACE": ("cluster.namespace", "rightsizer", str),
     "RIGHTSIZER_EXCLUDED_NAMESPACES": ("cluster.excluded_namespaces", frozenset(), names),
     "RIGHTSIZER_KUBE_API_QPS": ("cluster.kube_api_qps", 5.0, non_negative(float)),

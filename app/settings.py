@@ -31,6 +31,7 @@ class ClusterSettings:
     # namespace's uid, read at start by a process that reaches the cluster.
     cluster_id: str
     cluster_name: str  # shown in the fleet view; empty: the id
+    cluster_labels: tuple[tuple[str, str], ...]  # what policies select clusters by
 
     @property
     def left_alone(self) -> frozenset[str]:

@@ -59,6 +59,8 @@ def sample_text(var: str, default: object) -> tuple[str, object]:
         return "labelled, policies", frozenset({"labelled", "policies"})
     if var == "RIGHTSIZER_PROMETHEUS_HEADERS":
         return "X-Scope-OrgID=team-a, X-Other=1", (("X-Scope-OrgID", "team-a"), ("X-Other", "1"))
+    if var == "RIGHTSIZER_CLUSTER_LABELS":
+        return "env=prod, example.com/region=eu,", (("env", "prod"), ("example.com/region", "eu"))
     if var.endswith(("_METRIC", "_LABEL")) and var.startswith("RIGHTSIZER_PROMETHEUS_"):
         return "some_name", "some_name"  # Prometheus names: no dashes
     if default == "auto":
@@ -120,6 +122,9 @@ def test_a_bad_value_is_an_error_naming_the_variable() -> None:
         from_environment({"RIGHTSIZER_PLACEMENT_WINDOW_WEIGHTS": "1,2"})
     with pytest.raises(ConfigError, match=r"RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD='1.5'"):
         from_environment({"RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD": "1.5"})
+    for labels in ("env", "env=prod,env=dev", "env=no spaces", "-bad=x"):
+        with pytest.raises(ConfigError, match=r"RIGHTSIZER_CLUSTER_LABELS=.*key=value labels"):
+            from_environment({"RIGHTSIZER_CLUSTER_LABELS": labels})
 
 
 def test_create_app_builds_the_settings_once_with_the_overrides_on_top() -> None:

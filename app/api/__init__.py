@@ -7,6 +7,7 @@ from flask import Flask
 from app.api import (
     errors,
     events,
+    fleet,
     health,
     metrics,
     nodes,
@@ -22,5 +23,5 @@ def init_app(app: Flask) -> None:
     errors.init_app(app)
     metrics.init_app(app)
     app.register_blueprint(health.bp)
-    for module in (recommendations, policies, scalers, workloads, events, nodes, openapi):
+    for module in (recommendations, policies, scalers, workloads, events, nodes, fleet, openapi):
         app.register_blueprint(module.bp, url_prefix="/api/v1")

@@ -14,6 +14,7 @@ from flask.typing import ResponseReturnValue
 from app.api.auth import requires
 from app.api.common import rfc3339
 from app.api.errors import ApiError
+from app.api.fleet import per_cluster
 from app.api.query import int_arg, reject_unknown_args, time_arg
 from app.store import events
 from app.store.audit import ACTIONS
@@ -24,7 +25,7 @@ from app.store.models import AuditEvent
 bp = Blueprint("events", __name__)
 
 EXACT_FILTERS = ("action", "objectKind", "objectRef", "actor")  # matched exactly
-PARAMS = (*EXACT_FILTERS, "since", "until", "limit", "continue")
+PARAMS = (*EXACT_FILTERS, "since", "until", "limit", "continue", "cluster")
 DEFAULT_LIMIT, MAX_LIMIT = 100, 1000
 
 
@@ -72,6 +73,7 @@ def filtered() -> EventFilter:
 
 @bp.get("/events")
 @requires("list", "events")
+@per_cluster
 def list_events() -> ResponseReturnValue:
     reject_unknown_args(PARAMS)
     limit = int_arg("limit", DEFAULT_LIMIT, 1, MAX_LIMIT)

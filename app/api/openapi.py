@@ -368,6 +368,31 @@ def schemas() -> dict[str, Any]:
                 "description": "size the DaemonSets it governs per value of this node label "
                 "(docs/policies.md, Node groups)",
             },
+            "clusters": {
+                "description": "the clusters of the fleet it governs, by name or id, or by a "
+                "label selector over the clusters' labels ({selector: {}}: every cluster); "
+                "absent, the cluster whose API created it (docs/policies.md, Clusters)",
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "required": ["names"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "names": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": {"type": "string", "pattern": "\\S", "maxLength": 253},
+                            }
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "required": ["selector"],
+                        "additionalProperties": False,
+                        "properties": {"selector": LABEL_SELECTOR},
+                    },
+                ],
+            },
             "placement": {
                 "type": "string",
                 "enum": list(PLACEMENTS),
@@ -694,11 +719,49 @@ def items_of(schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+CLUSTER = query_param(
+    "cluster",
+    "the cluster of the fleet to read, by id or name (default: the serving process's own); "
+    "400 when no cluster of the database answers to it",
+)
+
+
+def amounts(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["cpuCores", "memoryGiB"],
+        "properties": {
+            "cpuCores": {"type": "number"},
+            "memoryGiB": {"type": "number"},
+            **(extra or {}),
+        },
+    }
+
+
+def fleet_figures(extra: dict[str, Any]) -> dict[str, Any]:
+    """A cluster's row of GET /api/v1/fleet, or the totals (app.api.fleet)."""
+    counts = {
+        k: {"type": "integer"} for k in ("workloads", "containers", "workloadsWithPods", "pods")
+    }
+    fields = {
+        **counts,
+        "requested": amounts(),
+        "recommended": amounts(),
+        "estimatedSavings": amounts(),
+        "shortfall": amounts({"containers": {"type": "integer"}}),
+        "lastRecommendationUpdate": {"type": ["string", "null"]},
+        **extra,
+    }
+    return {"type": "object", "required": list(fields), "properties": fields}
+
+
 def paths() -> dict[str, Any]:
     open_: dict[str, Any] = {"security": []}
     ns_filter = query_param("namespace", "only this namespace")
     policies = crud("Policy", "policies", [path_param("namespace"), path_param("name")])
     scalers = crud("Scaler", "scalers", [path_param("name")])
+    for item in (policies["item"], scalers["item"]):
+        item["get"]["parameters"] = [CLUSTER]
     workload_params = [path_param("namespace"), path_param("kind"), path_param("name")]
     text = {"text/plain": {"schema": {"type": "string"}}}
     return {
@@ -761,6 +824,7 @@ def paths() -> dict[str, Any]:
                     ns_filter,
                     query_param("kind", "only this workload kind"),
                     query_param("name", "only workloads of this name"),
+                    CLUSTER,
                 ],
                 "responses": {"200": ok("workloads", items_of(ref("Workload"))), **ERRORS},
             }
@@ -770,6 +834,7 @@ def paths() -> dict[str, Any]:
             "get": {
                 "summary": "one workload's recommendation",
                 "operationId": "getRecommendation",
+                "parameters": [CLUSTER],
                 "responses": {"200": ok("workload", ref("Workload")), **ERRORS, **NOT_FOUND},
             },
         },
@@ -778,6 +843,7 @@ def paths() -> dict[str, Any]:
             "get": {
                 "summary": "CPU and memory usage histograms behind the recommendation",
                 "operationId": "getHistogram",
+                "parameters": [CLUSTER],
                 "responses": {"200": ok("histograms", ref("Histograms")), **ERRORS, **NOT_FOUND},
             },
         },
@@ -787,6 +853,7 @@ def paths() -> dict[str, Any]:
                 "summary": "the recommended target over time (hourly, 8 days), with the requests "
                 "of the time",
                 "operationId": "getHistory",
+                "parameters": [CLUSTER],
                 "responses": {"200": ok("history", ref("History")), **ERRORS, **NOT_FOUND},
             },
         },
@@ -794,7 +861,7 @@ def paths() -> dict[str, Any]:
             "get": {
                 "summary": "policies",
                 "operationId": "listPolicies",
-                "parameters": [ns_filter],
+                "parameters": [ns_filter, CLUSTER],
                 "responses": {"200": ok("policies", items_of(ref("PolicyDocument"))), **ERRORS},
             },
             **policies["collection"],
@@ -804,6 +871,7 @@ def paths() -> dict[str, Any]:
             "get": {
                 "summary": "proportional scalers",
                 "operationId": "listScalers",
+                "parameters": [CLUSTER],
                 "responses": {"200": ok("scalers", items_of(ref("ScalerDocument"))), **ERRORS},
             },
             **scalers["collection"],
@@ -857,6 +925,36 @@ def paths() -> dict[str, Any]:
                 },
             }
         },
+        "/api/v1/fleet": {
+            "get": {
+                "summary": "every cluster of the database with its workloads, savings and risk, "
+                "and the totals across clusters",
+                "operationId": "getFleet",
+                "responses": {
+                    "200": ok(
+                        "the fleet",
+                        {
+                            "type": "object",
+                            "required": ["items", "totals"],
+                            "properties": {
+                                "items": {
+                                    "type": "array",
+                                    "items": fleet_figures(
+                                        {
+                                            "name": {"type": "string"},
+                                            "id": {"type": ["string", "null"]},
+                                            "self": {"type": "boolean"},
+                                        }
+                                    ),
+                                },
+                                "totals": fleet_figures({"clusters": {"type": "integer"}}),
+                            },
+                        },
+                    ),
+                    **ERRORS,
+                },
+            }
+        },
         "/api/v1/events": {
             "get": {
                 "summary": "the audit trail, newest first",
@@ -878,6 +976,7 @@ def paths() -> dict[str, Any]:
                         {"type": "integer", "minimum": 1, "maximum": 1000},
                     ),
                     query_param("continue", "the `continue` of the previous page"),
+                    CLUSTER,
                 ],
                 "responses": {
                     "200": ok(

@@ -28,6 +28,7 @@ from app.api.common import (
     with_metadata,
 )
 from app.api.errors import ApiError
+from app.api.fleet import per_cluster
 from app.api.query import reject_unknown_args
 from app.auth import actor
 from app.core.job_families import mode_warning
@@ -99,8 +100,8 @@ def _warnings(row: PolicyRow) -> list[str]:
     return policy_warnings(row.namespace, target, never, facts) + extra
 
 
-def _find(namespace: str, name: str) -> PolicyRow:
-    row = find_policy(db.session, namespace, name)
+def _find(namespace: str, name: str, to_edit: bool = False) -> PolicyRow:
+    row = find_policy(db.session, namespace, name, to_edit)
     if row is None:
         raise ApiError(404, "NotFound", f"no policy {name!r} in namespace {namespace!r}")
     return row
@@ -118,16 +119,18 @@ def _validated(doc: dict[str, Any]) -> dict[str, Any]:
 
 @bp.get("/policies")
 @requires("list", "policies", namespaced=True)
+@per_cluster
 def list_policies() -> ResponseReturnValue:
-    reject_unknown_args(("namespace",))
+    reject_unknown_args(("namespace", "cluster"))
     rows = policy_rows(db.session, request.args.get("namespace"))
     return jsonify({"items": [document(r) for r in rows]})
 
 
 @bp.get("/policies/<namespace>/<name>")
 @requires("get", "policies", namespaced=True)
+@per_cluster
 def get_policy(namespace: str, name: str) -> ResponseReturnValue:
-    reject_unknown_args(())
+    reject_unknown_args(("cluster",))
     return _respond(_find(namespace, name))
 
 
@@ -161,7 +164,7 @@ def _replace(row: PolicyRow, body: dict[str, Any], doc: dict[str, Any]) -> Respo
 def replace_policy(namespace: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
     body = json_object_body()
-    row = _find(namespace, name)
+    row = _find(namespace, name, to_edit=True)
     return _replace(row, body, check_identity(body, {"namespace": namespace, "name": name}))
 
 
@@ -171,7 +174,7 @@ def patch_policy(namespace: str, name: str) -> ResponseReturnValue:
     """A JSON merge patch (RFC 7396): send only what changes; null removes a field."""
     reject_unknown_args(())
     patch = json_object_body()
-    row = _find(namespace, name)
+    row = _find(namespace, name, to_edit=True)
     merged = merge_patch(policy_document(row), without_read_only(patch))
     return _replace(row, patch, check_identity(merged, {"namespace": namespace, "name": name}))
 
@@ -180,7 +183,7 @@ def patch_policy(namespace: str, name: str) -> ResponseReturnValue:
 @requires("delete", "policies", namespaced=True)
 def delete_policy(namespace: str, name: str) -> ResponseReturnValue:
     reject_unknown_args(())
-    row = _find(namespace, name)
+    row = _find(namespace, name, to_edit=True)
     check_preconditions(etag(row), row.version, {})
     try:
         policy_store.delete_policy(db.session, row, actor())

@@ -28,6 +28,7 @@ from flask.typing import ResponseReturnValue
 
 from app.api.auth import requires
 from app.api.errors import ApiError
+from app.api.fleet import per_cluster
 from app.api.node_groups import with_node_groups
 from app.api.query import reject_unknown_args
 from app.core.history import history
@@ -216,8 +217,9 @@ def with_conditions(
 
 @bp.get("/recommendations")
 @requires("list", "recommendations", namespaced=True)
+@per_cluster
 def list_recommendations() -> ResponseReturnValue:
-    reject_unknown_args(FILTERS)
+    reject_unknown_args((*FILTERS, "cluster"))
     filters = {k: request.args[k] for k in FILTERS if k in request.args}
     rows = find_recommendations(db.session, **filters)
     conditions = workload_conditions(db.session, **filters)
@@ -228,8 +230,9 @@ def list_recommendations() -> ResponseReturnValue:
 
 @bp.get("/recommendations/<namespace>/<kind>/<name>")
 @requires("get", "recommendations", namespaced=True)
+@per_cluster
 def get_recommendation(namespace: str, kind: str, name: str) -> ResponseReturnValue:
-    reject_unknown_args(())
+    reject_unknown_args(("cluster",))
     rows = find_recommendations(db.session, namespace, kind, name)
     conditions = workload_conditions(db.session, namespace, kind, name)
     if not rows and not conditions:

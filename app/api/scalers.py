@@ -26,6 +26,7 @@ from app.api.common import (
     with_metadata,
 )
 from app.api.errors import ApiError
+from app.api.fleet import per_cluster
 from app.api.query import reject_unknown_args
 from app.auth import actor
 from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior
@@ -77,16 +78,18 @@ def _validated(doc: dict[str, Any]) -> dict[str, Any]:
 
 @bp.get("/scalers")
 @requires("list", "scalers")
+@per_cluster
 def list_scalers() -> ResponseReturnValue:
-    reject_unknown_args(())
+    reject_unknown_args(("cluster",))
     rows = all_scalers(db.session)
     return jsonify({"items": [document(r) for r in rows]})
 
 
 @bp.get("/scalers/<name>")
 @requires("get", "scalers")
+@per_cluster
 def get_scaler(name: str) -> ResponseReturnValue:
-    reject_unknown_args(())
+    reject_unknown_args(("cluster",))
     return _respond(_find(name))
 
 

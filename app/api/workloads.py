@@ -15,6 +15,7 @@ from flask.typing import ResponseReturnValue
 from app.api.auth import requires
 from app.api.common import rfc3339
 from app.api.errors import ApiError
+from app.api.fleet import per_cluster
 from app.api.query import reject_unknown_args
 from app.core.quantity import format_quantity
 from app.core.resources import Resources, known_quantities
@@ -48,8 +49,9 @@ def _container(h: ContainerHistograms) -> dict[str, Any]:
 
 @bp.get("/workloads/<namespace>/<kind>/<name>/histogram")
 @requires("get", "recommendations", namespaced=True)
+@per_cluster
 def histogram(namespace: str, kind: str, name: str) -> ResponseReturnValue:
-    reject_unknown_args(())
+    reject_unknown_args(("cluster",))
     rows = checkpoint_rows(db.session, namespace, kind, name)
     if not rows:
         raise ApiError(404, "NotFound", f"no usage history for {kind} {namespace}/{name}")
@@ -80,11 +82,12 @@ def usage_percentiles(p: RecommendationPoint) -> dict[str, dict[str, str]]:
 
 @bp.get("/workloads/<namespace>/<kind>/<name>/history")
 @requires("get", "recommendations", namespaced=True)
+@per_cluster
 def history(namespace: str, kind: str, name: str) -> ResponseReturnValue:
     """Per container, the recommender's points (at most one an hour, kept 8 days), oldest first:
     the target then, the container's requests then where the recommender had seen them, and
     the 50th and 90th percentile of its usage samples since the point before."""
-    reject_unknown_args(())
+    reject_unknown_args(("cluster",))
     points = recommendation_history(db.session, namespace, kind, name)
     if not points:
         raise ApiError(404, "NotFound", f"no recommendation history for {kind} {namespace}/{name}")

@@ -35,6 +35,7 @@ from app import create_app
 from app.cli.certs import certs_group
 from app.cli.client import register as register_client_commands
 from app.cli.demo import demo, replay
+from app.cli.fleet import fleet
 from app.cli.recommend import recommend
 from app.cli.serve import serve
 from app.cli.simulated import sim
@@ -69,6 +70,7 @@ def cli() -> None:
 
 cli.add_command(recommend)
 cli.add_command(serve)
+cli.add_command(fleet)
 register_client_commands(cli)  # policy, recommendations, scaler, events, export: the API's client
 cli.add_command(sim)  # needs no app context or database
 cli.add_command(demo)

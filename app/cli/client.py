@@ -24,7 +24,7 @@ from app.cli.export import export_vpas
 from app.cli.gitops import export_resources
 from app.cli.migrate import import_configmap, import_vpas, offline_preview, preview_options
 from app.cli.names import METAVAR, namespaced_name, object_ref
-from app.cli.session import Api, api_options, fail
+from app.cli.session import Api, api_options, cluster_option, fail
 from app.cli.times import Since
 from app.core.history import HOUR, History
 from app.core.quantity import amount, readable
@@ -145,6 +145,7 @@ def policy_apply(filename: str, api: Api) -> None:
 @click.argument("ref", nargs=-1, required=True, metavar=METAVAR)
 @output_option(("yaml", "json"), "yaml")
 @api_options
+@cluster_option
 def policy_get(ref: tuple[str, ...], output: str, api: Api) -> None:
     """Print one policy, e.g. shop/web (NAMESPACE '*' for a cluster default: '*/default')."""
     namespace, name = object_ref(ref)
@@ -155,6 +156,7 @@ def policy_get(ref: tuple[str, ...], output: str, api: Api) -> None:
 @click.option("-n", "--namespace", help="Only this namespace.")
 @output_option(("table", "json", "yaml"), "table")
 @api_options
+@cluster_option
 def policy_list(namespace: str | None, output: str, api: Api) -> None:
     """List policies."""
     params = {"namespace": namespace} if namespace else {}
@@ -372,6 +374,7 @@ def nothing_listed(api: Api, namespace: str | None) -> str:
 @click.option("-n", "--namespace", help="Only this namespace.")
 @output_option(("table", "json", "yaml", "csv"), "table")
 @api_options
+@cluster_option
 def recommendations_list(namespace: str | None, output: str, api: Api) -> None:
     """List recommendations: one line per workload container."""
     params = {"namespace": namespace} if namespace else {}
@@ -419,6 +422,7 @@ def scaler() -> None:
 @scaler.command("list")
 @output_option(("table", "json", "yaml"), "table")
 @api_options
+@cluster_option
 def scaler_list(output: str, api: Api) -> None:
     """List scalers with what they last did."""
     items = api.call("GET", "/scalers").json()["items"]
@@ -515,6 +519,7 @@ def scaler_delete(name: str, api: Api) -> None:
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
 @output_option(("table", "json", "yaml"), "table")
 @api_options
+@cluster_option
 def events(
     action: str | None,
     object_kind: str | None,

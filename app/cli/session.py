@@ -43,6 +43,8 @@ class Api:
             self.session.headers["Authorization"] = f"Bearer {conn.token}"
         # Per request: requests lets REQUESTS_CA_BUNDLE override a session's `verify`.
         self.verify: str | bool = conn.cacert or True
+        # Query parameters every GET of the command carries (`--cluster`: app/cli/fleet.py).
+        self.read_params: dict[str, str] = {}
 
     def call(
         self, method: str, path: str, *, ok: Sequence[int] = (200,), **kwargs: Any
@@ -55,6 +57,8 @@ class Api:
 
     def send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         """The answer whatever its status; an unreachable server ends the command."""
+        if method == "GET" and self.read_params:
+            kwargs["params"] = {**self.read_params, **(kwargs.get("params") or {})}
         try:
             resp = self.session.request(
                 method, self.base + path, timeout=TIMEOUT, verify=self.verify, **kwargs
@@ -162,4 +166,24 @@ def api_options(f: F) -> F:
     decorated: Any = wrapper
     for option in options:
         decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
+
+
+def cluster_option(f: F) -> F:
+    """Adds `--cluster NAME_OR_ID` (put it below `@api_options`: it needs the command's `api`):
+    every GET of the command asks about that cluster of the fleet instead of the server's own
+    (the API's `?cluster=`, docs/api.md)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, cluster: str | None, api: Api, **kwargs: Any) -> Any:
+        if cluster is not None:
+            api.read_params["cluster"] = cluster
+        return f(*args, api=api, **kwargs)
+
+    option = click.option(
+        "--cluster",
+        metavar="NAME_OR_ID",
+        help="Read this cluster of the fleet (its id or name) instead of the server's own.",
+    )
+    decorated: Any = option(wrapper)
     return decorated  # type: ignore[no-any-return]

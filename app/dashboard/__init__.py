@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
-from urllib.parse import urlencode
 
 from flask import (
     Blueprint,
@@ -31,7 +30,7 @@ from app.core.policy_warnings import never_sized_reasons
 from app.core.scope import RESOURCES, pod_minimum_share
 from app.core.update_mode import UPDATE_MODES
 from app.core.workload_key import WorkloadKey
-from app.dashboard import charts, data, format, nodes, placement
+from app.dashboard import charts, data, fleet, format, nodes, placement
 from app.dashboard.node_groups import node_groups
 from app.dashboard.snippets import policy_document, resources_block
 from app.dashboard.spread_chart import spread_chart
@@ -58,6 +57,7 @@ PAGE_RESOURCES = {
     "dashboard.nodes": "recommendations",
     "dashboard.scalers": "scalers",
     "dashboard.events": "events",
+    "dashboard.fleet": "recommendations",
 }
 MODES = UPDATE_MODES
 
@@ -86,7 +86,23 @@ def authorise() -> ResponseReturnValue | None:
         if e.status == 401:
             return redirect(url_for("dashboard.login", next=request.full_path.rstrip("?")))
         return error_page(e)
+    unknown = fleet.select()  # ?cluster=: the cluster the page shows
+    if unknown:
+        return error_page(PageError(400, "BadRequest", unknown))
     return None
+
+
+@bp.teardown_request
+def release_cluster(_error: BaseException | None) -> None:
+    fleet.release()
+
+
+@bp.url_defaults
+def keep_cluster(endpoint: str, values: dict[str, Any]) -> None:
+    """Every link of a page showing another cluster keeps showing it (not the fleet page's)."""
+    wanted = g.get("cluster_ref")
+    if wanted and endpoint != "dashboard.fleet" and "cluster" not in values:
+        values["cluster"] = wanted
 
 
 @bp.app_context_processor
@@ -98,6 +114,8 @@ def helpers() -> dict[str, Any]:
         "cores": format.cores,
         "gib": format.gib,
         "user": g.get("user"),
+        "cluster_choices": fleet.choices,
+        "viewed_cluster": g.get("cluster_ref"),
     }
 
 
@@ -178,11 +196,11 @@ def workloads() -> ResponseReturnValue:
     ws.sort(key=data.sort_key(sort, prices), reverse=descending)
 
     def sort_link(key: str) -> str:
-        args = {k: v for k, v in request.args.items() if k not in ("sort", "order")}
+        args: dict[str, Any] = {k: v for k, v in request.args.items() if k not in ("sort", "order")}
         args["sort"] = key
         if key == sort and not descending:
             args["order"] = "desc"
-        return url_for("dashboard.workloads") + "?" + urlencode(args)
+        return url_for("dashboard.workloads", **args)  # ?cluster= among them, if given
 
     return render_template(
         "dashboard/workloads.html",
@@ -373,12 +391,17 @@ def events() -> ResponseReturnValue:
     rows, more = audit_events.page(db.session, where, page_size)
     next_url = None
     if more:
-        args = {k: v for k, v in request.args.items() if k != "continue"}
+        args: dict[str, Any] = {k: v for k, v in request.args.items() if k != "continue"}
         args["continue"] = audit_events.encode_continue(rows[-1].id)
-        next_url = url_for("dashboard.events") + "?" + urlencode(args)
+        next_url = url_for("dashboard.events", **args)
     return render_template(
         "dashboard/events.html", events=rows, action=action, kind=kind, next_url=next_url
     )
+
+
+@bp.get("/fleet", endpoint="fleet")
+def fleet_page() -> ResponseReturnValue:
+    return render_template("dashboard/fleet.html", fleet=fleet.view(), **fleet.page_args())
 
 
 @bp.get("/<path:rest>")

@@ -21,6 +21,7 @@ from app.core.policy import (
 from app.core.quantity import amount
 from app.core.recommendation import RESOURCES, ContainerPolicy
 from app.core.update_mode import UPDATE_MODE_ALIASES, UPDATE_MODES, UpdateMode
+from app.documents.cluster_target import parse_cluster_target
 from app.documents.fields import FieldError, unknown_fields
 from app.documents.node_group_fields import (
     NODE_GROUP_FIELDS,
@@ -60,6 +61,7 @@ POLICY_FIELDS = {
     "updateMode",
     "minReplicas",
     "containerPolicies",
+    "clusters",  # app.documents.cluster_target
     *UPDATE_FIELDS,  # app.documents.update_fields
     *RECOMMENDER_FIELDS,  # app.documents.recommender_fields
     *NODE_GROUP_FIELDS,  # app.documents.node_group_fields
@@ -237,6 +239,7 @@ def parse_policy(
     recommender = parse_recommender(doc, errors)
     node_group_label = parse_node_group_label(doc, target.kind, errors)
     placement = parse_placement(doc, errors)
+    parse_cluster_target(doc, errors)  # read by the store (app.store.policies), not the Policy
     if errors:
         raise PolicyInvalid(errors)
     return Policy(

@@ -7,11 +7,11 @@ vertical-pod-autoscaler 1.7's pkg/apis/autoscaling.k8s.io/v1/types.go lays them 
 evictAfterOOMSeconds), `spec.resourcePolicy.containerPolicies` (startupBoost included),
 `spec.startupBoost` and `spec.recommenders`; a container's integerCPU is VPA's
 `vpa-post-processor.kubernetes.io/{container}_integerCPU` annotation. What VPA has no field for
-(inPlaceSkipDisruptionBudget, recommenderParams, nodeGroupLabel, placement, integerCPU of the
-`*` entry) travels in the object's `rightsizer.io/policy-fields` annotation, which VPA ignores,
-so that exporting a policy and importing it back gives the same policy. What a policy cannot
-express is reported, not silently dropped; a policy VPA cannot express (no target, or a cluster
-default) is not exported.
+(inPlaceSkipDisruptionBudget, recommenderParams, nodeGroupLabel, placement, clusters, integerCPU
+of the `*` entry) travels in the object's `rightsizer.io/policy-fields` annotation, which VPA
+ignores, so that exporting a policy and importing it back gives the same policy. What a policy
+cannot express is reported, not silently dropped; a policy VPA cannot express (no target, or a
+cluster default) is not exported.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ EXTRA_FIELDS = (
     "nodeGroupLabel",
     "observationWindow",
     "placement",
+    "clusters",  # a fleet's policy: the clusters it targets (app.documents.cluster_target)
 )
 API_VERSIONS = {"Job": "batch/v1", "CronJob": "batch/v1"}  # the others are apps/v1
 # VPA's IntegerCPUPostProcessor opt-in (vertical-pod-autoscaler pkg/recommender/routines/

@@ -53,6 +53,8 @@ class Cluster(db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     uid: Mapped[str | None] = mapped_column(String(253), unique=True)
     name: Mapped[str] = mapped_column(String(253))
+    # RIGHTSIZER_CLUSTER_LABELS: what policies select clusters by (migration 0016)
+    labels: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -72,6 +74,9 @@ class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     # fleet (namespace, name), so the API keeps finding it by those. Indexed: each cluster's
     # reads (the webhook's snapshot, every few seconds) find its own without the fleet's (0014).
     cluster_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("clusters.id"), index=True)
+    # The clusters it targets as written (app.documents.cluster_target), cluster_id then None;
+    # None: its one cluster (cluster_id), or every cluster when cluster_id is None too (0016).
+    clusters: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     name: Mapped[str] = mapped_column(String(253))
     namespace: Mapped[str] = mapped_column(String(63), index=True)  # "*" = cluster default
     target_kind: Mapped[str | None] = mapped_column(String(KIND_LENGTH))

@@ -39,6 +39,7 @@ def policy_columns(doc: dict[str, Any]) -> dict[str, Any]:
         "recommender_params": recommender_params,
         "node_group_label": doc.get("nodeGroupLabel"),  # app.documents.node_group_fields
         "placement": stored_placement(doc),  # app.documents.placement_fields
+        "clusters": doc.get("clusters"),  # app.documents.cluster_target; absent: its one cluster
     }
 
 
@@ -56,6 +57,8 @@ def policy_document(row: PolicyRow) -> dict[str, Any]:
     doc.update(recommender_document(row.recommender, row.recommender_params))
     doc.update(node_group_document(row.node_group_label))
     doc.update(placement_document(row.placement))
+    if row.clusters is not None:
+        doc["clusters"] = row.clusters
     return doc
 
 

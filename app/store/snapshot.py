@@ -1,9 +1,10 @@
 """What the webhook and the updater load: every policy and recommendation, as plain values.
 
-`load_snapshot` reads them (three queries: app.store.policies.valid_policies,
-`recommendation_targets` and app.store.node_groups.node_group_targets, the recommendations of
-DaemonSets per node group) into an immutable `Snapshot`, the one the webhook's cache
-(app.webhook.cache) serves from and the updater plans with; the updater also reads
+`load_snapshot` reads them (four queries: app.store.policies.valid_policies, the policies that
+may govern this cluster and its row, `recommendation_targets` and
+app.store.node_groups.node_group_targets, the recommendations of DaemonSets per node group)
+into an immutable `Snapshot`, the one the webhook's cache (app.webhook.cache) serves from and
+the updater plans with; the updater also reads
 `history_seconds`, how much data each recommendation rests on. `carry_forward` keeps the objects
 of a reloaded snapshot that did not change, so caches keyed by their identity keep hitting.
 

@@ -28,8 +28,9 @@ class AlreadyExists(Exception):
 
 def commit_created(session: DbSession, row: Any) -> None:
     """Adds the new `row` and commits it with what the session holds (its audit event); a row
-    given no cluster belongs to this process's (app.store.clusters)."""
-    if row.cluster_id is None:
+    given no cluster (nor a policy's target clusters) belongs to this process's
+    (app.store.clusters)."""
+    if row.cluster_id is None and getattr(row, "clusters", None) is None:
         row.cluster_id = cluster_key(session)
     session.add(row)
     try:

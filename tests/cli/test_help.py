@@ -17,6 +17,7 @@ OWN = {
     "demo",
     "events",
     "export",
+    "fleet",
     "policy",
     "recommend",
     "recommendations",

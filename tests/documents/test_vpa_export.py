@@ -269,3 +269,19 @@ def test_export_then_import_gives_the_same_policy(doc: dict[str, Any]) -> None:
     back, warnings = policy_from_vpa(yaml.safe_load(text))
     assert warnings == []
     assert parse_policy(back) == before
+
+
+def test_a_fleet_policys_clusters_travel_in_the_extras_annotation() -> None:
+    doc = {
+        "name": "web",
+        "namespace": "shop",
+        "target": {"kind": "Deployment", "name": "web"},
+        "updateMode": "Initial",
+        "containerPolicies": [],
+        "clusters": {"selector": {"matchLabels": {"env": "prod"}}},
+    }
+    vpa = vpa_from_policy(doc)
+    extras = json.loads(vpa["metadata"]["annotations"][EXTRAS_ANNOTATION])
+    assert extras == {"clusters": doc["clusters"]}
+    back, warnings = policy_from_vpa(vpa)
+    assert back["clusters"] == doc["clusters"] and warnings == []

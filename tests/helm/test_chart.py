@@ -233,6 +233,9 @@ def test_joining_a_fleet_names_the_cluster(render: Render) -> None:
     assert (e["RIGHTSIZER_CLUSTER_NAME"], e["RIGHTSIZER_CLUSTER_ID"]) == ("prod-eu", "")
     e = env(container(render({"cluster": {"name": "prod-eu", "id": "eu-1"}})))
     assert e["RIGHTSIZER_CLUSTER_ID"] == "eu-1"
+    assert e["RIGHTSIZER_CLUSTER_LABELS"] == ""
+    labelled = {"cluster": {"labels": {"region": "eu", "env": "prod"}}}
+    assert env(container(render(labelled)))["RIGHTSIZER_CLUSTER_LABELS"] == "env=prod,region=eu"
 
 
 def test_leader_election_uses_a_lease_in_the_release_namespace(render: Render) -> None:

@@ -250,6 +250,8 @@ ca.key is kept as it is.
   value: {{ .Values.cluster.name | toString | quote }}
 - name: RIGHTSIZER_CLUSTER_ID
   value: {{ .Values.cluster.id | toString | quote }}
+- name: RIGHTSIZER_CLUSTER_LABELS
+  value: {{ include "rightsizer.clusterLabels" . | quote }}
 - name: RIGHTSIZER_RECOMMENDER_INTERVAL
   value: {{ .Values.recommender.interval | toString | quote }}
 - name: RIGHTSIZER_EXCLUDED_NAMESPACES
@@ -386,3 +388,14 @@ extenders:
     nodeCacheCapable: true
     ignorable: true
 {{- end }}
+
+{{/*
+cluster.labels as RIGHTSIZER_CLUSTER_LABELS reads them: key=value, comma-separated, by key.
+*/}}
+{{- define "rightsizer.clusterLabels" -}}
+{{- $labels := list -}}
+{{- range $k, $v := .Values.cluster.labels -}}
+{{- $labels = append $labels (printf "%s=%s" $k (toString $v)) -}}
+{{- end -}}
+{{- join "," $labels -}}
+{{- end -}}
