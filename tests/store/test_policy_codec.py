@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.core.policy import PLACEMENTS, UPDATE_MODE_ALIASES, UPDATE_MODES
+from app.core.policy import PLACEMENTS
+from app.core.update_mode import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.core.recommend.strategies import NAMES
 from app.documents.policy import PolicyInvalid, parse_policy
 from app.store.models import Policy as PolicyRow
