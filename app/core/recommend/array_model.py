@@ -244,17 +244,18 @@ class ArrayModel:
             pc = self._next_pc
             self._next_pc += 1
             size = pc + 1
-            self.pc_row = _grown(self.pc_row, size, 0)
-            self.last_cpu, self.last_mem = (
-                _grown(self.last_cpu, size, NAN),
-                _grown(self.last_mem, size, NAN),
-            )
-            self.window_end = _grown(self.window_end, size, NAN)
-            self.peak, self.oom_peak = (
-                _grown(self.peak, size, 0.0),
-                _grown(self.oom_peak, size, 0.0),
-            )
-            self.interval = _grown(self.interval, size, NAN)
+            if size > len(self.pc_row):  # the pod container columns grow together
+                self.pc_row = _grown(self.pc_row, size, 0)
+                self.last_cpu, self.last_mem = (
+                    _grown(self.last_cpu, size, NAN),
+                    _grown(self.last_mem, size, NAN),
+                )
+                self.window_end = _grown(self.window_end, size, NAN)
+                self.peak, self.oom_peak = (
+                    _grown(self.peak, size, 0.0),
+                    _grown(self.oom_peak, size, 0.0),
+                )
+                self.interval = _grown(self.interval, size, NAN)
         self.pc_row[pc] = row
         self.interval[pc] = self.tuning(w).settings.memory_aggregation_interval_seconds
         self.last_cpu[pc] = self.last_mem[pc] = self.window_end[pc] = NAN
@@ -395,7 +396,11 @@ class ArrayModel:
             rows = np.array(row_of, dtype=np.int64)
             new = rows < 0
             idle = np.where(new, 0.0, self.idle[rows])
-            idle[new] = [self._idle_of(k[0]) for k, n in zip(keys, new.tolist(), strict=True) if n]
+            idle_of: dict[WorkloadKey, float] = {}  # asked once per workload, not per sample
+            for k in (k for k, n in zip(keys, new.tolist(), strict=True) if n):
+                if k[0] not in idle_of:
+                    idle_of[k[0]] = self._idle_of(k[0])
+            idle[new] = [idle_of[k[0]] for k, n in zip(keys, new.tolist(), strict=True) if n]
             last = np.where(new, NAN, self.last[rows])
         else:
             pcs = np.array(found, dtype=np.int64)
