@@ -11,12 +11,11 @@ new (the cold index); run 2 finds them all (the steady state). Not timed: fetchi
 the database writes (recommendations, checkpoints, history), conditions: this measures the
 model, the part issue 43 redesigns, not the job (benchmarks/recommender_scale.py does).
 
-Each run is timed for the array model (`ArrayModel.add_usages`, `recommend_all`) and, side by
-side, the per-object model the job runs today (`UsageModel.add_usages` per workload,
-`recommend` per workload), both from the same LIST bytes, with the cyclic collector paused as in
-the job's runs; the baseline is the best of three `json.loads` of the same bytes. Both models'
-recommendations are compared (they must be equal). Memory per workload container: the traced
-allocations (tracemalloc) of each model after run 2 at the first size, indices included.
+Each run is timed for the model (`ArrayModel.add_usages`, `recommend_all`) from the LIST bytes,
+with the cyclic collector paused as in the job's runs; the baseline is the best of three
+`json.loads` of the same bytes. (Until issue 43 removed it, the per-object UsageModel was timed
+side by side: results/array-model-scale.txt of that time.) Memory per workload container: the
+traced allocations (tracemalloc) of the model after run 2 at the first size, indices included.
 
     nice .venv/bin/python benchmarks/array_model_scale.py --pods 15000 45000 [--output FILE]
 
@@ -41,7 +40,6 @@ from metrics_floor import pod_metrics_list
 
 from app.core.gcpause import without_cyclic_gc
 from app.core.recommend.array_model import ArrayModel, Sample
-from app.core.recommend.model import UsageModel, UsageSample
 from app.core.recommend.podmetrics import decode_pod_metrics_list
 from app.core.recommend.samples import _usages
 from app.core.workload_key import WorkloadKey
@@ -76,15 +74,6 @@ def array_run(model: ArrayModel, body: bytes, owner: dict[tuple[str, str], Workl
     return model.recommend_all()
 
 
-def object_run(model: UsageModel, body: bytes, owner: dict[tuple[str, str], WorkloadKey]) -> Any:
-    batches: dict[WorkloadKey, list[UsageSample]] = {}
-    for w, *rest in samples_of(body, owner):
-        batches.setdefault(w, []).append(tuple(rest))  # type: ignore[arg-type]
-    for w, batch in batches.items():
-        model.add_usages(w, batch)
-    return {w: model.recommend(w) for w in model.workloads()}
-
-
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     gc.disable()
     try:
@@ -113,23 +102,20 @@ def measure(pods: int, replicas: int, rounds: int) -> dict[str, Any]:
         loads = sc.best_of(lambda: json.loads(run1), rounds)
     res: dict[str, Any] = {"pods": pods, "containers": len(set(owner.values())), "bytes": len(run1)}
     res["json.loads"] = loads
-    best: dict[str, list[float]] = {"run 1": [math.inf, math.inf], "run 2": [math.inf, math.inf]}
-    for _ in range(rounds):  # each round from fresh models: run 1 cold, run 2 warm
-        arrays, objects = ArrayModel(), UsageModel()
+    best = {"run 1": math.inf, "run 2": math.inf}
+    for _ in range(rounds):  # each round from a fresh model: run 1 cold, run 2 warm
+        arrays = ArrayModel()
         for name, body in (("run 1", run1), ("run 2", run2)):
-            a, recs_a = timed(lambda m=arrays, body=body: array_run(m, body, owner))
-            o, recs_o = timed(lambda m=objects, body=body: object_run(m, body, owner))
-            if recs_a != recs_o:
-                raise SystemExit(f"{name}: the two models' recommendations differ")
-            best[name] = [min(best[name][0], a), min(best[name][1], o)]
-        del arrays, objects, recs_a, recs_o
+            a, _ = timed(lambda m=arrays, body=body: array_run(m, body, owner))
+            best[name] = min(best[name], a)
+        del arrays
         gc.collect()
-    res.update({name: tuple(times) for name, times in best.items()})
+    res.update(best)
     return res
 
 
-def memory(pods: int, replicas: int) -> tuple[float, float, int]:
-    """MB traced for each model after two runs of `pods` pods, and the workload containers."""
+def memory(pods: int, replicas: int) -> tuple[float, int]:
+    """MB traced for the model after two runs of `pods` pods, and the workload containers."""
     owner = workloads(pods, replicas)
     bodies = [
         pod_metrics_list(pods, replicas, 1, seed=1),
@@ -142,59 +128,29 @@ def memory(pods: int, replicas: int) -> tuple[float, float, int]:
             m.add_usages(samples_of(b, owner))
         return m
 
-    def objects() -> UsageModel:
-        m = UsageModel()
-        for b in bodies:
-            object_run(m, b, owner)
-        return m
-
-    return traced_mb(arrays), traced_mb(objects), len(set(owner.values()))
+    return traced_mb(arrays), len(set(owner.values()))
 
 
 def report(
-    results: list[dict[str, Any]], mem: tuple[float, float, int], replicas: int, rounds: int
+    results: list[dict[str, Any]], mem: tuple[float, int], replicas: int, rounds: int
 ) -> list[str]:
     rows = []
     for r in results:
         loads = r["json.loads"]
         for run in ("run 1", "run 2"):
-            a, o = r[run]
-            rows.append(
-                (
-                    f"{r['pods']}",
-                    run,
-                    f"{loads:.3f}",
-                    f"{a:.3f}",
-                    f"{a / loads:.1f}",
-                    f"{o:.3f}",
-                    f"{o / loads:.1f}",
-                    f"{o / a:.1f}",
-                )
-            )
-    a_mb, o_mb, containers = mem
+            a = r[run]
+            rows.append((f"{r['pods']}", run, f"{loads:.3f}", f"{a:.3f}", f"{a / loads:.1f}"))
+    a_mb, containers = mem
     return [
-        f"the recommender's model in arrays against the per-object model, {replicas} pods per "
-        f"workload, one container each, best of {rounds} (LIST decoded, samples added, every "
-        "container estimated; not the job: no LIST fetch, no database write)",
+        f"the recommender's model in arrays, {replicas} pods per workload, one container each, "
+        f"best of {rounds} (LIST decoded, samples added, every container estimated; not the "
+        "job: no LIST fetch, no database write)",
         f"machine: {sc.machine()}",
         "",
-        sc.table(
-            [
-                "pods",
-                "run",
-                "json.loads s",
-                "arrays s",
-                "x json.loads",
-                "per-object s",
-                "x json.loads",
-                "per-object / arrays",
-            ],
-            rows,
-        ),
+        sc.table(["pods", "run", "json.loads s", "arrays s", "x json.loads"], rows),
         "",
         f"memory after two runs, {containers} workload containers (tracemalloc, indices "
-        f"included): arrays {a_mb:.1f} MB ({a_mb * 1e6 / containers:.0f} B a container), "
-        f"per-object {o_mb:.1f} MB ({o_mb * 1e6 / containers:.0f} B a container)",
+        f"included): {a_mb:.1f} MB ({a_mb * 1e6 / containers:.0f} B a container)",
     ]
 
 

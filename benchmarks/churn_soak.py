@@ -168,7 +168,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
         "recommender restart counts": len(recommender.restarts_seen),
         "  of them, of pods gone ": sum(k[:2] not in live_uids for k in recommender.restarts_seen),
         "updater resize watch": len(updater.resizing.details),
-        "workloads in the model": len(recommender.model.aggregates),
+        "workloads in the model": len(recommender.model.rows),
     }
     cluster.stop()
     api.close()

@@ -198,13 +198,13 @@ def build_cluster(app: Any, index: int, workloads: int, rng: random.Random) -> C
     """A cluster's identity, its rows as its first run saves them, its policies and 8 days of
     history."""
     from app.core.conditions import RECOMMENDATION_PROVIDED, Condition
-    from app.core.recommend.model import UsageModel
+    from app.core.recommend.array_model import ArrayModel
     from app.core.workload_key import WorkloadKey
     from app.store import clusters
     from app.store.results import CurrentRequests, results_from_model
 
     identity = clusters.init_app(app, f"fleet-bench-{index:03d}", f"cluster-{index}")
-    model = UsageModel()
+    model = ArrayModel()
     keys = [WorkloadKey(f"scale-{i // 1000}", "Deployment", f"app-{i}") for i in range(workloads)]
     start = T0.timestamp() - 86400
     for w in keys:

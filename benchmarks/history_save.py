@@ -33,14 +33,14 @@ DAYS = 8
 def fill(app: Any, containers: int) -> Any:
     from sqlalchemy import insert
 
-    from app.core.recommend.model import UsageModel
+    from app.core.recommend.array_model import ArrayModel
     from app.core.workload_key import WorkloadKey
     from app.store.extensions import db
     from app.store.models import RecommendationPoint
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
-    model = UsageModel()
+    model = ArrayModel()
     workloads = [WorkloadKey(f"ns-{i % 100}", "Deployment", f"w-{i}") for i in range(containers)]
     t = NOW.timestamp() - 3600
     for w in workloads:

@@ -44,8 +44,8 @@ import orjson
 import scale_common as sc
 
 from app.core.recommend.aggregate import cpu_buckets, memory_buckets
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.histogram import ExponentialBuckets
-from app.core.recommend.model import UsageModel
 from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.recommend.samples import _amount
 from app.core.recommend.settings import RecommenderSettings
@@ -176,9 +176,9 @@ def bucket_mismatches(items: list[PodMetrics]) -> tuple[int, int]:
     return differ, len(cpus) + len(memories)
 
 
-def fed_model(items: list[PodMetrics], workload_of: dict[tuple[str, str], int]) -> UsageModel:
+def fed_model(items: list[PodMetrics], workload_of: dict[tuple[str, str], int]) -> ArrayModel:
     """A model fed every sample of the LIST once (one sample per container: a minute's run)."""
-    model = UsageModel()
+    model = ArrayModel()
     keys: dict[int, WorkloadKey] = {}
     for item in items:
         meta = item.metadata

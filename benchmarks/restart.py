@@ -26,14 +26,14 @@ import scale_common as sc
 
 
 def fill(app: Any, workloads: int) -> None:
-    from app.core.recommend.model import UsageModel
+    from app.core.recommend.array_model import ArrayModel
     from app.core.workload_key import WorkloadKey
     from app.store.extensions import db
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
     rng = random.Random(1)
-    model = UsageModel()
+    model = ArrayModel()
     start = time.time() - 7 * 86400
     for i in range(workloads):
         w = WorkloadKey(f"ns-{i // 100:04d}", "Deployment", f"app-{i:05d}")
@@ -50,14 +50,14 @@ def fill(app: Any, workloads: int) -> None:
 
 
 def timed_restore(app: Any) -> tuple[float, int]:
-    from app.core.recommend.model import UsageModel
+    from app.core.recommend.array_model import ArrayModel
     from app.store.checkpoints import load_checkpoints
     from app.store.extensions import db
 
     with app.app_context():
-        model = UsageModel()
+        model = ArrayModel()
         began = time.perf_counter()
-        loaded, _ = load_checkpoints(db.session, model, model.settings)
+        loaded, _ = load_checkpoints(db.session, model)
         seconds = time.perf_counter() - began
         db.session.remove()
     return seconds, loaded

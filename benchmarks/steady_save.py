@@ -35,14 +35,14 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
     """(each round's save_all seconds, the floor's best of `rounds`)."""
     from sqlalchemy import select
 
-    from app.core.recommend.model import UsageModel
+    from app.core.recommend.array_model import ArrayModel
     from app.core.workload_key import WorkloadKey
     from app.store.extensions import db
     from app.store.models import Recommendation
     from app.store.recommendations import save_all
     from app.store.results import SampleSpan, results_from_model
 
-    model = UsageModel()
+    model = ArrayModel()
     workloads = [WorkloadKey(f"ns-{i % 100}", "Deployment", f"w-{i}") for i in range(containers)]
     t = NOW.timestamp() - 3600
     for w in workloads:

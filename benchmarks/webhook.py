@@ -624,14 +624,14 @@ def recommender_process(url: str, workloads: int, every: float, stop: Any, out: 
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
-    from app.core.recommend.model import UsageModel
+    from app.core.recommend.array_model import ArrayModel
     from app.core.recommend.settings import RecommenderSettings
     from app.core.workload_key import WorkloadKey
     from app.store.recommendations import save_all
     from app.store.results import results_from_model
 
     session = Session(create_engine(url))
-    model = UsageModel(RecommenderSettings())
+    model = ArrayModel(RecommenderSettings())
     t0 = time.time() - 2 * 86400
     rounds = saved = failed = 0
     while not stop.is_set():

@@ -21,7 +21,7 @@ from app.core.conditions import (
 )
 from app.core.pods import PodView
 from app.core.policy import CLUSTER_WIDE, Policy, PolicyIndex
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommendation import Recommendation
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.workload_key import WorkloadKey, sorted_keys
@@ -79,16 +79,12 @@ class RecommenderConditions:
         self,
         w: WorkloadKey,
         policy: Policy | None,
-        model: UsageModel,
+        model: ArrayModel,
         recs: Mapping[str, Recommendation],
         pod: PodView | None,
         node_cap: str | None = None,
     ) -> WorkloadFacts:
-        history = {
-            c: agg.last_sample - agg.first_sample
-            for c, agg in model.aggregates.get(w, {}).items()
-            if agg.first_sample is not None and agg.last_sample is not None
-        }
+        history = model.history_seconds(w)
         problem = None
         if policy is not None and (policy.target_kind, policy.target_name) == (w.kind, w.name):
             found = self.cluster.replicas_source(w)  # the cached object, or the Scale
@@ -103,7 +99,7 @@ class RecommenderConditions:
         self,
         session: DbSession,
         policies: Iterable[Policy],
-        model: UsageModel,
+        model: ArrayModel,
         recommended: Mapping[WorkloadKey, Mapping[str, Recommendation]],
         now: datetime,
         live: Mapping[WorkloadKey, PodView] | None = None,
@@ -115,7 +111,7 @@ class RecommenderConditions:
         if not isinstance(policies, PolicyIndex):
             policies = PolicyIndex(policies)
         pods = live if live is not None else self.live_pods(self.cluster.pods.items())
-        workloads = set(model.aggregates) | set(recommended) | self._targets(policies)
+        workloads = set(model.rows) | set(recommended) | self._targets(policies)
         out: dict[WorkloadKey, list[Condition]] = {}
         for w in sorted_keys(workloads):
             if w.namespace in self.excluded:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.timeline import HistoryPoint, Sample, replay
 from app.core.recommendation import ContainerPolicy
 from app.core.savings import pod_requests
@@ -79,7 +79,7 @@ class PrometheusHistory:
 
     def __call__(
         self,
-        model: UsageModel,
+        model: ArrayModel,
         cluster: ClusterView,
         have: set[WorkloadKey],
         policies_for: PoliciesFor | None = None,

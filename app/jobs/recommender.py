@@ -29,8 +29,9 @@ from app.core.job_families import FAMILY_KIND
 from app.core.owner_memo import WorkloadMemo
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import PolicyIndex
-from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due, save_aggregate
-from app.core.recommend.model import UsageModel, UsageSample
+from app.core.recommend.array_model import ArrayModel
+from app.core.recommend.array_model import Sample as ModelSample
+from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.recommend.samples import (
     new_oom_kills,
@@ -132,7 +133,7 @@ class RecommenderJob:
         """Starts over from the checkpoints at the next run. Called at the start of every
         leadership term: while another process led, it wrote newer checkpoints than the model
         this process kept in memory, and saving that stale model would overwrite them."""
-        self.model = UsageModel(self.options.model, self.options.idle_after)
+        self.model = ArrayModel(self.options.model, self.options.idle_after)
         self.windows = UsageWindows(self.options.model)  # usage since each history point
         self.restored = False
         self.restarts_seen: dict[tuple[str, str, str], int] = {}
@@ -170,7 +171,7 @@ class RecommenderJob:
                 self._restore(now)
             # each pod template's workload found once this run (the caches may move between
             # runs), answered with the model's own key objects (WorkloadMemo: found by identity)
-            keys = {w: w for w in self.model.aggregates}
+            keys = {w: w for w in self.model.rows}
             earlier = self.workload_of if isinstance(self.workload_of, WorkloadMemo) else None
             memo = WorkloadMemo(self.cluster.workload_of, keys, earlier)
             self.workload_of = self.conditions.workload_of = memo
@@ -223,7 +224,7 @@ class RecommenderJob:
             count_recommendations(db.session)  # the gauges, after this run's writes
         return (
             f"{len(metrics)} pod metrics, {samples} samples, {ooms} OOM kills, "
-            f"{len(self.model.aggregates)} workloads; saved {saved}, failed {failed}, "
+            f"{len(self.model.rows)} workloads; saved {saved}, failed {failed}, "
             f"dropped {dropped} idle, deleted {deleted} gone"
         )
 
@@ -233,7 +234,7 @@ class RecommenderJob:
         return fetching.result()
 
     def _tune(self, policies: PolicyIndex) -> None:
-        """Each workload's history is taken as its policy's strategy says (UsageModel.tune: a
+        """Each workload's history is taken as its policy's strategy says (ArrayModel.tune: a
         policy's `vpa` parameters replace settings): the workloads the model has now, and those
         it first sees in this run's checkpoints, history and samples."""
 
@@ -242,20 +243,20 @@ class RecommenderJob:
             return p.recommender if p else VPA
 
         self.model.strategy_of = strategy_of
-        for w in list(self.model.aggregates):
+        for w in list(self.model.rows):
             self.model.tune(w, strategy_of(w))
 
     def _restore(self, now: float) -> None:
-        loaded, skipped = load_checkpoints(db.session, self.model, self.model.settings)
+        loaded, skipped = load_checkpoints(db.session, self.model)
         # as stored: rewritten in turn from now on (checkpoints_due)
-        self.checkpointed = {(w, c): now for w, cs in self.model.aggregates.items() for c in cs}
+        self.checkpointed = {(w, c): now for w, cs in self.model.rows.items() for c in cs}
         log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
         self._kills_in_checkpoints()
         loaded, skipped = load_node_groups(db.session, self.node_groups.groups)
         if loaded or skipped:
             log.info("restored %d node groups (%d unreadable, skipped)", loaded, skipped)
         if self.history is not None:
-            have = set(self.model.aggregates)
+            have = set(self.model.rows)
             policies = PolicyIndex(valid_policies(db.session, self.invalid_policies))
 
             for pod in self.cluster.pods.items():  # the labels selector policies match
@@ -298,7 +299,7 @@ class RecommenderJob:
             if not pod.restarted:
                 continue
             w = self.cluster.workload_of(pod)
-            restored = self.model.aggregates.get(w) if w is not None else None
+            restored = self.model.rows.get(w) if w is not None else None
             if not restored:
                 continue
             for cs in pod.statuses:
@@ -323,11 +324,11 @@ class RecommenderJob:
         grouping = self.node_groups.active
         workload_of, last_labels = self.workload_of, self.labels
         window_of = self.windows.window
-        # Each workload's samples, in the LIST's order, added in one call per workload once the
-        # LIST is read (UsageModel.add_usages: the model as sample by sample). Workloads share
-        # nothing in the model, so only each one's own order counts. When a policy groups
-        # DaemonSets per node group, each sample is also its group's, and all go one by one.
-        batches: dict[WorkloadKey, list[UsageSample]] = {}
+        # The LIST's samples, in its order, added in one call once it is read (ArrayModel.
+        # add_usages: the model as sample by sample, every row's histograms fed column-wise).
+        # When a policy groups DaemonSets per node group, a grouped pod's samples are also its
+        # group's model's (app.jobs.node_groups).
+        batch: list[ModelSample] = []
         for item in metrics:
             meta = item.metadata
             ns = meta.namespace
@@ -347,51 +348,31 @@ class RecommenderJob:
             workload_info.add_pod(pod.name, resources)
             last_labels[w] = labels  # what selector policies match (last pod seen)
             if grouping:
-                fed += self._feed_grouped(w, pod, item, resources)
-                continue
-            batch = batches.get(w)
-            if batch is None:
-                batch = batches[w] = []
-            usage_samples(item, resources, batch)
-        add_usages = self.model.add_usages
-        for w, batch in batches.items():
-            for container, (cores, bytes_) in add_usages(w, batch).items():
-                window = window_of((w, container))
-                if cores:
-                    fed += len(cores)
-                    window.add_cpus(cores)
-                if bytes_:
-                    fed += len(bytes_)
-                    window.add_memories(bytes_)
+                self._feed_grouped(w, pod, item, resources)
+            usage_samples(w, item, resources, batch)
+        for key, (cores, bytes_) in self.model.add_usages(batch).items():
+            window = window_of(key)
+            if cores:
+                fed += len(cores)
+                window.add_cpus(cores)
+            if bytes_:
+                fed += len(bytes_)
+                window.add_memories(bytes_)
         return fed
 
     def _feed_grouped(
         self, w: WorkloadKey, pod: PodView, item: PodMetrics, resources: dict[str, Any]
-    ) -> int:
-        """One PodMetrics item sample by sample, each also taken into the pod's node group
-        when its workload is a DaemonSet sized per node group."""
-        fed = 0
+    ) -> None:
+        """A PodMetrics item's samples into the pod's node group's model too, when its workload
+        is a DaemonSet sized per node group (the workload's own model takes them as any)."""
         group = self.node_groups.group_of(w, pod)
-        if group is not None:
-            self.node_groups.saw_pod(group, w, pod.name, resources)
+        if group is None:
+            return
+        self.node_groups.saw_pod(group, w, pod.name, resources)
         for u in usage_from_metrics(item):
             r = resources.get(u.container)
-            if r is None:
-                continue
-            request = (r.cpu_request or 0) / 1000.0
-            window = self.windows.window((w, u.container))
-            cpu_taken, memory_taken = self.model.add_usage(
-                w, u.pod, u.container, u.time, u.cpu_cores, request, u.memory_bytes
-            )
-            if cpu_taken and u.cpu_cores is not None:
-                fed += 1
-                window.add_cpu(u.cpu_cores)
-            if memory_taken and u.memory_bytes is not None:
-                fed += 1
-                window.add_memory(u.memory_bytes)
-            if group is not None:
-                self.node_groups.add(group, w, u, request)
-        return fed
+            if r is not None:
+                self.node_groups.add(group, w, u, (r.cpu_request or 0) / 1000.0)
 
     def _feed_ooms(self, pods: Iterable[PodView]) -> int:
         count = 0
@@ -422,13 +403,8 @@ class RecommenderJob:
         return count
 
     def _forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
-        """Memory windows of pods that are gone; their history stays in the aggregates."""
-        for key in [
-            k
-            for k in self.model.pods
-            if (k[0].namespace, k[1]) not in live or k[0] not in self.model.aggregates
-        ]:
-            del self.model.pods[key]
+        """Memory windows of pods that are gone; their history stays in the rows."""
+        self.model.forget_pods(lambda k: (k[0].namespace, k[1]) not in live)
         self.node_groups.groups.forget_deleted_pods(live)
 
     def _grouped_history(self) -> Callable[[Sample], None]:
@@ -452,7 +428,7 @@ class RecommenderJob:
         """The aggregates whose checkpoint this run writes: those never written, and the ones
         written longest ago, as many as checkpoint_budget says. Forgets the write times of
         aggregates the model no longer has."""
-        keys = [(w, c) for w in self.model.workloads() for c in sorted(self.model.aggregates[w])]
+        keys = [(w, c) for w in self.model.workloads() for c in sorted(self.model.rows[w])]
         self.checkpointed = {k: self.checkpointed[k] for k in keys if k in self.checkpointed}
         budget = checkpoint_budget(
             len(self.checkpointed), self.interval, self.options.checkpoint_interval
@@ -471,30 +447,44 @@ class RecommenderJob:
         """Results to save, lazily: save_all pulls them batch by batch, so checking leadership
         here stops a long save as soon as the lease is lost, not only before it starts. Only
         the aggregates in `checkpoints` carry their checkpoint."""
-        for w in self.model.workloads():
+        model = self.model
+        workloads = model.workloads()
+
+        def policy(w: WorkloadKey) -> Any:
+            return policies.governing(w, self.labels.get(w))
+
+        def policies_of(w: WorkloadKey) -> list[ContainerPolicy]:
+            p = policy(w)
+            return list(p.container_policies) if p else []
+
+        def strategy_of(w: WorkloadKey) -> Strategy:
+            p = policy(w)
+            return p.recommender if p else VPA  # its strategy
+
+        # every row's percentiles at once (ArrayModel.recommend_all), then saved lazily
+        recommended = model.recommend_all(workloads, policies_of, strategy_of)
+        for w in workloads:
             if not still_leader():
                 log.warning("lost leadership while saving: the remaining workloads are not saved")
                 return
-            p = policies.governing(w, self.labels.get(w))
-            cps: list[ContainerPolicy] = list(p.container_policies) if p else []
-            recs = self.model.recommend(w, cps, p.recommender if p else VPA)  # its strategy
+            recs = recommended[w]
             self.recommended[w] = recs  # the policy's (its LimitedByPolicy)
             saved: Mapping[str, Recommendation] = recs
             if fit is not None and live is not None:
                 saved = fit.cap(w, recs, live.get(w))  # saved capped to fit a node
             wi = info.get(w, WorkloadInfo())
-            for name, agg in sorted(self.model.aggregates[w].items()):
+            for name, row in sorted(model.rows[w].items()):
                 pods = wi.requests.get(name)
                 current = CurrentRequests.of(pod_requests(pods)) if pods else None
                 yield ContainerResult(
                     w,
                     name,
                     saved.get(name),
-                    save_aggregate(agg) if (w, name) in checkpoints else None,
+                    model.save(w, name) if (w, name) in checkpoints else None,
                     current,
                     wi.conflicts,
                     self.windows.peek((w, name)),
-                    SampleSpan.of(agg),
+                    SampleSpan(*model.span(row)),
                 )
 
     def _collect_garbage(self, now: float, still_leader: Callable[[], bool]) -> int:
@@ -506,9 +496,7 @@ class RecommenderJob:
             # when idle for the memory window), so a family whose Jobs all finished keeps its
             # recommendation for the next one (app.core.job_families).
             exists = (
-                w in self.model.aggregates
-                if w.kind == FAMILY_KIND
-                else self.cluster.workload_exists(w)
+                w in self.model.rows if w.kind == FAMILY_KIND else self.cluster.workload_exists(w)
             )
             if exists and self.tracker.tracks(w, self.labels.get(w)):
                 self.missing_since.pop(w, None)
@@ -517,7 +505,7 @@ class RecommenderJob:
             if now - since >= self.options.gc_grace and still_leader():
                 delete_workload(db.session, w)
                 gone.add((w.namespace, w.kind, w.name))
-                self.model.aggregates.pop(w, None)
+                self.model.drop_workload(w)
                 self.node_groups.groups.drop(w)
                 self.missing_since.pop(w, None)
                 self.labels.pop(w, None)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from app.core.policy import Policy, PolicyIndex
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
 from app.kube.namespaces import NamespacesUnknown, namespace_labels
 
@@ -71,16 +71,12 @@ class Tracker:
         return "policies" in self.modes and self.policies.governing(w, labels) is not None
 
     def forget_untracked(
-        self, model: UsageModel, labels: Mapping[WorkloadKey, Mapping[str, str]]
+        self, model: ArrayModel, labels: Mapping[WorkloadKey, Mapping[str, str]]
     ) -> int:
         """Drops from the model every workload no longer tracked; how many."""
         if self.everything:
             return 0
-        gone = [w for w in model.aggregates if not self.tracks(w, labels.get(w))]
+        gone = [w for w in model.rows if not self.tracks(w, labels.get(w))]
         for w in gone:
-            del model.aggregates[w]
-        if gone:
-            dropped = set(gone)
-            for key in [k for k in model.pods if k[0] in dropped]:
-                del model.pods[key]
+            model.drop_workload(w)
         return len(gone)

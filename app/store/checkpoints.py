@@ -13,10 +13,9 @@ from typing import Any
 from sqlalchemy import select
 
 from app.core.gcpause import without_cyclic_gc
-from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate
+from app.core.recommend.array_model import ArrayModel
+from app.core.recommend.checkpoint import AggregateCheckpoint
 from app.core.recommend.histogram import HistogramCheckpoint
-from app.core.recommend.model import UsageModel
-from app.core.recommend.settings import RecommenderSettings
 from app.core.workload_key import WorkloadKey
 from app.store.clusters import cluster_key
 from app.store.models import Checkpoint
@@ -64,9 +63,7 @@ def checkpoint_from_row(row: Checkpoint) -> AggregateCheckpoint:
     )
 
 
-def load_checkpoints(
-    session: DbSession, model: UsageModel, settings: RecommenderSettings
-) -> tuple[int, int]:
+def load_checkpoints(session: DbSession, model: ArrayModel) -> tuple[int, int]:
     """Restores every checkpoint of this cluster into `model`; a bad one is logged and kept,
     not deleted. The cyclic collector is paused meanwhile (app.core.gcpause: half of a
     15,000-checkpoint restore went to its full collections)."""
@@ -76,12 +73,11 @@ def load_checkpoints(
         for row in session.scalars(select(Checkpoint).where(mine)):
             w = WorkloadKey(row.namespace, row.kind, row.name)
             try:
-                agg = load_aggregate(checkpoint_from_row(row), settings)
+                model.restore(w, row.container, checkpoint_from_row(row))
             except (ValueError, TypeError, AttributeError) as e:
                 log.warning("skipping checkpoint of %s container %s: %s", w, row.container, e)
                 skipped += 1
                 continue
-            model.restore(w, row.container, agg)
             loaded += 1
     return loaded, skipped
 

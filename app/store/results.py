@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.checkpoint import AggregateCheckpoint, save_aggregate
-from app.core.recommend.model import UsageModel
+from app.core.recommend.checkpoint import AggregateCheckpoint
 from app.core.recommend.timeline import UsagePercentiles
 from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.savings import PodRequests
@@ -64,19 +63,12 @@ class ContainerResult:
 
 
 def results_from_model(
-    model: UsageModel | ArrayModel,
+    model: ArrayModel,
     policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
 ) -> Iterator[ContainerResult]:
-    """A result per aggregate of the model: its recommendation (if any) and its checkpoint.
-    Either model (UsageModel goes once every reader has moved to ArrayModel, issue 43)."""
-    if isinstance(model, ArrayModel):
-        recommended = model.recommend_all(policies_of=policies_for)
-        for w in model.workloads():
-            for container in sorted(model.rows[w]):
-                rec = recommended[w].get(container)
-                yield ContainerResult(w, container, rec, model.save(w, container))
-        return
+    """A result per row of the model: its recommendation (if any) and its checkpoint."""
+    recommended = model.recommend_all(policies_of=policies_for)
     for w in model.workloads():
-        recs = model.recommend(w, policies_for(w) if policies_for else None)
-        for container, agg in sorted(model.aggregates[w].items()):
-            yield ContainerResult(w, container, recs.get(container), save_aggregate(agg))
+        for container in sorted(model.rows[w]):
+            rec = recommended[w].get(container)
+            yield ContainerResult(w, container, rec, model.save(w, container))

@@ -18,9 +18,8 @@ from kubernetes import client
 
 from app.core.owners import workload_of_pod
 from app.core.pods import PodView
-from app.core.recommend.checkpoint import load_aggregate, save_aggregate
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.histogram import HistogramCheckpoint
-from app.core.recommend.model import UsageModel
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.core.workload_key import WorkloadKey
 from app.simulator.simulator import Simulator
@@ -39,7 +38,7 @@ class Engine:
 
     def __init__(self, sim: Simulator) -> None:
         self.api = sim.api_client()
-        self.model = UsageModel()
+        self.model = ArrayModel()
         self.restarts: dict[tuple[str, str, str], int] = {}
 
     def observe(self) -> None:
@@ -85,7 +84,8 @@ class Engine:
                 self.model.record_oom(w, k.pod, k.container, k.time, k.memory_bytes)
 
     def samples(self) -> int:
-        return sum(a.total_samples for c in self.model.aggregates.values() for a in c.values())
+        m = self.model
+        return sum(int(m.count[row]) for c in m.rows.values() for row in c.values())
 
     def expected(self) -> dict[tuple[str, str, str, str], dict[str, dict[str, str]]]:
         return self._recommendations(self.model)
@@ -98,18 +98,18 @@ class Engine:
         Checkpoints round bucket weights (heaviest = 10000), so percentiles may move by up to one
         bucket from `expected()`; this computes exactly where they land.
         """
-        restored = UsageModel(self.model.settings)
-        for w, containers in self.model.aggregates.items():
-            for name, agg in containers.items():
-                cp = save_aggregate(agg)
+        restored = ArrayModel(self.model.settings)
+        for w, containers in self.model.rows.items():
+            for name in containers:
+                cp = self.model.save(w, name)
                 cp.cpu = HistogramCheckpoint.from_json(cp.cpu.to_json())
                 cp.memory = HistogramCheckpoint.from_json(cp.memory.to_json())
-                restored.restore(w, name, load_aggregate(cp, self.model.settings))
+                restored.restore(w, name, cp)
         return self._recommendations(restored)
 
     @staticmethod
     def _recommendations(
-        model: UsageModel,
+        model: ArrayModel,
     ) -> dict[tuple[str, str, str, str], dict[str, dict[str, str]]]:
         out = {}
         for w in model.workloads():

@@ -124,17 +124,17 @@ def test_jobs_are_learned_per_cronjob_and_per_family_and_a_family_outlives_its_j
             wanted = {CRONJOB, ETL, WorkloadKey(NS, "Job", "adhoc")}
             for _ in range(10):  # the view may see the newest pod a run after its creation
                 step(sim, job)
-                if wanted <= set(job.model.aggregates):
+                if wanted <= set(job.model.rows):
                     break
-            assert wanted <= set(job.model.aggregates)
+            assert wanted <= set(job.model.rows)
             # the family's next Job, another name: the same workload, its history grows
             delete_job(api, "etl-1")
             job_with_pod(api, "etl-2", family="etl")
             step(sim, job)
-            [agg] = job.model.aggregates[ETL].values()
-            seen = agg.total_samples
+            [row] = job.model.rows[ETL].values()
+            seen = job.model.count[row]
             step(sim, job)
-            assert agg.total_samples > seen
+            assert job.model.count[row] > seen
             assert not any(w.kind == "Job" and w.name.startswith("etl") for w in stored(app))
             # no Job of the family left: its recommendation stays for the next one, past the
             # grace period after which a deleted Job's rows go

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.jobs.history import PrometheusHistory
 from app.kube.cluster import ClusterView
 from app.settings import PrometheusSettings
@@ -80,7 +80,7 @@ def vpa_names(url: str, tmp_path: Path, pki: Pki, **fields: Any) -> PrometheusSe
 def load(sim: Simulator, settings: PrometheusSettings, cluster: ClusterView, **kw: Any) -> int:
     sleep = kw.pop("sleep", lambda seconds: None)
     history = PrometheusHistory(settings, clock=sim.now, sleep=sleep)
-    return history(UsageModel(), cluster, set(), **kw).fed
+    return history(ArrayModel(), cluster, set(), **kw).fed
 
 
 def test_history_loads_over_tls_with_a_token_file_a_tenant_and_vpas_label_names(

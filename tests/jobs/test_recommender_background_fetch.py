@@ -84,7 +84,7 @@ def test_a_failed_list_fails_the_run_and_leaves_its_oom_kill_for_the_next(app: F
     recommender = job(app, cluster)
     with pytest.raises(RuntimeError, match="unavailable"):
         recommender.run_once(lambda: True)
-    assert rows(app) == 0 and not recommender.model.aggregates
+    assert rows(app) == 0 and not recommender.model.rows
     cluster.failure = None
     cluster.pods_read.clear()
     summary = recommender.run_once(lambda: True)

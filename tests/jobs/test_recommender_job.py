@@ -42,6 +42,11 @@ def scenario() -> dict[str, Any]:
     return SCENARIO
 
 
+def samples(job: Any, w: WorkloadKey, container: str) -> int:
+    """The CPU samples of the workload container's row in the job's model."""
+    return int(job.model.count[job.model.rows[w][container]])
+
+
 def stored(app: Flask) -> set[WorkloadKey]:
     with app.app_context():
         rows = db.session.execute(
@@ -57,7 +62,7 @@ def test_every_workload_outside_the_excluded_namespaces_gets_a_recommendation(
     for _ in range(3):
         step(sim, job)
     assert stored(app) == {WEB, API}
-    assert PRIVATE not in job.model.aggregates
+    assert PRIVATE not in job.model.rows
 
 
 def test_a_workload_an_hpa_scales_on_cpu_is_marked_in_conflict_for_cpu_only(
@@ -114,7 +119,7 @@ def test_rows_of_a_deleted_workload_go_after_the_grace_period_and_not_before(
         left = db.session.scalar(
             select(func.count()).select_from(Checkpoint).where(Checkpoint.name == "api")
         )
-    assert left == 0 and API not in job.model.aggregates
+    assert left == 0 and API not in job.model.rows
     # the newest history points the job keeps (RecommenderJob.history_points) forget it too, so
     # a workload of that name again is looked up and gets its first point in its first run
     assert {k[:3] for k in job.history_points} == {
@@ -131,9 +136,9 @@ def test_aggregates_without_a_sample_for_the_idle_period_are_dropped(
         "api", "shop", {"spec": {"replicas": 0}}
     )
     assert "dropped 0 idle" in step(sim, job, 1800)
-    assert API in job.model.aggregates  # no sample for 30 min: still kept
+    assert API in job.model.rows  # no sample for 30 min: still kept
     assert "dropped 1 idle" in step(sim, job, 1900)  # no sample for over an hour
-    assert API not in job.model.aggregates and WEB in job.model.aggregates
+    assert API not in job.model.rows and WEB in job.model.rows
 
 
 def test_a_new_leadership_term_resumes_from_the_checkpoints_not_the_stale_model(
@@ -145,11 +150,11 @@ def test_a_new_leadership_term_resumes_from_the_checkpoints_not_the_stale_model(
     other = make_job(app, cluster, sim)
     for _ in range(3):
         step(sim, other)
-    newer = other.model.aggregates[WEB]["app"].total_samples
-    assert newer > mine.model.aggregates[WEB]["app"].total_samples
+    newer = samples(other, WEB, "app")
+    assert newer > samples(mine, WEB, "app")
     mine.forget()  # what startup does when this process wins the lease again
     step(sim, mine)
-    assert mine.model.aggregates[WEB]["app"].total_samples == newer + 2  # two pods, one step
+    assert samples(mine, WEB, "app") == newer + 2  # two pods, one step
 
 
 def test_losing_the_lease_while_saving_stops_the_save(

@@ -143,7 +143,7 @@ def test_groups_take_the_history_as_the_policys_vpa_parameters_say(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
     """A policy's `vpa` parameters (a memory interval, a half-life) tune the DaemonSet's groups
-    as they tune the DaemonSet-wide model (UsageModel.tune)."""
+    as they tune the DaemonSet-wide model (ArrayModel.tune)."""
     add_policy(app, "agent", TYPE)
     params = {"memoryAggregationIntervalSeconds": 120, "cpuHistogramDecayHalfLifeSeconds": 3600}
     with app.app_context():
@@ -153,7 +153,7 @@ def test_groups_take_the_history_as_the_policys_vpa_parameters_say(
         db.session.commit()
     job = make_job(app, cluster, sim)
     step(sim, job)
-    agent = next(w for w in job.model.aggregates if w.name == "agent")
+    agent = next(w for w in job.model.rows if w.name == "agent")
     assert job.node_groups.groups.models
     for model in [job.model, *job.node_groups.groups.models.values()]:
         s = model.tuning(agent).settings

@@ -56,8 +56,8 @@ def test_each_workload_gets_its_policys_strategy_and_the_reason(
     assert "limit = request" in web.reason
     assert api.reason is not None and api.reason.startswith("vpa: CPU p90 of usage")
     # KRR's memory: the largest sample + 15%, in whole MiB; VPA's is the p90 of peaks + 15%
-    agg = job.model.aggregates[next(w for w in job.model.aggregates if w.name == "web")]["app"]
-    peak = agg.daily.window(14).memory.maximum
+    row = job.model.rows[next(w for w in job.model.rows if w.name == "web")]["app"]
+    peak = job.model.daily[row].window(14).memory.maximum
     assert web.target_memory == math.ceil(peak * 1.15 / MIB) * MIB
 
 
@@ -70,10 +70,10 @@ def test_daily_usage_survives_a_restart_through_the_checkpoints(
     with app.app_context():
         saved = {c.name: c.daily for c in db.session.scalars(select(Checkpoint))}
     assert saved["web"] and saved["web"][0]["cpu"]  # counts per bucket, per day
-    before = {w.name: a["app"].daily.window(14) for w, a in job.model.aggregates.items()}
+    before = {w.name: job.model.daily[r["app"]].window(14) for w, r in job.model.rows.items()}
     job.forget()  # a new leadership term: the model starts over from the checkpoints
     step(sim, job)
-    after = {w.name: a["app"].daily.window(14) for w, a in job.model.aggregates.items()}
+    after = {w.name: job.model.daily[r["app"]].window(14) for w, r in job.model.rows.items()}
     for name in ("web", "api"):
         assert after[name].cpu.count == before[name].cpu.count + 2  # 2 pods, one more sample
 
@@ -101,9 +101,9 @@ def test_a_policys_vpa_parameters_apply_to_its_workload_only(
     assert web.target_cpu == 2000  # the policy's pod minimum (one container per pod)
     assert web.target_memory % (100 * MIB) == 0
     assert api.target_cpu < 2000 and api.target_memory % (100 * MIB) != 0
-    keys = {w.name: w for w in job.model.aggregates}
-    assert job.model.aggregates[keys["web"]]["app"].cpu.half_life == 3600
-    assert job.model.aggregates[keys["api"]]["app"].cpu.half_life == 86400
+    keys = {w.name: w for w in job.model.rows}
+    assert job.model.cpu.hl[job.model.rows[keys["web"]]["app"]] == 3600
+    assert job.model.cpu.hl[job.model.rows[keys["api"]]["app"]] == 86400
     assert job.model.tuning(keys["web"]).settings.memory_aggregation_interval_seconds == 120
     assert job.model.tuning(keys["api"]) == job.model.default_tuning
     # memoryAggregationIntervalCount unset: the idle time is the interval x 691200 / 86400

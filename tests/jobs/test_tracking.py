@@ -68,13 +68,13 @@ def test_memory_saver_learns_only_what_a_policy_covers_and_forgets_the_rest(
     job = make_job(app, cluster, sim, track=frozenset({"policies"}), gc_grace=60.0)
     step(sim, job)
     assert recommended(app) == {"shop/web", "lab/trial"}
-    assert {w.name for w in job.model.aggregates} == {"web", "trial"}
+    assert {w.name for w in job.model.rows} == {"web", "trial"}
     # The namespace policy goes: its workload is forgotten, its rows go after the grace.
     with app.app_context():
         db.session.query(Policy).filter_by(name="lab").delete()
         db.session.commit()
     step(sim, job)
-    assert {w.name for w in job.model.aggregates} == {"web"}
+    assert {w.name for w in job.model.rows} == {"web"}
     step(sim, job, seconds=120)
     assert recommended(app) == {"shop/web"}
 

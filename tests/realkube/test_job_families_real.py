@@ -17,7 +17,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from sqlalchemy.orm import Session
 
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
@@ -32,7 +32,7 @@ T0 = time.time() - 7200
 def seed(db_url: str) -> None:
     """Two hours of samples of the family etl's container `work` saved as its recommendation,
     and a policy of the namespace that applies it at admission (Initial)."""
-    model = UsageModel()
+    model = ArrayModel()
     key = WorkloadKey(NS, "JobFamily", "etl")
     for i in range(120):
         model.add_cpu(key, "etl-0", "work", T0 + 60 * i, 0.3, 0.1)

@@ -17,7 +17,7 @@ from kubernetes import client
 from sqlalchemy.orm import Session
 
 from app.core.quantity import parse_amount
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
@@ -32,7 +32,7 @@ T0 = time.time() - 7200
 def seed(db_url: str) -> None:
     """Two hours of 20 cores used by huge/Deployment/huge's container `app` (the nodes have 8),
     and a policy that applies its recommendation at admission (Initial)."""
-    model = UsageModel()
+    model = ArrayModel()
     key = WorkloadKey(NS, "Deployment", "huge")
     for i in range(120):
         model.add_cpu(key, "huge-0", "app", T0 + 60 * i, 20.0, 0.1)

@@ -20,7 +20,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from sqlalchemy.orm import Session
 
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
 from app.store.recommendations import save_all
 from app.store.results import results_from_model
@@ -35,7 +35,7 @@ T0 = time.time() - 7200
 def seed(db_url: str) -> None:
     """Two hours of samples of web/Deployment/web's container `app` saved as its
     recommendation, and a policy that applies it at admission (Initial)."""
-    model = UsageModel()
+    model = ArrayModel()
     key = WorkloadKey(NS, "Deployment", "web")
     for i in range(120):
         model.add_cpu(key, "web-0", "app", T0 + 60 * i, 0.4, 0.1)

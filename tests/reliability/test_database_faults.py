@@ -23,7 +23,7 @@ from flask import Flask
 from flask_migrate import upgrade
 
 from app import create_app
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.workload_key import WorkloadKey
 from app.settings import settings_of
@@ -208,8 +208,8 @@ def test_kill_9_in_the_middle_of_a_batch_leaves_whole_batches_only(
     recs, cps = rows(Recommendation), rows(Checkpoint)
     assert len(recs) == len(cps) == 20
     assert recs.keys() == cps.keys()
-    model = UsageModel(RecommenderSettings())
-    assert load_checkpoints(db.session, model, RecommenderSettings()) == (20, 0)
+    model = ArrayModel(RecommenderSettings())
+    assert load_checkpoints(db.session, model) == (20, 0)
     for row in db.session.scalars(sa.select(Recommendation)):
         w = WorkloadKey(row.namespace, row.kind, row.name)
         restored = model.recommend(w)[row.container]
@@ -407,9 +407,9 @@ def test_kill_9_of_rightsizer_serve_inside_a_checkpoint_batch(tmp_path: Path) ->
             assert len(killed_run) <= 4  # not w3's batch
 
             # Restart: the checkpoints restore the model; what it recommends matches the store.
-            model = UsageModel(RecommenderSettings())
+            model = ArrayModel(RecommenderSettings())
             with engine.connect() as conn, sa.orm.Session(bind=conn) as session:
-                assert load_checkpoints(session, model, RecommenderSettings()) == (6, 0)
+                assert load_checkpoints(session, model) == (6, 0)
             for (name, container), (_, _, cpu, mem) in after.items():
                 restored = model.recommend(WorkloadKey("shop", "Deployment", name))[container]
                 assert restored.target.cpu == pytest.approx(cpu, rel=0.051)

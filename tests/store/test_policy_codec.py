@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.core.policy import PLACEMENTS
-from app.core.update_mode import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.core.recommend.strategies import NAMES
+from app.core.update_mode import UPDATE_MODE_ALIASES, UPDATE_MODES
 from app.documents.policy import PolicyInvalid, parse_policy
 from app.store.models import Policy as PolicyRow
 from app.store.policy_codec import policy_columns, policy_document, policy_from_row

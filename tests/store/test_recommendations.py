@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import event, func, select
 
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommendation import ContainerPolicy
 from app.core.resources import MAX_AMOUNT
@@ -29,8 +29,8 @@ WEB = WorkloadKey("shop", "Deployment", "web")
 DB_ = WorkloadKey("shop", "StatefulSet", "db")
 
 
-def fed_model() -> UsageModel:
-    m = UsageModel(S)
+def fed_model() -> ArrayModel:
+    m = ArrayModel(S)
     t0 = 1_719_792_000.0
     for i in range(3 * 288):
         t = t0 + 300 * i
@@ -59,8 +59,8 @@ def test_round_trip_through_checkpoints_gives_the_same_recommendations(app: Flas
     assert report.points == written  # and its first history point
     assert count(Checkpoint) == 3 and count(Recommendation) == 3
 
-    restored = UsageModel(S)
-    assert load_checkpoints(db.session, restored, S) == (3, 0)
+    restored = ArrayModel(S)
+    assert load_checkpoints(db.session, restored) == (3, 0)
     for w in (WEB, DB_):
         before, after = m.recommend(w), restored.recommend(w)
         assert before.keys() == after.keys()
@@ -70,9 +70,9 @@ def test_round_trip_through_checkpoints_gives_the_same_recommendations(app: Flas
                 # Rounding to 10000ths of the heaviest bucket may move a percentile one bucket.
                 assert a.cpu == pytest.approx(b.cpu, rel=0.051)
                 assert a.memory == pytest.approx(b.memory, rel=0.051)
-    agg = restored.aggregates[WEB]["app"]
-    assert agg.total_samples == 2 * 3 * 288
-    assert agg.first_sample == 1_719_792_000.0
+    total, first, _ = restored.span(restored.rows[WEB]["app"])
+    assert total == 2 * 3 * 288
+    assert first == 1_719_792_000.0
 
 
 def test_rows_hold_the_recommendation(app: Flask) -> None:
@@ -87,7 +87,7 @@ def test_rows_hold_the_recommendation(app: Flask) -> None:
 
 
 def test_unbounded_upper_bound_fits_the_column(app: Flask) -> None:
-    m = UsageModel(S)
+    m = ArrayModel(S)
     m.add_cpu(WEB, "web-1", "app", 1e9, 0.5, 1.0)
     save_all(db.session, results_from_model(m), NOW, batch_size=10)
     db.session.expire_all()
@@ -136,9 +136,9 @@ def test_bad_checkpoint_is_skipped_and_kept(app: Flask) -> None:
     row = db.session.scalars(select(Checkpoint).where(Checkpoint.container == "proxy")).one()
     row.cpu_buckets = {"999": 5}
     db.session.commit()
-    restored = UsageModel(S)
-    assert load_checkpoints(db.session, restored, S) == (2, 1)
-    assert "proxy" not in restored.aggregates.get(WEB, {})
+    restored = ArrayModel(S)
+    assert load_checkpoints(db.session, restored) == (2, 1)
+    assert "proxy" not in restored.rows.get(WEB, {})
     assert count(Checkpoint) == 3
 
 
@@ -158,7 +158,7 @@ def test_delete_workload(app: Flask) -> None:
     assert count(Checkpoint) == 1
 
 
-def with_current(m: UsageModel, replicas: int | None) -> list[ContainerResult]:
+def with_current(m: ArrayModel, replicas: int | None) -> list[ContainerResult]:
     """The model's results as the recommender gives them: current requests and live pods."""
     return [
         ContainerResult(
@@ -350,9 +350,9 @@ def test_checkpoints_are_rewritten_each_save(app: Flask) -> None:
     save_all(db.session, results_from_model(m), NOW, batch_size=10)
     m.add_cpu(DB_, "db-0", "postgres", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
     save_all(db.session, results_from_model(m), NOW + timedelta(minutes=1), batch_size=10)
-    restored = UsageModel(S)
-    assert load_checkpoints(db.session, restored, S) == (3, 0)
-    assert restored.aggregates[DB_]["postgres"].total_samples == 3 * 288 + 1
+    restored = ArrayModel(S)
+    assert load_checkpoints(db.session, restored) == (3, 0)
+    assert restored.span(restored.rows[DB_]["postgres"])[0] == 3 * 288 + 1
 
 
 def test_checkpoints_are_restored_with_the_cyclic_collector_paused(
@@ -360,15 +360,15 @@ def test_checkpoints_are_restored_with_the_cyclic_collector_paused(
 ) -> None:
     save_all(db.session, results_from_model(fed_model()), NOW, batch_size=10)
     during: list[bool] = []
-    restore = UsageModel.restore
+    restore = ArrayModel.restore
 
-    def recording(self: UsageModel, *args: object) -> None:
+    def recording(self: ArrayModel, *args: object) -> None:
         during.append(gc.isenabled())
         restore(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(UsageModel, "restore", recording)
+    monkeypatch.setattr(ArrayModel, "restore", recording)
     assert gc.isenabled()
-    assert load_checkpoints(db.session, UsageModel(S), S) == (3, 0)
+    assert load_checkpoints(db.session, ArrayModel(S)) == (3, 0)
     assert during == [False, False, False] and gc.isenabled()  # and back on after
 
 
@@ -415,7 +415,7 @@ def test_keys_of_any_text_are_found_again(app: Flask) -> None:
     SQL, backslashes and text beyond ASCII find their rows again, so a second save updates the
     row and its history instead of adding another (the unique key would refuse it)."""
     odd = WorkloadKey("shop' OR '1'='1", 'Deploy"ment', "wéb-😀\\n")
-    m = UsageModel(S)
+    m = ArrayModel(S)
     for i in range(12):
         m.add_cpu(odd, "p-1", "ä'pp", 1_719_792_000.0 + 300 * i, 0.25, 0.5)
         m.add_memory(odd, "p-1", "ä'pp", 1_719_792_000.0 + 300 * i, 3e8)

@@ -1,32 +1,34 @@
-"""The recommender's model kept in arrays: the coming replacement of UsageModel (model.py).
+"""The recommender's model, kept in arrays (issue 43).
 
-Issue 43. The same state as UsageModel's per-object aggregates and pod containers (VPA's
-AggregateContainerState and per-pod memory windows), as columns of numpy arrays: the CPU and
-memory histograms of every workload container are rows of two HistogramRows
-(histogram_rows.py); a row also has its first and last CPU sample, its CPU sample count and
-the time it was restored up to; each pod container (its last CPU and memory sample, its open
-memory window and peaks) is an index into arrays of its own. A batch of PodMetrics samples,
+VPA's per workload container state (AggregateContainerState) and per pod container memory
+windows as columns of numpy arrays: the CPU and memory histograms of every workload container
+are rows of two HistogramRows (histogram_rows.py, bit for bit VPA's decaying histograms); a row
+also has its first and last CPU sample, its CPU sample count and the time it was restored up to
+(the samples a checkpoint already holds); each pod container (its last CPU and memory sample, its
+open memory window and peaks) is an index into arrays of its own. A batch of PodMetrics samples,
 for any workloads, is checked and added column-wise: duplicates and older samples, restored
-checkpoints, memory windows, then one scatter per histogram.
+checkpoints, memory windows, then one scatter per histogram. A batch leaves the model as its
+samples one by one would (add_usage; tests/core/recommend/test_array_model.py drives random
+streams both ways and compares every recommendation and checkpoint).
 
-What it gives is UsageModel's, bit for bit (tests/core/recommend/test_array_model.py drives
-random sample streams through both and compares every recommendation and checkpoint): the
-same rules in the same order per pod container and per histogram. The estimate is the `vpa`
-strategy's own (strategies/vpa.py and estimator.py, called on a view of each row whose
-percentiles were computed for all rows at once), so a change to the estimator applies to both
-models. The OOM bump is aggregate.oom_bump.
+The rules, per pod container and per histogram, in VPA's order: a CPU sample is taken when newer
+than the pod container's last one and than the row's restored checkpoint, weighted by the
+container's CPU request (at least min_cpu_sample_weight cores); memory keeps one peak per pod
+container per aggregation interval, timestamped at the window's end (a larger usage replaces the
+window's peak: the old one out, the new one in); an OOM kill adds a bumped peak unless more than
+one interval older than the last memory sample (aggregate.oom_bump; kubernetes/autoscaler #8548).
+A row with no CPU sample for its idle time (8 days, VPA's memory aggregation window) is dropped,
+"now" being the sample being added or, in `expire_idle`, the newest one the model holds.
 
-A workload's policy may tune its history (`tune`, `strategy_of`: UsageModel's): a row keeps its
-own half-lives (HistogramRows.hl) and idle time, a pod container its memory interval, and a
-retuned row the note of what its history was gathered with (aggregate.Retuned). Each row also
-keeps its per-day usage counts (daily.py's DailyUsage, fed per row from the same column-wise
-batch) for the strategies that read a window (`krr`, `balanced`); `recommend` runs any strategy
-on a view of the row.
+The estimate is the `vpa` strategy's own (strategies/vpa.py and estimator.py, called on a view
+of each row whose percentiles were computed for all rows at once). A workload's policy may tune
+its history (`tune`, `strategy_of`): a row keeps its own half-lives (HistogramRows.hl) and idle
+time, a pod container its memory interval, and a retuned row the note of what its history was
+gathered with (aggregate.Retuned). Each row also keeps its per-day usage counts (daily.py's
+DailyUsage) for the strategies that read a window (`krr`, `balanced`).
 
+The recommender job (app/jobs/recommender.py), its Prometheus history replay (timeline.py),
 `recommend --from-csv` (trace.replay) and each node group's model (node_groups.py) run it.
-Not yet here: the recommender job's own model, its checkpoint rows (app/store/checkpoints.py),
-the Prometheus history replay (timeline.py, app/jobs/history.py), the conditions and the
-tracking still run UsageModel.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from app.core.workload_key import WorkloadKey, sorted_keys
 
 Array = Any
 # One PodMetrics container's usage: (workload, pod, container, time, CPU cores, CPU request in
-# cores, memory bytes): UsageModel.add_usage's arguments.
+# cores, memory bytes): add_usage's arguments.
 Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
 Taken = tuple[list[float], list[float]]  # CPU cores, memory bytes taken
 NAN = math.nan
@@ -170,9 +172,9 @@ class ArrayModel:
         return self.tunings.get(workload, self.default_tuning)
 
     def tune(self, workload: WorkloadKey, strategy: Strategy) -> bool:
-        """UsageModel.tune: the workload takes its policy's strategy's settings; True when they
+        """The workload takes its policy's strategy's settings; True when they
         changed. Its rows decay at the new half-lives from their reference time on (and note
-        what their history was gathered with: AggregateState.retune), its pod containers take
+        what their history was gathered with: aggregate.Retuned), its pod containers take
         the new memory interval for what follows."""
         new = tuning(strategy, self.settings, self.idle_after)
         old = self.tuning(workload)
@@ -239,17 +241,18 @@ class ArrayModel:
             pc = self._next_pc
             self._next_pc += 1
             size = pc + 1
-            self.pc_row = _grown(self.pc_row, size, 0)
-            self.last_cpu, self.last_mem = (
-                _grown(self.last_cpu, size, NAN),
-                _grown(self.last_mem, size, NAN),
-            )
-            self.window_end = _grown(self.window_end, size, NAN)
-            self.peak, self.oom_peak = (
-                _grown(self.peak, size, 0.0),
-                _grown(self.oom_peak, size, 0.0),
-            )
-            self.interval = _grown(self.interval, size, NAN)
+            if size > len(self.pc_row):  # the pod container columns grow together
+                self.pc_row = _grown(self.pc_row, size, 0)
+                self.last_cpu, self.last_mem = (
+                    _grown(self.last_cpu, size, NAN),
+                    _grown(self.last_mem, size, NAN),
+                )
+                self.window_end = _grown(self.window_end, size, NAN)
+                self.peak, self.oom_peak = (
+                    _grown(self.peak, size, 0.0),
+                    _grown(self.oom_peak, size, 0.0),
+                )
+                self.interval = _grown(self.interval, size, NAN)
         self.pc_row[pc] = row
         self.interval[pc] = self.tuning(w).settings.memory_aggregation_interval_seconds
         self.last_cpu[pc] = self.last_mem[pc] = self.window_end[pc] = NAN
@@ -301,12 +304,11 @@ class ArrayModel:
 
     # Samples -----------------------------------------------------------------------------------
     def add_usages(self, batch: Sequence[Sample]) -> dict[tuple[WorkloadKey, str], Taken]:
-        """UsageModel.add_usage(*sample) for each sample, in order, any workloads: the same
+        """add_usage(*sample) for each sample, in order, any workloads: the same
         state. Consecutive samples of distinct pod containers that no idle expiry can reach are
         added together (a PodMetrics LIST is one such chunk); a sample that might expire its
         row is added alone after the check. Per workload container of the batch (in the order
-        they first appear), the CPU cores and memory bytes taken, in order (UsageModel.add_usages
-        of each workload's samples)."""
+        they first appear), the CPU cores and memory bytes taken, in order."""
         samples = [x for x in batch if x[4] is not None or x[6] is not None]
         keys = [x[:3] for x in samples]
         cpu: list[bool] = []
@@ -338,11 +340,39 @@ class ArrayModel:
                     lists[1].append(cast(float, x[6]))
         return taken
 
+    def add_usage(
+        self,
+        w: WorkloadKey,
+        pod: str,
+        container: str,
+        t: float,
+        cores: float | None,
+        request_cores: float,
+        bytes_: float | None,
+    ) -> tuple[bool, bool]:
+        """One pod container's CPU (when `cores` is given) then memory (when `bytes_` is), as
+        VPA's feeder takes a PodMetrics container; (CPU taken, memory taken)."""
+        if cores is None and bytes_ is None:
+            return False, False
+        sample = (w, pod, container, t, cores, request_cores, bytes_)
+        self._expire_if_idle(w, container, t)
+        return self._add_one(sample, self._pod_container(w, pod, container))
+
+    def add_cpu(
+        self, w: WorkloadKey, pod: str, container: str, t: float, cores: float, request: float
+    ) -> bool:
+        """One CPU sample (weighted by the container's CPU request in cores); taken or not."""
+        return self.add_usage(w, pod, container, t, cores, request, None)[0]
+
+    def add_memory(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
+        """One memory sample (the pod container's peak in its window); taken or not."""
+        return self.add_usage(w, pod, container, t, None, 0.0, bytes_)[1]
+
     def _add_checked(
         self, chunk: Sequence[Sample], keys: Sequence[tuple[WorkloadKey, str, str]]
     ) -> tuple[list[bool], list[bool]]:
         """Samples of distinct pod containers: together when no row can expire meanwhile (as
-        UsageModel._batchable: the chunk spans less than its rows' idle times, and so does each
+        the chunk spans less than its rows' idle times, and so does each
         row's last sample before it to the newest) and no day of it is dropped by a later one
         (it spans fewer days than are kept: DailyUsage._day), else one by one after each one's
         idle check. Whether each sample's CPU and its memory were taken."""
@@ -355,7 +385,7 @@ class ArrayModel:
         if None in found:
             # the rows of the samples' pod containers, -1 for a row not made yet: made only
             # once no row can expire meanwhile (an expiry may drop a workload's tuning, which
-            # its next row then takes afresh, as UsageModel does sample by sample)
+            # its next row then takes afresh, as sample by sample)
             row_of = [
                 int(self.pc_row[pc]) if pc is not None else self.rows.get(k[0], {}).get(k[2], -1)
                 for pc, k in zip(found, keys, strict=True)
@@ -363,7 +393,11 @@ class ArrayModel:
             rows = np.array(row_of, dtype=np.int64)
             new = rows < 0
             idle = np.where(new, 0.0, self.idle[rows])
-            idle[new] = [self._idle_of(k[0]) for k, n in zip(keys, new.tolist(), strict=True) if n]
+            idle_of: dict[WorkloadKey, float] = {}  # asked once per workload, not per sample
+            for k in (k for k, n in zip(keys, new.tolist(), strict=True) if n):
+                if k[0] not in idle_of:
+                    idle_of[k[0]] = self._idle_of(k[0])
+            idle[new] = [idle_of[k[0]] for k, n in zip(keys, new.tolist(), strict=True) if n]
             last = np.where(new, NAN, self.last[rows])
         else:
             pcs = np.array(found, dtype=np.int64)
@@ -448,7 +482,7 @@ class ArrayModel:
         restored = self.restored[rows]
         with np.errstate(invalid="ignore"):
             not_restored = ~(restored >= t)
-            # CPU: PodContainerState.add_cpu_sample
+            # CPU: each pod container's newer samples
             take = ~np.isnan(cores) & ~(cores < 0) & ~(self.last_cpu[pcs] >= t) & not_restored
             cpu_taken = take
             if take.any():
@@ -462,7 +496,7 @@ class ArrayModel:
                 np.fmax.at(self.last, r, times)
                 np.add.at(self.count, r, 1)
                 self._add_days(r, times, c, buckets, True)
-            # memory: PodContainerState.add_memory_peak
+            # memory: each pod container's window peaks
             take = ~np.isnan(usage) & ~(usage < 0) & not_restored & ~(self.last_mem[pcs] > t)
         if take.any():
             self._memory_peaks(pcs[take], t[take], usage[take])
@@ -485,7 +519,7 @@ class ArrayModel:
             daily[row_at[a]]._add_many(times[a:b], vs[a:b], bs[a:b], cpu)
 
     def _memory_peaks(self, pcs: Array, t: Array, usage: Array) -> None:
-        """PodContainerState._take_peak of usage samples (not OOM kills) for distinct pod
+        """_take_peak of usage samples (not OOM kills) for distinct pod
         containers, in order."""
         interval = self.interval[pcs]
         rows = self.pc_row[pcs]
@@ -522,7 +556,8 @@ class ArrayModel:
             self.memory.add(rows[this], buckets[rank == k], np.ones(len(this)), end[this])
 
     def record_oom(self, w: WorkloadKey, pod: str, container: str, t: float, bytes_: float) -> bool:
-        """UsageModel.record_oom (PodContainerState.record_oom and its OOM rule)."""
+        """An OOM kill of the pod container at `t` using `bytes_`: a bumped peak, unless
+        older than the fresh-OOM rule allows or already in a restored checkpoint; taken or not."""
         self._expire_if_idle(w, container, t)
         pc = self._pod_container(w, pod, container)
         s = self.tuning(w).settings
@@ -542,7 +577,7 @@ class ArrayModel:
         return True
 
     def _take_peak(self, pc: int, row: int, t: float, usage: float, is_oom: bool) -> None:
-        """PodContainerState._take_peak: the sample's part in the open memory window."""
+        """The sample's part in the open memory window."""
         self.last_mem[pc] = t
         end = float(self.window_end[pc])
         if math.isnan(end):
@@ -571,7 +606,7 @@ class ArrayModel:
         return float(last.max()) if len(last) else None
 
     def expire_idle(self, now: float) -> int:
-        """UsageModel.expire_idle: drops every row idle at `now` (at its workload's idle
+        """Drops every row idle at `now` (at its workload's idle
         time); the count."""
         expired = [
             (w, name)
@@ -585,6 +620,18 @@ class ArrayModel:
 
     def _live_rows(self) -> Array:
         return np.array([r for c in self.rows.values() for r in c.values()], dtype=np.int64)
+
+    def span(self, row: int) -> tuple[int, float | None, float | None]:
+        """The row's CPU sample count, its first and its last sample's time."""
+        return int(self.count[row]), _opt(float(self.first[row])), _opt(float(self.last[row]))
+
+    def history_seconds(self, w: WorkloadKey) -> dict[str, float]:
+        """Per container of the workload with CPU samples: from its first to its last one."""
+        return {
+            name: float(self.last[row] - self.first[row])
+            for name, row in self.rows.get(w, {}).items()
+            if not (math.isnan(self.first[row]) or math.isnan(self.last[row]))
+        }
 
     # Checkpoints -------------------------------------------------------------------------------
     def save(self, w: WorkloadKey, container: str) -> AggregateCheckpoint:
@@ -600,10 +647,9 @@ class ArrayModel:
         )
 
     def restore(self, w: WorkloadKey, container: str, cp: AggregateCheckpoint) -> None:
-        """UsageModel.restore(w, container, checkpoint.load_aggregate(cp, settings)), before any
+        """The row restored from a checkpoint (raising ValueError for a bad one), before any
         pod of the workload container is seen (as the job restores at start-up). Over a live
-        row, the row and its pod containers' windows are replaced (UsageModel would leave its
-        pod containers feeding the aggregate it replaced)."""
+        row, the row and its pod containers' windows are replaced."""
         if cp.version != CHECKPOINT_VERSION:
             raise ValueError(f"checkpoint version {cp.version!r}, expected {CHECKPOINT_VERSION!r}")
         if cp.total_samples < 0:
@@ -675,7 +721,7 @@ class ArrayModel:
         policies_of: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
         strategy_of: Callable[[WorkloadKey], Strategy] | None = None,
     ) -> dict[WorkloadKey, dict[str, Recommendation]]:
-        """UsageModel.recommend(w, policies_of(w), strategy_of(w)) of each workload (default:
+        """recommend(w, policies_of(w), strategy_of(w)) of each workload (default:
         all; no policies, the `vpa` strategy), the percentiles of all their rows computed at
         once."""
         out: dict[WorkloadKey, dict[str, Recommendation]] = {}
@@ -692,7 +738,7 @@ class ArrayModel:
         policies: list[ContainerPolicy] | None = None,
         strategy: Strategy = VPA,
     ) -> dict[str, Recommendation]:
-        """UsageModel.recommend: recommendations per container, sorted; containers a policy
+        """Recommendations per container, sorted; containers a policy
         turns off are absent."""
         views = self.views([workload])
         return self._recommend(views.get(workload, {}), policies or [], strategy)

@@ -22,8 +22,8 @@ from typing import Any, NamedTuple
 
 from app.core.pods import ContainerResources, Obj, PodView, parse_time
 from app.core.quantity import amount_float
-from app.core.recommend.model import UsageSample
 from app.core.recommend.podmetrics import PodMetrics, pod_metrics_of
+from app.core.workload_key import WorkloadKey
 
 log = logging.getLogger(__name__)
 
@@ -58,16 +58,25 @@ def usage_from_metrics(item: PodMetrics | Obj) -> list[Usage]:
     return [Usage(*u) for u in _usages(item)]
 
 
+# One PodMetrics container's usage, as ArrayModel.add_usages takes it: (workload, pod,
+# container, time, CPU cores, CPU request in cores, memory bytes).
+UsageSample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
+
+
 def usage_samples(
-    item: PodMetrics, resources: Mapping[str, ContainerResources], out: list[UsageSample]
+    w: WorkloadKey,
+    item: PodMetrics,
+    resources: Mapping[str, ContainerResources],
+    out: list[UsageSample],
 ) -> None:
     """usage_from_metrics(item), of the containers in `resources` only, appended to `out` as
-    UsageModel.add_usages takes them: with the container's CPU request in cores (0 without one),
-    which weighs its CPU samples. What is logged is what usage_from_metrics logs."""
+    ArrayModel.add_usages takes them (for workload `w`): with the container's CPU request in
+    cores (0 without one), which weighs its CPU samples. What is logged is what
+    usage_from_metrics logs."""
     for pod, name, t, cpu, mem in _usages(item):
         r = resources.get(name)
         if r is not None:
-            out.append((pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
+            out.append((w, pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
 
 
 def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, float | None]]:

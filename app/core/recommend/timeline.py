@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from app.core.recommend.array_model import ArrayModel
+from app.core.recommend.array_model import Sample as ModelSample
 from app.core.recommend.histogram import ExponentialBuckets
-from app.core.recommend.model import UsageModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommendation import ContainerPolicy
 from app.core.resources import Resources, amount
-from app.core.workload_key import WorkloadKey
+from app.core.workload_key import WorkloadKey, sorted_keys
 
 HOUR = 3600.0
 
@@ -185,40 +186,50 @@ class HistoryPoint:
 
 
 def replay(
-    model: UsageModel,
+    model: ArrayModel,
     samples: Iterable[Sample],
     policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
     step: float = HOUR,
 ) -> tuple[int, list[HistoryPoint]]:
     """Feeds `samples` (oldest first) into `model`; at each multiple of `step` the samples
     cross, a point per workload container that had samples since the previous one: its
-    recommendation then and the percentiles of those samples. Returns (samples fed, points)."""
+    recommendation then and the percentiles of those samples. Returns (samples fed, points).
+    The samples between two boundaries go in one call (ArrayModel.add_usages: the model as
+    sample by sample)."""
     windows = UsageWindows(model.settings)
     points: list[HistoryPoint] = []
     boundary: float | None = None
     fed = 0
+    batch: list[ModelSample] = []
+
+    def feed() -> None:
+        nonlocal fed
+        for key, (cores, bytes_) in model.add_usages(batch).items():
+            if cores:
+                fed += len(cores)
+                windows.window(key).add_cpus(cores)
+            if bytes_:
+                fed += len(bytes_)
+                windows.window(key).add_memories(bytes_)
+        batch.clear()
+
     for s in samples:
         if boundary is None:
             boundary = (math.floor(s.time / step) + 1) * step
-        while s.time >= boundary:
-            points += _points_at(model, windows, boundary, policies_for)
-            boundary += step
-        key = (s.workload, s.container)
-        if s.cpu_cores is not None and model.add_cpu(
-            s.workload, s.pod, s.container, s.time, s.cpu_cores, s.request_cores
-        ):
-            fed += 1
-            windows.window(key).add_cpu(s.cpu_cores)
-        if s.memory_bytes is not None and model.add_memory(
-            s.workload, s.pod, s.container, s.time, s.memory_bytes
-        ):
-            fed += 1
-            windows.window(key).add_memory(s.memory_bytes)
+        if s.time >= boundary:
+            feed()
+            while s.time >= boundary:
+                points += _points_at(model, windows, boundary, policies_for)
+                boundary += step
+        batch.append(
+            (s.workload, s.pod, s.container, s.time, s.cpu_cores, s.request_cores, s.memory_bytes)
+        )
+    feed()
     return fed, points
 
 
 def _points_at(
-    model: UsageModel,
+    model: ArrayModel,
     windows: UsageWindows,
     t: float,
     policies_for: Callable[[WorkloadKey], list[ContainerPolicy]] | None,
@@ -227,8 +238,10 @@ def _points_at(
     for (w, container), window in windows.windows.items():
         by_workload.setdefault(w, []).append((container, window))
     out = []
-    for w in sorted(by_workload):
-        recs = model.recommend(w, policies_for(w) if policies_for else None)
+    workloads = sorted_keys(by_workload)
+    recommended = model.recommend_all(workloads, policies_for)
+    for w in workloads:
+        recs = recommended[w]
         for container, window in sorted(by_workload[w], key=lambda cw: cw[0]):
             rec = recs.get(container)
             if rec is not None:

@@ -94,7 +94,7 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
         previous = last.get(series)
         # Samples are in order; an OOM kill may come at any place, as the recommender reads OOM
         # events after the metrics of its run (VPA's cluster feeder does the same), and is
-        # taken when it is fresh enough (PodContainerState.record_oom).
+        # taken when it is fresh enough (ArrayModel.record_oom).
         if row.event is None and previous is not None and row.time <= previous:
             what = "out of order" if row.time < previous else "a duplicate"
             raise TraceError(

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import oom_bump
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import MIB
 from app.core.recommend.strategies import VPA, configure
 from app.core.recommend.strategies.balanced import balanced_level
@@ -17,15 +17,15 @@ W = WorkloadKey("shop", "Deployment", "web")
 T0 = 1_700_006_400.0
 
 
-def model_of(memory: list[float], cpu: float = 0.3) -> UsageModel:
-    m = UsageModel()
+def model_of(memory: list[float], cpu: float = 0.3) -> ArrayModel:
+    m = ArrayModel()
     for i, mem in enumerate(memory):
         m.add_cpu(W, "web-1", "app", T0 + i * 300, cpu + (i % 5) / 100, 0.5)
         m.add_memory(W, "web-1", "app", T0 + i * 300, mem)
     return m
 
 
-def balanced(m: UsageModel, **params: object) -> Recommendation:
+def balanced(m: ArrayModel, **params: object) -> Recommendation:
     return m.recommend(W, None, configure("balanced", params))["app"]
 
 
@@ -91,7 +91,7 @@ def test_the_level_is_monotone_in_the_weight_and_bounded_by_it(
     mib: list[int], w1: float, w2: float
 ) -> None:
     m = model_of([v * MIB for v in mib])
-    dist = m.aggregates[W]["app"].daily.window(14).memory
+    dist = m.daily[m.rows[W]["app"]].window(14).memory
     lo, hi = sorted((w1, w2))
     a, b = balanced_level(dist, lo, 0.0), balanced_level(dist, hi, 0.0)
     assert a.level <= b.level  # weighing time above more never lowers the level

@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.recommend.aggregate import AggregateState, PodContainerState
+from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.checkpoint import load_aggregate, save_aggregate
 from app.core.recommend.daily import RETAINED_DAYS, BucketCounts, DailyUsage
 from app.core.recommend.settings import DAY, MIB, RecommenderSettings
+from tests.core.recommend.test_aggregate import Pod, W
 
 S = RecommenderSettings()
 T0 = 1_700_006_400.0  # a UTC midnight
@@ -73,27 +74,27 @@ def test_percentile_is_within_one_bucket_of_the_exact_one(values: list[float], p
 
 
 def test_the_aggregate_counts_every_accepted_sample_and_no_discarded_one() -> None:
-    p = PodContainerState(AggregateState.empty(S), S)
+    p = Pod()
     assert p.add_cpu_sample(T0, 0.5, 1.0)
     assert not p.add_cpu_sample(T0, 0.7, 1.0)  # duplicate
     assert p.add_memory_sample(T0, 100 * MIB)
     assert p.add_memory_sample(T0 + 60, 50 * MIB)  # every memory sample, not only the peak
     assert not p.add_memory_sample(T0 + 30, 999 * MIB)  # older than the last one
     assert p.record_oom(T0 + 90, 300 * MIB)
-    w = p.aggregate.daily.window(1)
+    w = p.m.daily[p.m.rows[W]["app"]].window(1)
     assert (w.cpu.count, w.memory.count) == (1, 2)
     assert (w.memory.maximum, w.oom_max) == (100 * MIB, 300 * MIB)
 
 
 def test_checkpoint_round_trip_keeps_the_days() -> None:
-    p = PodContainerState(AggregateState.empty(S), S)
+    p = Pod()
     for i in range(300):
         p.add_cpu_sample(T0 + 600 * i, 0.1 + (i % 7) / 10, 0.5)
         p.add_memory_sample(T0 + 600 * i, (100 + i) * MIB)
-    cp = save_aggregate(p.aggregate)
-    restored = load_aggregate(cp, S)
-    assert restored.daily.save() == p.aggregate.daily.save()
-    assert restored.daily.window(3) == p.aggregate.daily.window(3)
+    days = p.m.daily[p.m.rows[W]["app"]]
+    restored = load_aggregate(p.m.save(W, "app"), S)
+    assert restored.daily.save() == days.save()
+    assert restored.daily.window(3) == days.window(3)
 
 
 def test_a_checkpoint_without_days_loads_with_none() -> None:

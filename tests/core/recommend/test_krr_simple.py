@@ -17,7 +17,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import DAY, MIB
 from app.core.recommend.strategies import configure
 from app.core.recommendation import Recommendation
@@ -27,15 +27,15 @@ W = WorkloadKey("shop", "Deployment", "web")
 T0 = 1_700_006_400.0  # a UTC midnight
 
 
-def model_of(cpu: list[float], memory: list[float], step: float = 60.0) -> UsageModel:
-    m = UsageModel()
+def model_of(cpu: list[float], memory: list[float], step: float = 60.0) -> ArrayModel:
+    m = ArrayModel()
     for i, (c, mem) in enumerate(zip(cpu, memory, strict=True)):
         m.add_cpu(W, "web-1", "app", T0 + i * step, c, 0.5)
         m.add_memory(W, "web-1", "app", T0 + i * step, mem)
     return m
 
 
-def krr(m: UsageModel, **params: object) -> Recommendation | None:
+def krr(m: ArrayModel, **params: object) -> Recommendation | None:
     return m.recommend(W, None, configure("krr-simple", params)).get("app")
 
 

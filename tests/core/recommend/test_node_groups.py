@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.model import UsageModel
 from app.core.recommend.node_groups import NodeGroupModels
 from app.core.recommend.settings import MIB, RecommenderSettings
 from app.core.workload_key import WorkloadKey
@@ -59,12 +58,12 @@ usage = st.lists(
 @given(usage)
 def test_a_groups_recommendation_is_that_of_its_pods_alone(samples: list) -> None:
     g = models()
-    alone: dict[tuple[str, str], UsageModel] = {}
+    alone: dict[tuple[str, str], ArrayModel] = {}
     for value, pod, cores, mib, dt in sorted(samples, key=lambda s: s[4]):
         key = (TYPE, value or "<none>")
         t = T0 + dt
         g.add_usage(key, W, pod, "agent", t, cores, 0.1, mib * MIB)
-        m = alone.setdefault(key, UsageModel(S))
+        m = alone.setdefault(key, ArrayModel(S))
         m.add_cpu(W, pod, "agent", t, cores, 0.1)
         m.add_memory(W, pod, "agent", t, mib * MIB)
     assert g.recommend(W) == {key: m.recommend(W) for key, m in alone.items()}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.quantity import parse_quantity
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.strategies import VPA, Strategy, configure
 from app.core.recommend.trace import parse_trace, recommendations_json, replay
 from app.core.recommendation import ContainerPolicy
@@ -145,7 +145,7 @@ def test_two_policies_in_one_model_each_get_their_own_flags() -> None:
     path = DATA / "sample-trace.csv"
     flags = {"memory-aggregation-interval": 6 * 3600, "target-cpu-percentile": 0.5}
     tuned = configure("vpa", {PARAM_OF_FLAG[k]: v for k, v in flags.items()})
-    model = UsageModel()
+    model = ArrayModel()
     a, b = WorkloadKey("shop", "Deployment", "a"), WorkloadKey("shop", "Deployment", "b")
     with path.open(newline="") as fh:
         rows = parse_trace(fh)

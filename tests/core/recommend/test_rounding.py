@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.estimator import Estimate
-from app.core.recommend.model import UsageModel
 from app.core.recommend.rounding import integer_cpu, round_up_to_scale, rounded
 from app.core.recommend.settings import MIB, RecommenderSettings
 from app.core.recommendation import ContainerPolicy
@@ -18,9 +18,9 @@ from app.core.workload_key import WorkloadKey
 W = WorkloadKey("shop", "Deployment", "web")
 
 
-def fed(settings: RecommenderSettings) -> UsageModel:
+def fed(settings: RecommenderSettings) -> ArrayModel:
     """A day of 0.5-core, 1e9-byte samples: estimates 587m and 1168723596 bytes unrounded."""
-    m = UsageModel(settings)
+    m = ArrayModel(settings)
     for i in range(1440):
         m.add_cpu(W, "web-1", "app", 1_700_000_000.0 + 60 * i, 0.5, 1.0)
         m.add_memory(W, "web-1", "app", 1_700_000_000.0 + 60 * i, 1e9)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.timeline import HOUR, Sample, UsageWindow, UsageWindows, replay
 from app.core.recommendation import ContainerPolicy
@@ -121,7 +121,7 @@ def samples(hours: int, step: float = 300.0, growth: float = 0.0) -> list[Sample
 
 
 def test_a_replay_writes_a_point_at_every_hour_boundary_it_crosses() -> None:
-    replayed = UsageModel()
+    replayed = ArrayModel()
     fed, points = replay(replayed, samples(8 * 24, growth=0.05))
     assert fed == 4 * 12 * 8 * 24  # every sample: 2 pods x cpu and memory, 12 an hour
     assert [p.time for p in points] == [T0 + h * HOUR for h in range(1, 8 * 24)]
@@ -134,7 +134,7 @@ def test_a_replay_writes_a_point_at_every_hour_boundary_it_crosses() -> None:
     assert last.cpu_p90 is not None and last.cpu_p50 <= last.cpu_p90 <= 720
     assert last.memory_p90 is not None and 150e6 <= last.memory_p90 <= 155e6
     # the model ends as if the samples had been fed directly
-    direct = UsageModel()
+    direct = ArrayModel()
     for s in samples(8 * 24, growth=0.05):
         if s.cpu_cores is not None:
             direct.add_cpu(s.workload, s.pod, s.container, s.time, s.cpu_cores, s.request_cores)
@@ -147,16 +147,16 @@ def test_a_replay_writes_a_point_at_every_hour_boundary_it_crosses() -> None:
 def test_a_replay_applies_the_policies_and_skips_quiet_hours() -> None:
     quiet = [s for s in samples(5) if not T0 + 2 * HOUR <= s.time < T0 + 3 * HOUR]
     capped = [ContainerPolicy("web", max_allowed={"cpu": 150})]
-    _, points = replay(UsageModel(), quiet, lambda w: capped)
+    _, points = replay(ArrayModel(), quiet, lambda w: capped)
     assert [p.time for p in points] == [T0 + HOUR, T0 + 2 * HOUR, T0 + 4 * HOUR]
     assert {p.target.cpu for p in points} == {150}
 
 
 def test_no_samples_no_points() -> None:
-    assert replay(UsageModel(), []) == (0, [])
+    assert replay(ArrayModel(), []) == (0, [])
 
 
 @pytest.mark.parametrize("step", [HOUR, 2 * HOUR])
 def test_the_step_sets_the_spacing(step: float) -> None:
-    _, points = replay(UsageModel(), samples(6), step=step)
+    _, points = replay(ArrayModel(), samples(6), step=step)
     assert [p.time for p in points] == [T0 + step * k for k in range(1, int(6 * HOUR / step))]

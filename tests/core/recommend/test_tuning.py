@@ -1,17 +1,16 @@
-"""A policy's `vpa` parameters tune its workload's history (UsageModel.tune): the half-lives from
+"""A policy's `vpa` parameters tune its workload's history (ArrayModel.tune): the half-lives from
 the histogram's reference time on, as VPA restarted from checkpoints with new flags; the memory
 interval and OOM bump for the samples that follow, said in the reason while the old history
 weighs; the idle time as VPA's memory aggregation window, interval x count."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.recommend.checkpoint import load_aggregate, save_aggregate
-from app.core.recommend.model import UsageModel
+from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Tuning, configure, tuning
 from app.core.workload_key import WorkloadKey
@@ -22,7 +21,7 @@ T0 = 1_700_000_000.0
 HOUR = 3600.0
 
 
-def feed(m: UsageModel, w: WorkloadKey, start: float, hours: float, cpu: float = 0.5) -> None:
+def feed(m: ArrayModel, w: WorkloadKey, start: float, hours: float, cpu: float = 0.5) -> None:
     for i in range(int(hours * 60)):
         t = start + 60 * i
         m.add_cpu(w, "p-1", "app", t, cpu, 1.0)
@@ -30,7 +29,7 @@ def feed(m: UsageModel, w: WorkloadKey, start: float, hours: float, cpu: float =
 
 
 def test_without_parameters_nothing_is_tuned() -> None:
-    m = UsageModel()
+    m = ArrayModel()
     assert not m.tune(A, VPA)
     assert not m.tune(A, configure("krr-simple", {"cpuPercentile": 90}))
     assert m.tunings == {}
@@ -50,7 +49,7 @@ def test_without_parameters_nothing_is_tuned() -> None:
     st.floats(1.0, 1e8),
 )
 def test_the_default_strategy_replaces_no_setting(changed: dict, idle_after: float) -> None:
-    """UsageModel.recommend takes the model's own settings for VPA without asking `tuning`:
+    """ArrayModel.recommend takes the model's own settings for VPA without asking `tuning`:
     what tuning gives for VPA is those settings and idle time, whatever they are."""
     s = RecommenderSettings(**changed)
     assert tuning(VPA, s, idle_after) == Tuning(s, idle_after)
@@ -67,7 +66,7 @@ def test_the_idle_time_is_interval_times_count() -> None:
 
 
 def test_a_workload_expires_after_its_own_window() -> None:
-    m = UsageModel()
+    m = ArrayModel()
     m.tune(
         A,
         configure(
@@ -77,27 +76,27 @@ def test_a_workload_expires_after_its_own_window() -> None:
     feed(m, A, T0, 1)
     feed(m, B, T0, 1)
     assert m.expire_idle(T0 + 3 * HOUR) == 1  # a's 2 hours have passed, b's 8 days have not
-    assert set(m.aggregates) == {B}
+    assert set(m.rows) == {B}
     assert A not in m.tunings  # forgotten with its history; its policy tunes it again
 
 
 def test_the_first_samples_of_a_new_workload_are_taken_as_its_policy_says() -> None:
-    m = UsageModel()
+    m = ArrayModel()
     m.strategy_of = lambda w: (
         configure("vpa", {"cpuHistogramDecayHalfLifeSeconds": 600}) if w == A else VPA
     )
     feed(m, A, T0, 0.1)
     feed(m, B, T0, 0.1)
-    assert m.aggregates[A]["app"].cpu.half_life == 600
-    assert m.aggregates[B]["app"].cpu.half_life == 86400
-    assert m.pods[(A, "p-1", "app")].settings.cpu_half_life_seconds == 600
+    assert m.cpu.hl[m.rows[A]["app"]] == 600
+    assert m.cpu.hl[m.rows[B]["app"]] == 86400
+    assert m.tuning(A).settings.cpu_half_life_seconds == 600
 
 
 def test_a_new_half_life_is_what_vpa_restarted_with_the_new_flag_would_have() -> None:
     """VPA's recommender restarted with --cpu-histogram-decay-half-life=6h loads its checkpoint
     into a histogram decaying at 6h from the checkpoint's reference time on: tuning in place
     gives the same weights."""
-    m = UsageModel()
+    m = ArrayModel()
     feed(m, A, T0, 30)
     six_hours = configure(
         "vpa",
@@ -106,39 +105,34 @@ def test_a_new_half_life_is_what_vpa_restarted_with_the_new_flag_would_have() ->
             "memoryHistogramDecayHalfLifeSeconds": 6 * HOUR,
         },
     )
-    restarted = load_aggregate(
-        save_aggregate(m.aggregates[A]["app"]),
-        replace(
-            RecommenderSettings(), cpu_half_life_seconds=6 * HOUR, memory_half_life_seconds=6 * HOUR
-        ),
-    )
-    restarted.restored_until = None  # the restarted VPA takes the new samples
+    saved = m.save(A, "app")
     m.tune(A, six_hours)
-    after = UsageModel()
-    after.restore(A, "app", restarted)
+    after = ArrayModel()
+    after.tune(A, six_hours)  # the restarted VPA's flags
+    after.restore(A, "app", saved)
+    after.restored[after.rows[A]["app"]] = math.nan  # the restarted VPA takes the new samples
     feed(m, A, T0 + 30 * HOUR, 30, cpu=2.0)
     feed(after, A, T0 + 30 * HOUR, 30, cpu=2.0)
-    for p in (0.5, 0.9, 0.95):
-        assert m.aggregates[A]["app"].cpu.percentile(p) == after.aggregates[A][
-            "app"
-        ].cpu.percentile(p)
-    mine = m.aggregates[A]["app"].cpu
-    assert mine.half_life == 6 * HOUR
+    ps = (0.5, 0.9, 0.95)
+    mine, theirs = m.rows[A]["app"], after.rows[A]["app"]
+    assert m.cpu.percentiles([mine], ps).tolist() == after.cpu.percentiles([theirs], ps).tolist()
+    assert m.cpu.hl[mine] == 6 * HOUR
     # and the new half-life forgets faster than the old one would have
-    untuned = UsageModel()
+    untuned = ArrayModel()
     feed(untuned, A, T0, 30)
     feed(untuned, A, T0 + 30 * HOUR, 30, cpu=2.0)
-    share = mine.weights[mine.buckets.find_bucket(0.5)] / mine.total_weight
-    old = untuned.aggregates[A]["app"].cpu
-    assert share < old.weights[old.buckets.find_bucket(0.5)] / old.total_weight
+    old = untuned.rows[A]["app"]
+    at = m.cpu.buckets.find_bucket(0.5)
+    share = m.cpu.weights[mine, at] / m.cpu.total[mine]
+    assert share < untuned.cpu.weights[old, at] / untuned.cpu.total[old]
 
 
 def test_a_new_interval_is_said_in_the_reason_while_the_old_history_is_in_the_window() -> None:
-    m = UsageModel()
+    m = ArrayModel()
     feed(m, A, T0, 48)
     twelve = configure("vpa", {"memoryAggregationIntervalSeconds": 43200})
     assert m.tune(A, twelve)
-    assert m.pods[(A, "p-1", "app")].settings.memory_aggregation_interval_seconds == 43200
+    assert m.interval[m.pods[(A, "p-1", "app")]] == 43200
     feed(m, A, T0 + 48 * HOUR, 1)
     reason = m.recommend(A, None, twelve)["app"].reason
     assert "memory p90 of peaks per 12h, each +15%" in reason
@@ -152,22 +146,21 @@ def test_a_new_interval_is_said_in_the_reason_while_the_old_history_is_in_the_wi
 
 
 def test_percentiles_change_nothing_in_the_history_and_say_nothing() -> None:
-    m = UsageModel()
+    m = ArrayModel()
     feed(m, A, T0, 24)
     p95 = configure("vpa", {"targetCpuPercentile": 0.95})
-    before = m.aggregates[A]["app"].cpu.weights[:]
+    row = m.rows[A]["app"]
+    before = m.cpu.weights[row].copy()
     m.tune(A, p95)
-    assert m.aggregates[A]["app"].cpu.weights == before
-    assert m.aggregates[A]["app"].retuned is None
+    assert (m.cpu.weights[row] == before).all()
+    assert row not in m.retuned
     assert "vpa: CPU p95 of usage" in m.recommend(A, None, p95)["app"].reason
 
 
 def test_a_checkpoint_restored_and_tuned_says_nothing_of_settings_it_cannot_know() -> None:
-    m = UsageModel()
+    m = ArrayModel()
     feed(m, A, T0, 24)
-    restored = UsageModel()
-    restored.restore(
-        A, "app", load_aggregate(save_aggregate(m.aggregates[A]["app"]), restored.settings)
-    )
+    restored = ArrayModel()
+    restored.restore(A, "app", m.save(A, "app"))
     restored.tune(A, configure("vpa", {"memoryAggregationIntervalSeconds": 3600}))
-    assert restored.aggregates[A]["app"].retuned is None
+    assert restored.rows[A]["app"] not in restored.retuned

@@ -10,7 +10,7 @@ in VPA 1.7, behind its PerVPAConfig gate) replace the flags; not given, the glob
   the next run recomputes from the same history (estimator.estimate).
 - The decay half-lives change the histograms' decay from the reference time on: the samples in
   them keep the weight they have there, as when VPA's recommender restarts from its checkpoints
-  with a new --cpu-histogram-decay-half-life (app/core/recommend/model.py `UsageModel.tune`).
+  with a new --cpu-histogram-decay-half-life (app/core/recommend/array_model.py `ArrayModel.tune`).
 - The OOM bump and the memory aggregation interval apply to the samples that follow: history
   gathered before keeps its bumps and its peaks of the old interval, which decay away (the reason
   says so while they weigh).
