@@ -86,7 +86,7 @@ def test_the_clusters_spread_is_recorded_every_five_minutes_for_a_week(app: Flas
         metrics("a", "3", "2Gi", "2026-12-06T10:00:00Z"),  # 75% CPU, 25% memory
         metrics("b", "2", "6Gi", "2026-12-06T10:00:00Z"),  # 25% CPU, 75% memory
     ]
-    job = NodeLevelsJob(app, cluster, 30.0, clock=lambda: clock[0])  # type: ignore[arg-type]
+    job = NodeLevelsJob(app_sessions(app), cluster, 30.0, clock=lambda: clock[0])  # type: ignore[arg-type]
     job.run_once(lambda: True)
     clock[0] += 60  # a minute later: no second point
     job.run_once(lambda: True)
