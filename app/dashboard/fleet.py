@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import g, request
 
-from app.dashboard import data
+from app.dashboard.data import prices, scoper
 from app.store import clusters
 from app.store.extensions import db
 from app.store.fleet import ClusterSummary, Fleet, fleet
@@ -84,9 +84,9 @@ def choices() -> list[Choice]:
 
 
 def view() -> Fleet:
-    return fleet(db.session, data.scoper)
+    return fleet(db.session, scoper)
 
 
 def page_args() -> dict[str, Any]:
     """What dashboard/fleet.html needs besides the fleet."""
-    return {"ref": ref, "label": label, "prices": data.prices()}
+    return {"ref": ref, "label": label, "prices": prices()}
