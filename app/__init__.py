@@ -37,10 +37,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # The parts are imported here, not at the top: this module runs on every `import app.…` (the
     # simulator's process, app.core alone), which must not load them all. No cycle hides here:
     # no part imports `app` itself (lint-imports: composition-root-on-top, app-acyclic).
-    from app import api, auth, dashboard, webhook
+    from app import api, dashboard, webhook
     from app.jobs import startup  # with app.jobs.runner: the jobs' metrics, served from the start
+    from app.web import auth
 
-    # Each part registers what the shared endpoints ask of it in app.probes (the webhook its
+    # Each part registers what the shared endpoints ask of it in app.web.probes (the webhook its
     # cache for /readyz, every part its metrics), so api, dashboard, webhook and jobs stay
     # independent of each other.
     auth.init_app(app)  # the API and the dashboard both check tokens with it

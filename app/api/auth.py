@@ -1,6 +1,6 @@
 """The API's permission check: `@requires(verb, resource)` on every view under /api/v1.
 
-Who the caller is and what they may do is decided in app/auth.py (shared with the dashboard);
+Who the caller is and what they may do is decided in app/web/auth.py (shared with the dashboard);
 this adds what only the API needs: the namespace a request acts in, which may be in its body.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from flask import g, request
 
 from app.api.body import request_json
-from app.auth import authenticated, authorize
+from app.web.auth import authenticated, authorize
 
 F = TypeVar("F", bound=Callable[..., Any])
 

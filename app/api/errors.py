@@ -8,10 +8,10 @@ from flask import Flask, jsonify
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 
-from app.auth import AuthError
-from app.error_body import error_body, http_error, internal_error
 from app.store.extensions import db
 from app.store.session import DatabaseUnavailable, ValueRefused
+from app.web.auth import AuthError
+from app.web.error_body import error_body, http_error, internal_error
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(AuthError)
     def auth_error(e: AuthError) -> ResponseReturnValue:
-        # app/auth.py refuses for the API and the dashboard alike: the same JSON as ApiError
+        # app/web/auth.py refuses for the API and the dashboard alike: the same JSON as ApiError
         return error_response(e.status, e.error, e.message, None, e.headers)
 
     @app.errorhandler(HTTPException)

@@ -6,7 +6,7 @@ cache is fresh leaves the pod ready but *degraded* (200, naming the dependency):
 replica out of the Service for it would turn "recommendations a little old" into "no webhook at
 all" (with failurePolicy Ignore, pods created unchanged). Without a fresh cache to serve from,
 the same outage makes the pod not ready (503). The webhook registers its cache through
-app.probes at app creation; this module does not import it.
+app.web.probes at app creation; this module does not import it.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
 from app.api.errors import error_response
-from app.probes import cache_states
 from app.store.extensions import db
 from app.store.session import ping
+from app.web.probes import cache_states
 
 bp = Blueprint("health", __name__)
 

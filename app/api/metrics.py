@@ -5,9 +5,10 @@ twice: the webhook's (app.webhook.metrics, its cache's age computed at scrape ti
 runs and durations (app.jobs.runner), the evictions, resizes and scale changes (app.store.audit),
 the recommendation gauges (app.store.recommendations). This module imports neither the webhook
 nor the jobs: app/__init__.py creates them with the app, and what is derived at scrape time is
-registered through app.probes. Under gunicorn each worker process counts its own requests; with
-PROMETHEUS_MULTIPROC_DIR set (prometheus_client's multiprocess mode) the workers' files are
-merged so one scrape sees them all, whichever worker leads the jobs (app.probes.scrape_registry).
+registered through app.web.probes. Under gunicorn each worker process counts its own requests;
+with PROMETHEUS_MULTIPROC_DIR set (prometheus_client's multiprocess mode) the workers' files are
+merged so one scrape sees them all, whichever worker leads the jobs
+(app.web.probes.scrape_registry).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import time
 from flask import Blueprint, Flask, Response, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
 
-from app.probes import observe_requests, scrape_registry
 from app.store import audit as _audit  # noqa: F401  (action counters)
 from app.store import recommendations as _recommendations  # noqa: F401  (gauges)
+from app.web.probes import observe_requests, scrape_registry
 
 bp = Blueprint("metrics", __name__)
 

@@ -30,7 +30,6 @@ from app.api.common import (
 from app.api.errors import ApiError
 from app.api.fleet import per_cluster
 from app.api.query import reject_unknown_args
-from app.auth import actor
 from app.core.job_families import mode_warning
 from app.core.policy_warnings import (
     TargetFacts,
@@ -51,6 +50,7 @@ from app.store.models import Policy as PolicyRow
 from app.store.policies import find_policy, policy_rows
 from app.store.policy_codec import policy_document
 from app.store.versioned import AlreadyExists, StaleVersion
+from app.web.auth import actor
 
 bp = Blueprint("policies", __name__)
 

@@ -28,7 +28,6 @@ from app.api.common import (
 from app.api.errors import ApiError
 from app.api.fleet import per_cluster
 from app.api.query import reject_unknown_args
-from app.auth import actor
 from app.core.scaling.behavior import BehaviorError, History, decide, parse_behavior
 from app.core.scaling.proportional import ParamsError, cluster_status, parse_params, replicas
 from app.documents.scaler import preview, validate_scaler
@@ -42,6 +41,7 @@ from app.store.models import Scaler
 from app.store.scaler_codec import scaler_document
 from app.store.scalers import all_scalers, find_scaler
 from app.store.versioned import AlreadyExists, StaleVersion
+from app.web.auth import actor
 
 bp = Blueprint("scalers", __name__)
 

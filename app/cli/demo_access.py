@@ -1,7 +1,7 @@
 """How a user reaches `rightsizer demo`: its port, an admin token, the CLI context, and the exact
 commands it prints to right-size a workload.
 
-The token goes through the server's ordinary static-token authentication (app/auth.py): a token
+The token goes through the server's ordinary static-token authentication (app/web/auth.py): a token
 file of one line, `token,demo-admin,*`, written 0600 beside the demo's database and named by
 RIGHTSIZER_AUTH_TOKEN_FILE. The context (app/cli/context.py) holds the server URL, the demo's CA
 and that token, so the client commands need no flag.

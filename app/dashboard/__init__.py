@@ -25,7 +25,6 @@ from flask import (
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
 
-from app.auth import COOKIE, AuthError, authenticate, check
 from app.core.policy_warnings import never_sized_reasons
 from app.core.scope import RESOURCES, pod_minimum_share
 from app.core.update_mode import UPDATE_MODES
@@ -46,6 +45,7 @@ from app.store.models import Recommendation, RecommendationPoint
 from app.store.node_spread import load_spread
 from app.store.scalers import all_scalers
 from app.store.session import to_unix
+from app.web.auth import COOKIE, AuthError, authenticate, check
 
 bp = Blueprint("dashboard", __name__, template_folder="templates", url_prefix="/dashboard")
 

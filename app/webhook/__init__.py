@@ -19,13 +19,13 @@ from app.core.placement.windows import NodeLevel
 from app.core.sizing.boost import BoostOptions
 from app.kube.binds import BindWatch
 from app.kube.client import api_client
-from app.probes import request_observers, serve_from_cache
 from app.settings import settings_of
 from app.store import audit as audit_trail
 from app.store.node_levels import load_node_levels
 from app.store.policies import InvalidPolicyLog
 from app.store.session import own_session
 from app.store.snapshot import RowMemo, Snapshot, load_snapshot
+from app.web.probes import request_observers, serve_from_cache
 from app.webhook.audit import ACTOR, MutationCount, MutationCounter
 from app.webhook.cache import WebhookCache
 from app.webhook.extender import Extender, ExtenderRoute

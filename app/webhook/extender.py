@@ -41,7 +41,7 @@ from app.core.placement.hotspots import HotSpots
 from app.core.placement.pod_level import pod_level
 from app.core.placement.table import MAX_PRIORITY, LevelTable
 from app.core.sizing.node_fit import Amounts
-from app.probes import RequestObserver
+from app.web.probes import RequestObserver
 from app.webhook.handler import Webhook
 from app.webhook.levels import LevelsCache
 

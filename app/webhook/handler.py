@@ -33,7 +33,7 @@ from app.core.sizing.boost import BoostOptions
 from app.core.sizing.limitrange import LimitRangeItem
 from app.core.sizing.patch import UNFIT, PodInvalid, PodPatch, QuantityInvalid
 from app.core.sizing.patch_cache import NO_RECOMMENDATIONS, PatchCache
-from app.error_body import error_body
+from app.web.error_body import error_body
 from app.webhook.audit import MutationCounter
 from app.webhook.cache import WebhookCache
 from app.webhook.metrics import FAILED_OPEN, REVIEWS

@@ -2,7 +2,7 @@
 
 Gauges carry `multiprocess_mode` so they aggregate sensibly under gunicorn's several workers
 when prometheus_client runs in multiprocess mode. The cache's age is computed at scrape time from
-its last load time (`CacheAge`, registered through app.probes, which app.api serves).
+its last load time (`CacheAge`, registered through app.web.probes, which app.api serves).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from app.probes import derived_metric
+from app.web.probes import derived_metric
 
 REVIEWS = Counter(
     "rightsizer_webhook_reviews_total",

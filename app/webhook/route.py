@@ -11,9 +11,9 @@ Content-Length is refused with 413 before it is read; the body is read through w
 input stream (`get_input_stream`: never past Content-Length, chunked bodies only from a server
 that terminates them, as Flask's `request.stream`); the review's time is observed in
 rightsizer_webhook_review_duration_seconds; the request is counted by the observers app.api.metrics
-registers through app.probes (rightsizer_http_requests and its latency, route "/mutate"). An
+registers through app.web.probes (rightsizer_http_requests and its latency, route "/mutate"). An
 error outside the review (which fails open by itself) answers as app.api.errors does, with the
-body both build in app.error_body: the HTTP error's own status, else 500 and a log line.
+body both build in app.web.error_body: the HTTP error's own status, else 500 and a log line.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 from werkzeug.exceptions import HTTPException
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from app.error_body import http_error, internal_error
-from app.probes import RequestObserver
+from app.web.error_body import http_error, internal_error
+from app.web.probes import RequestObserver
 from app.webhook.handler import Webhook, too_large
 from app.webhook.metrics import DURATION, REVIEWS
 from app.webhook.review import MAX_BODY_BYTES, dump

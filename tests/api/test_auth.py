@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 from flask_migrate import upgrade
 
 from app import create_app
-from app.auth import TokenFileError, parse_token_file
+from app.web.auth import TokenFileError, parse_token_file
 from tests.support.fake_kube import USERS, FakeApiServer, fake_apiserver
 from tests.support.tokens import TOKENS
 

@@ -1,4 +1,4 @@
-"""/readyz asks each part that can serve from an in-process cache through app.probes: the API
+"""/readyz asks each part that can serve from an in-process cache through app.web.probes: the API
 knows neither the webhook nor any other part, only what they registered at app creation."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 from flask import Flask
 
 from app import create_app
-from app.probes import cache_states, serve_from_cache
+from app.web.probes import cache_states, serve_from_cache
 
 UNREACHABLE = "postgresql+psycopg://nobody@127.0.0.1:1/none"
 

@@ -1,5 +1,5 @@
 """An error no handler expects answers 500 with the body POST /mutate writes for one (both from
-app.error_body), and is logged."""
+app.web.error_body), and is logged."""
 
 from __future__ import annotations
 

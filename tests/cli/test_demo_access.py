@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.auth import VERBS, parse_token_file
 from app.cli.demo_access import cli_command, next_steps, write_token_file
 from app.documents.policy import parse_policy
+from app.web.auth import VERBS, parse_token_file
 
 
 def demo(cwd: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess[str]:

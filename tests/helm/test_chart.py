@@ -17,10 +17,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from app import create_app
-from app.auth import READ_VERBS
 from app.config import ENVIRONMENT, from_environment, recommender_env_var
 from app.dashboard import PAGE_RESOURCES
 from app.serving import certs
+from app.web.auth import READ_VERBS
 from tests.support.helm import (
     CHART,
     FULLNAME,
