@@ -111,9 +111,9 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
         cluster = cluster_key(session)
         table = H.__table__
         joined = select(*cols, func.max(H.time)).select_from(rows)
-        joined = joined.join(table, on_key(table, parts, cluster)).group_by(*cols)
+        joined = joined.join(table, on_key(table, parts)).group_by(*cols)
         tuple_in = select(*cols, func.max(H.time)).where(tuple_(*cols).in_(keys)).group_by(*cols)
-        per_key = newest_points(table, rows, parts, cluster)
+        per_key = newest_points(table, rows, parts)
 
         def best(run: Any) -> float:
             def checked() -> None:
@@ -122,8 +122,8 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
             return sc.best_of(checked, 5)
 
         before = best(lambda: session.execute(tuple_in).all())
-        grouped = best(lambda: session.execute(joined, key_params(keys)).all())
-        after = best(lambda: session.execute(per_key, key_params(keys)).all())
+        grouped = best(lambda: session.execute(joined, key_params(keys, cluster)).all())
+        after = best(lambda: session.execute(per_key, key_params(keys, cluster)).all())
         session.remove()
     return before, grouped, after
 
