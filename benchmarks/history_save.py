@@ -35,6 +35,7 @@ def fill(app: Any, containers: int) -> Any:
 
     from app.core.recommend.array_model import ArrayModel
     from app.core.workload_key import WorkloadKey
+    from app.store.clusters import cluster_key
     from app.store.extensions import db
     from app.store.models import RecommendationPoint
     from app.store.recommendations import save_all
@@ -48,12 +49,14 @@ def fill(app: Any, containers: int) -> Any:
         model.add_memory(w, f"{w.name}-p", "app", t, 3e8)
     with app.app_context():
         table = RecommendationPoint.__table__
+        cluster = cluster_key(db.session)
         rows: list[dict[str, Any]] = []
         for w in workloads:
             for h in range(2, DAYS * 24 + 2):
                 rows.append(
                     {
-                        **{"namespace": w.namespace, "kind": w.kind, "name": w.name},
+                        **{"cluster_id": cluster, "namespace": w.namespace},
+                        **{"kind": w.kind, "name": w.name},
                         **{"container": "app", "time": NOW - timedelta(hours=h)},
                         **{"target_cpu": 100, "target_memory": 10**8},
                     }
