@@ -35,6 +35,7 @@ def fill(app: Any, containers: int) -> Any:
 
     from app.core.recommend.array_model import ArrayModel
     from app.core.workload_key import WorkloadKey
+    from app.store.clusters import cluster_key
     from app.store.extensions import db
     from app.store.models import RecommendationPoint
     from app.store.recommendations import save_all
@@ -48,12 +49,14 @@ def fill(app: Any, containers: int) -> Any:
         model.add_memory(w, f"{w.name}-p", "app", t, 3e8)
     with app.app_context():
         table = RecommendationPoint.__table__
+        cluster = cluster_key(db.session)
         rows: list[dict[str, Any]] = []
         for w in workloads:
             for h in range(2, DAYS * 24 + 2):
                 rows.append(
                     {
-                        **{"namespace": w.namespace, "kind": w.kind, "name": w.name},
+                        **{"cluster_id": cluster, "namespace": w.namespace},
+                        **{"kind": w.kind, "name": w.name},
                         **{"container": "app", "time": NOW - timedelta(hours=h)},
                         **{"target_cpu": 100, "target_memory": 10**8},
                     }
@@ -111,9 +114,9 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
         cluster = cluster_key(session)
         table = H.__table__
         joined = select(*cols, func.max(H.time)).select_from(rows)
-        joined = joined.join(table, on_key(table, parts, cluster)).group_by(*cols)
+        joined = joined.join(table, on_key(table, parts)).group_by(*cols)
         tuple_in = select(*cols, func.max(H.time)).where(tuple_(*cols).in_(keys)).group_by(*cols)
-        per_key = newest_points(table, rows, parts, cluster)
+        per_key = newest_points(table, rows, parts)
 
         def best(run: Any) -> float:
             def checked() -> None:
@@ -122,8 +125,8 @@ def timed_lookups(app: Any, containers: int) -> tuple[float, float, float]:
             return sc.best_of(checked, 5)
 
         before = best(lambda: session.execute(tuple_in).all())
-        grouped = best(lambda: session.execute(joined, key_params(keys)).all())
-        after = best(lambda: session.execute(per_key, key_params(keys)).all())
+        grouped = best(lambda: session.execute(joined, key_params(keys, cluster)).all())
+        after = best(lambda: session.execute(per_key, key_params(keys, cluster)).all())
         session.remove()
     return before, grouped, after
 

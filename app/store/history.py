@@ -26,17 +26,14 @@ HISTORY_STEP = timedelta(hours=1)  # at most one history point per container in 
 HISTORY_KEEP = timedelta(days=8)  # the memory window: older points are deleted
 
 
-def newest_points(
-    table: Any, rows: Any, parts: tuple[ColumnElement[Any], ...], cluster: int
-) -> Select[Any]:
+def newest_points(table: Any, rows: Any, parts: tuple[ColumnElement[Any], ...]) -> Select[Any]:
     """Each key's newest point time (NULL without points), for the keys of `key_rows`: a
     max() per key, which both databases answer from the end of the key's range in the history's
     index (cluster, namespace, kind, name, container, time). Grouping the join of the keys with the
     points, as before, read all 192 points of each key (eight days): 57 ms for a batch of 500
     keys on SQLite against 3 ms (PostgreSQL 80 ms against 7 ms; benchmarks/history_save.py)."""
-    each = select(func.max(table.c.time)).where(on_key(table, parts, cluster))
-    latest = each.scalar_subquery()
-    return select(*parts, latest).select_from(rows)
+    latest = select(func.max(table.c.time)).where(on_key(table, parts)).scalar_subquery()
+    return select(*parts[1:], latest).select_from(rows)
 
 
 @dataclass
@@ -74,10 +71,10 @@ def append_history(
     H = RecommendationPoint
     table = H.__table__
     rows, parts = key_rows(session.get_bind().dialect.name)  # app.store.keys
-    params = key_params(keys)
-    newest = out.newest
     cluster = cluster_key(session)
-    found = session.execute(newest_points(table, rows, parts, cluster), params)
+    params = key_params(keys, cluster)
+    newest = out.newest
+    found = session.execute(newest_points(table, rows, parts), params)
     for ns, kind, name, container, t in found:
         seconds = to_unix(t)
         if seconds is not None:
@@ -107,7 +104,7 @@ def append_history(
         out.written.append((r.workload, r.container))
     if new:  # one executemany (Core): the recommender appends thousands of points an hour
         session.execute(insert(RecommendationPoint.__table__), new)
-    old = select(H.id).select_from(rows).join(table, on_key(table, parts, cluster))
+    old = select(H.id).select_from(rows).join(table, on_key(table, parts))
     session.execute(
         delete(H)
         .where(H.id.in_(old.where(H.time < now - HISTORY_KEEP).scalar_subquery()))
@@ -172,7 +169,7 @@ def add_replayed_points(
     have = {
         (ns, kind, name, container)
         for ns, kind, name, container, t in session.execute(
-            newest_points(RecommendationPoint.__table__, rows, parts, cluster), key_params(keys)
+            newest_points(RecommendationPoint.__table__, rows, parts), key_params(keys, cluster)
         )
         if t is not None
     }

@@ -14,6 +14,12 @@ form well). A VALUES list of bound keys was as fast to search, but SQLAlchemy co
 statement of 2,000 parameters anew, about 20 ms each, which made a run 2 s slower; a statement
 of one parameter is compiled once and cached. Built from SQLAlchemy constructs only, every key
 inside the bound parameter.
+
+Each key row carries its cluster too (app.store.clusters), so the cluster is compared with a
+column of the keys like the four parts, not with a constant. Compared with a constant, SQLite
+planned the join the other way round: every row of the cluster read through the index's
+leading column, the keys scanned for each (one batch of 500 at 45,000 containers: 45,000 x 500
+comparisons, 8-12 s a save; the history's trim the same over its 192 points a container).
 """
 
 from __future__ import annotations
@@ -22,38 +28,41 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import JSON, String, and_, bindparam, cast, column, func
+from sqlalchemy import JSON, Integer, String, and_, bindparam, cast, column, func
 from sqlalchemy.sql.elements import ColumnElement
 
 KEY = ("namespace", "kind", "name", "container")
 Key = tuple[str, str, str, str]
+CLUSTER = "cluster_id"  # each key row's cluster, ahead of KEY's parts (as in the indexes)
 KEYS = "keys"  # the bound parameter's name
 
 
-def key_params(keys: Collection[Key]) -> dict[str, str]:
-    """The statement's parameter: the keys as a JSON array of {namespace, kind, name, container}
-    (text as it is, no \\u escapes for the database's JSON reader to decode)."""
-    return {KEYS: json.dumps([dict(zip(KEY, k, strict=True)) for k in keys], ensure_ascii=False)}
+def key_params(keys: Collection[Key], cluster: int) -> dict[str, str]:
+    """The statement's parameter: the keys as a JSON array of {cluster_id, namespace, kind,
+    name, container}, each of `cluster` (text as it is, no \\u escapes for the database's JSON
+    reader to decode)."""
+    rows = [{CLUSTER: cluster, **dict(zip(KEY, k, strict=True))} for k in keys]
+    return {KEYS: json.dumps(rows, ensure_ascii=False)}
 
 
 def key_rows(dialect: str) -> tuple[Any, tuple[ColumnElement[Any], ...]]:
-    """The keys of `key_params` as a table to join (`keys`) and its four key columns, in KEY's
-    order, for the dialect named: PostgreSQL's, else SQLite's (the two databases rightsizer
-    runs on)."""
+    """The keys of `key_params` as a table to join (`keys`) and its five columns, the cluster
+    then KEY's order, for the dialect named: PostgreSQL's, else SQLite's (the two databases
+    rightsizer runs on)."""
     param = bindparam(KEYS, type_=String)
     if dialect == "postgresql":
         rows = (
             func.json_to_recordset(cast(param, JSON))
-            .table_valued(*(column(n, String) for n in KEY), name=KEYS)
+            .table_valued(column(CLUSTER, Integer), *(column(n, String) for n in KEY), name=KEYS)
             .render_derived(with_types=True)
         )
-        return rows, tuple(rows.c[n] for n in KEY)
+        return rows, tuple(rows.c[n] for n in (CLUSTER, *KEY))
     each = func.json_each(param).table_valued("value", name=KEYS)
-    return each, tuple(func.json_extract(each.c.value, f"$.{n}") for n in KEY)
+    return each, tuple(func.json_extract(each.c.value, f"$.{n}") for n in (CLUSTER, *KEY))
 
 
-def on_key(table: Any, parts: tuple[ColumnElement[Any], ...], cluster: int) -> ColumnElement[bool]:
-    """The join condition of `table`'s key columns with the keys' (`key_rows`), in the rows of
-    `cluster` (app.store.clusters: the cluster leads every key's index)."""
-    same = (table.c[n] == part for n, part in zip(KEY, parts, strict=True))
-    return and_(table.c.cluster_id == cluster, *same)
+def on_key(table: Any, parts: tuple[ColumnElement[Any], ...]) -> ColumnElement[bool]:
+    """The join condition of `table`'s cluster and key columns with the keys' (`key_rows`): the
+    cluster leads every key's index (app.store.clusters)."""
+    names = (CLUSTER, *KEY)
+    return and_(*(table.c[n] == part for n, part in zip(names, parts, strict=True)))

@@ -90,9 +90,9 @@ RECOMMENDATION_COLUMNS = (
 
 
 def _existing(
-    session: DbSession, table: Any, keys: set[Key], columns: Sequence[str]
+    session: DbSession, table: Any, cluster: int, keys: set[Key], columns: Sequence[str]
 ) -> dict[Key, Any]:
-    """This cluster's rows of `keys` (id, key and `columns`), as plain rows: one query joined
+    """The rows of `keys` in `cluster` (id, key and `columns`), as plain rows: one query joined
     with the keys (app.store.keys), no ORM objects."""
     if not keys:
         return {}
@@ -100,8 +100,8 @@ def _existing(
     selected = session.execute(
         select(table.c.id, *(table.c[k] for k in KEY), *(table.c[c] for c in columns))
         .select_from(rows)
-        .join(table, on_key(table, parts, cluster_key(session))),
-        key_params(keys),
+        .join(table, on_key(table, parts)),
+        key_params(keys, cluster),
     )
     # the key by position (id first, then KEY's columns): a Row reads an index at C speed, a
     # name through its key map (four names for each of a run's 15,000 rows, twice)
@@ -184,11 +184,11 @@ def save_batch(
     keys = set(keys_in_order)
     try:
         cluster = cluster_key(session)
-        recs = _existing(session, recs_t, keys, RECOMMENDATION_COLUMNS)
+        recs = _existing(session, recs_t, cluster, keys, RECOMMENDATION_COLUMNS)
         checkpointing = {
             k for k, r in zip(keys_in_order, results, strict=True) if r.checkpoint is not None
         }
-        cps = _existing(session, cps_t, checkpointing, ())
+        cps = _existing(session, cps_t, cluster, checkpointing, ())
         rec_new: list[dict[str, Any]] = []
         rec_changed: list[dict[str, Any]] = []
         rec_span: list[dict[str, Any]] = []  # rows where only SPAN_COLUMNS changed

@@ -38,8 +38,8 @@ def add_points(key: tuple[str, str, str, str], hours: range) -> None:
 
 def newest(keys: list[tuple[str, str, str, str]]) -> dict[tuple[str, ...], Any]:
     rows, parts = key_rows(db.engine.dialect.name)
-    query = newest_points(TABLE, rows, parts, cluster_key(db.session))
-    found = db.session.execute(query, key_params(keys)).all()
+    query = newest_points(TABLE, rows, parts)
+    found = db.session.execute(query, key_params(keys, cluster_key(db.session))).all()
     return {tuple(r[:4]): r[4] for r in found}
 
 
