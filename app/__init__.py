@@ -48,8 +48,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     api.init_app(app)
     webhook.init_app(app)
     dashboard.init_app(app)
-    if settings.jobs:
-        app.extensions["rightsizer.jobs"] = startup.start_jobs(app)
+    if settings.jobs:  # given sessions on the app's database, not the app (app.store.session)
+        from app.store.session import app_sessions
+
+        app.extensions["rightsizer.jobs"] = startup.start_jobs(settings, app_sessions(app))
     return app
 
 

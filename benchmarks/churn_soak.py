@@ -62,7 +62,6 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     from kubernetes import client
 
     from app.jobs.recommender import RecommenderJob
-    from app.jobs.startup import recommender_options
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
@@ -81,7 +80,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     ]
     sim_now = [float(sim.now())]
     clock = lambda: sim_now[0]  # noqa: E731
-    recommender = RecommenderJob(app, cluster, recommender_options(settings), clock=clock)
+    recommender = RecommenderJob(app_sessions(app), cluster, settings, clock=clock)
     updater = UpdaterJob(
         app_sessions(app),
         cluster,

@@ -284,7 +284,6 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     from dataclasses import replace
 
     from app.jobs.recommender import RecommenderJob
-    from app.jobs.startup import recommender_options
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
     from app.kube.cluster import ClusterView
@@ -337,7 +336,7 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     if args.policy_per_workload:
         res["workload policies"] = add_workload_policies(app, cluster)
         print(f"  policies: one for each of {res['workload policies']} workloads")
-    job = RecommenderJob(app, cluster, recommender_options(settings))
+    job = RecommenderJob(app_sessions(app), cluster, settings)
     leader = lambda: True  # noqa: E731
     phases = recommender_phases(job)
 

@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Flask
-
 from app.core.gcpause import without_cyclic_gc
 from app.core.job_families import FAMILY_KIND
 from app.core.owner_memo import WorkloadMemo
@@ -39,7 +37,6 @@ from app.core.recommend.samples import (
     usage_samples,
     watched_pods,
 )
-from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommend.timeline import Sample, UsageWindows
 from app.core.recommendation import ContainerPolicy, Recommendation
@@ -53,8 +50,8 @@ from app.jobs.node_groups import NodeGroupRecorder
 from app.jobs.tracking import Tracker
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
+from app.settings import Settings
 from app.store.checkpoints import load_checkpoints
-from app.store.extensions import db
 from app.store.history import add_replayed_points
 from app.store.keys import Key
 from app.store.node_groups import load_node_groups, save_node_groups
@@ -66,26 +63,9 @@ from app.store.recommendations import (
     stored_workloads,
 )
 from app.store.results import ContainerResult, CurrentRequests, SampleSpan
+from app.store.session import DbSession, SessionFactory
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class RecommenderOptions:
-    interval: float = 60.0
-    excluded_namespaces: frozenset[str] = frozenset()
-    idle_after: float = 8 * 86400.0  # drop aggregates without a sample for this long
-    gc_grace: float = 600.0  # delete rows of a vanished workload after this long
-    # each container's checkpoint rewritten about this often, the oldest first (at most the
-    # interval: every one, every run)
-    checkpoint_interval: float = 600.0
-    batch_size: int = 500
-    model: RecommenderSettings = field(default_factory=RecommenderSettings)
-    # LowConfidence: less history than the updater needs (RIGHTSIZER_UPDATER_MIN_HISTORY_SECONDS)
-    low_confidence_seconds: float = 3600.0
-    # which workloads are learned (app.jobs.tracking: RIGHTSIZER_TRACK, RIGHTSIZER_TRACK_LABEL)
-    track: frozenset[str] = frozenset({"all"})
-    track_label: str = "goldilocks.fairwinds.com/enabled"
 
 
 @dataclass
@@ -110,22 +90,29 @@ class RecommenderJob:
 
     def __init__(
         self,
-        app: Flask,
+        sessions: SessionFactory,
         cluster: ClusterView,
-        options: RecommenderOptions,
+        settings: Settings,
         history: PrometheusHistory | None = None,
         clock: Callable[[], float] = time.time,
         limit_ranges: LimitRangeCache | None = None,
     ) -> None:
-        self.app, self.cluster, self.options = app, cluster, options
-        self.interval = options.interval
+        """The job of `settings.recommender` (RIGHTSIZER_RECOMMENDER_INTERVAL, ...); it leaves
+        alone the namespaces `settings.cluster.left_alone` names, and says LowConfidence of less
+        history than the updater needs (`settings.updater.min_history_seconds`)."""
+        self.sessions, self.cluster = sessions, cluster
+        self.settings = settings.recommender
+        self.excluded_namespaces = settings.cluster.left_alone
+        self.interval = self.settings.interval
         self.history, self.clock = history, clock
         self.conditions = RecommenderConditions(  # app.core.conditions, saved each run
-            cluster, limit_ranges, options.low_confidence_seconds, options.excluded_namespaces
+            cluster, limit_ranges, settings.updater.min_history_seconds, self.excluded_namespaces
         )
         self.recommended: dict[WorkloadKey, dict[str, Recommendation]] = {}
         self.invalid_policies = InvalidPolicyLog("recommender")  # each bad row logged once
-        self.tracker = Tracker(options.track, options.track_label, getattr(cluster, "api", None))
+        self.tracker = Tracker(
+            self.settings.track, self.settings.track_label, getattr(cluster, "api", None)
+        )
         self.workload_of: Callable[[PodView], WorkloadKey | None] = cluster.workload_of
         self.forget()
 
@@ -133,13 +120,13 @@ class RecommenderJob:
         """Starts over from the checkpoints at the next run. Called at the start of every
         leadership term: while another process led, it wrote newer checkpoints than the model
         this process kept in memory, and saving that stale model would overwrite them."""
-        self.model = ArrayModel(self.options.model, self.options.idle_after)
-        self.windows = UsageWindows(self.options.model)  # usage since each history point
+        self.model = ArrayModel(self.settings.model, self.settings.idle_after_seconds)
+        self.windows = UsageWindows(self.settings.model)  # usage since each history point
         self.restored = False
         self.restarts_seen: dict[tuple[str, str, str], int] = {}
         self.missing_since: dict[WorkloadKey, float] = {}
         # DaemonSets sized per node group: their groups' models (app.jobs.node_groups)
-        self.node_groups = NodeGroupRecorder(self.options.model, self.options.idle_after)
+        self.node_groups = NodeGroupRecorder(self.settings.model, self.settings.idle_after_seconds)
         # the labels of a pod of each workload, last seen: what selector policies match
         self.labels: dict[WorkloadKey, Mapping[str, str]] = {}
         # when each aggregate's checkpoint was last written (or restored) by this process
@@ -157,9 +144,9 @@ class RecommenderJob:
         if not self.cluster.wait_synced(timeout=min(self.interval, 30.0)):
             return "caches not synced yet; nothing done"
         now = self.clock()
-        with self.app.app_context():
+        with self.sessions() as session:
             # indexed: each workload's policy found among its candidates alone (PolicyIndex)
-            policies = PolicyIndex(valid_policies(db.session, self.invalid_policies))
+            policies = PolicyIndex(valid_policies(session, self.invalid_policies))
             self.tracker.refresh(policies)  # what is learned this run (RIGHTSIZER_TRACK)
             self._tune(policies)
             self.node_groups.begin(  # DaemonSets sized per node group: this run's groups
@@ -168,7 +155,7 @@ class RecommenderJob:
                 lambda w: policies.governing(w, self.labels.get(w)),
             )
             if not self.restored:
-                self._restore(now)
+                self._restore(session, now)
             # each pod template's workload found once this run (the caches may move between
             # runs), answered with the model's own key objects (WorkloadMemo: found by identity)
             keys = {w: w for w in self.model.rows}
@@ -205,10 +192,10 @@ class RecommenderJob:
             # recommendations capped to fit a node their pods may run on (CappedToNode)
             fit = NodeFit(self.cluster.node_views(), self.cluster.daemon_templates())
             report = save_all(
-                db.session,
+                session,
                 self._results(policies, info, still_leader, self._checkpoints_due(), fit, live),
                 datetime.fromtimestamp(now, UTC),  # the job's clock, as the samples' times
-                self.options.batch_size,
+                self.settings.checkpoint_batch_size,
                 recent=self.history_points,
             )
             saved, failed = report.saved, report.failed
@@ -216,12 +203,12 @@ class RecommenderJob:
             self.windows.reset(report.points)
             stamp = datetime.fromtimestamp(now, UTC)
             self.conditions.publish(
-                db.session, policies, self.model, self.recommended, stamp, live, fit.capped
+                session, policies, self.model, self.recommended, stamp, live, fit.capped
             )
             memo.release()  # the last pod asked about: the previous run's views may go
-            self._save_node_groups(stamp)
-            deleted = self._collect_garbage(now, still_leader)
-            count_recommendations(db.session)  # the gauges, after this run's writes
+            self._save_node_groups(session, stamp)
+            deleted = self._collect_garbage(session, now, still_leader)
+            count_recommendations(session)  # the gauges, after this run's writes
         return (
             f"{len(metrics)} pod metrics, {samples} samples, {ooms} OOM kills, "
             f"{len(self.model.rows)} workloads; saved {saved}, failed {failed}, "
@@ -246,18 +233,18 @@ class RecommenderJob:
         for w in list(self.model.rows):
             self.model.tune(w, strategy_of(w))
 
-    def _restore(self, now: float) -> None:
-        loaded, skipped = load_checkpoints(db.session, self.model)
+    def _restore(self, session: DbSession, now: float) -> None:
+        loaded, skipped = load_checkpoints(session, self.model)
         # as stored: rewritten in turn from now on (checkpoints_due)
         self.checkpointed = {(w, c): now for w, cs in self.model.rows.items() for c in cs}
         log.info("restored %d checkpoints (%d unreadable, skipped)", loaded, skipped)
         self._kills_in_checkpoints()
-        loaded, skipped = load_node_groups(db.session, self.node_groups.groups)
+        loaded, skipped = load_node_groups(session, self.node_groups.groups)
         if loaded or skipped:
             log.info("restored %d node groups (%d unreadable, skipped)", loaded, skipped)
         if self.history is not None:
             have = set(self.model.rows)
-            policies = PolicyIndex(valid_policies(db.session, self.invalid_policies))
+            policies = PolicyIndex(valid_policies(session, self.invalid_policies))
 
             for pod in self.cluster.pods.items():  # the labels selector policies match
                 if (owner := self.cluster.workload_of(pod)) is not None:
@@ -269,7 +256,7 @@ class RecommenderJob:
 
             # FetchingHistory on what is loaded, until this run's conditions replace it
             loading = self.conditions.live_workloads() - have
-            self.conditions.fetching(db.session, loading, datetime.fromtimestamp(self.clock(), UTC))
+            self.conditions.fetching(session, loading, datetime.fromtimestamp(self.clock(), UTC))
             # only what is tracked (RIGHTSIZER_TRACK), when not everything is; and, when a
             # policy groups DaemonSets per node group, each such pod's samples to its group too
             options: dict[str, Any] = {}
@@ -278,7 +265,7 @@ class RecommenderJob:
             if self.node_groups.active:
                 options["on_sample"] = self._grouped_history()
             load = self.history(self.model, self.cluster, have, policies_for, **options)
-            added = add_replayed_points(db.session, load.points, load.requests)
+            added = add_replayed_points(session, load.points, load.requests)
             log.info(
                 "loaded %d history samples from Prometheus; %d recommendation history points",
                 load.fed,
@@ -308,7 +295,7 @@ class RecommenderJob:
                     self.restarts_seen[key] = cs.restart_count
 
     def _excluded(self, namespace: str) -> bool:
-        return namespace in self.options.excluded_namespaces
+        return namespace in self.excluded_namespaces
 
     def _feed_metrics(
         self,
@@ -319,7 +306,7 @@ class RecommenderJob:
         fed = 0
         # Looked up once for the whole LIST, not for each of its items (150,000 at scale): the
         # settings of this run (what is excluded, tracked, grouped) and the bound methods.
-        excluded = self.options.excluded_namespaces
+        excluded = self.excluded_namespaces
         tracks = None if self.tracker.everything else self.tracker.tracks
         grouping = self.node_groups.active
         workload_of, last_labels = self.workload_of, self.labels
@@ -416,11 +403,11 @@ class RecommenderJob:
 
         return grouped
 
-    def _save_node_groups(self, stamp: datetime) -> None:
+    def _save_node_groups(self, session: DbSession, stamp: datetime) -> None:
         """The groups of grouped DaemonSets (app.store.node_groups); a failure is logged, and the
         rows of the previous run stay."""
         try:
-            save_node_groups(db.session, self.node_groups.results(), stamp)
+            save_node_groups(session, self.node_groups.results(), stamp)
         except Exception:
             log.exception("could not save the node groups; keeping the previous values")
 
@@ -431,7 +418,7 @@ class RecommenderJob:
         keys = [(w, c) for w in self.model.workloads() for c in sorted(self.model.rows[w])]
         self.checkpointed = {k: self.checkpointed[k] for k in keys if k in self.checkpointed}
         budget = checkpoint_budget(
-            len(self.checkpointed), self.interval, self.options.checkpoint_interval
+            len(self.checkpointed), self.interval, self.settings.checkpoint_interval_seconds
         )
         return checkpoints_due(keys, self.checkpointed, budget)
 
@@ -487,11 +474,13 @@ class RecommenderJob:
                     SampleSpan(*model.span(row)),
                 )
 
-    def _collect_garbage(self, now: float, still_leader: Callable[[], bool]) -> int:
+    def _collect_garbage(
+        self, session: DbSession, now: float, still_leader: Callable[[], bool]
+    ) -> int:
         """Deletes the rows of workloads that no longer exist, once gone for the grace period."""
         deleted = 0
         gone: set[tuple[str, str, str]] = set()
-        for w in stored_workloads(db.session):
+        for w in stored_workloads(session):
             # A Job family is no object: it exists while its history does (its aggregates go
             # when idle for the memory window), so a family whose Jobs all finished keeps its
             # recommendation for the next one (app.core.job_families).
@@ -502,8 +491,8 @@ class RecommenderJob:
                 self.missing_since.pop(w, None)
                 continue
             since = self.missing_since.setdefault(w, now)
-            if now - since >= self.options.gc_grace and still_leader():
-                delete_workload(db.session, w)
+            if now - since >= self.settings.gc_grace_seconds and still_leader():
+                delete_workload(session, w)
                 gone.add((w.namespace, w.kind, w.name))
                 self.model.drop_workload(w)
                 self.node_groups.groups.drop(w)

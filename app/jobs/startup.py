@@ -14,11 +14,9 @@ import socket
 import uuid
 from dataclasses import dataclass
 
-from flask import Flask
-
 from app.jobs.history import PrometheusHistory
 from app.jobs.node_levels import NodeLevelsJob
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.jobs.recommender import RecommenderJob
 from app.jobs.runner import Job, JobRunner
 from app.jobs.scaler import ScalerJob
 from app.jobs.updater import UpdaterJob
@@ -29,8 +27,8 @@ from app.kube.leader import LeaderElector
 from app.kube.limitranges import LimitRangeCache
 from app.kube.scale import ScaleClient
 from app.kube.webhook_probe import webhook_serving
-from app.settings import Settings, settings_of
-from app.store.session import app_sessions
+from app.settings import Settings
+from app.store.session import SessionFactory
 
 log = logging.getLogger(__name__)
 
@@ -53,27 +51,9 @@ def identity() -> str:
     return f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
 
 
-def recommender_options(settings: Settings) -> RecommenderOptions:
-    recommender = settings.recommender
-    return RecommenderOptions(
-        interval=recommender.interval,
-        excluded_namespaces=settings.cluster.left_alone,
-        idle_after=recommender.idle_after_seconds,
-        gc_grace=recommender.gc_grace_seconds,
-        checkpoint_interval=recommender.checkpoint_interval_seconds,
-        batch_size=recommender.checkpoint_batch_size,
-        model=recommender.model,
-        low_confidence_seconds=settings.updater.min_history_seconds,
-        track=recommender.track,
-        track_label=recommender.track_label,
-    )
-
-
-def build_jobs(app: Flask) -> Jobs:
-    """The jobs of `app`'s settings, each given a session factory on its database (the
-    recommender is still given the app itself, until it takes a factory too)."""
-    settings = settings_of(app)
-    sessions = app_sessions(app)
+def build_jobs(settings: Settings, sessions: SessionFactory) -> Jobs:
+    """The jobs of `settings`, each given `sessions`, a session factory on the app's database
+    (app.store.session.app_sessions): the jobs know no Flask."""
     kube = settings.cluster
     # Every call the recommender and updater make waits for one client-side rate limiter
     # (client-go's QPS/Burst). The Lease has a client of its own, so that evictions never hold
@@ -92,9 +72,7 @@ def build_jobs(app: Flask) -> Jobs:
     webhook = settings.webhook
     elector_box: list[LeaderElector] = []
     limit_ranges = LimitRangeCache(api)  # the updater sizes pods as the webhook does
-    recommender = RecommenderJob(
-        app, cluster, recommender_options(settings), history, limit_ranges=limit_ranges
-    )
+    recommender = RecommenderJob(sessions, cluster, settings, history, limit_ranges=limit_ranges)
     jobs: list[Job] = [
         recommender,
         ScalerJob(sessions, cluster, ScaleClient(scaler_api), settings.scaler.interval),
@@ -135,8 +113,8 @@ def build_jobs(app: Flask) -> Jobs:
     return Jobs(elector, runner, cluster, limit_ranges)
 
 
-def start_jobs(app: Flask) -> Jobs:
-    jobs = build_jobs(app)
+def start_jobs(settings: Settings, sessions: SessionFactory) -> Jobs:
+    jobs = build_jobs(settings, sessions)
     jobs.elector.start()
     atexit.register(jobs.stop)  # gunicorn workers exit normally on SIGTERM: hand the lease back
     log.info("campaigning for lease %s as %s", jobs.elector.name, jobs.elector.identity)

@@ -18,16 +18,19 @@ from app.config import override
 from app.jobs.scaler import ScalerJob
 from app.jobs.startup import Jobs, build_jobs
 from app.kube.throttle import RateLimiter
+from app.settings import settings_of
 from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.models import Scaler
+from app.store.session import app_sessions
 from tests.support.scaler_runs import NS, add_scaler
 
 
 @pytest.fixture
 def jobs(app: Flask, sim: Simulator) -> Iterator[Jobs]:
     override(app, {"KUBECONFIG": sim.kubeconfig_path})
-    built = build_jobs(app)  # nothing started: no Lease campaign, no caches
+    # nothing started: no Lease campaign, no caches
+    built = build_jobs(settings_of(app), app_sessions(app))
     yield built
     built.cluster.nodes.stop()
 

@@ -14,13 +14,15 @@ from flask.testing import FlaskClient
 from kubernetes import client as k8s
 
 from app.core.workload_key import WorkloadKey
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.jobs.recommender import RecommenderJob
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
+from app.settings import settings_of
 from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
 from app.store.extensions import db
 from app.store.models import Policy
+from app.store.session import app_sessions
 from tests.support.recommender_runs import add_policy, deployment, step
 from tests.support.updater_runs import LEADER, Clock, make_job, recommend
 
@@ -109,13 +111,13 @@ def test_the_recommender_reports_vpas_conditions_and_rightsizers_own(
         return SimpleNamespace(fed=0, points=[], requests={})
 
     job = RecommenderJob(
-        app,
+        app_sessions(app),
         cluster,
-        RecommenderOptions(),
+        settings_of(app),
         history=history,
         clock=sim.now,
         limit_ranges=limit_ranges,
-    )  # type: ignore[arg-type]
+    )
     for _ in range(2):
         step(sim, job)
     assert seen[WorkloadKey("shop", "Deployment", "web")] == ["FetchingHistory"]

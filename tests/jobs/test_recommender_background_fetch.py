@@ -15,10 +15,11 @@ from app.core.pods import PodView
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.workload_key import WorkloadKey
 from app.jobs.background import in_background
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.jobs.recommender import RecommenderJob
 from app.store.extensions import db
 from app.store.models import Recommendation
 from tests.support.fixed_cluster import FixedCluster, cache_pod
+from tests.support.recommender_runs import recommender_job
 
 CACHE = WorkloadKey("shop", "StatefulSet", "cache")
 SCRAPE = "2026-01-01T00:00:00Z"
@@ -49,7 +50,7 @@ class SlowMetrics(FixedCluster):
 
 
 def job(app: Flask, cluster: SlowMetrics) -> RecommenderJob:
-    j = RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225660.0)  # type: ignore[arg-type]
+    j = recommender_job(app, cluster, lambda: 1767225660.0)
     find = j.conditions.live_pods
 
     def finding(pods: Any) -> Any:

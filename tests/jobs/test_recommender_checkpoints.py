@@ -55,7 +55,7 @@ def sample_counts(app: Flask, table: Any) -> dict[str, int]:
 def test_checkpoints_are_rewritten_in_turn_the_oldest_first(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    job = make_job(app, cluster, sim, checkpoint_interval=600)
+    job = make_job(app, cluster, sim, checkpoint_interval_seconds=600)
     step(sim, job)
     first = written_at(app)
     assert len(first) == WORKLOADS and len(set(first.values())) == 1  # all new: all written
@@ -84,7 +84,7 @@ def test_checkpoints_are_rewritten_in_turn_the_oldest_first(
 def test_a_new_container_gets_its_checkpoint_in_its_first_run(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    job = make_job(app, cluster, sim, checkpoint_interval=600)
+    job = make_job(app, cluster, sim, checkpoint_interval_seconds=600)
     step(sim, job)
     client.AppsV1Api(sim.api_client()).create_namespaced_deployment(
         "shop", manifest("late", replicas=1, namespace="shop")
@@ -102,7 +102,7 @@ def test_a_new_container_gets_its_checkpoint_in_its_first_run(
 def test_an_interval_no_longer_than_the_runs_rewrites_every_checkpoint_every_run(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    job = make_job(app, cluster, sim, checkpoint_interval=60)
+    job = make_job(app, cluster, sim, checkpoint_interval_seconds=60)
     step(sim, job)
     step(sim, job)
     times = written_at(app)
@@ -112,9 +112,9 @@ def test_an_interval_no_longer_than_the_runs_rewrites_every_checkpoint_every_run
 def test_a_restarted_recommender_rewrites_the_restored_checkpoints_in_turn(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    step(sim, make_job(app, cluster, sim, checkpoint_interval=600))
+    step(sim, make_job(app, cluster, sim, checkpoint_interval_seconds=600))
     first = written_at(app)
-    restarted = make_job(app, cluster, sim, checkpoint_interval=600)
+    restarted = make_job(app, cluster, sim, checkpoint_interval_seconds=600)
     step(sim, restarted)
     after = written_at(app)
     # restored as written: only the first ten in turn, not all thirty again

@@ -105,7 +105,7 @@ def test_a_workload_an_hpa_scales_on_cpu_is_marked_in_conflict_for_cpu_only(
 def test_rows_of_a_deleted_workload_go_after_the_grace_period_and_not_before(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    job = make_job(app, cluster, sim, gc_grace=300)
+    job = make_job(app, cluster, sim, gc_grace_seconds=300)
     step(sim, job)
     assert stored(app) == {WEB, API, PRIVATE}
     client.AppsV1Api(sim.api_client()).delete_namespaced_deployment("api", "shop")
@@ -130,7 +130,7 @@ def test_rows_of_a_deleted_workload_go_after_the_grace_period_and_not_before(
 def test_aggregates_without_a_sample_for_the_idle_period_are_dropped(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    job = make_job(app, cluster, sim, idle_after=3600, gc_grace=10**9)
+    job = make_job(app, cluster, sim, idle_after_seconds=3600, gc_grace_seconds=10**9)
     step(sim, job)
     client.AppsV1Api(sim.api_client()).patch_namespaced_deployment_scale(
         "api", "shop", {"spec": {"replicas": 0}}
@@ -160,7 +160,7 @@ def test_a_new_leadership_term_resumes_from_the_checkpoints_not_the_stale_model(
 def test_losing_the_lease_while_saving_stops_the_save(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
-    job = make_job(app, cluster, sim, batch_size=1)
+    job = make_job(app, cluster, sim, checkpoint_batch_size=1)
     calls = {"n": 0}
 
     def leader_for_two_workloads() -> bool:

@@ -10,8 +10,8 @@ from flask import Flask
 
 from app.core.pods import PodView
 from app.core.workload_key import WorkloadKey
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
 from tests.support.fixed_cluster import FixedCluster
+from tests.support.recommender_runs import recommender_job
 
 WEB = WorkloadKey("shop", "Deployment", "web")
 
@@ -45,7 +45,7 @@ def fixed_cluster() -> FixedCluster:
 
 def test_a_rollout_leaves_no_state_of_the_pods_it_replaced(app: Flask) -> None:
     cluster = fixed_cluster()
-    job = RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225600.0)  # type: ignore[arg-type]
+    job = recommender_job(app, cluster, lambda: 1767225600.0)
     for generation in range(5):
         cluster.pods.live = [
             pod(f"web-{generation}-{i}", f"uid-{generation}-{i}") for i in range(3)
@@ -63,7 +63,7 @@ def test_pods_that_never_restarted_leave_no_count_and_their_first_kill_counts(ap
     for it (at 150,000 pods, 300,000 entries rewritten each run). When it is killed later, the
     kill counts as it did when its count of 0 was kept."""
     cluster = fixed_cluster()
-    job = RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225600.0)  # type: ignore[arg-type]
+    job = recommender_job(app, cluster, lambda: 1767225600.0)
     cluster.pods.live = [pod(f"web-{i}", f"uid-{i}", restarts=0) for i in range(3)]
     assert ", 0 OOM kills," in job.run_once(lambda: True)
     assert job.restarts_seen == {}
@@ -79,7 +79,7 @@ def test_a_pod_without_a_uid_is_still_watched_by_name(app: Flask) -> None:
     """Keyed by name when it has no uid: a pod of that name again, not restarted, drops its
     count, so the new pod's first kill counts."""
     cluster = fixed_cluster()
-    job = RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225600.0)  # type: ignore[arg-type]
+    job = recommender_job(app, cluster, lambda: 1767225600.0)
     cluster.pods.live = [pod("web-0", "", restarts=2)]
     job.run_once(lambda: True)
     assert job.restarts_seen == {("shop", "web-0", "app"): 2}

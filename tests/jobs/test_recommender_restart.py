@@ -13,11 +13,12 @@ from flask import Flask
 from sqlalchemy import select
 
 from app.core.workload_key import WorkloadKey
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.jobs.recommender import RecommenderJob
 from app.store.extensions import db
 from app.store.models import Checkpoint
 from tests.support.fixed_cluster import FixedCluster
 from tests.support.fixed_cluster import cache_pod as pod
+from tests.support.recommender_runs import recommender_job
 
 CACHE = WorkloadKey("shop", "StatefulSet", "cache")
 SCRAPE = "2026-01-01T00:00:00Z"  # the metrics' timestamp: the container's last sample
@@ -28,7 +29,7 @@ def fixed_cluster() -> FixedCluster:
 
 
 def job(app: Flask, cluster: FixedCluster) -> RecommenderJob:
-    return RecommenderJob(app, cluster, RecommenderOptions(), clock=lambda: 1767225660.0)  # type: ignore[arg-type]
+    return recommender_job(app, cluster, lambda: 1767225660.0)
 
 
 def memory_checkpoint(app: Flask) -> tuple[dict[str, int], float]:

@@ -13,6 +13,7 @@ import json
 import random
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from app.core.recommend.podmetrics import PodMetrics, decode_pod_metrics_list
 from app.core.recommend.trace import recommendations_json
 from app.core.sizing.node_fit import DaemonTemplate
 from app.core.workload_key import WorkloadKey
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from tests.support.recommender_runs import recommender_job
 
 NS = "shop"
 DAY = 86400
@@ -118,7 +119,7 @@ def service(app: Flask, trace: list[tuple[int, int, int]], other_workload: bool)
     """The job's recommendation for `web` after running through the trace as a service would:
     every minute with samples, every hour through gaps (the pod gone meanwhile)."""
     cluster = TraceCluster()
-    job = RecommenderJob(app, cluster, RecommenderOptions())  # type: ignore[arg-type]
+    job = recommender_job(app, cluster, time.time)
     by_time = {t: (cpu, mem) for t, cpu, mem in trace}
     times = sorted(by_time)
     t = times[0]

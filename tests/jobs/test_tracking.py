@@ -65,7 +65,7 @@ def test_memory_saver_learns_only_what_a_policy_covers_and_forgets_the_rest(
 ) -> None:
     add_policy(app, "web", "shop", target_kind="Deployment", target_name="web")
     add_policy(app, "lab", "lab")  # the whole namespace
-    job = make_job(app, cluster, sim, track=frozenset({"policies"}), gc_grace=60.0)
+    job = make_job(app, cluster, sim, track=frozenset({"policies"}), gc_grace_seconds=60.0)
     step(sim, job)
     assert recommended(app) == {"shop/web", "lab/trial"}
     assert {w.name for w in job.model.rows} == {"web", "trial"}

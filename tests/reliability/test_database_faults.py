@@ -255,17 +255,17 @@ def test_database_outage_the_recommender_loop_logs_retries_and_resumes_losing_no
     """The recommender runs in its job loop (as on the leader) while the database goes away:
     each run fails, is logged and retried at the next interval; when the database is back the
     runs succeed again and every checkpoint is still there, with no sample count gone back."""
-    from app.jobs.recommender import RecommenderJob, RecommenderOptions
     from app.jobs.runner import JobRunner
     from app.kube.cluster import ClusterView
     from app.simulator.testing import running_simulator
     from tests.support.processes import wait_for
+    from tests.support.recommender_runs import recommender_job
 
     app, proxy = proxied
     db.session.remove()
     with running_simulator(JOB_SCENARIO, speed=60) as sim:
         cluster = ClusterView(sim.api_client()).start()
-        job = RecommenderJob(app, cluster, RecommenderOptions(interval=0.3), clock=sim.now)
+        job = recommender_job(app, cluster, sim.now, interval=0.3)
         runner = JobRunner([job])
         try:
             assert cluster.wait_synced(30)

@@ -5,16 +5,19 @@ runs once when the pod cache has caught up."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from flask import Flask
 from kubernetes import client
 
-from app.jobs.recommender import RecommenderJob, RecommenderOptions
+from app.jobs.recommender import RecommenderJob
 from app.kube.cluster import ClusterView
+from app.settings import Settings, settings_of
 from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.models import Policy
+from app.store.session import app_sessions
 
 
 def deployment(namespace: str, name: str, replicas: int = 2, cpu: float = 0.2) -> dict[str, Any]:
@@ -46,8 +49,46 @@ def add_policy(
         db.session.commit()
 
 
-def make_job(app: Flask, cluster: ClusterView, sim: Simulator, **options: Any) -> RecommenderJob:
-    return RecommenderJob(app, cluster, RecommenderOptions(**options), clock=sim.now)
+def recommender_settings(
+    base: Settings,
+    excluded_namespaces: frozenset[str] = frozenset(),
+    min_history_seconds: float | None = None,
+    **recommender: Any,
+) -> Settings:
+    """Settings (`settings_of(app)`) as the recommender job reads them, changed for a test:
+    `recommender` replaces fields of `settings.recommender` (interval, gc_grace_seconds,
+    idle_after_seconds, checkpoint_interval_seconds, checkpoint_batch_size, track, ...),
+    `excluded_namespaces` adds namespaces left alone, `min_history_seconds` (the updater's)
+    is the history under which a recommendation is LowConfidence."""
+    updater = base.updater
+    if min_history_seconds is not None:
+        updater = replace(updater, min_history_seconds=min_history_seconds)
+    return replace(
+        base,
+        recommender=replace(base.recommender, **recommender),
+        updater=updater,
+        cluster=replace(
+            base.cluster, excluded_namespaces=base.cluster.excluded_namespaces | excluded_namespaces
+        ),
+    )
+
+
+def recommender_job(
+    app: Flask, cluster: Any, clock: Any, history: Any = None, **settings: Any
+) -> RecommenderJob:
+    """The job as `rightsizer serve` builds it (sessions on `app`'s database, its settings),
+    `settings` changed as recommender_settings says."""
+    return RecommenderJob(
+        app_sessions(app),
+        cluster,
+        recommender_settings(settings_of(app), **settings),
+        history=history,
+        clock=clock,
+    )
+
+
+def make_job(app: Flask, cluster: ClusterView, sim: Simulator, **settings: Any) -> RecommenderJob:
+    return recommender_job(app, cluster, sim.now, **settings)
 
 
 def step(sim: Simulator, job: RecommenderJob, seconds: float = 60) -> str:
