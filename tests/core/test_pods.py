@@ -236,3 +236,39 @@ def test_ready_and_restarted_are_what_the_statuses_say(
     searched = pod.is_running and pod.condition("Ready") is not None
     assert pod.is_ready == searched
     assert pod.restarted == any(s.restart_count > 0 for s in pod.statuses)
+
+
+# resources(), built once with the view (the recommender reads it for every pod of every run):
+# the same as reading the app containers afresh, whatever the pod and however the view is made.
+_cpu = st.one_of(st.none(), st.sampled_from(["100m", "1", "0.5", "lots", 3]))
+_spec_container = st.fixed_dictionaries(
+    {"name": st.sampled_from(["a", "b", "c", "d"])},
+    optional={
+        "restartPolicy": st.sampled_from(["Always", "Never", ""]),
+        "resources": st.fixed_dictionaries(
+            {}, optional={"requests": st.fixed_dictionaries({"cpu": _cpu, "memory": _cpu})}
+        ),
+    },
+)
+
+
+@given(
+    st.lists(_spec_container, max_size=4),
+    st.lists(_spec_container, max_size=4),
+    st.lists(_spec_container, max_size=4),
+)
+def test_resources_equal_the_app_containers_read_afresh(
+    containers: list[dict[str, Any]], inits: list[dict[str, Any]], others: list[dict[str, Any]]
+) -> None:
+    import dataclasses
+
+    view = PodView.parse(
+        {"metadata": {"name": "p"}, "spec": {"containers": containers, "initContainers": inits}}
+    )
+    fresh = {c.name: c.resources for c in view.app_containers()}
+    assert view.resources() == fresh
+    # a view made anew from another's fields reads its own containers, not the other's
+    other = PodView.parse({"metadata": {"name": "q"}, "spec": {"containers": others}})
+    moved = dataclasses.replace(view, containers=other.containers)
+    assert moved.resources() == {c.name: c.resources for c in other.app_containers()}
+    assert view == dataclasses.replace(view)  # the cache takes no part in comparisons

@@ -72,11 +72,26 @@ def usage_samples(
     """usage_from_metrics(item), of the containers in `resources` only, appended to `out` as
     ArrayModel.add_usages takes them (for workload `w`): with the container's CPU request in
     cores (0 without one), which weighs its CPU samples. What is logged is what
-    usage_from_metrics logs."""
-    for pod, name, t, cpu, mem in _usages(item):
-        r = resources.get(name)
+    usage_from_metrics logs. _usages written out in one loop (no generator: this runs for every
+    item of every LIST)."""
+    meta = item.metadata
+    pod = meta.name
+    t = _time(item.timestamp)
+    if t is None:
+        log.warning("PodMetrics %s/%s has no valid timestamp; skipped", meta.namespace, pod)
+        return
+    append, get = out.append, resources.get
+    for c in item.containers:
+        name, usage = c.name, c.usage
+        try:
+            cpu = _amount(usage["cpu"]) if "cpu" in usage else None
+            mem = _amount(usage["memory"]) if "memory" in usage else None
+        except ValueError as e:
+            log.warning("PodMetrics %s/%s container %s: %s; skipped", meta.namespace, pod, name, e)
+            continue
+        r = get(name)
         if r is not None:
-            out.append((w, pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
+            append((w, pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
 
 
 def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, float | None]]:

@@ -185,3 +185,47 @@ def test_only_restarted_pods_are_read_and_the_same_kills_are_found(
         assert found == expected
         assert all(seen.values())  # no count of 0 is kept
         assert {k: v for k, v in reference.items() if v} == seen
+
+
+# usage_samples (the recommender's feed, one loop per PodMetrics item) against the reference it
+# re-derives: usage_from_metrics' usages, of the containers the pod has, with their CPU request.
+_quantity = st.one_of(
+    st.sampled_from(["250m", "123456789n", "12u", "2048Ki", "3Mi", "1Gi", "7", "0.5", "bad", ""]),
+    st.integers(0, 10**6),
+)
+_container_metrics = st.fixed_dictionaries(
+    {"name": st.sampled_from(["app", "side", "gone"])},
+    optional={"usage": st.fixed_dictionaries({}, optional={"cpu": _quantity, "memory": _quantity})},
+)
+
+
+@given(
+    st.lists(_container_metrics, max_size=4),
+    st.sampled_from(["2024-07-01T12:00:00Z", "2024-07-01T12:00:30.5Z", "not a time", None]),
+    st.dictionaries(
+        st.sampled_from(["app", "side"]),
+        st.builds(ContainerResources, st.one_of(st.none(), st.integers(0, 4000))),
+    ),
+)
+def test_usage_samples_are_the_usages_of_the_pods_containers(
+    containers: list[dict[str, Any]], timestamp: Any, resources: dict[str, ContainerResources]
+) -> None:
+    import json
+
+    from app.core.recommend.podmetrics import decode_pod_metrics_list
+    from app.core.recommend.samples import usage_samples
+    from app.core.workload_key import WorkloadKey
+
+    body = {"items": [{"metadata": {"name": "p", "namespace": "n"}, "containers": containers}]}
+    if timestamp is not None:
+        body["items"][0]["timestamp"] = timestamp
+    (item,) = decode_pod_metrics_list(json.dumps(body).encode())
+    w = WorkloadKey("n", "Deployment", "web")
+    out: list[Any] = []
+    usage_samples(w, item, resources, out)
+    expected = [
+        (w, u.pod, u.container, u.time, u.cpu_cores, (r.cpu_request or 0) / 1000.0, u.memory_bytes)
+        for u in usage_from_metrics(item)
+        if (r := resources.get(u.container)) is not None
+    ]
+    assert out == expected
