@@ -120,7 +120,7 @@ def test_jobs_are_learned_per_cronjob_and_per_family_and_a_family_outlives_its_j
             job_with_pod(api, "report-28765430", owner=ref("CronJob", "report", uid))
             job_with_pod(api, "etl-1", family="etl")
             job_with_pod(api, "adhoc")  # a bare Job without the label: its own workload
-            job = make_recommender(app, view, sim, gc_grace=600.0)
+            job = make_recommender(app, view, sim, gc_grace_seconds=600.0)
             wanted = {CRONJOB, ETL, WorkloadKey(NS, "Job", "adhoc")}
             for _ in range(10):  # the view may see the newest pod a run after its creation
                 step(sim, job)
