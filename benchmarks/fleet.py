@@ -326,9 +326,9 @@ def recommender_run(app: Any, cluster: Cluster, results: list[Any], now: datetim
     with app.app_context():
         s = db.session
         valid_policies(s, InvalidPolicyLog("recommender"))
-        _, failed = save_all(s, results, now, 500, set(), set(), cluster.recent)
-        if failed:
-            raise SystemExit(f"cluster {cluster.index}: {failed} rows not saved")
+        report = save_all(s, results, now, 500, recent=cluster.recent)
+        if report.failed:
+            raise SystemExit(f"cluster {cluster.index}: {report.failed} rows not saved")
         save_conditions(s, RECOMMENDER_TYPES, cluster.conditions, now)
         stored_workloads(s)
         count_recommendations(s)
