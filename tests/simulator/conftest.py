@@ -26,6 +26,14 @@ def api_client(sim: Simulator) -> Iterator[client.ApiClient]:
 
 
 @pytest.fixture
+def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
+    """A client of the module's simulated cluster (`module_sim`, on the module's `scenario`)."""
+    c = module_sim.api_client()
+    yield c
+    c.close()
+
+
+@pytest.fixture
 def core(api_client: client.ApiClient) -> client.CoreV1Api:
     return client.CoreV1Api(api_client)
 

@@ -6,7 +6,6 @@ real kubectl, which prints `<field>: <message>` per cause, shows every field onc
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,6 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from app.simulator.apiserver.errors import FieldError, invalid
-from app.simulator.simulator import Simulator
 from tests.support.kubectl import WORKFLOWS, Kubectl, deployment, manifest
 
 NS = "demo"
@@ -29,13 +27,6 @@ LABELS_BODY = (
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return WORKFLOWS
-
-
-@pytest.fixture
-def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
-    c = module_sim.api_client()
-    yield c
-    c.close()
 
 
 def broken_deployment(name: str) -> dict[str, Any]:

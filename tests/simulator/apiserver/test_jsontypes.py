@@ -7,7 +7,6 @@ official client see it; and the pure checker's rules."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from kubernetes.client.rest import ApiException
 from app.simulator.apiserver import schema
 from app.simulator.apiserver.fieldvalidation import loads
 from app.simulator.apiserver.jsontypes import decode_error
-from app.simulator.simulator import Simulator
 from tests.support.kubectl import WORKFLOWS, Kubectl, deployment, manifest
 from tests.support.simulators import send
 
@@ -37,13 +35,6 @@ QUANTITY = (
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return WORKFLOWS
-
-
-@pytest.fixture
-def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
-    c = module_sim.api_client()
-    yield c
-    c.close()
 
 
 def create(api: client.ApiClient, path: str, body: Any, directive: str = "") -> Any:

@@ -5,7 +5,6 @@ which objects go (a watch on the store) and on what the official Python client r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,6 @@ NS = "demo"
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return WORKFLOWS
-
-
-@pytest.fixture
-def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
-    c = module_sim.api_client()
-    yield c
-    c.close()
 
 
 def owned(api: client.ApiClient, app: str) -> tuple[list[Any], list[Any]]:

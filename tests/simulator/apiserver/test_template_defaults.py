@@ -6,7 +6,6 @@ DefaultTolerationSeconds). Read back with the official Python client and the rea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -50,13 +49,6 @@ TOLERATE_300S = [
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return WORKFLOWS
-
-
-@pytest.fixture
-def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
-    c = module_sim.api_client()
-    yield c
-    c.close()
 
 
 def raw(api: client.ApiClient, method: str, *args: Any) -> dict[str, Any]:

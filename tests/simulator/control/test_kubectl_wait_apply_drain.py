@@ -5,7 +5,6 @@ on the objects the official Python client reads after."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,6 @@ NS = "demo"
 @pytest.fixture(scope="module")
 def scenario() -> dict[str, Any]:
     return WORKFLOWS
-
-
-@pytest.fixture
-def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
-    c = module_sim.api_client()
-    yield c
-    c.close()
 
 
 def live_pods(api: client.ApiClient, selector: str) -> list[Any]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +37,6 @@ def web(
     module_sim.settle()
     module_sim.advance(60)
     return "web"
-
-
-@pytest.fixture
-def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
-    c = module_sim.api_client()
-    yield c
-    c.close()
 
 
 def rows(out: str) -> list[list[str]]:
