@@ -26,7 +26,7 @@ def api_client(sim: Simulator) -> Iterator[client.ApiClient]:
 
 
 @pytest.fixture
-def api(module_sim: Simulator) -> Iterator[client.ApiClient]:
+def module_api(module_sim: Simulator) -> Iterator[client.ApiClient]:
     """A client of the module's simulated cluster (`module_sim`, on the module's `scenario`)."""
     c = module_sim.api_client()
     yield c

@@ -108,9 +108,9 @@ def test_kubectl_create_prints_each_invalid_field_once(
     )
 
 
-def test_the_python_client_reads_the_message_and_causes_apart(api: client.ApiClient) -> None:
+def test_the_python_client_reads_the_message_and_causes_apart(module_api: client.ApiClient) -> None:
     with pytest.raises(ApiException) as e:
-        client.AppsV1Api(api).create_namespaced_deployment(NS, broken_deployment("web2"))
+        client.AppsV1Api(module_api).create_namespaced_deployment(NS, broken_deployment("web2"))
     assert e.value.status == 422
     status = json.loads(e.value.body)
     assert (status["reason"], status["code"]) == ("Invalid", 422)
@@ -118,7 +118,7 @@ def test_the_python_client_reads_the_message_and_causes_apart(api: client.ApiCli
         'Deployment.apps "web2" is invalid: '
         f"[spec.replicas: {REPLICAS_BODY}, spec.template.metadata.labels: {LABELS_BODY}]"
     )
-    details = api.deserialize(e.value.body, "V1Status", "application/json").details
+    details = module_api.deserialize(e.value.body, "V1Status", "application/json").details
     assert (details.kind, details.group, details.name) == ("Deployment", "apps", "web2")
     assert [(c.reason, c.field, c.message) for c in details.causes] == [
         ("FieldValueInvalid", "spec.replicas", REPLICAS_BODY),

@@ -70,25 +70,27 @@ def test_kubectl_apply_without_validation_gets_the_decoding_error(
 
 @pytest.mark.parametrize("directive", ["Ignore", "Warn", "Strict"])
 def test_the_python_client_gets_400_under_every_directive(
-    api: client.ApiClient, directive: str
+    module_api: client.ApiClient, directive: str
 ) -> None:
     with pytest.raises(ApiException) as e:
-        create(api, DEPLOYMENTS, with_replicas("two", "two"), directive)
+        create(module_api, DEPLOYMENTS, with_replicas("two", "two"), directive)
     assert e.value.status == 400
     status = json.loads(e.value.body)
     assert (status["reason"], status["message"]) == ("BadRequest", REPLICAS)
 
 
-def test_a_type_error_comes_before_unknown_fields_and_validation(api: client.ApiClient) -> None:
+def test_a_type_error_comes_before_unknown_fields_and_validation(
+    module_api: client.ApiClient,
+) -> None:
     body = with_replicas("two", "two")
     body["spec"]["bogus"] = 1
     body["spec"]["template"]["metadata"]["labels"] = {"app": "other"}  # selector mismatch: 422
     with pytest.raises(ApiException) as e:
-        create(api, DEPLOYMENTS, body, "Strict")
+        create(module_api, DEPLOYMENTS, body, "Strict")
     assert (e.value.status, json.loads(e.value.body)["message"]) == (400, REPLICAS)
 
 
-def test_a_bad_quantity_and_a_bad_intorstring_end_decoding(api: client.ApiClient) -> None:
+def test_a_bad_quantity_and_a_bad_intorstring_end_decoding(module_api: client.ApiClient) -> None:
     pod = {
         "metadata": {"name": "q"},
         "spec": {
@@ -98,7 +100,7 @@ def test_a_bad_quantity_and_a_bad_intorstring_end_decoding(api: client.ApiClient
         },
     }
     with pytest.raises(ApiException) as e:
-        create(api, f"/api/v1/namespaces/{NS}/pods", pod)
+        create(module_api, f"/api/v1/namespaces/{NS}/pods", pod)
     assert e.value.status == 400
     assert json.loads(e.value.body)["message"] == (
         f'Pod in version "v1" cannot be handled as a Pod: {QUANTITY}'
@@ -106,20 +108,20 @@ def test_a_bad_quantity_and_a_bad_intorstring_end_decoding(api: client.ApiClient
     d = deployment("surge")
     d["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": True}}
     with pytest.raises(ApiException) as e:
-        create(api, DEPLOYMENTS, d)
+        create(module_api, DEPLOYMENTS, d)
     assert json.loads(e.value.body)["message"].endswith(
         "json: cannot unmarshal bool into Go struct field "
         "RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32"
     )
 
 
-def test_values_of_the_right_type_still_create(api: client.ApiClient) -> None:
+def test_values_of_the_right_type_still_create(module_api: client.ApiClient) -> None:
     d = with_replicas("fine", 2)
     d["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%"}}
     d["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": 0.5}}
-    made = create(api, DEPLOYMENTS, d)
+    made = create(module_api, DEPLOYMENTS, d)
     assert made["spec"]["replicas"] == 2
-    client.AppsV1Api(api).delete_namespaced_deployment("fine", NS)
+    client.AppsV1Api(module_api).delete_namespaced_deployment("fine", NS)
 
 
 # The pure checker -------------------------------------------------------------------------------

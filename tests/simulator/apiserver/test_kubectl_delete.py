@@ -52,18 +52,18 @@ def record_deletions(sim: Simulator) -> list[tuple[str, str, str]]:
 
 
 def test_delete_cascade_foreground_removes_dependents_before_the_owner(
-    module_kubectl: Kubectl, module_sim: Simulator, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl, module_sim: Simulator, module_api: client.ApiClient, tmp_path: Path
 ) -> None:
     create(module_kubectl, module_sim, tmp_path, "fg")
-    rs = owned(api, "fg")[0][0].metadata.name
+    rs = owned(module_api, "fg")[0][0].metadata.name
     seen = record_deletions(module_sim)
     out = module_kubectl.out("delete", "-n", NS, "deployment/fg", "--cascade=foreground")
     assert out.strip() == 'deployment.apps "fg" deleted'  # kubectl waited until it was gone
     module_sim.settle()
     with pytest.raises(ApiException) as gone:
-        client.AppsV1Api(api).read_namespaced_deployment("fg", NS)
+        client.AppsV1Api(module_api).read_namespaced_deployment("fg", NS)
     assert gone.value.status == 404
-    assert owned(api, "fg") == ([], [])
+    assert owned(module_api, "fg") == ([], [])
     fg = [s for s in seen if s[2] == "fg" or s[2].startswith("fg-")]
     # The Deployment is first marked (deletionTimestamp, foregroundDeletion finalizer), then its
     # ReplicaSet, whose pods go before it does, and the Deployment goes last.
@@ -76,39 +76,39 @@ def test_delete_cascade_foreground_removes_dependents_before_the_owner(
 
 
 def test_delete_cascade_orphan_leaves_the_replicaset_and_pods_without_owner(
-    module_kubectl: Kubectl, module_sim: Simulator, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl, module_sim: Simulator, module_api: client.ApiClient, tmp_path: Path
 ) -> None:
     create(module_kubectl, module_sim, tmp_path, "orph")
     out = module_kubectl.out("delete", "-n", NS, "deployment/orph", "--cascade=orphan")
     assert out.strip() == 'deployment.apps "orph" deleted'
     module_sim.settle()
-    rss, pods = owned(api, "orph")
+    rss, pods = owned(module_api, "orph")
     assert len(rss) == 1 and len(pods) == 2
     assert rss[0].metadata.owner_references is None
     assert rss[0].metadata.finalizers is None
     # The ReplicaSet still runs its pods: one deleted comes back.
-    client.CoreV1Api(api).delete_namespaced_pod(pods[0].metadata.name, NS)
+    client.CoreV1Api(module_api).delete_namespaced_pod(pods[0].metadata.name, NS)
     module_sim.settle()
-    assert len(owned(api, "orph")[1]) == 2
+    assert len(owned(module_api, "orph")[1]) == 2
     module_kubectl("delete", "-n", NS, f"rs/{rss[0].metadata.name}")
 
 
 def test_delete_in_the_background_is_immediate_and_dependents_follow(
-    module_kubectl: Kubectl, module_sim: Simulator, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl, module_sim: Simulator, module_api: client.ApiClient, tmp_path: Path
 ) -> None:
     create(module_kubectl, module_sim, tmp_path, "bg")
     seen = record_deletions(module_sim)
     out = module_kubectl.out("delete", "-n", NS, "deployment/bg")
     assert out.strip() == 'deployment.apps "bg" deleted'
     module_sim.settle()
-    assert owned(api, "bg") == ([], [])
+    assert owned(module_api, "bg") == ([], [])
     bg = [s for s in seen if s[2] == "bg" or s[2].startswith("bg-")]
     assert bg[0] == ("DELETED", "Deployment", "bg")  # never marked: gone at once
     assert not [s for s in bg if s[0] == "marked"]
 
 
 def test_a_finalizer_holds_an_object_until_it_is_removed(
-    module_kubectl: Kubectl, module_sim: Simulator, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl, module_sim: Simulator, module_api: client.ApiClient, tmp_path: Path
 ) -> None:
     cm = {
         "apiVersion": "v1",
@@ -118,7 +118,7 @@ def test_a_finalizer_holds_an_object_until_it_is_removed(
     }
     module_kubectl("apply", "-f", manifest(tmp_path, cm))
     module_kubectl("delete", "-n", NS, "configmap/held", "--wait=false")
-    core = client.CoreV1Api(api)
+    core = client.CoreV1Api(module_api)
     held = core.read_namespaced_config_map("held", NS)
     assert held.metadata.deletion_timestamp is not None
     assert held.metadata.finalizers == ["example.com/hold"]
@@ -148,9 +148,9 @@ def test_a_finalizer_holds_an_object_until_it_is_removed(
 
 
 def test_delete_options_are_validated_and_preconditions_checked(
-    module_sim: Simulator, api: client.ApiClient
+    module_sim: Simulator, module_api: client.ApiClient
 ) -> None:
-    core = client.CoreV1Api(api)
+    core = client.CoreV1Api(module_api)
     core.create_namespaced_config_map(NS, {"metadata": {"name": "opts"}})
     with pytest.raises(ApiException) as bad:
         core.delete_namespaced_config_map("opts", NS, propagation_policy="Sometimes")
@@ -169,9 +169,9 @@ def test_delete_options_are_validated_and_preconditions_checked(
 
 
 def test_dependents_of_an_owner_that_never_existed_are_collected(
-    module_sim: Simulator, api: client.ApiClient
+    module_sim: Simulator, module_api: client.ApiClient
 ) -> None:
-    core = client.CoreV1Api(api)
+    core = client.CoreV1Api(module_api)
     ghost = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "no-such-uid"}
     core.create_namespaced_config_map(NS, {"metadata": {"name": "dep", "ownerReferences": [ghost]}})
     module_sim.settle()

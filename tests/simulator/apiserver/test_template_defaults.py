@@ -82,12 +82,12 @@ def assert_pod_defaults(pod: dict[str, Any], tolerations: list[dict[str, Any]]) 
 
 @pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "StatefulSet"])
 def test_a_workloads_template_has_kubes_template_defaults_and_its_pods_the_pod_ones(
-    module_sim: Simulator, api: client.ApiClient, kind: str
+    module_sim: Simulator, module_api: client.ApiClient, kind: str
 ) -> None:
     name = f"t-{kind.lower()}"
     plural = {"Deployment": "deployment", "ReplicaSet": "replica_set"}.get(kind, "stateful_set")
-    getattr(client.AppsV1Api(api), f"create_namespaced_{plural}")(NS, workload(kind, name))
-    typed = getattr(client.AppsV1Api(api), f"read_namespaced_{plural}")(name, NS)
+    getattr(client.AppsV1Api(module_api), f"create_namespaced_{plural}")(NS, workload(kind, name))
+    typed = getattr(client.AppsV1Api(module_api), f"read_namespaced_{plural}")(name, NS)
     spec = typed.spec.template.spec
     assert (spec.restart_policy, spec.dns_policy, spec.scheduler_name) == (
         "Always",
@@ -99,26 +99,26 @@ def test_a_workloads_template_has_kubes_template_defaults_and_its_pods_the_pod_o
     assert spec.enable_service_links is None and spec.service_account_name is None
     assert spec.priority is None and spec.preemption_policy is None and spec.tolerations is None
     assert_template_defaults_only(
-        raw(api, f"read_namespaced_{plural}", name, NS)["spec"]["template"]["spec"]
+        raw(module_api, f"read_namespaced_{plural}", name, NS)["spec"]["template"]["spec"]
     )
     module_sim.settle()
-    pods = pods_of(api, name)
+    pods = pods_of(module_api, name)
     assert len(pods) == 2
     for pod in pods:
         assert_pod_defaults(pod, TOLERATE_300S)
 
 
 def test_daemon_pods_keep_the_controllers_tolerations_without_seconds(
-    module_sim: Simulator, api: client.ApiClient
+    module_sim: Simulator, module_api: client.ApiClient
 ) -> None:
     """The DaemonSet controller adds not-ready/unreachable NoExecute tolerations without
     tolerationSeconds (util.AddOrUpdateDaemonPodTolerations); DefaultTolerationSeconds then
     finds them tolerated and adds nothing. A template with the 300 s ones would pass them on."""
-    client.AppsV1Api(api).create_namespaced_daemon_set(NS, workload("DaemonSet", "t-ds"))
-    ds = raw(api, "read_namespaced_daemon_set", "t-ds", NS)
+    client.AppsV1Api(module_api).create_namespaced_daemon_set(NS, workload("DaemonSet", "t-ds"))
+    ds = raw(module_api, "read_namespaced_daemon_set", "t-ds", NS)
     assert_template_defaults_only(ds["spec"]["template"]["spec"])
     module_sim.settle()
-    pods = pods_of(api, "t-ds")
+    pods = pods_of(module_api, "t-ds")
     assert pods
     for pod in pods:
         no_execute = [t for t in pod["spec"]["tolerations"] if t.get("effect") == "NoExecute"]

@@ -30,12 +30,12 @@ def live_pods(api: client.ApiClient, selector: str) -> list[Any]:
 
 
 def test_create_then_apply_twice(
-    module_kubectl: Kubectl, module_sim: Simulator, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl, module_sim: Simulator, module_api: client.ApiClient, tmp_path: Path
 ) -> None:
     out = module_kubectl.out("create", "deployment", "made", "--image=nginx:1.27", "-n", NS)
     assert out.strip() == "deployment.apps/made created"
     module_sim.settle()
-    assert len(live_pods(api, "app=made")) == 1
+    assert len(live_pods(module_api, "app=made")) == 1
 
     first = manifest(tmp_path, deployment("applied", replicas=2))
     assert module_kubectl.out("apply", "-f", first).strip() == "deployment.apps/applied created"
@@ -46,21 +46,23 @@ def test_create_then_apply_twice(
         module_kubectl.out("apply", "-f", changed).strip() == "deployment.apps/applied configured"
     )
     module_sim.settle()
-    d = client.AppsV1Api(api).read_namespaced_deployment("applied", NS)
+    d = client.AppsV1Api(module_api).read_namespaced_deployment("applied", NS)
     assert (d.spec.replicas, d.spec.template.spec.containers[0].image) == (3, "nginx:1.28")
     assert (d.status.updated_replicas, d.status.available_replicas) == (3, 3)
     assert d.metadata.annotations["deployment.kubernetes.io/revision"] == "2"
-    assert {p.spec.containers[0].image for p in live_pods(api, "app=applied")} == {"nginx:1.28"}
+    assert {p.spec.containers[0].image for p in live_pods(module_api, "app=applied")} == {
+        "nginx:1.28"
+    }
     status = module_kubectl.out("rollout", "status", "-n", NS, "deployment/applied")
     assert status.strip() == 'deployment "applied" successfully rolled out'
 
 
 def test_wait_for_ready_and_available_until_a_node_has_room(
-    module_kubectl: Kubectl, module_sim: Simulator, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl, module_sim: Simulator, module_api: client.ApiClient, tmp_path: Path
 ) -> None:
     module_kubectl("apply", "-f", manifest(tmp_path, deployment("roomy", replicas=1, cpu="6")))
     module_sim.settle()
-    pod = live_pods(api, "app=roomy")[0].metadata.name
+    pod = live_pods(module_api, "app=roomy")[0].metadata.name
     # No 4-core node fits it: it stays Pending and kubectl's wait times out saying so.
     timed_out = module_kubectl(
         "wait", "-n", NS, "--for=condition=Ready", f"pod/{pod}", "--timeout=1s", check=False
@@ -85,7 +87,7 @@ def test_wait_for_ready_and_available_until_a_node_has_room(
         done = waited.result()
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == f"{name} condition met"
-    assert live_pods(api, "app=roomy")[0].spec.node_name == "big-0"
+    assert live_pods(module_api, "app=roomy")[0].spec.node_name == "big-0"
     gone = module_kubectl.watching(
         "pods", "wait", "-n", NS, "--for=delete", f"pod/{pod}", "--timeout=60s"
     )
@@ -98,7 +100,7 @@ def test_wait_for_ready_and_available_until_a_node_has_room(
 
 
 def test_cordon_then_drain_through_a_disruption_budget(
-    module_kubectl: Kubectl, module_sim: Simulator, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl, module_sim: Simulator, module_api: client.ApiClient, tmp_path: Path
 ) -> None:
     pdb = {
         "apiVersion": "policy/v1",
@@ -110,12 +112,14 @@ def test_cordon_then_drain_through_a_disruption_budget(
         "apply", "-f", manifest(tmp_path, deployment("keep", replicas=4, cpu="200m"), pdb)
     )
     module_sim.settle()
-    core = client.CoreV1Api(api)
+    core = client.CoreV1Api(module_api)
     node = max(
-        {p.spec.node_name for p in live_pods(api, "app=keep")},
-        key=lambda n: sum(p.spec.node_name == n for p in live_pods(api, "app=keep")),
+        {p.spec.node_name for p in live_pods(module_api, "app=keep")},
+        key=lambda n: sum(p.spec.node_name == n for p in live_pods(module_api, "app=keep")),
     )
-    on_node = {p.metadata.name for p in live_pods(api, "app=keep") if p.spec.node_name == node}
+    on_node = {
+        p.metadata.name for p in live_pods(module_api, "app=keep") if p.spec.node_name == node
+    }
     assert module_kubectl.out("cordon", node).strip() == f"node/{node} cordoned"
     assert core.read_node(node).spec.unschedulable is True
     # Each eviction must leave 3 of 4 pods ready: the budget allows one at a time.
@@ -133,9 +137,9 @@ def test_cordon_then_drain_through_a_disruption_budget(
         assert f"pod/{name} evicted" in out
     assert out.strip().endswith(f"node/{node} drained")
     assert min(healthy) >= 3
-    pods = live_pods(api, "app=keep")
+    pods = live_pods(module_api, "app=keep")
     assert len(pods) == 4 and all(p.spec.node_name != node for p in pods)
-    budget = client.PolicyV1Api(api).read_namespaced_pod_disruption_budget("keep", NS)
+    budget = client.PolicyV1Api(module_api).read_namespaced_pod_disruption_budget("keep", NS)
     assert (budget.status.current_healthy, budget.status.disruptions_allowed) == (4, 1)
     assert module_kubectl.out("uncordon", node).strip() == f"node/{node} uncordoned"
     assert not core.read_node(node).spec.unschedulable

@@ -45,9 +45,9 @@ def rows(out: str) -> list[list[str]]:
 
 
 def test_get_prints_kubes_columns_for_pods_deployments_and_nodes(
-    module_kubectl: Kubectl, web: str, api: client.ApiClient
+    module_kubectl: Kubectl, web: str, module_api: client.ApiClient
 ) -> None:
-    pods = client.CoreV1Api(api).list_namespaced_pod(NS, label_selector="app=web").items
+    pods = client.CoreV1Api(module_api).list_namespaced_pod(NS, label_selector="app=web").items
     table = rows(module_kubectl.out("get", "pods", "-n", NS, "-o", "wide"))
     assert table[0] == [
         "NAME",
@@ -78,21 +78,21 @@ def test_get_prints_kubes_columns_for_pods_deployments_and_nodes(
 
 
 def test_get_events_shows_what_the_controllers_scheduler_and_kubelets_did(
-    module_kubectl: Kubectl, web: str, api: client.ApiClient
+    module_kubectl: Kubectl, web: str, module_api: client.ApiClient
 ) -> None:
     table = rows(module_kubectl.out("get", "events", "-n", NS))
     assert table[0] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     reasons = {(r[2], r[3].split("/")[0]) for r in table[1:]}
     assert {("ScalingReplicaSet", "deployment"), ("SuccessfulCreate", "replicaset")} <= reasons
     assert {("Scheduled", "pod"), ("Started", "pod")} <= reasons
-    stored = client.CoreV1Api(api).list_namespaced_event(NS).items
+    stored = client.CoreV1Api(module_api).list_namespaced_event(NS).items
     assert len(stored) == len(table) - 1
 
 
 def test_top_pods_containers_and_nodes_print_metrics_server_usage(
-    module_kubectl: Kubectl, web: str, api: client.ApiClient
+    module_kubectl: Kubectl, web: str, module_api: client.ApiClient
 ) -> None:
-    metrics = client.CustomObjectsApi(api)
+    metrics = client.CustomObjectsApi(module_api)
     pods = metrics.list_namespaced_custom_object("metrics.k8s.io", "v1beta1", NS, "pods")["items"]
     assert len(pods) == 2
 
@@ -127,9 +127,9 @@ def test_top_pods_containers_and_nodes_print_metrics_server_usage(
 
 
 def test_describe_pod_node_and_deployment_show_their_state_and_events(
-    module_kubectl: Kubectl, web: str, api: client.ApiClient
+    module_kubectl: Kubectl, web: str, module_api: client.ApiClient
 ) -> None:
-    pod = client.CoreV1Api(api).list_namespaced_pod(NS, label_selector="app=web").items[0]
+    pod = client.CoreV1Api(module_api).list_namespaced_pod(NS, label_selector="app=web").items[0]
     out = module_kubectl.out("describe", "pod", pod.metadata.name, "-n", NS)
     assert f"Node:             {pod.spec.node_name}/{pod.status.host_ip}" in out
     assert "Status:           Running" in out
@@ -153,9 +153,13 @@ def test_describe_pod_node_and_deployment_show_their_state_and_events(
 
 
 def test_logs_answer_that_the_simulated_cluster_has_none(
-    module_kubectl: Kubectl, module_sim: Simulator, web: str, api: client.ApiClient, tmp_path: Path
+    module_kubectl: Kubectl,
+    module_sim: Simulator,
+    web: str,
+    module_api: client.ApiClient,
+    tmp_path: Path,
 ) -> None:
-    core = client.CoreV1Api(api)
+    core = client.CoreV1Api(module_api)
     pod = core.list_namespaced_pod(NS, label_selector="app=web").items[0].metadata.name
     failed = module_kubectl("logs", "-n", NS, pod, check=False)
     assert failed.returncode == 1
