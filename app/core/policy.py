@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 
-from app.core.recommend.strategies import VPA, Strategy
 from app.core.recommendation import ContainerPolicy
 from app.core.selectors import LabelSelector, template_labels
+from app.core.strategy_choice import StrategyChoice
 from app.core.update_mode import UpdateMode
 from app.core.update_policy import EvictionRequirement, ObservationWindow, StartupBoost
 from app.core.workload_key import WorkloadKey
@@ -50,7 +50,7 @@ class Policy:
     container_boosts: Mapping[str, StartupBoost] = field(default_factory=dict)  # by containerName
     observation_window: ObservationWindow | None = None  # None: the defaults
     deprecations: tuple[str, ...] = ()  # what the document says in a deprecated way
-    recommender: Strategy = VPA  # app.core.recommend.strategies, configured
+    recommender: StrategyChoice = field(default_factory=StrategyChoice)  # strategies.chosen
     # a DaemonSet's pods sized per node group: the value of this node label (app.core.node_groups)
     node_group_label: str | None = None
     placement: str = DEFAULT_PLACEMENT  # one of PLACEMENTS

@@ -27,6 +27,7 @@ from app.core.policy import Policy
 from app.core.recommend.estimator import pod_minimum
 from app.core.recommend.rounding import round_up_to_scale
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.strategies import chosen
 from app.core.recommend.strategies.base import tuned_settings
 from app.core.recommendation import policy_for_container
 from app.core.savings import Savings
@@ -112,7 +113,7 @@ def pod_minimum_share(
     up as recommendations are (app.core.recommend.rounding): a target at or below it was raised to
     the floor."""
     if policy is not None:
-        strategy = policy.recommender
+        strategy = chosen(policy.recommender)
         settings = tuned_settings(settings, getattr(strategy, "SPEC", ()), strategy.params)
     floor = pod_minimum(containers, settings)
     return (

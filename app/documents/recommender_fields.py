@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.core.recommend.strategies import NAMES, VPA, Strategy, StrategyInvalid, configure
+from app.core.recommend.strategies import NAMES, StrategyInvalid, configure
+from app.core.strategy_choice import StrategyChoice
 from app.documents.fields import FieldError
 
 RECOMMENDER_FIELDS = ("recommender", "recommenderParams")
 
 
-def parse_recommender(doc: Mapping[str, Any], errors: list[FieldError]) -> Strategy:
-    """The configured strategy of a policy document; problems are appended to `errors`."""
+def parse_recommender(doc: Mapping[str, Any], errors: list[FieldError]) -> StrategyChoice:
+    """The strategy a policy document chose, its parameters checked and the defaults filled in
+    (the default strategy when it names none); problems are appended to `errors`."""
     name = doc.get("recommender")
     params = doc.get("recommenderParams")
     ok = True
@@ -33,14 +35,15 @@ def parse_recommender(doc: Mapping[str, Any], errors: list[FieldError]) -> Strat
         )
         ok = False
     if not ok:
-        return VPA
+        return StrategyChoice()
     try:
-        return configure(name, params)
+        strategy = configure(name, params)
     except StrategyInvalid as e:
         for field, message in e.errors:
             path = "recommender" if field is None else f"recommenderParams.{field}"
             errors.append(FieldError(path, message))
-        return VPA
+        return StrategyChoice()
+    return StrategyChoice(strategy.name, dict(strategy.params))
 
 
 def stored_recommender(doc: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | None]:

@@ -22,7 +22,7 @@ from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.node_groups import GroupKey, NodeGroupModels
 from app.core.recommend.samples import Usage
 from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.strategies import VPA, Strategy
+from app.core.recommend.strategies import VPA, Strategy, chosen
 from app.core.recommend.timeline import Sample
 from app.core.savings import pod_requests
 from app.core.workload_key import WorkloadKey
@@ -66,7 +66,7 @@ class NodeGroupRecorder:
 
     def _strategy_of(self, w: WorkloadKey) -> Strategy:
         policy = self._policy_of(w)
-        return policy.recommender if policy else VPA
+        return chosen(policy.recommender) if policy else VPA
 
     def _new_model(self) -> ArrayModel:
         """A group's model: each workload's history taken as its policy's strategy says, as the
@@ -141,7 +141,7 @@ class NodeGroupRecorder:
             if label is None:
                 continue
             cps = list(policy.container_policies) if policy else []
-            recs = self.groups.recommend(w, cps, policy.recommender if policy else VPA)
+            recs = self.groups.recommend(w, cps, chosen(policy.recommender) if policy else VPA)
             for key, container, checkpoint in self.groups.checkpoints(w):
                 seen = self._seen.get((w, key))
                 requests = seen.requests.get(container) if seen else None

@@ -37,7 +37,7 @@ from app.core.recommend.samples import (
     usage_samples,
     watched_pods,
 )
-from app.core.recommend.strategies import VPA, Strategy
+from app.core.recommend.strategies import VPA, Strategy, chosen
 from app.core.recommend.timeline import Sample, UsageWindows
 from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.savings import pod_requests
@@ -227,7 +227,7 @@ class RecommenderJob:
 
         def strategy_of(w: WorkloadKey) -> Strategy:
             p = policies.governing(w, self.labels.get(w))
-            return p.recommender if p else VPA
+            return chosen(p.recommender) if p else VPA
 
         self.model.strategy_of = strategy_of
         for w in list(self.model.rows):
@@ -446,7 +446,7 @@ class RecommenderJob:
 
         def strategy_of(w: WorkloadKey) -> Strategy:
             p = policy(w)
-            return p.recommender if p else VPA  # its strategy
+            return chosen(p.recommender) if p else VPA  # its strategy
 
         # every row's percentiles at once (ArrayModel.recommend_all), then saved lazily
         recommended = model.recommend_all(workloads, policies_of, strategy_of)

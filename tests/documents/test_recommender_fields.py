@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from app.config import ENVIRONMENT, recommender_env_var
+from app.core.policy import Policy
 from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.strategies import NAMES, REGISTRY, Param
+from app.core.recommend.strategies import NAMES, REGISTRY, VPA, Param, chosen, configure
 from app.core.recommend.strategies.base import ROUNDING_PARAMS
 from app.documents.policy import PolicyInvalid, parse_policy
 
@@ -64,6 +65,27 @@ def test_the_strategy_and_its_parameters_are_parsed() -> None:
     assert p.recommender.name == "balanced"
     assert p.recommender.params["memoryTimeAboveWeight"] == 20.0
     assert parse_policy(BASE).recommender.name == "vpa"
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        (None, None),
+        ("vpa", {"oomBumpUpRatio": 1.5, "memoryAggregationIntervalCount": 4}),
+        ("krr-simple", {"cpuPercentile": 90}),
+        ("balanced", {"memoryTimeAboveWeight": 20, "historyDuration": 48}),
+    ],
+)
+def test_a_policy_holds_the_choice_the_recommender_makes_the_documents_strategy_of(
+    name: str | None, params: dict[str, float] | None
+) -> None:
+    """The policy holds plain values (app.core.strategy_choice); the strategy made of them is the
+    one the document configures, defaults included."""
+    doc = {**BASE, "recommender": name, "recommenderParams": params}
+    choice = parse_policy({k: v for k, v in doc.items() if v is not None}).recommender
+    assert chosen(choice) == configure(name, params)
+    assert chosen(choice).params == choice.params
+    assert chosen(Policy("web", "shop").recommender) == VPA
 
 
 @pytest.mark.parametrize(

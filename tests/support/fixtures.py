@@ -1,11 +1,13 @@
 """The fixtures every test may ask for, registered once as a pytest plugin in tests/conftest.py.
 
 - `cli_context_of_the_tests` (automatic): the CLI's context file and variables are the tests' own.
-- `database_url`: each test runs on SQLite and, marked `postgres`, on a throw-away PostgreSQL
-  schema (empty: migration tests start from nothing).
+- `database_url`: each test runs on SQLite and, marked `postgres`, on PostgreSQL: a throw-away
+  database migrated when the test uses `app`, else an empty schema (tests that migrate it
+  themselves, as `rightsizer db upgrade` does, start from nothing).
 - `app`: the Flask app on a fresh, migrated database, without background jobs; a directory or
   module adds settings by overriding `app_config` (tests.support.users does, with a token file).
-  SQLite is migrated once per session (`migrated_sqlite`) and the file copied for each test.
+  Each database is migrated once per session (`migrated_sqlite`, `migrated_postgres`) and copied
+  for each test: the SQLite file, the PostgreSQL database as a template.
 - `client`: the app's test client (tests.support.users overrides it with the admin's token).
 - `sim`: a simulated cluster per test (`module_sim`: one per module, for modules whose tests
   leave it as they found it). A module chooses what it holds by overriding `scenario` (a mapping
@@ -37,7 +39,7 @@ from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from app.store.extensions import db
-from tests.support.databases import postgres_schema_url
+from tests.support.databases import PostgresTemplate, postgres_schema_url, postgres_template
 from tests.support.kubectl import Kubectl
 
 
@@ -58,7 +60,10 @@ def cli_context_of_the_tests(tmp_path_factory: pytest.TempPathFactory) -> Iterat
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/rightsizer.db"
+        yield f"sqlite:///{tmp_path}/rightsizer.db"  # `app` copies the migrated file here
+    elif "app" in request.fixturenames:
+        template: PostgresTemplate = request.getfixturevalue("migrated_postgres")
+        yield from template.copy()
     else:
         yield from postgres_schema_url()
 
@@ -72,18 +77,29 @@ def app_config() -> dict[str, object]:
 SQLITE = "sqlite:///"
 
 
+def migrate(url: str) -> None:
+    """Brings the database at `url` to the newest revision and closes every connection to it."""
+    template = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": url, "JOBS": False})
+    with template.app_context():
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()
+
+
 @pytest.fixture(scope="session")
 def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A SQLite database migrated to the newest revision once per test session: `app` copies the
     file for each test instead of running every migration again (CONTRIBUTING.md: measured)."""
     path = tmp_path_factory.mktemp("migrated") / "rightsizer.db"
-    template = create_app(
-        {"TESTING": True, "SQLALCHEMY_DATABASE_URI": f"{SQLITE}{path}", "JOBS": False}
-    )
-    with template.app_context():
-        upgrade()
-        db.engine.dispose()
+    migrate(f"{SQLITE}{path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres() -> Iterator[PostgresTemplate]:
+    """A PostgreSQL database migrated once per test session (skips when the server is not
+    reachable): `database_url` makes each test using `app` a database from it."""
+    yield from postgres_template(migrate)
 
 
 @pytest.fixture
@@ -97,8 +113,7 @@ def app(
     app = create_app(
         {"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url, "JOBS": False, **app_config}
     )
-    with app.app_context():
-        upgrade()  # nothing to do on the copy; migrates the PostgreSQL schema
+    with app.app_context():  # a copy of a migrated database (migrated_sqlite, migrated_postgres)
         yield app
         db.session.remove()
         db.engine.dispose()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import balanced, krr, vpa
@@ -29,8 +30,9 @@ from app.core.recommend.strategies.base import (
     parse_params,
     tuned_settings,
 )
+from app.core.strategy_choice import DEFAULT_STRATEGY, StrategyChoice
 
-DEFAULT = "vpa"
+DEFAULT = DEFAULT_STRATEGY
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,13 @@ def configure(name: str | None, params: Mapping[str, object] | None = None) -> S
     return kind.build(values)
 
 
+@lru_cache(maxsize=1024)
+def chosen(choice: StrategyChoice) -> Strategy:
+    """The strategy a policy chose (app.core.strategy_choice), configured: its parameters, all of
+    them with the defaults, make the same strategy as the document's did (checked again here)."""
+    return configure(choice.name, choice.params)
+
+
 @dataclass(frozen=True)
 class Tuning:
     """What a workload's history and estimate are made with: the recommender settings and how
@@ -133,6 +142,7 @@ __all__ = [
     "StrategyInvalid",
     "StrategyType",
     "Tuning",
+    "chosen",
     "configure",
     "tuning",
 ]

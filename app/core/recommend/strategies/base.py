@@ -21,8 +21,7 @@ from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.estimator import Estimate
 from app.core.recommend.settings import RecommenderSettings
 from app.core.resources import Resources
-
-ParamValue = float | int | bool
+from app.core.strategy_choice import ParamValue as ParamValue  # what every parameter holds
 
 
 @dataclass(frozen=True)
