@@ -45,6 +45,9 @@ class DailyRows:
         self.length = np.zeros((size, r, 2), dtype=np.int32)
         self.keys = np.empty(0, dtype=np.int64)  # cell (row, slot, resource, bucket), sorted
         self.cells = np.empty(0, dtype=np.int64)  # its count
+        # counts of add_one not yet in the cells (a dict: one sample is not worth a copy of
+        # the arrays), merged before anything reads or moves the cells
+        self.pending: dict[int, int] = {}
 
     def grow(self, size: int) -> None:
         have = len(self.newest)
@@ -93,6 +96,7 @@ class DailyRows:
         self.offset[rows, slots] = 0
         self.length[rows, slots] = 0
         self.day[rows, slots] = NO_DAY
+        self._flush()
         first = self._key(rows, slots, 0, 0)
         lo = np.searchsorted(self.keys, first)
         hi = np.searchsorted(self.keys, first + 2 * self.nb)
@@ -133,6 +137,7 @@ class DailyRows:
         self.offset[r, s, resource] = low
         self.length[r, s, resource] = high - low + 1
         keys, n = np.unique(self._key(rows, slots, resource, buckets), return_counts=True)
+        self._flush()
         self._count(keys, n)
 
     def _count(self, keys: Array, n: Array) -> None:
@@ -165,12 +170,18 @@ class DailyRows:
         self.sum[row, s, resource] = float(self.sum[row, s, resource]) + value
         self.max[row, s, resource] = max(float(self.max[row, s, resource]), value)
         key = ((row * self.retained + s) * 2 + resource) * self.nb + bucket
-        i = int(np.searchsorted(self.keys, key))
-        if i < len(self.keys) and self.keys[i] == key:
-            self.cells[i] += 1
-        else:
-            self.keys = np.insert(self.keys, i, key)
-            self.cells = np.insert(self.cells, i, 1)
+        pending = self.pending
+        pending[key] = pending.get(key, 0) + 1
+        if len(pending) > 4096:
+            self._flush()
+
+    def _flush(self) -> None:
+        """The pending counts into the cells."""
+        if self.pending:
+            keys = np.array(sorted(self.pending), dtype=np.int64)
+            n = np.array([self.pending[k] for k in keys.tolist()], dtype=np.int64)
+            self.pending = {}
+            self._count(keys, n)
 
     def _open(self, row: int, d: int, newest: int) -> int:
         """The slot of day d of the row (kept: not older than its retained days), opened."""
@@ -212,6 +223,7 @@ class DailyRows:
         offset = int(self.offset[row, slot, resource])
         n = int(self.length[row, slot, resource])
         out = [0] * n
+        self._flush()
         first = self._key(row, slot, resource, 0)
         lo, hi = np.searchsorted(self.keys, [first + offset, first + offset + n])
         for key, c in zip(self.keys[lo:hi].tolist(), self.cells[lo:hi].tolist(), strict=True):
