@@ -43,8 +43,10 @@ class DailyRows:
         self.oom = np.zeros((size, r))
         self.offset = np.zeros((size, r, 2), dtype=np.int32)  # the bucket range counted
         self.length = np.zeros((size, r, 2), dtype=np.int32)
-        self.keys = np.empty(0, dtype=np.int64)  # cell (row, slot, resource, bucket), sorted
-        self.cells = np.empty(0, dtype=np.int64)  # its count
+        # cell (row, slot, resource, bucket), sorted: 4 bytes while the rows' keys fit (435,000
+        # rows at 14 days of 176 buckets), then 8
+        self.keys: Array = np.empty(0, dtype=self._key_type(size))
+        self.cells = np.empty(0, dtype=np.uint32)  # its count (4 bytes, as BucketCounts')
         # counts of add_one not yet in the cells (a dict: one sample is not worth a copy of
         # the arrays), merged before anything reads or moves the cells
         self.pending: dict[int, int] = {}
@@ -66,6 +68,10 @@ class DailyRows:
         )
         self.oom = grown(self.oom, 0)
         self.offset, self.length = grown(self.offset, 0), grown(self.length, 0)
+        self.keys = self.keys.astype(self._key_type(size), copy=False)
+
+    def _key_type(self, rows: int) -> type:
+        return np.int32 if rows * self.retained * 2 * self.nb < 2**31 else np.int64
 
     def _key(self, rows: Array, slots: Array, resource: Array | int, buckets: Array | int) -> Array:
         return ((rows * self.retained + slots) * 2 + resource) * self.nb + buckets
@@ -146,7 +152,7 @@ class DailyRows:
         found = np.zeros(len(keys), dtype=bool)
         inside = i < len(self.keys)
         found[inside] = self.keys[i[inside]] == keys[inside]
-        self.cells[i[found]] += n[found]
+        self.cells[i[found]] += n[found].astype(np.uint32)
         if not found.all():
             new = ~found
             self.keys = np.insert(self.keys, i[new], keys[new])

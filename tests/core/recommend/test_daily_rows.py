@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import cpu_buckets, memory_buckets
 from app.core.recommend.daily import RETAINED_DAYS, UsageRows
+from app.core.recommend.daily_rows import DailyRows
 from app.core.recommend.settings import DAY, RecommenderSettings
 
 S = RecommenderSettings()
@@ -161,3 +162,22 @@ def test_a_cleared_row_keeps_no_day_and_its_neighbours_theirs() -> None:
     rows.clear(0)
     assert (rows[0].save(), rows[0].newest) == ([], None)
     assert rows[1].save() == kept
+
+
+def test_keys_widen_when_the_rows_outgrow_four_bytes() -> None:
+    rows = DailyRows(2**26, RETAINED_DAYS, size=1)  # one row: its keys fit in 4 bytes
+    assert rows.keys.dtype == np.int32
+    rows.add_one(0, T0, 0.5, 7, 1)
+    rows.grow(4)  # four rows of 2^26 buckets: keys up to 2^34
+    assert rows.keys.dtype == np.int64
+    for row in range(4):
+        rows.add(
+            np.array([row, row]),
+            np.array([T0, T0 + 1]),
+            np.array([0.5, 0.6]),
+            np.array([5, 3]),
+            1,
+        )
+    slot = rows.kept(3)[0]
+    assert rows.counts(3, slot, 1) == (3, [1, 0, 1])
+    assert rows.counts(0, rows.kept(0)[0], 1) == (3, [1, 0, 1, 0, 1])  # 7 from before
