@@ -200,20 +200,36 @@ class DailyUsage:
     @property
     def days(self) -> dict[int, DayUsage]:
         """The days kept, oldest first."""
-        rows, row = self.rows, self.row
         out: dict[int, DayUsage] = {}
-        for s in rows.kept(row):
-            day = DayUsage(
-                int(rows.day[row, s]),
-                BucketCounts(*rows.counts(row, s, CPU)),
-                BucketCounts(*rows.counts(row, s, MEMORY)),
-            )
-            day.cpu_count, day.memory_count = rows.count[row, s].tolist()
-            day.cpu_sum, day.memory_sum = rows.sum[row, s].tolist()
-            day.cpu_max, day.memory_max = rows.max[row, s].tolist()
-            day.oom_max = float(rows.oom[row, s])
-            out[day.day] = day
+        for d, (cpu, memory), counts, sums, maxima, oom in self._kept():
+            day = DayUsage(d, BucketCounts(*cpu), BucketCounts(*memory))
+            day.cpu_count, day.memory_count = counts
+            day.cpu_sum, day.memory_sum = sums
+            day.cpu_max, day.memory_max = maxima
+            day.oom_max = oom
+            out[d] = day
         return out
+
+    def _kept(
+        self,
+    ) -> list[tuple[int, Any, list[int], list[float], list[float], float]]:
+        """Each day kept, oldest first: its day, (offset, counts) of CPU and memory, the sample
+        counts, sums and maxima (CPU, memory), the OOM maximum."""
+        rows, row = self.rows, self.row
+        kept = rows.kept(row)
+        if not kept:
+            return []
+        cells = rows.row_counts(row, kept)
+        days, oom = rows.day[row].tolist(), rows.oom[row].tolist()
+        count, sums, maxima = (
+            rows.count[row].tolist(),
+            rows.sum[row].tolist(),
+            rows.max[row].tolist(),
+        )
+        return [
+            (days[s], (cells[s, CPU], cells[s, MEMORY]), count[s], sums[s], maxima[s], oom[s])
+            for s in kept
+        ]
 
     def add_cpu(self, t: float, cores: float, bucket: int | None = None) -> None:
         """`bucket`, when given, is cpu_buckets.find_bucket(cores) already computed."""
@@ -284,7 +300,20 @@ class DailyUsage:
 
     # Checkpoints ---------------------------------------------------------------------------------
     def save(self) -> list[dict[str, Any]]:
-        return [u.to_json() for u in self.days.values()]
+        """[day.to_json() for day in days.values()], from the arrays directly."""
+        return [
+            {
+                "day": d,
+                "cpu": [cpu[0], *cpu[1]],
+                "memory": [memory[0], *memory[1]],
+                "cpuSum": sums[0],
+                "memorySum": sums[1],
+                "cpuMax": maxima[0],
+                "memoryMax": maxima[1],
+                "oomMax": oom,
+            }
+            for d, (cpu, memory), _, sums, maxima, oom in self._kept()
+        ]
 
     def load(self, data: Any) -> None:
         """Replaces the days with those saved; raises ValueError for a malformed list."""

@@ -70,6 +70,11 @@ class DailyRows:
         self.offset, self.length = grown(self.offset, 0), grown(self.length, 0)
         self.keys = self.keys.astype(self._key_type(size), copy=False)
 
+    def _find(self, keys: Array) -> Array:
+        """Where the keys are or would go among the cells (searched in the cells' own type:
+        numpy would otherwise copy every cell to the wider type of the keys asked)."""
+        return np.searchsorted(self.keys, np.asarray(keys).astype(self.keys.dtype, copy=False))
+
     def _key_type(self, rows: int) -> type:
         return np.int32 if rows * self.retained * 2 * self.nb < 2**31 else np.int64
 
@@ -104,8 +109,7 @@ class DailyRows:
         self.day[rows, slots] = NO_DAY
         self._flush()
         first = self._key(rows, slots, 0, 0)
-        lo = np.searchsorted(self.keys, first)
-        hi = np.searchsorted(self.keys, first + 2 * self.nb)
+        lo, hi = self._find(first), self._find(first + 2 * self.nb)
         n = hi - lo
         if n.sum():
             starts = np.repeat(lo - np.cumsum(np.r_[0, n[:-1]]), n)
@@ -148,7 +152,7 @@ class DailyRows:
 
     def _count(self, keys: Array, n: Array) -> None:
         """Adds n to the cells of the keys (sorted, distinct), new cells inserted."""
-        i: Array = np.searchsorted(self.keys, keys)
+        i: Array = self._find(keys)
         found = np.zeros(len(keys), dtype=bool)
         inside = i < len(self.keys)
         found[inside] = self.keys[i[inside]] == keys[inside]
@@ -226,15 +230,30 @@ class DailyRows:
 
     def counts(self, row: int, slot: int, resource: int) -> tuple[int, list[int]]:
         """The slot's counts per bucket over its range: (offset, counts)."""
-        offset = int(self.offset[row, slot, resource])
-        n = int(self.length[row, slot, resource])
-        out = [0] * n
+        return self.row_counts(row, [slot])[slot, resource]
+
+    def row_counts(
+        self, row: int, slots: list[int]
+    ) -> dict[tuple[int, int], tuple[int, list[int]]]:
+        """The counts per bucket of the row's `slots` over their ranges, by (slot, resource):
+        the row's cells found with one search (each row's checkpoint is saved in turn)."""
         self._flush()
-        first = self._key(row, slot, resource, 0)
-        lo, hi = np.searchsorted(self.keys, [first + offset, first + offset + n])
-        for key, c in zip(self.keys[lo:hi].tolist(), self.cells[lo:hi].tolist(), strict=True):
-            out[key - first - offset] = c
-        return offset, out
+        first = self._key(row, 0, 0, 0)
+        lo, hi = self._find([first, first + self.retained * 2 * self.nb]).tolist()
+        offsets, lengths = self.offset[row].tolist(), self.length[row].tolist()
+        out = {}
+        for s in slots:
+            for r in (0, 1):
+                out[s, r] = (offsets[s][r], [0] * lengths[s][r])
+        if hi > lo:
+            pair, bucket = np.divmod(self.keys[lo:hi].astype(np.int64) - first, self.nb)
+            get = out.get
+            cells = self.cells[lo:hi].tolist()
+            for p, b, c in zip(pair.tolist(), bucket.tolist(), cells, strict=True):
+                entry = get(divmod(p, 2))
+                if entry is not None and 0 <= b - entry[0] < len(entry[1]):
+                    entry[1][b - entry[0]] = c
+        return out
 
     # Checkpoints -------------------------------------------------------------------------------
     def load_day(
