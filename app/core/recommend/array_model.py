@@ -25,7 +25,8 @@ of each row whose percentiles were computed for all rows at once). A workload's 
 its history (`tune`, `strategy_of`): a row keeps its own half-lives (HistogramRows.hl) and idle
 time, a pod container its memory interval, and a retuned row the note of what its history was
 gathered with (aggregate.Retuned). Each row also keeps its per-day usage counts (daily.py's
-DailyUsage) for the strategies that read a window (`krr`, `balanced`).
+UsageRows, in arrays too: daily_rows.py, a batch counted with one scatter per column) for the
+strategies that read a window (`krr`, `balanced`).
 
 The recommender job (app/jobs/recommender.py), its Prometheus history replay (timeline.py),
 `recommend --from-csv` (trace.replay) and each node group's model (node_groups.py) run it.
@@ -50,7 +51,8 @@ from app.core.recommend.aggregate import (
 )
 from app.core.recommend.capping import apply_policy
 from app.core.recommend.checkpoint import CHECKPOINT_VERSION, AggregateCheckpoint
-from app.core.recommend.daily import RETAINED_DAYS, DailyUsage
+from app.core.recommend.daily import RETAINED_DAYS, DailyUsage, UsageRows
+from app.core.recommend.daily_rows import CPU, MEMORY
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
 from app.core.recommend.model import IDLE_AFTER_SECONDS, _rounded
 from app.core.recommend.settings import DAY, RecommenderSettings
@@ -64,6 +66,7 @@ Array = Any
 Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
 Taken = tuple[list[float], list[float]]  # CPU cores, memory bytes taken
 NAN = math.nan
+DAILY_ARRAYS = ("newest", "day", "count", "sum", "max", "oom", "offset", "length", "keys", "cells")
 
 
 def _grown(a: Array, size: int, fill: float | int) -> Array:
@@ -148,7 +151,7 @@ class ArrayModel:
         self.count = np.zeros(64, dtype=np.int64)
         self.restored = np.full(64, NAN)
         self.idle = np.full(64, idle_after)  # the row's workload's idle time
-        self.daily: dict[int, DailyUsage] = {}  # row -> its per-day counts
+        self.daily = UsageRows(self.cpu.buckets, self.memory.buckets, size=64)  # per-day counts
         self.retuned: dict[int, Retuned] = {}  # row -> what its history was gathered with
         self.rows: dict[WorkloadKey, dict[str, int]] = {}
         self.row_pods: dict[int, set[int]] = {}  # row -> its pod containers
@@ -223,10 +226,10 @@ class ArrayModel:
             self.idle = _grown(self.idle, size, self.idle_after)
             self.cpu.grow(len(self.first))
             self.memory.grow(len(self.first))
+            self.daily.grow(len(self.first))
         containers[container] = row
         self.row_pods[row] = set()
         self._decay_as(row, self.tuning(w))
-        self.daily[row] = DailyUsage(self.cpu.buckets, self.memory.buckets)
         return row
 
     def _pod_container(self, w: WorkloadKey, pod: str, container: str) -> int:
@@ -269,7 +272,7 @@ class ArrayModel:
         if not containers:
             del self.rows[w]
             self.tunings.pop(w, None)
-        del self.daily[row]
+        self.daily.clear(row)
         self.retuned.pop(row, None)
         gone = self.row_pods.pop(row)
         for pc in gone:  # its own pod containers only: no pass over all of them
@@ -374,7 +377,7 @@ class ArrayModel:
         """Samples of distinct pod containers: together when no row can expire meanwhile (as
         the chunk spans less than its rows' idle times, and so does each
         row's last sample before it to the newest) and no day of it is dropped by a later one
-        (it spans fewer days than are kept: DailyUsage._day), else one by one after each one's
+        (it spans fewer days than are kept: DailyRows.add), else one by one after each one's
         idle check. Whether each sample's CPU and its memory were taken."""
         if not chunk:
             return [], []
@@ -459,14 +462,14 @@ class ArrayModel:
             if not self.last[row] >= t:
                 self.last[row] = t
             self.count[row] += 1
-            self.daily[row].add_cpu(t, cores, bucket)
+            self.daily.add_one(row, t, cores, bucket, CPU)
             cpu = True
         if usage is None or math.isnan(usage) or usage < 0 or not not_restored:
             return cpu, False
         if self.last_mem[pc] > t:
             return cpu, False
         self._take_peak(pc, row, t, usage, False)
-        self.daily[row].add_memory(t, usage)
+        self.daily.add_one(row, t, usage, self.memory.buckets.find_bucket(usage), MEMORY)
         return cpu, True
 
     def _add_chunk(
@@ -495,28 +498,14 @@ class ArrayModel:
                 np.fmin.at(self.first, r, times)
                 np.fmax.at(self.last, r, times)
                 np.add.at(self.count, r, 1)
-                self._add_days(r, times, c, buckets, True)
+                self.daily.add(r, times, c, buckets, CPU)
             # memory: each pod container's window peaks
             take = ~np.isnan(usage) & ~(usage < 0) & not_restored & ~(self.last_mem[pcs] > t)
         if take.any():
             self._memory_peaks(pcs[take], t[take], usage[take])
             u = usage[take]
-            self._add_days(rows[take], t[take], u, find_buckets(self.memory.buckets, u), False)
+            self.daily.add(rows[take], t[take], u, find_buckets(self.memory.buckets, u), MEMORY)
         return cpu_taken.tolist(), take.tolist()
-
-    def _add_days(self, rows: Array, t: Array, values: Array, buckets: Array, cpu: bool) -> None:
-        """The samples counted in their rows' days, each row's in their order (DailyUsage's
-        add_cpus and add_memories): a chunk spans fewer days than are kept, so its CPU and
-        memory samples counted apart leave the days as one by one would."""
-        order = np.argsort(rows, kind="stable")
-        sorted_rows = rows[order]
-        starts = np.r_[0, np.flatnonzero(sorted_rows[1:] != sorted_rows[:-1]) + 1, len(rows)]
-        times, vs, bs = t[order].tolist(), values[order].tolist(), buckets[order].tolist()
-        row_at = sorted_rows.tolist()
-        daily = self.daily
-        for i in range(len(starts) - 1):
-            a, b = int(starts[i]), int(starts[i + 1])
-            daily[row_at[a]]._add_many(times[a:b], vs[a:b], bs[a:b], cpu)
 
     def _memory_peaks(self, pcs: Array, t: Array, usage: Array) -> None:
         """_take_peak of usage samples (not OOM kills) for distinct pod
@@ -569,7 +558,7 @@ class ArrayModel:
         used = max(bytes_, float(self.peak[pc]))
         if self.restored[row] >= t:
             return False
-        self.daily[row].add_oom(t, used)
+        self.daily.add_oom(row, t, used)
         bump = oom_bump(used, s)
         if bump < 0:
             return False
@@ -768,7 +757,7 @@ class ArrayModel:
         return recs
 
     def memory_bytes(self) -> int:
-        """The arrays' size (the index dicts and the per-day counts not counted)."""
+        """The arrays' size, the per-day counts' included (the index dicts not counted)."""
         arrays = (
             self.cpu.weights,
             self.memory.weights,
@@ -786,6 +775,7 @@ class ArrayModel:
             self.window_end,
             self.peak,
             self.oom_peak,
+            *(getattr(self.daily, name) for name in DAILY_ARRAYS),
         )
         small = sum(h.total.nbytes * 4 for h in (self.cpu, self.memory))
         return int(sum(a.nbytes for a in arrays) + small)

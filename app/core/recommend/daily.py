@@ -14,14 +14,13 @@ A window is whole days: the last `days` days up to the day of the newest sample.
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.recommend.daily_rows import CPU, MEMORY, NO_DAY, DailyRows
 from app.core.recommend.histogram import ExponentialBuckets
-from app.core.recommend.settings import DAY
 
 RETAINED_DAYS = 14  # KRR's default history: 336 hours
 
@@ -177,105 +176,81 @@ class UsageWindow:
 
 
 class DailyUsage:
-    """The last RETAINED_DAYS days of one workload container, one DayUsage per UTC day."""
+    """The last RETAINED_DAYS days of one workload container: one row of a UsageRows (the
+    model's, or one of its own), read and written as one DayUsage per UTC day."""
 
     def __init__(
         self,
         cpu_buckets: ExponentialBuckets,
         memory_buckets: ExponentialBuckets,
         retained: int = RETAINED_DAYS,
+        rows: UsageRows | None = None,
+        row: int = 0,
     ) -> None:
         self.cpu_buckets, self.memory_buckets, self.retained = cpu_buckets, memory_buckets, retained
-        self.days: dict[int, DayUsage] = {}
-        self.newest: int | None = None
+        if rows is None:
+            rows = UsageRows(cpu_buckets, memory_buckets, retained)
+        self.rows, self.row = rows, row
 
-    def _day(self, t: float) -> DayUsage | None:
-        """The day of time t, created if needed; None when it is older than the retained days."""
-        d = math.floor(t / DAY)
-        if self.newest is not None and d <= self.newest - self.retained:
-            return None
-        usage = self.days.get(d)
-        if usage is None:
-            usage = self.days[d] = DayUsage(d)
-            if self.newest is None or d > self.newest:
-                self.newest = d
-                for old in [k for k in self.days if k <= d - self.retained]:
-                    del self.days[old]
-        return usage
+    @property
+    def newest(self) -> int | None:
+        newest = int(self.rows.newest[self.row])
+        return None if newest == NO_DAY else newest
+
+    @property
+    def days(self) -> dict[int, DayUsage]:
+        """The days kept, oldest first."""
+        out: dict[int, DayUsage] = {}
+        for d, (cpu, memory), counts, sums, maxima, oom in self._kept():
+            day = DayUsage(d, BucketCounts(*cpu), BucketCounts(*memory))
+            day.cpu_count, day.memory_count = counts
+            day.cpu_sum, day.memory_sum = sums
+            day.cpu_max, day.memory_max = maxima
+            day.oom_max = oom
+            out[d] = day
+        return out
+
+    def _kept(
+        self,
+    ) -> list[tuple[int, Any, list[int], list[float], list[float], float]]:
+        """Each day kept, oldest first: its day, (offset, counts) of CPU and memory, the sample
+        counts, sums and maxima (CPU, memory), the OOM maximum."""
+        rows, row = self.rows, self.row
+        kept = rows.kept(row)
+        if not kept:
+            return []
+        cells = rows.row_counts(row, kept)
+        days, oom = rows.day[row].tolist(), rows.oom[row].tolist()
+        count, sums, maxima = (
+            rows.count[row].tolist(),
+            rows.sum[row].tolist(),
+            rows.max[row].tolist(),
+        )
+        return [
+            (days[s], (cells[s, CPU], cells[s, MEMORY]), count[s], sums[s], maxima[s], oom[s])
+            for s in kept
+        ]
 
     def add_cpu(self, t: float, cores: float, bucket: int | None = None) -> None:
         """`bucket`, when given, is cpu_buckets.find_bucket(cores) already computed."""
-        day = self._day(t)
-        if day is not None:
-            day.cpu.add(self.cpu_buckets.find_bucket(cores) if bucket is None else bucket)
-            day.cpu_count += 1
-            day.cpu_sum += cores
-            day.cpu_max = max(day.cpu_max, cores)
+        if bucket is None:
+            bucket = self.cpu_buckets.find_bucket(cores)
+        self.rows.add_one(self.row, t, cores, bucket, CPU)
 
     def add_memory(self, t: float, bytes_: float) -> None:
-        day = self._day(t)
-        if day is not None:
-            day.memory.add(self.memory_buckets.find_bucket(bytes_))
-            day.memory_count += 1
-            day.memory_sum += bytes_
-            day.memory_max = max(day.memory_max, bytes_)
-
-    def add_cpus(self, times: list[float], cores: list[float], buckets: list[int]) -> None:
-        """add_cpu(times[i], cores[i], buckets[i]) for each i, in order: the day found once for
-        each run of samples of the same day (_day would answer the same in between: only a new
-        day drops others), its sums kept in locals meanwhile."""
-        self._add_many(times, cores, buckets, True)
-
-    def add_memories(self, times: list[float], bytes_: list[float]) -> None:
-        """add_memory(times[i], bytes_[i]) for each i, in order (as add_cpus)."""
-        self._add_many(times, bytes_, self.memory_buckets.find_buckets(bytes_), False)
-
-    def _add_many(
-        self, times: list[float], values: list[float], buckets: list[int], cpu: bool
-    ) -> None:
-        floor, day_length = math.floor, DAY
-        last_d: int | None = None
-        day: DayUsage | None = None
-        counts = BucketCounts()
-        count, total, top = 0, 0.0, 0.0
-        for t, value, b in zip(times, values, buckets, strict=True):
-            d = floor(t / day_length)
-            if d != last_d:
-                if day is not None:
-                    _flush(day, cpu, count, total, top)
-                last_d, day = d, self._day(t)
-                if day is None:
-                    continue
-                counts = day.cpu if cpu else day.memory
-                if cpu:
-                    count, total, top = day.cpu_count, day.cpu_sum, day.cpu_max
-                else:
-                    count, total, top = day.memory_count, day.memory_sum, day.memory_max
-            elif day is None:
-                continue
-            i = b - counts.offset
-            if 0 <= i < len(counts.counts):
-                counts.counts[i] += 1
-            else:
-                counts.add(b)
-            count += 1
-            total += value
-            top = max(top, value)
-        if day is not None:
-            _flush(day, cpu, count, total, top)
+        self.rows.add_one(self.row, t, bytes_, self.memory_buckets.find_bucket(bytes_), MEMORY)
 
     def add_oom(self, t: float, bytes_: float) -> None:
-        day = self._day(t)
-        if day is not None:
-            day.oom_max = max(day.oom_max, bytes_)
+        self.rows.add_oom(self.row, t, bytes_)
 
     def window(self, days: int) -> UsageWindow:
         """The last `days` days (at most the retained ones) up to the newest sample's day."""
-        if self.newest is None:
+        newest = self.newest
+        if newest is None:
             chosen: list[DayUsage] = []
         else:
-            first = self.newest - min(days, self.retained) + 1
-            chosen = [u for d, u in sorted(self.days.items()) if d >= first]
+            first = newest - min(days, self.retained) + 1
+            chosen = [u for d, u in self.days.items() if d >= first]
         return UsageWindow(
             len(chosen),
             self._distribution(self.cpu_buckets, [(u.cpu, u.cpu_sum, u.cpu_max) for u in chosen]),
@@ -305,14 +280,15 @@ class DailyUsage:
         """The memory samples of the last `days` days, a day's samples weighing 2^(-age /
         half_life_days), age in days before the newest day (the newest weighs 1): counts, sum
         and count are weighted, the maximum is the window's."""
-        window = [] if self.newest is None else sorted(self.days.items())
-        first = (self.newest or 0) - min(days, self.retained) + 1
+        newest = self.newest or 0
+        window = [] if self.newest is None else list(self.days.items())
+        first = newest - min(days, self.retained) + 1
         merged: dict[int, float] = {}
         count = total = maximum = 0.0
         for d, u in window:
             if d < first:
                 continue
-            w = 2.0 ** (-((self.newest or 0) - d) / half_life_days)
+            w = 2.0 ** (-(newest - d) / half_life_days)
             for bucket, n in u.memory.items():
                 merged[bucket] = merged.get(bucket, 0.0) + w * n
             count += w * u.memory_count
@@ -324,7 +300,20 @@ class DailyUsage:
 
     # Checkpoints ---------------------------------------------------------------------------------
     def save(self) -> list[dict[str, Any]]:
-        return [u.to_json() for _, u in sorted(self.days.items())]
+        """[day.to_json() for day in days.values()], from the arrays directly."""
+        return [
+            {
+                "day": d,
+                "cpu": [cpu[0], *cpu[1]],
+                "memory": [memory[0], *memory[1]],
+                "cpuSum": sums[0],
+                "memorySum": sums[1],
+                "cpuMax": maxima[0],
+                "memoryMax": maxima[1],
+                "oomMax": oom,
+            }
+            for d, (cpu, memory), _, sums, maxima, oom in self._kept()
+        ]
 
     def load(self, data: Any) -> None:
         """Replaces the days with those saved; raises ValueError for a malformed list."""
@@ -336,17 +325,40 @@ class DailyUsage:
                 ("cpu", d.cpu, self.cpu_buckets),
                 ("memory", d.memory, self.memory_buckets),
             ):
-                if counts.counts and counts.offset + len(counts.counts) > buckets.num_buckets:
+                if counts.offset + len(counts.counts) > buckets.num_buckets:
                     raise ValueError(f"day {d.day}: {what} buckets beyond the histogram's")
-        self.days = {d.day: d for d in days}
-        self.newest = max(self.days, default=None)
-        if self.newest is not None:
-            for old in [k for k in self.days if k <= self.newest - self.retained]:
-                del self.days[old]
+        by_day = {d.day: d for d in days}  # the last of a day stands
+        self.rows.clear(self.row)
+        newest = max(by_day, default=None)
+        for d in sorted(by_day.values(), key=lambda u: u.day):
+            if newest is not None and d.day <= newest - self.retained:
+                continue
+            self.rows.load_day(
+                self.row,
+                d.day,
+                (
+                    (d.cpu.offset, d.cpu.counts.tolist()),
+                    (d.memory.offset, d.memory.counts.tolist()),
+                ),
+                (d.cpu_sum, d.memory_sum),
+                (d.cpu_max, d.memory_max),
+                d.oom_max,
+            )
 
 
-def _flush(day: DayUsage, cpu: bool, count: int, total: float, top: float) -> None:
-    if cpu:
-        day.cpu_count, day.cpu_sum, day.cpu_max = count, total, top
-    else:
-        day.memory_count, day.memory_sum, day.memory_max = count, total, top
+class UsageRows(DailyRows):
+    """The per-day usage of many workload containers (daily_rows.py); `rows[row]` reads and
+    writes one of them as a DailyUsage."""
+
+    def __init__(
+        self,
+        cpu_buckets: ExponentialBuckets,
+        memory_buckets: ExponentialBuckets,
+        retained: int = RETAINED_DAYS,
+        size: int = 1,
+    ) -> None:
+        super().__init__(max(cpu_buckets.num_buckets, memory_buckets.num_buckets), retained, size)
+        self.cpu_buckets, self.memory_buckets = cpu_buckets, memory_buckets
+
+    def __getitem__(self, row: int) -> DailyUsage:
+        return DailyUsage(self.cpu_buckets, self.memory_buckets, self.retained, self, row)
