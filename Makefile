@@ -29,8 +29,8 @@ install: $(STAMP)
 demo: $(SERVICE_STAMP)
 	$(BIN)/rightsizer demo --port $(PORT)
 
-# Lint, formatting, types (mypy: app/ and the test folders setup.cfg lists) and the import
-# contracts of setup.cfg.
+# Lint, formatting, types (mypy over app/, tools/, tests/ and benchmarks/, as setup.cfg's [mypy]
+# sections say) and the import contracts of setup.cfg.
 check: $(STAMP)
 	$(BIN)/ruff check app tests migrations benchmarks wsgi.py
 	$(BIN)/ruff format --check app tests migrations benchmarks wsgi.py

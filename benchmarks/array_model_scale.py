@@ -25,6 +25,7 @@ Not run by the tests.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import math
@@ -106,7 +107,7 @@ def measure(pods: int, replicas: int, rounds: int) -> dict[str, Any]:
     for _ in range(rounds):  # each round from a fresh model: run 1 cold, run 2 warm
         arrays = ArrayModel()
         for name, body in (("run 1", run1), ("run 2", run2)):
-            a, _ = timed(lambda m=arrays, body=body: array_run(m, body, owner))
+            a, _ = timed(functools.partial(array_run, arrays, body, owner))
             best[name] = min(best[name], a)
         del arrays
         gc.collect()

@@ -35,6 +35,8 @@ from typing import Any
 
 import scale_common as sc
 
+from tests.support.json_bodies import raw_body
+
 VPA_MB_PER_HOUR = 50.0
 
 
@@ -77,6 +79,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     deployments = [
         (d.metadata.namespace, d.metadata.name)
         for d in apps.list_deployment_for_all_namespaces().items
+        if d.metadata
     ]
     sim_now = [float(sim.now())]
     clock = lambda: sim_now[0]  # noqa: E731
@@ -183,7 +186,7 @@ def settled_pods(api: Any, cluster: Any, timeout: float = 60.0) -> set[tuple[str
     deadline = time.monotonic() + timeout
     while True:
         answer = client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False)
-        items = json.loads(answer.data)["items"]
+        items = json.loads(raw_body(answer))["items"]
         names = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in items}
         cached = {(p.namespace, p.name) for p in cluster.pods.items()}
         if cached == names or time.monotonic() > deadline:

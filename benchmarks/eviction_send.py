@@ -35,6 +35,7 @@ from kubernetes import client
 from app.core.bodies import EvictionBody
 from app.jobs.evictions import EvictionSender
 from app.kube.actions import EVICTION_PATH, PodActions
+from tests.support.json_bodies import plain, raw_body
 
 
 def _timed(fn: Callable[[], int]) -> tuple[float, float, int]:
@@ -54,10 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         sim = SimProcess(args.nodes, args.pods, Path(wd))
         try:
             api = sim.api_client()
-            pods = client.CoreV1Api(api).list_pod_for_all_namespaces().items
-            bodies = [
-                EvictionBody(p.metadata.namespace, p.metadata.name, p.metadata.uid) for p in pods
-            ]
+            listed = client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False)
+            metas = [p["metadata"] for p in json.loads(raw_body(listed))["items"]]
+            bodies = [EvictionBody(m["namespace"], m["name"], m["uid"]) for m in metas]
             results = _compare(api, bodies, args.rounds)
         finally:
             sim.stop()
@@ -108,7 +108,9 @@ def _compare(api: Any, bodies: list[EvictionBody], rounds: int) -> dict[str, lis
 
     def typed() -> int:
         for b in bodies:
-            core.create_namespaced_pod_eviction(b.name, b.namespace, b.to_dict(), dry_run="All")
+            core.create_namespaced_pod_eviction(
+                b.name, b.namespace, plain(b.to_dict()), dry_run="All"
+            )
         return len(bodies)
 
     ways = {"updater": updater, "urlopen": urlopen, "typed": typed}

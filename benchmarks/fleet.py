@@ -144,7 +144,9 @@ class Recorder:
         self.on = False
         self.seen: list[tuple[str, Any]] = []
 
-    def __call__(self, conn: Any, cursor: Any, statement: str, params: Any, _c: Any, many: bool):
+    def __call__(
+        self, conn: Any, cursor: Any, statement: str, params: Any, _c: Any, many: bool
+    ) -> None:
         if self.on and not many and statement.lstrip()[:6].upper() == "SELECT":
             self.seen.append((statement, params))
 
@@ -154,7 +156,7 @@ def examined(engine: Any, statements: Sequence[tuple[str, Any]]) -> tuple[int, l
     a transaction rolled back, and each scan's kind ("Index Scan on t using i")."""
     import json
 
-    total, scans = 0, []
+    total, scans = 0, list[str]()
     raw = engine.raw_connection()
     try:
         cur = raw.cursor()

@@ -34,6 +34,8 @@ from typing import Any
 import fleet
 import scale_common as sc
 
+from tests.support.json_bodies import plain
+
 RUN = re.compile(r"recommender run: .*?saved (\d+), failed (\d+).* in ([0-9.]+)s")
 TABLES = ("recommendations", "checkpoints", "recommendation_history", "workload_conditions")
 
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                 sim = sc.SimProcess(args.nodes, args.pods, workdir)
                 sims.append(sim)
                 api = sim.api_client()
-                client.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
+                client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": "rightsizer"}}))
                 api.close()
                 serve = Serve(k, sim, url, workdir, args.interval)
                 serves.append(serve)

@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import rolling_bound as rb
@@ -85,7 +86,7 @@ def sweep(small: bool = False) -> list[tuple[str, str, bool, Strategy]]:
         for knob in settings:
             params = {**fixed, **knob}
             strategy = configure(name, params)
-            text = ", ".join(f"{k}={v:g}" for k, v in params.items())  # type: ignore[str-format]
+            text = ", ".join(f"{k}={v:g}" for k, v in params.items())
             same = not fixed and all(
                 float(v) == default_value(name, k)  # type: ignore[arg-type]
                 for k, v in params.items()
@@ -148,13 +149,15 @@ def bound_containers(
     return cpu, memory
 
 
-def points(labels: Sequence[tuple[str, str, bool, str]], scores: dict[str, list]) -> list[Point]:
+def points(
+    labels: Sequence[tuple[str, str, bool, str]], scores: dict[str, list[Any]]
+) -> list[Point]:
     """Mean figures per swept setting; `labels`: (strategy, setting, default, result key)."""
     out = []
     for name, text, default, key in labels:
         s = scores[key]
 
-        def mean(field: str, s: list = s) -> float:
+        def mean(field: str, s: list[Any] = s) -> float:
             return statistics.fmean(getattr(x, field) for x in s)
 
         out.append(

@@ -56,14 +56,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import peers_updater  # noqa: E402
 import requests  # noqa: E402
 from kubernetes import client  # noqa: E402
+from scale_common import emit, machine, table  # noqa: E402
 
-from benchmarks import peers_updater  # noqa: E402
-from benchmarks.scale_common import emit, machine, table  # noqa: E402
 from tests.realkube import metrics, vpa  # noqa: E402
 from tests.realkube.cluster import RealCluster, built_tools, free_port  # noqa: E402
 from tests.realkube.serve import serving  # noqa: E402
+from tests.support.json_bodies import plain  # noqa: E402
 from tests.support.processes import AppProcess  # noqa: E402
 
 NS, OWN_NS, SA_NS = "bench", "rightsizer-bench", "peers-bench"
@@ -168,25 +169,27 @@ def setup(cluster: RealCluster, nodes: int, deployments: int, workdir: Path) -> 
         core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
         rbac = client.RbacAuthorizationV1Api(api)
         for ns in (NS, OWN_NS, SA_NS):
-            core.create_namespace({"metadata": {"name": ns}})
+            core.create_namespace(plain({"metadata": {"name": ns}}))
         for who in ("vpa-recommender", "vpa-updater", "rightsizer"):
-            core.create_namespaced_service_account(SA_NS, {"metadata": {"name": who}})
+            core.create_namespaced_service_account(SA_NS, plain({"metadata": {"name": who}}))
             rbac.create_cluster_role_binding(
-                {
-                    "metadata": {"name": f"bench-{who}"},
-                    "roleRef": {
-                        "apiGroup": "rbac.authorization.k8s.io",
-                        "kind": "ClusterRole",
-                        "name": "cluster-admin",
-                    },
-                    "subjects": [{"kind": "ServiceAccount", "name": who, "namespace": SA_NS}],
-                }
+                plain(
+                    {
+                        "metadata": {"name": f"bench-{who}"},
+                        "roleRef": {
+                            "apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "ClusterRole",
+                            "name": "cluster-admin",
+                        },
+                        "subjects": [{"kind": "ServiceAccount", "name": who, "namespace": SA_NS}],
+                    }
+                )
             )
             path = cluster.service_account_kubeconfig(SA_NS, who, workdir / f"{who}.kubeconfig")
             kubeconfigs[who] = str(path)
         for i in range(deployments):
             vpa.create(cluster, vpa.vpa(NS, f"app-{i}"))
-            apps.create_namespaced_deployment(NS, deployment(i))
+            apps.create_namespaced_deployment(NS, plain(deployment(i)))
     return kubeconfigs
 
 
@@ -211,13 +214,15 @@ def pod_of(cluster: RealCluster, workload: str) -> dict[str, Any]:
             .items
         )
         template = api.sanitize_for_serialization(rs.spec.template)
-    template["metadata"]["generateName"] = f"{rs.metadata.name}-"
+    meta = rs.metadata
+    assert meta is not None  # a ReplicaSet the API server lists has its metadata
+    template["metadata"]["generateName"] = f"{meta.name}-"
     template["metadata"]["ownerReferences"] = [
         {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
-            "name": rs.metadata.name,
-            "uid": rs.metadata.uid,
+            "name": meta.name,
+            "uid": meta.uid,
             "controller": True,
             "blockOwnerDeletion": True,
         }

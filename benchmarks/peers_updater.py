@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client
+from scale_common import table
 
-from benchmarks.scale_common import table
 from tests.realkube import metrics, vpa
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import serving
+from tests.support.json_bodies import plain
 from tests.support.processes import recommendations
 
 NS = "bench-updater"
@@ -72,7 +73,7 @@ def deployment(i: int, replicas: int) -> dict[str, Any]:
 def live_pods(cluster: RealCluster) -> list[Any]:
     with cluster.api() as api:
         pods = client.CoreV1Api(api).list_namespaced_pod(NS).items
-    return [p for p in pods if p.metadata.deletion_timestamp is None]
+    return [p for p in pods if p.metadata and p.metadata.deletion_timestamp is None]
 
 
 def state(cluster: RealCluster, total: int) -> tuple[int, int]:
@@ -235,11 +236,11 @@ def compare(
     total = deployments * replicas
     names = [f"upd-{i}" for i in range(deployments)]
     with cluster.api() as api:
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+        client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": NS}}))
         apps = client.AppsV1Api(api)
         for i, name in enumerate(names):
             vpa.create(cluster, vpa.vpa(NS, name))
-            apps.create_namespaced_deployment(NS, deployment(i, replicas))
+            apps.create_namespaced_deployment(NS, plain(deployment(i, replicas)))
     wait_state(cluster, total, False, kw["timeout"])
     kw = {**kw, "total": total}
     results = {

@@ -32,6 +32,7 @@ from kubernetes import client
 
 from app.kube.cluster import Shared, pod_view, trim_pod
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import raw_body
 
 
 def list_body(nodes: int, pods: int) -> bytes:
@@ -39,7 +40,7 @@ def list_body(nodes: int, pods: int) -> bytes:
         api = sim.api_client()
         try:
             core = client.CoreV1Api(api)
-            body: bytes = core.list_pod_for_all_namespaces(_preload_content=False).data
+            body: bytes = raw_body(core.list_pod_for_all_namespaces(_preload_content=False))
             return body
         finally:
             api.close()

@@ -27,6 +27,7 @@ from app.core.quantity import parse_amount
 from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.patch import build_patch, size_pod
+from app.core.update_mode import UpdateMode
 
 MI = 1024 * 1024
 
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--output", type=Path)
     args = p.parse_args(argv)
     shapes = templates(args.templates)
-    policy = Policy("default", "*", update_mode="Recreate", id=1)
+    policy = Policy("default", "*", update_mode=UpdateMode.RECREATE, id=1)
     patches = [build_patch(pod, recs, policy, parse=parse_amount) for pod, recs in shapes]
     sizings = [size_pod(pod, recs, policy, parse=parse_amount) for pod, recs in shapes]
     same = all(

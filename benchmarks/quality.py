@@ -43,6 +43,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -370,15 +371,15 @@ def trace_files(directory: Path) -> list[Path]:
 
 def frontier_set(
     directory: Path, train_days: float, hours: float, small: bool
-) -> tuple[str, list[fr.Point], list, list]:
+) -> tuple[str, list[fr.Point], list[Any], list[Any]]:
     """One directory under --frontier: (its summary line, the points, the CPU and memory
     containers of the hindsight bound)."""
     swept = fr.sweep(small)
     strategies = [s for *_, s in swept]
     keys = [label(s) for s in strategies]
     scores: dict[str, list[Score]] = {k: [] for k in keys}
-    cpu: list = []
-    memory: list = []
+    cpu: list[Any] = []
+    memory: list[Any] = []
     files = trace_files(directory)
     short = []
     for f in files:

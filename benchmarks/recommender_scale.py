@@ -55,6 +55,7 @@ from run_phases import BACKGROUND, recommender_phases
 
 from app.core.gcpause import without_cyclic_gc
 from app.store.session import app_sessions
+from tests.support.json_bodies import raw_body
 
 if TYPE_CHECKING:
     from app.core.recommend.podmetrics import PodMetrics
@@ -87,10 +88,10 @@ def list_only(mode: str, kubeconfig: str) -> dict[str, Any]:
             if mode == "typed":
                 page = core.list_pod_for_all_namespaces(**kwargs)
                 kept.extend(page.items)
-                cont = page.metadata._continue
+                cont = page.metadata._continue if page.metadata else None
             else:  # raw-paged
                 resp = core.list_pod_for_all_namespaces(_preload_content=False, **kwargs)
-                body = json.loads(resp.data)
+                body = json.loads(raw_body(resp))
                 kept.extend(trim_pod(p) for p in body.get("items") or [])
                 cont = (body.get("metadata") or {}).get("continue")
             pages += 1
@@ -580,10 +581,10 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
         out.append("")
         base = {b["mode"]: b for b in res["baseline"]}
         ref = base.get("informer")
-        rows = []
+        baseline: list[tuple[Any, ...]] = []  # not `rows`: that one holds lists of str
         for b in res["baseline"]:
             ratio = f"{b['seconds'] / ref['seconds']:.1f}x" if ref else "-"
-            rows.append(
+            baseline.append(
                 (
                     b["mode"],
                     b["pods"],
@@ -607,7 +608,7 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
                     "kept MB",
                     "time vs informer",
                 ],
-                rows,
+                baseline,
                 "Baseline, side by side: what listing every pod costs the client",
             )
         )

@@ -56,7 +56,8 @@ def _segment_costs(values: np.ndarray, floor: float, mus: np.ndarray) -> np.ndar
     prefix = np.concatenate(([0.0], np.cumsum(v)))
     unused = below * levels - prefix[below]
     above = n - below
-    return np.min(unused[:, None] + above[:, None] * mus[None, :], axis=0)
+    lowest: np.ndarray = np.min(unused[:, None] + above[:, None] * mus[None, :], axis=0)
+    return lowest
 
 
 def lagrangian(

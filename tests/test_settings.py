@@ -195,6 +195,7 @@ def string_key_reads(tree: ast.AST) -> list[str]:
         reads_config = isinstance(target, ast.Attribute) and target.attr == "config"
         named = isinstance(key, ast.Constant) and key.value in names
         if reads_config or named:
+            assert isinstance(node, ast.expr)  # a subscript or a call
             found.append(f"line {node.lineno}: {ast.unparse(node)}")
     return found
 

@@ -11,6 +11,7 @@ import logging
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.datastructures import Headers
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from app.config import override
@@ -107,7 +108,7 @@ def test_the_limit_is_a_setting_and_counts_bodies_without_content_length(
     # Chunked (no Content-Length; the server says the input ends): at most limit + 1 bytes are
     # read, then refused.
     builder = EnvironBuilder(
-        path="/api/v1/policies", method="POST", headers=bearer("admin"), data=over * 1000
+        path="/api/v1/policies", method="POST", headers=Headers(bearer("admin")), data=over * 1000
     )
     environ = builder.get_environ()
     del environ["CONTENT_LENGTH"]

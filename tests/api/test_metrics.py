@@ -87,16 +87,16 @@ class FakeJob:
 
 def test_job_runs_and_durations_by_job_and_outcome(anon: FlaskClient) -> None:
     job = FakeJob(f"job-{uuid.uuid4().hex[:8]}")
-    runner = JobRunner([job])  # type: ignore[list-item]
+    runner = JobRunner([job])
     # every series exists (at 0) as soon as the runner knows the job
     assert value(anon, "rightsizer_job_runs_total", job=job.name, outcome="ok") == 0
     assert value(anon, "rightsizer_job_runs_total", job=job.name, outcome="failed") == 0
     assert value(anon, "rightsizer_job_last_success_timestamp_seconds", job=job.name) is None
 
-    assert runner.run_one(job, lambda: True) is True  # type: ignore[arg-type]
-    assert runner.run_one(job, lambda: True) is True  # type: ignore[arg-type]
+    assert runner.run_one(job, lambda: True) is True
+    assert runner.run_one(job, lambda: True) is True
     job.fail = True
-    assert runner.run_one(job, lambda: True) is False  # type: ignore[arg-type]
+    assert runner.run_one(job, lambda: True) is False
 
     assert value(anon, "rightsizer_job_runs_total", job=job.name, outcome="ok") == 2
     assert value(anon, "rightsizer_job_runs_total", job=job.name, outcome="failed") == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
@@ -45,5 +46,5 @@ CHECKS = [
 @pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-def test_no_server_error_and_answers_match_the_document(case: schemathesis.Case) -> None:
+def test_no_server_error_and_answers_match_the_document(case: schemathesis.Case[Any]) -> None:
     case.call_and_validate(headers={"Authorization": f"Bearer {TOKENS['admin']}"}, checks=CHECKS)

@@ -11,13 +11,16 @@ from click.testing import CliRunner, Result
 
 from app.cli import cli
 from tests.support.tokens import TOKENS
-from tests.support.users import app_config, live_url, token_file  # noqa: F401  (fixtures)
+from tests.support.users import app_config, live_url, token_file
+
+# the fixtures a test module imports from here with `run`
+__all__ = ["Invoke", "app_config", "live_url", "run", "token_file"]
 
 Invoke = Callable[..., Result]
 
 
 @pytest.fixture
-def run(live_url: str) -> Invoke:  # noqa: F811
+def run(live_url: str) -> Invoke:
     """`run(*args)`: the command's Result (output and exit code), as the admin."""
     runner = CliRunner()
 

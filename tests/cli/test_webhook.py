@@ -14,6 +14,7 @@ import yaml
 from cryptography import x509
 
 from tests.support.fake_registrations import FakeApiServer
+from tests.support.json_bodies import plain, raw_body
 
 
 def rightsizer(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -125,13 +126,13 @@ def test_certs_ensure_into_a_secret(tmp_path: Path) -> None:
 
     with running_simulator(EMPTY) as sim:
         api = sim.api_client()
-        k8s.CoreV1Api(api).create_namespace({"metadata": {"name": "ops"}})
+        k8s.CoreV1Api(api).create_namespace(plain({"metadata": {"name": "ops"}}))
         args = ("certs", "ensure", "--dir", "tls", "--namespace", "ops", "--secret", "rs-tls")
         out = rightsizer(tmp_path, *args, "--kubeconfig", sim.kubeconfig_path)
         assert out.returncode == 0, out.stderr
         assert "created CA" in out.stdout and "Secret ops/rs-tls" in out.stdout
         resp = k8s.CoreV1Api(api).read_namespaced_secret("rs-tls", "ops", _preload_content=False)
-        data = json.loads(resp.data)["data"]
+        data = json.loads(raw_body(resp))["data"]
         for name in ("ca.crt", "tls.crt", "tls.key"):
             assert base64.b64decode(data[name]) == (tmp_path / "tls" / name).read_bytes()
         again = rightsizer(tmp_path, *args, "--kubeconfig", sim.kubeconfig_path)

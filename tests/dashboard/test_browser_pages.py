@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import requests
@@ -98,7 +98,7 @@ def test_scalers_page_shows_the_apis_computed_and_applied_replicas(
 ) -> None:
     runs = (("coredns", 5, 4), ("metrics", 2, 2), ("fresh", None, None))
     for name, _, _ in runs:
-        doc = {
+        doc: dict[str, Any] = {
             "name": name,
             "target": {"namespace": "kube-system", "kind": "Deployment", "name": name},
             "params": {"linear": {"coresPerReplica": 8, "nodesPerReplica": 2, "min": 1}},
@@ -157,7 +157,8 @@ def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
             e = expected[p.spec.node_name]
             e["requested-cpu"] += quantity_amount("cpu", req.get("cpu", "0"))
             e["requested-memory"] += quantity_amount("memory", req.get("memory", "0"))
-    usage = custom.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")["items"]
+    listed = custom.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")
+    usage = cast(dict[str, Any], listed)["items"]
     for m in usage:
         e = expected[m["metadata"]["name"]]
         e["used-cpu"] = quantity_amount("cpu", m["usage"]["cpu"])
@@ -221,9 +222,9 @@ def test_nodes_page_shows_the_clusters_requests_usage_and_allocatable(
         # the used bar's line sits at the requested share
         for name, e in expected.items():
             mark = page.locator(f"tr.node[data-name='{name}'] td.used-{resource} .mark")
-            want = 100 * e[f"requested-{resource}"] / e[f"allocatable-{resource}"]
+            share = 100 * e[f"requested-{resource}"] / e[f"allocatable-{resource}"]
             assert float(mark.get_attribute("data-percent") or "nan") == pytest.approx(
-                want, abs=0.05
+                share, abs=0.05
             )
     assert page.locator("#unevenness-explained").is_visible()
     shot(page, "nodes-seeded", database_url)
@@ -271,7 +272,7 @@ def test_nodes_page_charts_the_clusters_spread_over_time(
 def test_events_page_shows_the_apis_audit_trail_and_filters(
     app: Flask, api: requests.Session, page: Any, live_url: str, database_url: str
 ) -> None:
-    policy = {
+    policy: dict[str, Any] = {
         "name": "web",
         "namespace": "shop",
         "target": {"kind": "Deployment", "name": "web0"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -16,7 +17,7 @@ NODES = [
     {"metadata": {"name": "b"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}},
     {"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "2", "memory": "4Gi"}}},
 ]
-PODS = [
+PODS: list[dict[str, Any]] = [
     {
         "spec": {
             "nodeName": "a",

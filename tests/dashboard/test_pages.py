@@ -190,17 +190,17 @@ def test_overview_savings_over_the_real_pods_match_the_api(
     totals = [w["estimatedSavings"] for w in items if "estimatedSavings" in w]
     assert len(totals) == 2
     html = client.get("/dashboard/").get_data(as_text=True)
-    cpu = re.search(r'id="savings-cpu" data-value="(-?\d+)"', html)
-    memory = re.search(r'id="savings-memory" data-value="(-?\d+)"', html)
+    cpu_shown = re.search(r'id="savings-cpu" data-value="(-?\d+)"', html)
+    memory_shown = re.search(r'id="savings-memory" data-value="(-?\d+)"', html)
     money = re.search(r'id="savings-money" data-value="(-?[\d.]+)"', html)
-    assert cpu and memory and money
-    assert int(cpu.group(1)) == round(sum(t["cpuCores"] for t in totals) * 1000)
+    assert cpu_shown and memory_shown and money
+    assert int(cpu_shown.group(1)) == round(sum(t["cpuCores"] for t in totals) * 1000)
     gib = sum(t["memoryGiB"] for t in totals)
-    assert int(memory.group(1)) / 2**30 == pytest.approx(gib, abs=0.002)
+    assert int(memory_shown.group(1)) / 2**30 == pytest.approx(gib, abs=0.002)
     # the default prices: 0.04 a core-hour, 0.005 a GiB-hour, 730 hours a month
-    cores = int(cpu.group(1)) / 1000
+    cores = int(cpu_shown.group(1)) / 1000
     assert float(money.group(1)) == pytest.approx(
-        (cores * 0.04 + int(memory.group(1)) / 2**30 * 0.005) * 730, abs=0.01
+        (cores * 0.04 + int(memory_shown.group(1)) / 2**30 * 0.005) * 730, abs=0.01
     )
     # web's pods ask for less than the 587m recommended (3 x 587m > 1500m): a risk, listed
     assert 'class="risk" data-namespace="shop" data-name="web" data-container="main" ' in html

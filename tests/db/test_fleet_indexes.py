@@ -5,6 +5,8 @@ the number of clusters (benchmarks/fleet.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import sqlalchemy as sa
 from flask import Flask
@@ -16,7 +18,7 @@ from app.store.models import Policy as PolicyRow
 from app.store.policies import governing
 
 
-def _plan(query: sa.Select[sa.Any]) -> str:
+def _plan(query: sa.Select[Any]) -> str:
     """The database's plan of `query`, as text; PostgreSQL told to avoid sequential scans where
     any other way exists (its choice on small tables is a scan), so the text names the index
     the query can be served by, if any."""
@@ -38,9 +40,9 @@ def test_the_policies_governing_a_cluster_are_read_by_an_index_on_the_cluster(ap
 
 
 @pytest.mark.parametrize("table", [Recommendation, Checkpoint, WorkloadCondition])
-def test_a_clusters_rows_are_read_by_the_index_its_key_leads_with(app: Flask, table: type) -> None:
+def test_a_clusters_rows_are_read_by_the_index_its_key_leads_with(app: Flask, table: Any) -> None:
     with app.app_context():
-        plan = _plan(select(table).where(table.cluster_id == 1))  # type: ignore[attr-defined]
+        plan = _plan(select(table).where(table.cluster_id == 1))
     # PostgreSQL names the unique key's index uq_..., SQLite its automatic index
     assert "Seq Scan" not in plan and f"SCAN {table.__tablename__}" not in plan, plan
     assert "INDEX" in plan.upper(), plan

@@ -26,6 +26,7 @@ from kubernetes import client
 
 from app.core.quantity import amount
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import raw_body
 from tests.support.kubectl import run_kubectl
 from tests.support.processes import AppProcess, updating_from_history, wait_for
 
@@ -107,7 +108,7 @@ def write_policy(directory: Path) -> None:
 
 def agent_recommendation(app: AppProcess) -> dict[str, Any] | None:
     try:
-        return app.get("/api/v1/recommendations/logging/DaemonSet/log-agent")  # type: ignore[no-any-return]
+        return app.get("/api/v1/recommendations/logging/DaemonSet/log-agent")
     except requests.HTTPError:
         return None
 
@@ -142,7 +143,9 @@ def agents(sim: Simulator) -> list[dict[str, Any]]:
         "logging", label_selector="app=log-agent", _preload_content=False
     )
     api.close()
-    return [p for p in json.loads(resp.data)["items"] if not p["metadata"].get("deletionTimestamp")]
+    return [
+        p for p in json.loads(raw_body(resp))["items"] if not p["metadata"].get("deletionTimestamp")
+    ]
 
 
 def node_types(sim: Simulator) -> dict[str, str]:

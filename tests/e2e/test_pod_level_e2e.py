@@ -17,6 +17,7 @@ from kubernetes import client
 
 from app.core.quantity import amount
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import raw_body
 from tests.support.kubectl import run_kubectl
 from tests.support.processes import AppProcess, recommendations, updating_from_history, wait_for
 
@@ -60,7 +61,9 @@ def pods(sim: Simulator, ns: str, label: str) -> list[dict[str, Any]]:
         ns, label_selector=f"app={label}", _preload_content=False
     )
     api.close()
-    return [p for p in json.loads(resp.data)["items"] if not p["metadata"].get("deletionTimestamp")]
+    return [
+        p for p in json.loads(raw_body(resp))["items"] if not p["metadata"].get("deletionTimestamp")
+    ]
 
 
 def test_pods_sharing_a_pod_level_budget_get_it_sized(

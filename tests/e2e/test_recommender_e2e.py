@@ -23,6 +23,7 @@ from app.core.recommend.histogram import HistogramCheckpoint
 from app.core.recommend.samples import new_oom_kills, usage_from_metrics
 from app.core.workload_key import WorkloadKey
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import raw_body
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -44,8 +45,10 @@ class Engine:
     def observe(self) -> None:
         core, apps = client.CoreV1Api(self.api), client.AppsV1Api(self.api)
         custom = client.CustomObjectsApi(self.api)
-        pods = json.loads(core.list_pod_for_all_namespaces(_preload_content=False).data)["items"]
-        rs = json.loads(apps.list_replica_set_for_all_namespaces(_preload_content=False).data)[
+        pods = json.loads(raw_body(core.list_pod_for_all_namespaces(_preload_content=False)))[
+            "items"
+        ]
+        rs = json.loads(raw_body(apps.list_replica_set_for_all_namespaces(_preload_content=False)))[
             "items"
         ]
         owners = {(r["metadata"]["namespace"], "ReplicaSet", r["metadata"]["name"]): r for r in rs}
@@ -57,7 +60,7 @@ class Engine:
         metrics = custom.list_cluster_custom_object(
             "metrics.k8s.io", "v1beta1", "pods", _preload_content=False
         )
-        for item in json.loads(metrics.data)["items"]:
+        for item in json.loads(raw_body(metrics))["items"]:
             pod = by_name.get((item["metadata"]["namespace"], item["metadata"]["name"]))
             w = pod and workload_of_pod(pod, lookup=lookup)
             if not w:
@@ -79,7 +82,7 @@ class Engine:
                     self.model.add_memory(w, u.pod, u.container, u.time, u.memory_bytes)
         for pod in pods:
             kills = new_oom_kills(PodView.parse(pod), self.restarts)
-            w = kills and workload_of_pod(pod, lookup=lookup)
+            w = workload_of_pod(pod, lookup=lookup) if kills else None
             for k in kills if w else []:
                 self.model.record_oom(w, k.pod, k.container, k.time, k.memory_bytes)
 
@@ -161,7 +164,7 @@ def test_recommendations_match_the_engine_and_survive_a_restart(
     db = f"sqlite:///{tmp_path}/rightsizer.db"
     # every checkpoint rewritten every run (an interval no longer than the runs'): the restart
     # below resumes from checkpoints as current as the model, so nothing is fed again
-    every_run = {"RIGHTSIZER_CHECKPOINT_INTERVAL_SECONDS": "1"}
+    every_run: dict[str, Any] = {"RIGHTSIZER_CHECKPOINT_INTERVAL_SECONDS": "1"}
     app = AppProcess(sim.kubeconfig_path, db, tmp_path / "app.log", **every_run)
     engine = Engine(sim)
     try:
@@ -211,7 +214,7 @@ def leader_lines(app: AppProcess) -> list[str]:
 
 
 def test_one_leader_and_hand_over_within_the_lease(sim: Simulator, tmp_path: Path) -> None:
-    lease = {
+    lease: dict[str, Any] = {
         "RIGHTSIZER_LEASE_DURATION": 3,
         "RIGHTSIZER_LEASE_RENEW_DEADLINE": 2,
         "RIGHTSIZER_LEASE_RETRY_PERIOD": 0.5,
@@ -239,7 +242,7 @@ def test_one_leader_and_hand_over_within_the_lease(sim: Simulator, tmp_path: Pat
 
 
 def test_graceful_stop_hands_the_lease_back_at_once(sim: Simulator, tmp_path: Path) -> None:
-    lease = {
+    lease: dict[str, Any] = {
         "RIGHTSIZER_LEASE_DURATION": 15,
         "RIGHTSIZER_LEASE_RENEW_DEADLINE": 10,
         "RIGHTSIZER_LEASE_RETRY_PERIOD": 0.5,

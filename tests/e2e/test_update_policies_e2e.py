@@ -17,6 +17,7 @@ from kubernetes import client
 from app.core.quantity import amount
 from app.core.sizing.boost import BOOST_ANNOTATION
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import raw_body
 from tests.support.processes import AppProcess, recommendations, updating_from_history, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -89,7 +90,9 @@ def pods(sim: Simulator, ns: str, label: str) -> list[dict[str, Any]]:
         ns, label_selector=f"app={label}", _preload_content=False
     )
     api.close()
-    return [p for p in json.loads(resp.data)["items"] if not p["metadata"].get("deletionTimestamp")]
+    return [
+        p for p in json.loads(raw_body(resp))["items"] if not p["metadata"].get("deletionTimestamp")
+    ]
 
 
 def runs(app: AppProcess) -> int:

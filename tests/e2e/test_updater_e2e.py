@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from kubernetes import client
 
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain, raw_body
 from tests.support.processes import AppProcess, recommendations, updating_from_history, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +37,7 @@ def pods(sim: Simulator, ns: str, label: str) -> list[dict[str, Any]]:
         ns, label_selector=f"app={label}", _preload_content=False
     )
     api.close()
-    return json.loads(resp.data)["items"]
+    return json.loads(raw_body(resp))["items"]
 
 
 def add_policy(
@@ -63,7 +64,7 @@ def audit(app: AppProcess, action: str | None = None) -> list[tuple[str, str, st
             sa.text("SELECT action, object_ref, message FROM audit_events ORDER BY id")
         ).all()
     engine.dispose()
-    return [tuple(r) for r in rows if action is None or r[0] == action]  # type: ignore[misc]
+    return [tuple(r) for r in rows if action is None or r[0] == action]
 
 
 def running(items: list[dict[str, Any]]) -> int:
@@ -98,10 +99,12 @@ def test_pdb_and_min_replicas_hold_the_updater_back(sim: Simulator, app: AppProc
     api = sim.api_client()
     client.PolicyV1Api(api).create_namespaced_pod_disruption_budget(
         "shop",
-        {
-            "metadata": {"name": "catalog"},
-            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "catalog"}}},
-        },
+        plain(
+            {
+                "metadata": {"name": "catalog"},
+                "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "catalog"}}},
+            }
+        ),
     )
     api.close()
     before_catalog = {p["metadata"]["uid"] for p in pods(sim, "shop", "catalog")}

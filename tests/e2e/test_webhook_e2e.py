@@ -25,6 +25,7 @@ from app.core.quantity import amount as quantity_amount
 from app.kube.secrets import SecretStore
 from app.serving.certs import ensure, make_serving, service_names
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain, raw_body
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +43,7 @@ def pods_of(sim: Simulator, ns: str, app_label: str) -> dict[str, dict[str, Any]
         ns, label_selector=f"app={app_label}", _preload_content=False
     )
     api.close()
-    return {p["metadata"]["name"]: p for p in json.loads(resp.data)["items"]}
+    return {p["metadata"]["name"]: p for p in json.loads(raw_body(resp))["items"]}
 
 
 def scale(sim: Simulator, ns: str, name: str, replicas: int) -> None:
@@ -81,7 +82,7 @@ def requests_of(pod: dict[str, Any], container: str) -> dict[str, str]:
 def test_webhook_sets_recommended_requests_and_never_blocks(sim: Simulator, tmp_path: Path) -> None:
     paths, _ = ensure(tmp_path / "certs", [*service_names("rightsizer", NS), "localhost"])
     db = f"sqlite:///{tmp_path}/rightsizer.db"
-    settings = {
+    settings: dict[str, Any] = {
         "RIGHTSIZER_TLS_CERT_FILE": paths.cert,
         "RIGHTSIZER_TLS_KEY_FILE": paths.key,
         "RIGHTSIZER_CERT_DIR": paths.directory,
@@ -128,10 +129,12 @@ def test_webhook_sets_recommended_requests_and_never_blocks(sim: Simulator, tmp_
         api = sim.api_client()
         client.CoreV1Api(api).create_namespaced_limit_range(
             "shop",
-            {
-                "metadata": {"name": "cap"},
-                "spec": {"limits": [{"type": "Container", "max": {"cpu": f"{cap}m"}}]},
-            },
+            plain(
+                {
+                    "metadata": {"name": "cap"},
+                    "spec": {"limits": [{"type": "Container", "max": {"cpu": f"{cap}m"}}]},
+                }
+            ),
         )
         api.close()
 
@@ -193,7 +196,7 @@ def test_a_certificate_renewed_in_the_secret_is_served_without_a_restart(
     them at start, and when another replica renews the Secret, it copies the files and gunicorn
     reloads them, with the same master process."""
     certs = tmp_path / "certs"
-    settings = {
+    settings: dict[str, Any] = {
         "RIGHTSIZER_CERT_ROTATE": "true",
         "RIGHTSIZER_CERT_SECRET": "rightsizer-tls",
         "RIGHTSIZER_CERT_CHECK_SECONDS": "1",

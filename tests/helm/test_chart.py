@@ -10,6 +10,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import helm_python as helm
 import kubernetes_validate
 import pytest
 import yaml
@@ -29,7 +30,6 @@ from tests.support.helm import (
     VARIANTS,
     Manifest,
     Render,
-    helm,
     kinds,
     one,
     render_chart,
@@ -649,7 +649,8 @@ def test_chart_certificate_lifetimes_follow_rightsizers_own(render: Render) -> N
     assert round(days_valid(ca)) == certs.CA_DAYS
     assert round(days_valid(cert)) == certs.SERVING_DAYS
     ca_key = serialization.load_pem_private_key(data["ca.key"], None)
-    assert ca_key.public_key().public_numbers() == ca.public_key().public_numbers()
+    spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    assert ca_key.public_key().public_bytes(*spki) == ca.public_key().public_bytes(*spki)
     annotations = secret["metadata"]["annotations"]
     noted = dt.datetime.strptime(annotations["rightsizer.io/certificate-not-after"], RFC3339)
     assert abs(noted.replace(tzinfo=dt.UTC) - cert.not_valid_after_utc) < dt.timedelta(minutes=2)

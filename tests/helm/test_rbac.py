@@ -7,10 +7,11 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import helm_python as helm
 import pytest
 import yaml
 
-from tests.support.helm import CHART, FULLNAME, NAMESPACE, Manifest, helm, one, render_chart
+from tests.support.helm import CHART, FULLNAME, NAMESPACE, Manifest, one, render_chart
 from tools import rbac
 from tools.rbac import Permission, RbacError, required_permissions
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import helm_python as helm
 import pytest
 import yaml
 
-from tests.support.helm import FULLNAME, NAMESPACE, Manifest, helm, one, render_chart, render_notes
+from tests.support.helm import FULLNAME, NAMESPACE, Manifest, one, render_chart, render_notes
 
 NAME = f"{FULLNAME}-water-level"
 ON = {"placement": {"scheduler": {"enabled": True}}}

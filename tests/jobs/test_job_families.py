@@ -18,6 +18,7 @@ from app.simulator.testing import running_simulator
 from app.store.extensions import db
 from app.store.models import Policy, Recommendation
 from tests.cli.live import Invoke, app_config, live_url, run, token_file  # noqa: F401
+from tests.support.json_bodies import plain
 from tests.support.pods import amounts, apply_strictly
 from tests.support.recommender_runs import make_job as make_recommender
 from tests.support.recommender_runs import step
@@ -50,12 +51,17 @@ def template(family: str | None = None) -> dict[str, Any]:
 def cronjob(api: Any) -> str:
     made = client.BatchV1Api(api).create_namespaced_cron_job(
         NS,
-        {
-            "apiVersion": "batch/v1",
-            "kind": "CronJob",
-            "metadata": {"name": "report"},
-            "spec": {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": template()}}},
-        },
+        plain(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "CronJob",
+                "metadata": {"name": "report"},
+                "spec": {
+                    "schedule": "0 * * * *",
+                    "jobTemplate": {"spec": {"template": template()}},
+                },
+            }
+        ),
     )
     return str(made.metadata.uid)
 
@@ -74,20 +80,25 @@ def job_with_pod(
         meta["ownerReferences"] = [owner]
     tmpl = template(family)
     job = client.BatchV1Api(api).create_namespaced_job(
-        NS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {"template": tmpl}}
+        NS,
+        plain(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {"template": tmpl}}
+        ),
     )
     labels = {**tmpl["metadata"]["labels"], "job-name": name}
     for i in range(pods):
         client.CoreV1Api(api).create_namespaced_pod(
             NS,
-            {
-                "metadata": {
-                    "name": f"{name}-x7k2p" + (f"{i}" if i else ""),
-                    "labels": labels,
-                    "ownerReferences": [ref("Job", name, job.metadata.uid)],
-                },
-                "spec": tmpl["spec"],
-            },
+            plain(
+                {
+                    "metadata": {
+                        "name": f"{name}-x7k2p" + (f"{i}" if i else ""),
+                        "labels": labels,
+                        "ownerReferences": [ref("Job", name, job.metadata.uid)],
+                    },
+                    "spec": tmpl["spec"],
+                }
+            ),
         )
 
 

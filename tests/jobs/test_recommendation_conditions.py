@@ -23,6 +23,7 @@ from app.store.conditions import workload_conditions
 from app.store.extensions import db
 from app.store.models import Policy
 from app.store.session import app_sessions
+from tests.support.json_bodies import plain
 from tests.support.recommender_runs import add_policy, deployment, step
 from tests.support.updater_runs import LEADER, Clock, make_job, recommend
 
@@ -52,10 +53,12 @@ def app_config() -> dict[str, object]:
 def limit_ranges(sim: Simulator, api: Any) -> Iterator[LimitRangeCache]:
     k8s.CoreV1Api(api).create_namespaced_limit_range(
         "limited",
-        {
-            "metadata": {"name": "small"},
-            "spec": {"limits": [{"type": "Container", "max": {"cpu": "1"}}]},
-        },
+        plain(
+            {
+                "metadata": {"name": "small"},
+                "spec": {"limits": [{"type": "Container", "max": {"cpu": "1"}}]},
+            }
+        ),
     )
     cache = LimitRangeCache(sim.api_client())
     cache.start()
@@ -114,7 +117,7 @@ def test_the_recommender_reports_vpas_conditions_and_rightsizers_own(
         app_sessions(app),
         cluster,
         settings_of(app),
-        history=history,
+        history=history,  # type: ignore[arg-type]  # a stand-in called as PrometheusHistory is
         clock=sim.now,
         limit_ranges=limit_ranges,
     )

@@ -22,6 +22,7 @@ from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.models import Checkpoint, Recommendation
 from app.store.session import to_unix
+from tests.support.json_bodies import plain
 from tests.support.kubectl import deployment as manifest
 from tests.support.recommender_runs import deployment, make_job, step, wait_cache_caught_up
 
@@ -87,7 +88,7 @@ def test_a_new_container_gets_its_checkpoint_in_its_first_run(
     job = make_job(app, cluster, sim, checkpoint_interval_seconds=600)
     step(sim, job)
     client.AppsV1Api(sim.api_client()).create_namespaced_deployment(
-        "shop", manifest("late", replicas=1, namespace="shop")
+        "shop", plain(manifest("late", replicas=1, namespace="shop"))
     )
     sim.settle()
     wait_cache_caught_up(sim, cluster)

@@ -20,6 +20,7 @@ from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.models import Checkpoint, Recommendation
+from tests.support.json_bodies import plain
 from tests.support.processes import wait_for
 from tests.support.recommender_runs import deployment, make_job, step
 
@@ -70,25 +71,31 @@ def test_a_workload_an_hpa_scales_on_cpu_is_marked_in_conflict_for_cpu_only(
 ) -> None:
     client.AutoscalingV2Api(sim.api_client()).create_namespaced_horizontal_pod_autoscaler(
         "shop",
-        {
-            "apiVersion": "autoscaling/v2",
-            "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": "web"},
-            "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "minReplicas": 1,
-                "maxReplicas": 5,
-                "metrics": [
-                    {
-                        "type": "Resource",
-                        "resource": {
-                            "name": "cpu",
-                            "target": {"type": "Utilization", "averageUtilization": 70},
-                        },
-                    }
-                ],
-            },
-        },
+        plain(
+            {
+                "apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "web"},
+                "spec": {
+                    "scaleTargetRef": {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "name": "web",
+                    },
+                    "minReplicas": 1,
+                    "maxReplicas": 5,
+                    "metrics": [
+                        {
+                            "type": "Resource",
+                            "resource": {
+                                "name": "cpu",
+                                "target": {"type": "Utilization", "averageUtilization": 70},
+                            },
+                        }
+                    ],
+                },
+            }
+        ),
     )
     job = make_job(app, cluster, sim)
     wait_for(lambda: bool(cluster.hpas.items()), 10, "the HPA in the cache", 0.05)

@@ -20,6 +20,7 @@ from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
 from app.store.extensions import db
 from app.store.models import Recommendation
+from tests.support.json_bodies import raw_body
 from tests.support.recommender_runs import add_policy, make_job, step
 
 GI = 1024**3
@@ -65,7 +66,7 @@ def scenario() -> dict[str, Any]:
 
 
 def allocatable(api: Any, name: str) -> tuple[int, int]:
-    node = json.loads(k8s.CoreV1Api(api).read_node(name, _preload_content=False).data)
+    node = json.loads(raw_body(k8s.CoreV1Api(api).read_node(name, _preload_content=False)))
     view = NodeView.parse(node)
     assert view.cpu_allocatable is not None and view.memory_allocatable is not None
     return view.cpu_allocatable, view.memory_allocatable

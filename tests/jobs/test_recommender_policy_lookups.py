@@ -48,8 +48,8 @@ def test_each_workload_is_matched_with_its_own_policy_once_per_pass(
     job = make_job(app, cluster, sim)
     step(sim, job)
     with app.app_context():
-        caps = {r.name: r.target_cpu for r in db.session.scalars(select(Recommendation))}
-    assert caps == {f"w-{i}": i + 1 for i in range(WORKLOADS)}
+        targets = {r.name: r.target_cpu for r in db.session.scalars(select(Recommendation))}
+    assert targets == {f"w-{i}": i + 1 for i in range(WORKLOADS)}
     # the run's passes over the workloads (strategies, results, conditions) read each policy
     # a few times in all, never each policy for each workload (24 x 24 a pass before)
     assert {name for name, w in reads if name != w.name} == set()

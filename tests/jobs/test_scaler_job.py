@@ -26,6 +26,7 @@ from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.models import AuditEvent, Scaler
 from app.store.session import app_sessions
+from tests.support.json_bodies import plain
 from tests.support.kubectl import describe_events
 from tests.support.processes import wait_for
 from tests.support.scaler_runs import NS, add_scaler
@@ -316,17 +317,19 @@ def test_an_api_error_on_one_target_does_not_stop_the_others(
         add_scaler(app, "b-web", "frontend", None)
         client.AppsV1Api(api).create_namespaced_deployment(
             NS,
-            {
-                "metadata": {"name": "frontend"},
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": "frontend-test"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "frontend-test"}},
-                        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            plain(
+                {
+                    "metadata": {"name": "frontend"},
+                    "spec": {
+                        "replicas": 1,
+                        "selector": {"matchLabels": {"app": "frontend-test"}},
+                        "template": {
+                            "metadata": {"labels": {"app": "frontend-test"}},
+                            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                        },
                     },
-                },
-            },
+                }
+            ),
         )
         job = ScalerJob(
             app_sessions(app), cluster, ScaleClient(via_proxy), interval=1.0, clock=Clock()

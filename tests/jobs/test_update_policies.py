@@ -324,7 +324,9 @@ def test_evict_after_oom_seconds_decides_what_a_quick_oom_is(
             settled(sim, a, view)
             runs = oom_killed_after(a)
             assert runs and all(60 < r < 600 for r in runs)  # quick for the global 600 s
-            options = {} if oom_seconds is None else {"evictAfterOOMSeconds": oom_seconds}
+            options: dict[str, Any] = {}
+            if oom_seconds is not None:
+                options["evictAfterOOMSeconds"] = oom_seconds
             policy(app, "leak", "Recreate", **options)
             # within its range and young: only a quick OOM makes the pod qualify
             recommend(app, "leak", cpu=1100, memory=1024**3, spread=0.5)

@@ -26,6 +26,7 @@ from app.kube.webhook_config import is_registered
 from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.models import Recommendation
+from tests.support.json_bodies import plain
 from tests.support.updater_runs import (
     GI,
     LEADER,
@@ -531,10 +532,12 @@ def test_a_limit_range_caps_what_the_updater_sets_and_a_capped_pod_is_left_alone
     ratio to the 1000m request, so 1000m is already the most a new pod gets: no pod is touched."""
     client.CoreV1Api(api).create_namespaced_limit_range(
         NS,
-        {
-            "metadata": {"name": "caps"},
-            "spec": {"limits": [{"type": "Container", "max": {"cpu": "1500m"}}]},
-        },
+        plain(
+            {
+                "metadata": {"name": "caps"},
+                "spec": {"limits": [{"type": "Container", "max": {"cpu": "1500m"}}]},
+            }
+        ),
     )
     ranges = LimitRangeCache(sim.api_client()).start()
     try:
@@ -600,7 +603,7 @@ def test_the_pod_cache_keeps_what_the_fit_check_reads() -> None:
     required = {
         "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]
     }
-    spec = {
+    spec: dict[str, Any] = {
         "nodeName": "n1",
         "containers": [{"name": "app", "image": "x", "env": [{"name": "A", "value": "1"}]}],
         "tolerations": [

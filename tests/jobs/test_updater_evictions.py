@@ -8,6 +8,7 @@ at a time within the budget. The sender against a real server: tests/kube/test_e
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -24,6 +25,7 @@ from app.core.sizing.priority import DisruptionBudget, PodPriority
 from app.core.workload_key import WorkloadKey
 from app.jobs.evictions import EvictionSender
 from app.jobs.updater import UpdaterJob
+from app.kube.actions import Outcome
 from tests.support.updater_runs import updater_settings
 
 OUTCOMES = ("done", "blocked", "gone", "failed", "unanswered", "raises")
@@ -140,8 +142,8 @@ def test_concurrent_evictions_never_exceed_the_budget(
     )
     server.pods = views
     job = UpdaterJob(
-        None,  # type: ignore[arg-type]  # no database: a dry run writes nothing
-        None,  # type: ignore[arg-type]
+        None,  # no database: a dry run writes nothing
+        None,
         server,  # type: ignore[arg-type]
         updater_settings(from_environment({}), dry_run=True, evictions_in_flight=in_flight),
         lambda: True,
@@ -254,18 +256,20 @@ def test_an_interrupted_run_drops_what_is_still_out_unread() -> None:
     assert [(a.read, a.abandoned) for a in sent] == [(False, True), (False, True)]
 
 
+def answered(answers: list[tuple[str, Outcome]], name: str, outcome: Outcome) -> None:
+    answers.append((name, outcome))
+
+
 def test_one_sender_serves_run_after_run() -> None:
     """The updater keeps its sender for every run: each run's answers are its own, in order."""
     sender = EvictionSender(
         lambda body: Answer(None, body.name, "done" if body.name != "p2" else "gone"), 3
     )
     for _ in range(3):
-        answers: list[tuple[str, str]] = []
+        answers: list[tuple[str, Outcome]] = []
         with sender:
             for name in ("p1", "p2", "p3", "p4", "p5"):
-                sender.submit(
-                    EvictionBody("ns", name), lambda o, n=name, a=answers: a.append((n, o))
-                )
+                sender.submit(EvictionBody("ns", name), functools.partial(answered, answers, name))
         assert answers == [
             (n, "gone" if n == "p2" else "done") for n in ("p1", "p2", "p3", "p4", "p5")
         ]

@@ -30,7 +30,7 @@ from tests.support.updater_runs import (
 )
 
 GI = 1024**3
-LEAK = {
+LEAK: dict[str, Any] = {
     "nodes": [{"namePrefix": "node", "count": 2, "cpu": "8", "memory": "32Gi"}],
     "namespaces": [{"name": NS}],
     "workloads": [
@@ -158,9 +158,9 @@ def test_a_policy_change_resumes_a_held_back_workload(app: Flask) -> None:
 def test_too_many_replacements_in_the_window_hold_the_workload(app: Flask) -> None:
     """Pods that come back unchanged (no webhook) and never crash: each run replaces one, until
     more than maxReplacementsPerReplica x replicas were replaced in the window."""
-    scenario = {**LEAK, "workloads": [{**LEAK["workloads"][0]}]}  # type: ignore[dict-item]
+    scenario = {**LEAK, "workloads": [{**LEAK["workloads"][0]}]}
     scenario["workloads"][0]["containers"] = [
-        {**LEAK["workloads"][0]["containers"][0], "limits": {}}  # type: ignore[index]
+        {**LEAK["workloads"][0]["containers"][0], "limits": {}}
     ]
     with running_simulator(scenario) as sim:
         api = sim.api_client()

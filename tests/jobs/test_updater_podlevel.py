@@ -15,6 +15,7 @@ from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
 from app.store.extensions import db
+from tests.support.json_bodies import plain
 from tests.support.updater_runs import (
     LEADER,
     NS,
@@ -60,7 +61,7 @@ def shared(sim: Simulator, api: Any, cluster: ClusterView) -> None:
             "template": template,
         },
     }
-    client.AppsV1Api(api).create_namespaced_deployment(NS, body)
+    client.AppsV1Api(api).create_namespaced_deployment(NS, plain(body))
     settled(sim, api, cluster)
 
 

@@ -14,6 +14,7 @@ from app.core.bodies import EvictionBody
 from app.kube.actions import PodActions
 from app.kube.cluster import ClusterView
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 from tests.support.updater_runs import (
     LEADER,
     NS,
@@ -65,19 +66,23 @@ def test_an_eviction_of_a_pod_whose_name_was_taken_since_leaves_the_new_pod_alon
             core = client.CoreV1Api(api)
             core.create_namespaced_pod(
                 NS,
-                {
-                    "metadata": {"name": "solo"},
-                    "spec": {"containers": [{"name": "app", "image": "example.com/app:1"}]},
-                },
+                plain(
+                    {
+                        "metadata": {"name": "solo"},
+                        "spec": {"containers": [{"name": "app", "image": "example.com/app:1"}]},
+                    }
+                ),
             )
             old = core.read_namespaced_pod("solo", NS).metadata.uid
             core.delete_namespaced_pod("solo", NS, grace_period_seconds=0)
             core.create_namespaced_pod(
                 NS,
-                {
-                    "metadata": {"name": "solo"},
-                    "spec": {"containers": [{"name": "app", "image": "example.com/app:1"}]},
-                },
+                plain(
+                    {
+                        "metadata": {"name": "solo"},
+                        "spec": {"containers": [{"name": "app", "image": "example.com/app:1"}]},
+                    }
+                ),
             )
             new = core.read_namespaced_pod("solo", NS).metadata.uid
             assert new != old

@@ -25,6 +25,7 @@ from app.store.extensions import db
 from app.store.models import Recommendation
 from app.store.session import app_sessions
 from app.webhook import webhook_of
+from tests.support.json_bodies import plain
 from tests.support.updater_runs import (
     GI,
     LEADER,
@@ -183,14 +184,16 @@ def _web(api: Any, pod_spec: dict[str, Any]) -> None:
     """Deployment `web`, 2 replicas, with this pod spec (containers written out in full)."""
     client.AppsV1Api(api).create_namespaced_deployment(
         NS,
-        {
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec},
-            },
-        },
+        plain(
+            {
+                "metadata": {"name": "web"},
+                "spec": {
+                    "replicas": 2,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec},
+                },
+            }
+        ),
     )
 
 

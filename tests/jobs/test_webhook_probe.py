@@ -17,6 +17,7 @@ from app.kube.webhook_probe import Target, targets, webhook_serving
 from app.serving.certs import CertPaths, ensure, service_names
 from app.simulator.simulator import Simulator
 from app.simulator.testing import EMPTY
+from tests.support.json_bodies import plain
 
 
 class Readyz:
@@ -129,7 +130,7 @@ def test_serving_only_when_registered_and_ready_over_verified_tls(
     api = sim.api_client()
     adm = client.AdmissionregistrationV1Api(api)
     assert not webhook_serving(api, "rightsizer", server.address)  # not registered
-    adm.create_mutating_webhook_configuration(configuration(certs.ca.read_bytes()))
+    adm.create_mutating_webhook_configuration(plain(configuration(certs.ca.read_bytes())))
     assert webhook_serving(api, "rightsizer", server.address)
     server.status = 503
     assert not webhook_serving(api, "rightsizer", server.address)  # registered, not ready
@@ -139,13 +140,17 @@ def test_serving_only_when_registered_and_ready_over_verified_tls(
     assert not webhook_serving(api, "rightsizer", closed.address, timeout=1)  # nobody listens
     # A caBundle that did not sign the serving certificate: TLS fails as for the API server.
     other, _ = ensure(tmp_path / "other", service_names("rightsizer", "rightsizer"))
-    adm.replace_mutating_webhook_configuration("rightsizer", configuration(other.ca.read_bytes()))
+    adm.replace_mutating_webhook_configuration(
+        "rightsizer", plain(configuration(other.ca.read_bytes()))
+    )
     assert not webhook_serving(api, "rightsizer", server.address)
     # The certificate is for rightsizer.rightsizer.svc: a Service of another name does not verify.
     adm.replace_mutating_webhook_configuration(
         "rightsizer",
-        configuration(
-            certs.ca.read_bytes(), service={"namespace": "rightsizer", "name": "impostor"}
+        plain(
+            configuration(
+                certs.ca.read_bytes(), service={"namespace": "rightsizer", "name": "impostor"}
+            )
         ),
     )
     assert not webhook_serving(api, "rightsizer", server.address)

@@ -13,6 +13,7 @@ from kubernetes import client
 
 from app.kube.binds import BindWatch
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,12 @@ def test_binds_from_now_on(sim: Simulator, api: Any) -> None:
         core = client.CoreV1Api(api)
         core.create_namespaced_pod(
             "shop",
-            {"metadata": {"name": "new"}, "spec": {"containers": [{"name": "app", "image": "a"}]}},
+            plain(
+                {
+                    "metadata": {"name": "new"},
+                    "spec": {"containers": [{"name": "app", "image": "a"}]},
+                }
+            ),
         )
         sim.settle()
         wait_for(lambda: bound)
@@ -90,7 +96,12 @@ def test_binds_made_while_no_watch_was_open_are_not_missed(sim: Simulator, api: 
     def create(name: str) -> None:
         core.create_namespaced_pod(
             "shop",
-            {"metadata": {"name": name}, "spec": {"containers": [{"name": "app", "image": "a"}]}},
+            plain(
+                {
+                    "metadata": {"name": name},
+                    "spec": {"containers": [{"name": "app", "image": "a"}]},
+                }
+            ),
         )
         sim.settle()
 

@@ -22,6 +22,7 @@ from app.kube.actions import PodActions
 from app.kube.informer import Informer
 from app.kube.liststream import read_list, response_chunks
 from app.kube.responses import finish, give_back
+from tests.support.json_bodies import raw_answer, raw_body
 
 NS = "shop"
 LATE = 0.3  # seconds between an answer's head and its body; the next request goes out before
@@ -123,7 +124,8 @@ def test_an_answer_not_wanted_is_read_to_its_end(api: Any) -> None:
 
 def test_a_watch_left_midway_is_closed_not_given_back(api: Any) -> None:
     resp = client.CoreV1Api(api).list_pod_for_all_namespaces(watch=True, _preload_content=False)
-    events = resp.stream(amt=None)  # kept: closing the generator would close the connection
+    # kept: closing the generator would close the connection
+    events = raw_answer(resp).stream(amt=None)
     assert next(events) == UNREADABLE
     give_back(resp)
     assert _evicted(api) == "done"
@@ -157,8 +159,8 @@ def test_an_answer_read_to_its_end_keeps_its_connection(api: Any) -> None:
     """give_back closes only what was left midway: a whole answer's connection is reused."""
     pool = api.rest_client.pool_manager.connection_from_url(api.configuration.host)
     resp = client.CoreV1Api(api).read_namespaced_pod("web-0", NS, _preload_content=False)
-    conn = resp.connection
-    assert resp.data == POD
+    conn = raw_answer(resp).connection
+    assert raw_body(resp) == POD
     give_back(resp)
     with contextlib.closing(pool._get_conn()) as taken:
         assert taken is conn and not taken.is_closed

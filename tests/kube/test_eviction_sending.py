@@ -22,6 +22,7 @@ from app.kube.actions import PodActions
 from app.kube.client import _TimedREST
 from app.kube.throttle import RateLimiter
 from app.serving.certs import ensure, service_names
+from tests.support.json_bodies import plain
 from tests.support.updater_runs import NS, server_pods, web_api
 
 
@@ -265,7 +266,7 @@ def test_under_the_path_prefix_of_the_clients_host(recorder: ThreadingHTTPServer
     try:
         assert PodActions(api).send_eviction(EvictionBody(NS, "web-1")).outcome() == "done"
         client.CoreV1Api(api).create_namespaced_pod_eviction(
-            "web-1", NS, {"metadata": {"name": "web-1"}}
+            "web-1", NS, plain({"metadata": {"name": "web-1"}})
         )
     finally:
         api.close()

@@ -16,6 +16,7 @@ from kubernetes import client
 from app.kube.informer import Informer
 from app.kube.liststream import read_list
 from app.simulator.testing import EMPTY, running_simulator
+from tests.support.json_bodies import plain, raw_body
 
 scalars = st.one_of(
     st.none(),
@@ -109,16 +110,18 @@ def test_the_informer_lists_the_official_client_s_stream_item_by_item() -> None:
     with running_simulator(EMPTY) as sim:
         api = sim.api_client()
         core = client.CoreV1Api(api)
-        core.create_namespace({"metadata": {"name": "app"}})
+        core.create_namespace(plain({"metadata": {"name": "app"}}))
         for i in range(300):
             core.create_namespaced_config_map(
-                "app", {"metadata": {"name": f"c{i}"}, "data": {"i": "é" * i}}
+                "app", plain({"metadata": {"name": f"c{i}"}, "data": {"i": "é" * i}})
             )
         inf = Informer("configmaps", core.list_config_map_for_all_namespaces)
         inf.start()
         try:
             assert inf.wait_synced(30)
-            server = json.loads(core.list_namespaced_config_map("app", _preload_content=False).data)
+            server = json.loads(
+                raw_body(core.list_namespaced_config_map("app", _preload_content=False))
+            )
             assert {n: o["data"] for (_, n), o in inf.objects.items() if n.startswith("c")} == {
                 o["metadata"]["name"]: o["data"] for o in server["items"]
             }

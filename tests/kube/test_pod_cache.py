@@ -12,6 +12,7 @@ from kubernetes import client
 
 from app.kube.cluster import POD_CONDITIONS_READ, ClusterView, Shared, pod_view, trim_pod
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain, raw_body
 from tests.support.processes import wait_for
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -45,7 +46,9 @@ def test_pods_of_one_replicaset_share_their_equal_parts_and_read_the_same() -> N
     with running_simulator(SCENARIO) as sim:
         api = sim.api_client()
         try:
-            body = client.CoreV1Api(api).list_namespaced_pod("shop", _preload_content=False).data
+            body = raw_body(
+                client.CoreV1Api(api).list_namespaced_pod("shop", _preload_content=False)
+            )
         finally:
             api.close()
     pods = json.loads(body)["items"]
@@ -79,13 +82,15 @@ def test_a_pod_being_deleted_reads_as_deleting_from_the_cache() -> None:
             core = client.CoreV1Api(api)
             core.create_namespaced_pod(
                 "shop",
-                {
-                    "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
-                    "spec": {"containers": [{"name": "app", "image": "example.com/app:1"}]},
-                },
+                plain(
+                    {
+                        "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+                        "spec": {"containers": [{"name": "app", "image": "example.com/app:1"}]},
+                    }
+                ),
             )
             wait_for(lambda: view.pods.get("shop", "held") is not None, 10, "the pod cached")
-            assert not view.pods.get("shop", "held").deleting  # type: ignore[union-attr]
+            assert not view.pods.get("shop", "held").deleting
             core.delete_namespaced_pod("held", "shop")
             wait_for(
                 lambda: getattr(view.pods.get("shop", "held"), "deleting", False),

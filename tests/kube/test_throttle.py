@@ -11,6 +11,7 @@ from kubernetes import client
 from app.kube.client import api_client
 from app.kube.throttle import DEFAULT_BURST, DEFAULT_QPS, RateLimiter
 from app.simulator.testing import EMPTY, running_simulator
+from tests.support.json_bodies import raw_answer
 
 
 class FakeTime:
@@ -49,7 +50,8 @@ def test_a_full_bucket_lets_burst_requests_go_then_one_every_1_over_qps() -> Non
 def test_tokens_saved_while_idle_never_exceed_the_burst() -> None:
     t = FakeTime()
     rl = limiter(qps=5.0, burst=2, t=t)
-    rl.wait(), rl.wait()
+    rl.wait()
+    rl.wait()
     t.now += 3600  # an hour idle: still only 2 saved
     for _ in range(3):
         rl.wait()
@@ -98,7 +100,7 @@ def test_every_request_of_rightsizer_s_client_waits_for_its_limiter() -> None:
     with running_simulator(EMPTY) as sim:
         api = api_client(sim.kubeconfig_path, qps=2.0, burst=3)
         t = FakeTime()
-        rl = api.rest_client.limiter
+        rl = api.rest_client.limiter  # type: ignore[attr-defined]  # app.kube.client's REST layer
         rl.clock, rl.sleep = t.clock, t.sleep
         rl._at = t.now
         try:
@@ -109,7 +111,7 @@ def test_every_request_of_rightsizer_s_client_waits_for_its_limiter() -> None:
             assert t.sleeps == []
             core.list_node()
             resp = core.list_namespace(watch=True, timeout_seconds=1, _preload_content=False)
-            resp.release_conn()
+            raw_answer(resp).release_conn()
             client.VersionApi(api).get_code()
             assert t.sleeps == [0.5, 0.5, 0.5]
         finally:

@@ -34,6 +34,7 @@ from kubernetes import client, config
 from app.serving.certs import ensure
 from tests.realkube import metrics
 from tests.realkube.kubelet import ResizeKubelet
+from tests.support.json_bodies import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_TOKEN = "rightsizer-realkube-admin"
@@ -332,7 +333,7 @@ class RealCluster:
             },
         }
         with self.api() as api:
-            client.CoreV1Api(api).create_node(node)
+            client.CoreV1Api(api).create_node(plain(node))
 
     def wait_nodes_ready(self, count: int, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -355,7 +356,7 @@ class RealCluster:
         """A kubeconfig authenticating as ServiceAccount namespace/name (a TokenRequest token)."""
         with self.api() as api:
             answer: Any = client.CoreV1Api(api).create_namespaced_service_account_token(
-                name, namespace, {"spec": {"expirationSeconds": 86400}}
+                name, namespace, plain({"spec": {"expirationSeconds": 86400}})
             )
         doc = yaml.safe_load(Path(self.kubeconfig_path).read_text())
         doc["users"] = [{"name": "admin", "user": {"token": answer.status.token}}]

@@ -17,6 +17,7 @@ from kubernetes import client
 from tests.realkube.cluster import RELEASES, RealCluster, built_tools
 from tests.realkube.kubectl import kubectl_apply
 from tests.support.helm import NAMESPACE, render_chart
+from tests.support.json_bodies import plain
 
 NODES = ("kwok-node-0", "kwok-node-1", "kwok-node-2")
 
@@ -51,7 +52,7 @@ def chart_installed(real_cluster: RealCluster) -> list[dict[str, Any]]:
     """The chart's manifests (defaults) applied server-side: its namespace, ServiceAccount and
     RBAC are what the tests run `rightsizer serve` as (tests.realkube.serve.serving_as_chart)."""
     with real_cluster.api() as api:
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": NAMESPACE}})
+        client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": NAMESPACE}}))
     docs = render_chart()
     kubectl_apply(real_cluster, docs)
     return docs

@@ -48,6 +48,7 @@ from typing import Any
 from kubernetes import client
 
 from app.core.quantity import amount
+from tests.support.json_bodies import raw_body
 
 log = logging.getLogger(__name__)
 RESOURCES = ("cpu", "memory")
@@ -235,7 +236,9 @@ def report_oom_kill(api: client.ApiClient, namespace: str, pod: str, container: 
     core = client.CoreV1Api(api)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for _ in range(20):
-        found = json.loads(core.read_namespaced_pod(pod, namespace, _preload_content=False).data)
+        found = json.loads(
+            raw_body(core.read_namespaced_pod(pod, namespace, _preload_content=False))
+        )
         statuses = found["status"]["containerStatuses"]
         [status] = [s for s in statuses if s["name"] == container]
         started = (status.get("state") or {}).get("running", {}).get("startedAt", now)

@@ -37,7 +37,7 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 from cryptography import x509
@@ -47,6 +47,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from kubernetes import client
 
 from app.serving.certs import ensure, make_ca, service_names
+from tests.support.json_bodies import plain
 
 if TYPE_CHECKING:
     from tests.realkube.cluster import RealCluster
@@ -121,10 +122,12 @@ def start(cluster: RealCluster) -> None:
         for file in sorted((cluster.bins["kwok"] / "crds").glob("*.yaml")):
             crd = yaml.safe_load(file.read_text())
             ext.create_custom_resource_definition(crd)
+
+            def established(name: str = crd["metadata"]["name"]) -> bool:
+                return _condition(ext.read_custom_resource_definition(name), "Established")
+
             _wait(
-                lambda name=crd["metadata"]["name"]: _condition(
-                    ext.read_custom_resource_definition(name), "Established"
-                ),
+                established,
                 60,
                 f"CRD {crd['metadata']['name']} Established",
                 cluster,
@@ -165,8 +168,8 @@ def start(cluster: RealCluster) -> None:
         },
     }
     with cluster.api() as api:
-        client.CoreV1Api(api).create_namespaced_service(NAMESPACE, service)
-        client.ApiregistrationV1Api(api).create_api_service(api_service)
+        client.CoreV1Api(api).create_namespaced_service(NAMESPACE, plain(service))
+        client.ApiregistrationV1Api(api).create_api_service(plain(api_service))
 
 
 def resource_path(node: str) -> str:
@@ -237,8 +240,11 @@ def pod_metrics(cluster: RealCluster, namespace: str, pod: str) -> dict[str, Any
     """The PodMetrics metrics.k8s.io serves for the pod, or None while it serves none (404)."""
     with cluster.api() as api:
         try:
-            found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
-                "metrics.k8s.io", "v1beta1", namespace, "pods", pod
+            found = cast(
+                dict[str, Any],
+                client.CustomObjectsApi(api).get_namespaced_custom_object(
+                    "metrics.k8s.io", "v1beta1", namespace, "pods", pod
+                ),
             )
             return found
         except client.ApiException as e:
@@ -253,8 +259,11 @@ def node_metrics(cluster: RealCluster, node: str) -> dict[str, Any] | None:
     node whose CPU or memory reads 0 (scraper/client/resource/decode.go)."""
     with cluster.api() as api:
         try:
-            found: dict[str, Any] = client.CustomObjectsApi(api).get_cluster_custom_object(
-                "metrics.k8s.io", "v1beta1", "nodes", node
+            found = cast(
+                dict[str, Any],
+                client.CustomObjectsApi(api).get_cluster_custom_object(
+                    "metrics.k8s.io", "v1beta1", "nodes", node
+                ),
             )
             return found
         except client.ApiException as e:

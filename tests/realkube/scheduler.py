@@ -19,6 +19,7 @@ from kubernetes import client
 
 from tests.realkube.cluster import RealCluster, free_port
 from tests.support.helm import render_chart
+from tests.support.json_bodies import plain
 
 SCHEDULER_NAME = "rightsizer-water-level"
 
@@ -50,7 +51,7 @@ def water_level_scheduler(
     with cluster.api() as api:
         try:
             client.CoreV1Api(api).create_namespace(
-                {"metadata": {"name": election["resourceNamespace"]}}
+                plain({"metadata": {"name": election["resourceNamespace"]}})
             )
         except client.ApiException as e:
             if e.status != 409:

@@ -20,6 +20,7 @@ from app.store.recommendations import save_all
 from app.store.results import ContainerResult, SampleSpan
 from tests.realkube.cluster import RealCluster, free_port
 from tests.support.helm import FULLNAME, NAMESPACE
+from tests.support.json_bodies import plain
 from tests.support.pods import rec
 from tests.support.processes import AppProcess
 
@@ -81,7 +82,7 @@ def serving(
     `kubeconfig` says otherwise. Jobs are off unless `settings` turn them on."""
     with cluster.api() as api:
         try:
-            client.CoreV1Api(api).create_namespace({"metadata": {"name": own_namespace}})
+            client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": own_namespace}}))
         except client.ApiException as e:
             if e.status != 409:
                 raise

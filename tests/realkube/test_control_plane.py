@@ -9,6 +9,7 @@ import requests
 from kubernetes import client
 
 from tests.realkube.cluster import ADMIN_TOKEN, RealCluster, pinned_release
+from tests.support.json_bodies import plain
 
 
 def test_version_is_the_pinned_release(real_cluster: RealCluster) -> None:
@@ -42,7 +43,7 @@ def test_a_deployments_pods_run_on_kwok_nodes(real_cluster: RealCluster) -> None
         },
     }
     with real_cluster.api() as api:
-        client.AppsV1Api(api).create_namespaced_deployment("default", deployment)
+        client.AppsV1Api(api).create_namespaced_deployment("default", plain(deployment))
         core = client.CoreV1Api(api)
         deadline = time.monotonic() + 60
         running: list[client.V1Pod] = []

@@ -25,7 +25,7 @@ def _pod(**spec: object) -> dict[str, object]:
 def test_identities_and_normalised_fields_do_not_diverge() -> None:
     a = _pod(nodeName="sim-node-0")
     b = _pod(nodeName="kwok-node-1", volumes=[{"name": "kube-api-access-x"}])
-    b["metadata"] = {"name": "p", "uid": "u2", "resourceVersion": "912"}  # type: ignore[index]
+    b["metadata"] = {"name": "p", "uid": "u2", "resourceVersion": "912"}
     assert divergences(STEP, Outcome(200, a), Outcome(200, b)) == []
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 from sqlalchemy.orm import Session
 
 from app.core.recommend.array_model import ArrayModel
@@ -23,6 +23,7 @@ from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import database_url, serving
+from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "batch-jobs", "rightsizer-jobs"
@@ -80,7 +81,7 @@ def job_requests(cluster: RealCluster, name: str) -> dict[str, str] | None:
 def jobs_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProcess]:
     with real_cluster.api() as api:
         try:
-            client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+            client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": NS}}))
         except ApiException as e:
             if e.status != 409:  # the cluster is the session's: an earlier test made it
                 raise
@@ -101,6 +102,6 @@ def test_each_new_job_of_a_family_is_sized_by_the_family_s_recommendation(
     time.sleep(2)  # the webhook's cache refreshes every second
     for name in ("etl-20240701", "etl-20240702"):
         with real_cluster.api() as api:
-            client.BatchV1Api(api).create_namespaced_job(NS, job(name))
+            client.BatchV1Api(api).create_namespaced_job(NS, plain(job(name)))
         sized = wait_for(lambda n=name: job_requests(real_cluster, n), 60, f"the pod of {name}")
         assert sized == target, (name, sized, target, jobs_app.log()[-3000:])

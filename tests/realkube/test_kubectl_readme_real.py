@@ -18,6 +18,7 @@ from kubernetes import client, utils
 from app.simulator.scenarios.scenario import load, workload_object
 from tests.realkube import metrics
 from tests.realkube.cluster import RealCluster
+from tests.support.json_bodies import plain
 from tests.support.kubectl import kubectl_binary
 from tests.support.processes import wait_for
 from tests.support.readme_walkthrough import check_walkthrough, run_walkthrough
@@ -32,7 +33,7 @@ def build_demo_scenario(cluster: RealCluster) -> None:
         existing = {n.metadata.name for n in core.list_namespace().items}
         for name, labels in scenario.namespaces:
             if name not in existing:
-                core.create_namespace({"metadata": {"name": name, "labels": labels}})
+                core.create_namespace(plain({"metadata": {"name": name, "labels": labels}}))
         for group in scenario.nodes:
             for i in range(group.count):
                 cluster.add_node(

@@ -30,10 +30,12 @@ from hypothesis import strategies as st
 from kubernetes import client
 
 from app.core.policy import Policy
+from app.core.update_mode import UpdateMode
 from app.core.workload_key import WorkloadKey
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import add_policies, database_url, seed_recommendations, serving
 from tests.support.generators import CPU, MEMORY, lr_objects, lr_pods, policies
+from tests.support.json_bodies import plain
 from tests.support.pods import container, pod, sized_containers
 from tests.support.processes import AppProcess
 
@@ -175,7 +177,7 @@ def limit_range_webhook(
     sentinel_case = (
         sentinel_pod(sentinel),
         sentinel_limit_range(sentinel),
-        Policy("web", sentinel, update_mode="Initial"),
+        Policy("web", sentinel, update_mode=UpdateMode.INITIAL),
         {"app": (2000, 64 * 2**20)},
     )
     refused: set[int] = set()
@@ -185,11 +187,11 @@ def limit_range_webhook(
             core = client.CoreV1Api(api)
             for i, (_, obj, _, _) in enumerate([*cases, sentinel_case]):
                 ns = f"lr-{i}"
-                core.create_namespace({"metadata": {"name": ns}})
+                core.create_namespace(plain({"metadata": {"name": ns}}))
                 if obj["spec"]["limits"]:
                     body = {**obj, "metadata": {"name": "limits", "namespace": ns}}
                     try:
-                        core.create_namespaced_limit_range(ns, body)
+                        core.create_namespaced_limit_range(ns, plain(body))
                     except client.ApiException as e:
                         # kube-apiserver refuses some generated LimitRanges (a ratio above
                         # max/min): no pod can meet one, so the case is dropped.
@@ -206,7 +208,9 @@ def wait_sentinel(core: client.CoreV1Api, namespace: str, app: AppProcess) -> No
     last: Any = None
     while time.monotonic() < deadline:
         try:
-            created = core.create_namespaced_pod(namespace, sentinel_pod(namespace), dry_run="All")
+            created = core.create_namespaced_pod(
+                namespace, plain(sentinel_pod(namespace)), dry_run="All"
+            )
             last = created.spec.containers[0].resources.requests
             if last["cpu"] == "50m":
                 return
@@ -220,7 +224,9 @@ def create(core: client.CoreV1Api, namespace: str, p: dict[str, Any]) -> tuple[A
     """(the created pod or None, the refusal or '', the request's Audit-Id)."""
     body = {**p, "metadata": {**p["metadata"], "namespace": namespace}}
     try:
-        pod, _, headers = core.create_namespaced_pod_with_http_info(namespace, body, dry_run="All")
+        pod, _, headers = core.create_namespaced_pod_with_http_info(
+            namespace, plain(body), dry_run="All"
+        )
         return pod, "", headers["Audit-Id"]
     except client.ApiException as e:
         if e.status not in (403, 422):
@@ -286,7 +292,7 @@ def wait_unregistered(core: client.CoreV1Api, sentinel: str) -> None:
     """Until kube-apiserver no longer calls the webhook: the sentinel pod comes out as written."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        created = core.create_namespaced_pod(sentinel, sentinel_pod(sentinel), dry_run="All")
+        created = core.create_namespaced_pod(sentinel, plain(sentinel_pod(sentinel)), dry_run="All")
         if created.spec.containers[0].resources.requests["cpu"] == "10m":
             return
         time.sleep(0.5)

@@ -17,6 +17,7 @@ from kubernetes.utils import parse_quantity
 from tests.realkube import metrics
 from tests.realkube.cluster import RealCluster
 from tests.support import vpa_oracle
+from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "metrics-real", "rightsizer-metrics"
@@ -26,7 +27,7 @@ PAUSE = "registry.k8s.io/pause:3.10"
 @pytest.fixture(scope="module")
 def namespace(real_cluster: RealCluster) -> Iterator[str]:
     with real_cluster.api() as api:
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+        client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": NS}}))
     yield NS
 
 
@@ -65,7 +66,7 @@ def test_pod_and_node_metrics_serve_the_usage_set(
         "spec": {"containers": [{"name": "app", "image": PAUSE}]},
     }
     with real_cluster.api() as api:
-        client.CoreV1Api(api).create_namespaced_pod(namespace, pod)
+        client.CoreV1Api(api).create_namespaced_pod(namespace, plain(pod))
     first = metrics.wait_pod_metrics(real_cluster, namespace, "busy")
     assert [c["name"] for c in first["containers"]] == ["app"], first
     found = wait_for(
@@ -141,8 +142,10 @@ def test_the_recommender_learns_from_the_real_metrics_server(
 ) -> None:
     metrics.wait_available(real_cluster)
     with real_cluster.api() as api:
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": OWN_NS}})
-        client.AppsV1Api(api).create_namespaced_deployment(namespace, deployment("250m", "300Mi"))
+        client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": OWN_NS}}))
+        client.AppsV1Api(api).create_namespaced_deployment(
+            namespace, plain(deployment("250m", "300Mi"))
+        )
     app = AppProcess(
         real_cluster.kubeconfig_path,
         f"sqlite:///{tmp_path}/rightsizer.db",

@@ -23,6 +23,7 @@ from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import database_url, serving
+from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "huge", "rightsizer-node-fit"
@@ -78,7 +79,7 @@ def workload(kind: str, name: str, cpu: str) -> dict[str, Any]:
 @pytest.fixture
 def webhook_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProcess]:
     with real_cluster.api() as api:
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+        client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": NS}}))
     with serving(real_cluster, tmp_path, OWN_NS, "rightsizer-node-fit") as app:
         seed(database_url(app))
         yield app
@@ -95,7 +96,7 @@ def test_a_pod_larger_than_every_node_is_capped_at_the_largest_less_its_daemonse
     assert parse_amount("cpu", target["cpu"]) > 8000  # more than any node's 8 cpu
     with real_cluster.api() as api:
         apps = client.AppsV1Api(api)
-        apps.create_namespaced_daemon_set(NS, workload("DaemonSet", "agent", "500m"))
+        apps.create_namespaced_daemon_set(NS, plain(workload("DaemonSet", "agent", "500m")))
         # other tests' DaemonSets (the demo scenario's node-agent) run on every node too: none
         # here has a nodeSelector
         daemons = apps.list_daemon_set_for_all_namespaces().items
@@ -116,7 +117,9 @@ def test_a_pod_larger_than_every_node_is_capped_at_the_largest_less_its_daemonse
     largest = max(parse_amount("cpu", n.status.allocatable["cpu"]) for n in nodes)
     time.sleep(3)  # the webhook's caches see the DaemonSet
     with real_cluster.api() as api:
-        client.AppsV1Api(api).create_namespaced_deployment(NS, workload("Deployment", "huge", "1"))
+        client.AppsV1Api(api).create_namespaced_deployment(
+            NS, plain(workload("Deployment", "huge", "1"))
+        )
 
     def huge_pod() -> Any:
         with real_cluster.api() as api:

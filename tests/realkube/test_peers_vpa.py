@@ -38,6 +38,7 @@ from kubernetes.utils import parse_quantity
 from tests.realkube import metrics, vpa
 from tests.realkube.cluster import RealCluster
 from tests.realkube.kubelet import report_oom_kill
+from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS, NODE = "peers", "rightsizer-peers", "peers-node"
@@ -152,8 +153,8 @@ def peers(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -
     with real_cluster.api() as api:
         core = client.CoreV1Api(api)
         core.patch_node(NODE, {"spec": {"taints": [{"key": TAINT, "effect": "NoSchedule"}]}})
-        core.create_namespace({"metadata": {"name": NS}})
-        core.create_namespace({"metadata": {"name": OWN_NS}})
+        core.create_namespace(plain({"metadata": {"name": NS}}))
+        core.create_namespace(plain({"metadata": {"name": OWN_NS}}))
     for name, (_, _, _, _, containers) in WORKLOADS.items():
         vpa.create(real_cluster, vpa.vpa(NS, name, containers))
     tokens = directory / "tokens.csv"
@@ -172,7 +173,7 @@ def peers(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -
         vpa.migrate(real_cluster.kubeconfig_path, app.url, TOKEN)
         with real_cluster.api() as api:
             for name in WORKLOADS:
-                client.AppsV1Api(api).create_namespaced_deployment(NS, deployment(name))
+                client.AppsV1Api(api).create_namespaced_deployment(NS, plain(deployment(name)))
         # a few scrapes on both sides
         wait_for(
             lambda: (

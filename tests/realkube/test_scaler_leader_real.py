@@ -25,6 +25,7 @@ from app.core.quantity import amount
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import chart_env, serving_as_chart
 from tests.support.helm import FULLNAME, NAMESPACE
+from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, wait_for
 
 SERVICE_ACCOUNT = f"system:serviceaccount:{NAMESPACE}:{FULLNAME}"
@@ -93,22 +94,26 @@ def two_replicas(
 ) -> Iterator[tuple[list[AppProcess], str]]:
     """Two serve processes sharing one SQLite database, as two replicas share PostgreSQL."""
     with real_cluster.api() as api:
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+        client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": NS}}))
         client.AppsV1Api(api).create_namespaced_deployment(
             NS,
-            {
-                "metadata": {"name": "dns"},
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": "dns"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "dns"}},
-                        "spec": {
-                            "containers": [{"name": "dns", "image": "registry.k8s.io/pause:3.10"}]
+            plain(
+                {
+                    "metadata": {"name": "dns"},
+                    "spec": {
+                        "replicas": 1,
+                        "selector": {"matchLabels": {"app": "dns"}},
+                        "template": {
+                            "metadata": {"labels": {"app": "dns"}},
+                            "spec": {
+                                "containers": [
+                                    {"name": "dns", "image": "registry.k8s.io/pause:3.10"}
+                                ]
+                            },
                         },
                     },
-                },
-            },
+                }
+            ),
         )
     db = f"sqlite:///{tmp_path}/rightsizer.db"
     with ExitStack() as stack:

@@ -21,6 +21,7 @@ from app.core.workload_key import WorkloadKey
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import add_policies, database_url, seed_recommendations, serving_as_chart
 from tests.support.helm import FULLNAME, NAMESPACE
+from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, wait_for
 
 SERVICE_ACCOUNT = f"system:serviceaccount:{NAMESPACE}:{FULLNAME}"
@@ -88,8 +89,8 @@ class ReadyFloor:
 
 def start_workload(cluster: RealCluster, namespace: str, body: dict[str, Any], count: int) -> None:
     with cluster.api() as api:
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
-        client.AppsV1Api(api).create_namespaced_deployment(namespace, body)
+        client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": namespace}}))
+        client.AppsV1Api(api).create_namespaced_deployment(namespace, plain(body))
     name = body["metadata"]["name"]
     wait_for(
         lambda: sum(ready(p) for p in pods(cluster, namespace, name)) == count,
@@ -163,10 +164,12 @@ def test_evictions_go_through_the_disruption_budget_and_refusals_are_not_retried
     with real_cluster.api() as api:
         client.PolicyV1Api(api).create_namespaced_pod_disruption_budget(
             ns,
-            {
-                "metadata": {"name": "web"},
-                "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
-            },
+            plain(
+                {
+                    "metadata": {"name": "web"},
+                    "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+                }
+            ),
         )
     with ReadyFloor(real_cluster, ns, "web") as floor:
         act_on(updater, ns, "web", "Recreate")
@@ -230,10 +233,12 @@ def test_a_rollout_in_progress_never_takes_the_workload_below_its_budget(
     with real_cluster.api() as api:
         client.PolicyV1Api(api).create_namespaced_pod_disruption_budget(
             ns,
-            {
-                "metadata": {"name": "shop"},
-                "spec": {"minAvailable": 3, "selector": {"matchLabels": {"app": "shop"}}},
-            },
+            plain(
+                {
+                    "metadata": {"name": "shop"},
+                    "spec": {"minAvailable": 3, "selector": {"matchLabels": {"app": "shop"}}},
+                }
+            ),
         )
         client.AppsV1Api(api).patch_namespaced_deployment(
             "shop",

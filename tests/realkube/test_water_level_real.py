@@ -25,6 +25,7 @@ from tests.realkube.scheduler import (
     water_level_scheduler,
 )
 from tests.realkube.serve import add_policies, database_url, serving
+from tests.support import json_bodies
 from tests.support.processes import wait_for
 
 NS, OWN_NS = "water-level", "rightsizer-water-level"
@@ -48,7 +49,7 @@ def pause_pod(name: str, scheduler: str | None = None) -> dict[str, object]:
 def ensure_namespace(cluster: RealCluster, name: str) -> None:
     with cluster.api() as api:
         try:
-            client.CoreV1Api(api).create_namespace({"metadata": {"name": name}})
+            client.CoreV1Api(api).create_namespace(json_bodies.plain({"metadata": {"name": name}}))
         except client.ApiException as e:
             if e.status != 409:
                 raise
@@ -65,7 +66,7 @@ def test_pods_naming_it_are_scheduled_with_the_extender_unreachable(
     with water_level_scheduler(real_cluster, tmp_path, nowhere, paths.ca):
         with real_cluster.api() as api:
             client.CoreV1Api(api).create_namespaced_pod(
-                NS, pause_pod("unreachable", SCHEDULER_NAME)
+                NS, json_bodies.plain(pause_pod("unreachable", SCHEDULER_NAME))
             )
         pod = wait_scheduled(real_cluster, NS, "unreachable", tmp_path)
         assert pod.spec.scheduler_name == SCHEDULER_NAME
@@ -119,8 +120,8 @@ def test_a_water_level_policys_pods_go_to_the_water_level_scheduler(
         with water_level_scheduler(real_cluster, tmp_path, extender, str(app.verify)):
             with real_cluster.api() as api:
                 apps = client.AppsV1Api(api)
-                apps.create_namespaced_deployment(NS, deployment("placed", 2))
-                apps.create_namespaced_deployment(NS, deployment("plain", 1))
+                apps.create_namespaced_deployment(NS, json_bodies.plain(deployment("placed", 2)))
+                apps.create_namespaced_deployment(NS, json_bodies.plain(deployment("plain", 1)))
             placed = wait_for(lambda: len(pods_of(real_cluster, "placed")) == 2, 60, "pods")
             assert placed
             for pod in pods_of(real_cluster, "placed"):
@@ -183,7 +184,7 @@ def test_a_water_level_policys_pods_land_on_the_lowest_node(
         with real_cluster.api() as api:
             core = client.CoreV1Api(api)
             for node, (cpu, memory) in LEVEL_NODES.items():
-                core.create_namespaced_pod(NS, load_pod(node, cpu, memory))
+                core.create_namespaced_pod(NS, json_bodies.plain(load_pod(node, cpu, memory)))
 
         def levels() -> dict[str, float] | None:
             found = {n: node_metrics(real_cluster, n) for n in LEVEL_NODES}
@@ -228,7 +229,9 @@ def test_a_water_level_policys_pods_land_on_the_lowest_node(
                 template["nodeSelector"] = LABEL
                 template["tolerations"] = [TOLERATION]
                 with real_cluster.api() as api:
-                    client.AppsV1Api(api).create_namespaced_deployment(NS, spread)
+                    client.AppsV1Api(api).create_namespaced_deployment(
+                        NS, json_bodies.plain(spread)
+                    )
                 wait_for(lambda: len(pods_of(real_cluster, "spread")) == 3, 60, "3 pods")
                 nodes = []
                 for pod in pods_of(real_cluster, "spread"):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 from sqlalchemy.orm import Session
 
 from app.core.recommend.array_model import ArrayModel
@@ -26,6 +26,7 @@ from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.realkube.cluster import RealCluster
 from tests.realkube.serve import database_url, serving
+from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "web", "rightsizer-webhook"
@@ -87,7 +88,7 @@ def pod_requests(cluster: RealCluster) -> dict[str, dict[str, str]]:
 def webhook_app(real_cluster: RealCluster, tmp_path: Path) -> Iterator[AppProcess]:
     with real_cluster.api() as api:
         try:
-            client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+            client.CoreV1Api(api).create_namespace(plain({"metadata": {"name": NS}}))
         except ApiException as e:
             if e.status != 409:  # the cluster is the session's: an earlier test made it
                 raise
@@ -114,7 +115,7 @@ def test_pods_of_a_real_deployment_are_sized_and_never_blocked(
     )["target"]
     time.sleep(2)  # the webhook's cache refreshes every second
     with real_cluster.api() as api:
-        client.AppsV1Api(api).create_namespaced_deployment(NS, deployment(2))
+        client.AppsV1Api(api).create_namespaced_deployment(NS, plain(deployment(2)))
     sized = wait_for(
         lambda: (lambda r: r if len(r) == 2 else None)(pod_requests(real_cluster)),
         60,
@@ -177,7 +178,7 @@ def test_a_pod_with_an_invalid_quantity_is_refused_by_kube_apiserver_not_the_web
     )
     time.sleep(2)  # the webhook's cache refreshes every second
     with real_cluster.api() as api, pytest.raises(ApiException) as refused:
-        client.CoreV1Api(api).create_namespaced_pod(NS, invalid_pod("-1"))
+        client.CoreV1Api(api).create_namespaced_pod(NS, plain(invalid_pod("-1")))
     assert refused.value.status == 422
     assert "must be greater than or equal to 0" in refused.value.body
     [event] = [

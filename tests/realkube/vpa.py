@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from kubernetes import client
@@ -195,7 +195,7 @@ def recommendations(cluster: RealCluster, namespace: str) -> dict[str, dict[str,
             GROUP, VERSION, namespace, "verticalpodautoscalers"
         )
     out: dict[str, dict[str, Any]] = {}
-    for item in found["items"]:
+    for item in cast(dict[str, Any], found)["items"]:
         recs = ((item.get("status") or {}).get("recommendation") or {}).get(
             "containerRecommendations"
         ) or []
@@ -212,5 +212,5 @@ def checkpoints(cluster: RealCluster, namespace: str) -> dict[tuple[str, str], d
         )
     return {
         (i["spec"]["vpaObjectName"], i["spec"]["containerName"]): i.get("status") or {}
-        for i in found["items"]
+        for i in cast(dict[str, Any], found)["items"]
     }

@@ -21,6 +21,7 @@ from app.kube.client import DEFAULT_TIMEOUT, api_client
 from app.kube.informer import Informer
 from app.simulator.testing import EMPTY, running_simulator
 from app.store.session import app_sessions
+from tests.support.json_bodies import plain
 from tests.support.processes import wait_for
 
 NS = "app"
@@ -71,16 +72,16 @@ def test_dropped_watch_then_429_500_and_410_gone_relist_once_and_converge() -> N
     with running_simulator(EMPTY, watch_window=5) as sim:
         api = sim.api_client()
         core = client.CoreV1Api(api)
-        core.create_namespace({"metadata": {"name": NS}})
+        core.create_namespace(plain({"metadata": {"name": NS}}))
         for i in range(3):
-            core.create_namespaced_config_map(NS, cm(f"before-{i}"))
+            core.create_namespaced_config_map(NS, plain(cm(f"before-{i}")))
         faulty = Faulty(core.list_config_map_for_all_namespaces)
         inf = Informer("configmaps", faulty, page_size=2)
         inf.start()
         try:
             assert inf.wait_synced(30)
             wait_for(lambda: faulty.watch is not None, 30, "the first watch")
-            core.create_namespaced_config_map(NS, cm("live"))
+            core.create_namespaced_config_map(NS, plain(cm("live")))
             wait_for(lambda: inf.get(NS, "live"), 30, "a live event")
             assert inf.lists == 1
 
@@ -91,7 +92,7 @@ def test_dropped_watch_then_429_500_and_410_gone_relist_once_and_converge() -> N
             sim.reset_stats()
             faulty.drop_watch()
             for i in range(15):  # the window keeps 5 to 10 events
-                core.create_namespaced_config_map(NS, cm(f"during-{i}"))
+                core.create_namespaced_config_map(NS, plain(cm(f"during-{i}")))
             core.delete_namespaced_config_map("before-0", NS)
             core.patch_namespaced_config_map("before-1", NS, {"data": {"k": "changed"}})
             faulty.gate.set()
@@ -101,13 +102,13 @@ def test_dropped_watch_then_429_500_and_410_gone_relist_once_and_converge() -> N
             expected = server_names(core)
             wait_for(lambda: {n for _, n in inf.objects} == expected, 30, "convergence")
             assert inf.get(NS, "before-0") is None
-            assert inf.get(NS, "before-1")["data"] == {"k": "changed"}  # type: ignore[index]
+            assert inf.get(NS, "before-1")["data"] == {"k": "changed"}
             # One LIST for the recovery (resourceVersion=0: served whole from the watch cache, as
             # kube-apiserver does), not one per error; the other is the test's server_names().
             assert sim.stats()["byResource"]["configmaps"]["list"] == 2
 
             # Afterwards the watch carries on: a new object arrives without another LIST.
-            core.create_namespaced_config_map(NS, cm("after"))
+            core.create_namespaced_config_map(NS, plain(cm("after")))
             wait_for(lambda: inf.get(NS, "after"), 30, "an event after recovery")
             assert inf.lists == 2
         finally:
@@ -136,9 +137,9 @@ def test_slow_answers_then_an_outage_the_informer_backs_off_and_converges(
     with running_simulator(EMPTY) as sim:
         api = sim.api_client()
         core = client.CoreV1Api(api)
-        core.create_namespace({"metadata": {"name": NS}})
+        core.create_namespace(plain({"metadata": {"name": NS}}))
         for i in range(3):
-            core.create_namespaced_config_map(NS, cm(f"before-{i}"))
+            core.create_namespaced_config_map(NS, plain(cm(f"before-{i}")))
         proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))
         proxy.delay = 0.5
         slow_api = via(proxy, tmp_path)
@@ -147,14 +148,14 @@ def test_slow_answers_then_an_outage_the_informer_backs_off_and_converges(
         try:
             assert inf.wait_synced(30)
             assert {n for _, n in inf.objects} == server_names(core)
-            core.create_namespaced_config_map(NS, cm("slow"))
+            core.create_namespaced_config_map(NS, plain(cm("slow")))
             wait_for(lambda: inf.get(NS, "slow"), 30, "an event through the slow proxy")
 
             caplog.clear()  # before the drop: its first retry is logged at once
             proxy.block = lambda method, path: True
             assert proxy.drop_open() >= 1  # the open watch
             core.delete_namespaced_config_map("before-0", NS)
-            core.create_namespaced_config_map(NS, cm("during"))
+            core.create_namespaced_config_map(NS, plain(cm("during")))
             time.sleep(6)
             retries = [
                 r.getMessage()
@@ -193,8 +194,8 @@ def test_a_watch_whose_connection_goes_silent_is_given_up_and_resumed(tmp_path: 
     with running_simulator(EMPTY) as sim:
         api = sim.api_client()
         core = client.CoreV1Api(api)
-        core.create_namespace({"metadata": {"name": NS}})
-        core.create_namespaced_config_map(NS, cm("before"))
+        core.create_namespace(plain({"metadata": {"name": NS}}))
+        core.create_namespaced_config_map(NS, plain(cm("before")))
         proxy = ApiProxy("127.0.0.1", int(sim.url.rsplit(":", 1)[1]))
         lossy = via(proxy, tmp_path, timeout=(1.0, 2.0))
         lossy_core = client.CoreV1Api(lossy)
@@ -209,7 +210,7 @@ def test_a_watch_whose_connection_goes_silent_is_given_up_and_resumed(tmp_path: 
             assert inf.wait_synced(30)
             wait_for(inf.live, 30, "the first watch")
             proxy.blackhole()
-            core.create_namespaced_config_map(NS, cm("during"))
+            core.create_namespaced_config_map(NS, plain(cm("during")))
             core.delete_namespaced_config_map("before", NS)
 
             outcome: list[Exception | None] = []

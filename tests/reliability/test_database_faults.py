@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -34,6 +35,7 @@ from app.store.recommendations import save_all
 from app.store.results import results_from_model
 from tests.support.bodies import review
 from tests.support.databases import postgres_schema_url
+from tests.support.json_bodies import plain
 from tests.support.proxies import Proxy
 from tests.support.reviews import add_policy, add_recommendation, refresh
 from tests.support.usage import fed_model
@@ -78,7 +80,7 @@ def mutate(app: Flask) -> dict[str, object]:
         "/mutate", data=json.dumps(review(good_pod(), "u1")), content_type="application/json"
     )
     assert resp.status_code == 200
-    return resp.get_json()["response"]  # type: ignore[no-any-return]
+    return resp.get_json()["response"]
 
 
 def rows(model: type[Recommendation] | type[Checkpoint]) -> dict[str, int]:
@@ -343,7 +345,7 @@ def test_kill_9_of_rightsizer_serve_inside_a_checkpoint_batch(tmp_path: Path) ->
             for i in range(6)
         ],
     }
-    settings = {
+    settings: dict[str, Any] = {
         "RIGHTSIZER_CHECKPOINT_BATCH_SIZE": 2,
         "RIGHTSIZER_RECOMMENDER_INTERVAL": 1,
         "RIGHTSIZER_LEASE_DURATION": 3,
@@ -354,7 +356,7 @@ def test_kill_9_of_rightsizer_serve_inside_a_checkpoint_batch(tmp_path: Path) ->
     try:
         with running_simulator(scenario, speed=60) as sim:
             api = sim.api_client()
-            kube.CoreV1Api(api).create_namespace({"metadata": {"name": "rightsizer"}})
+            kube.CoreV1Api(api).create_namespace(plain({"metadata": {"name": "rightsizer"}}))
             api.close()
             app = AppProcess(sim.kubeconfig_path, url, tmp_path / "a.log", **settings)
             app.wait_ready()

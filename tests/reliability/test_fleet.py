@@ -19,6 +19,7 @@ from kubernetes import client
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from tests.support.databases import postgres_schema_url
+from tests.support.json_bodies import plain
 from tests.support.kubectl import deployment
 from tests.support.processes import AppProcess, recommendations, wait_for
 
@@ -35,10 +36,10 @@ def _prepared(sim: Simulator, extra: str | None) -> str:
     returns the kube-system namespace's uid."""
     api = sim.api_client()
     core = client.CoreV1Api(api)
-    core.create_namespace({"metadata": {"name": "rightsizer"}})
+    core.create_namespace(plain({"metadata": {"name": "rightsizer"}}))
     if extra:
         client.AppsV1Api(api).create_namespaced_deployment(
-            "shop", deployment(extra, replicas=1, namespace="shop")
+            "shop", plain(deployment(extra, replicas=1, namespace="shop"))
         )
         sim.advance(60)
         sim.settle()
@@ -106,7 +107,7 @@ def test_two_clusters_write_apart_and_one_killed_leaves_the_other_working(
             east.stop(signal.SIGKILL)
             east_rows = _rows(engine)["east"]
             client.AppsV1Api(west_sim.api_client()).create_namespaced_deployment(
-                "shop", deployment("after-kill", replicas=1, namespace="shop")
+                "shop", plain(deployment("after-kill", replicas=1, namespace="shop"))
             )
             for _ in range(2):
                 west_sim.advance(60)

@@ -10,6 +10,7 @@ import re
 import signal
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -21,7 +22,7 @@ from tests.support.simulators import replicas
 pytestmark = pytest.mark.e2e
 
 LEASE, RENEW, RETRY = 3.0, 2.0, 0.5
-SETTINGS = {
+SETTINGS: dict[str, Any] = {
     "RIGHTSIZER_LEASE_DURATION": LEASE,
     "RIGHTSIZER_LEASE_RENEW_DEADLINE": RENEW,
     "RIGHTSIZER_LEASE_RETRY_PERIOD": RETRY,

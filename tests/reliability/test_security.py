@@ -10,6 +10,7 @@ import stat
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -130,7 +131,7 @@ def test_no_token_or_key_material_in_the_logs(tls_server: tuple[AppProcess, Cert
     proc, paths = tls_server
     url, verify = proc.url, proc.verify
 
-    def call(method: str, path: str, token: str | None, **kw: object) -> int:
+    def call(method: str, path: str, token: str | None, **kw: Any) -> int:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         resp = requests.request(
             method, f"{url}{path}", headers=headers, verify=verify, timeout=5, **kw
@@ -187,7 +188,7 @@ def test_writes_without_a_token_are_401_and_with_a_read_only_token_403(
     reader = as_user("reader")
     bogus = {"Authorization": "Bearer nope"}
     for method, path, body in WRITES:
-        kw = {"json": body} if body is not None else {}
+        kw: dict[str, Any] = {"json": body} if body is not None else {}
         for c, headers, want in (
             (anon, {}, 401),
             (anon, bogus, 401),

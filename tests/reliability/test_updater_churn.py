@@ -163,13 +163,13 @@ def test_updater_under_churn_keeps_owners_available_and_acts_only_on_live_pods(
 
     assert scaled > 0 and deleted_by_test, "the churn did happen"
     assert len(evictions.done) >= 6, "the updater did act meanwhile"
-    for e in evictions.done:
-        assert e["uid"] not in deleted_by_test
-        if e["fresh"]:
+    for done in evictions.done:
+        assert done["uid"] not in deleted_by_test
+        if done["fresh"]:
             # The budget counts the pods the cache shows; with a cache still behind the test's
             # own deletions, only a PodDisruptionBudget could know better.
-            floor = e["replicas"] - int(e["replicas"] * TOLERANCE)
-            assert e["running_after"] >= floor, e
+            floor = done["replicas"] - int(done["replicas"] * TOLERANCE)
+            assert done["running_after"] >= floor, done
     assert len([e for e in evictions.done if e["fresh"]]) >= 4
     rows = [r for r in audit(app) if r.action == "evict"]
     assert sorted(r.object_ref for r in rows) == sorted(e["ref"] for e in evictions.done)

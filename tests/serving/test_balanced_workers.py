@@ -71,7 +71,7 @@ def held_by(app: AppProcess, conn: http.client.HTTPConnection, pids: list[int]) 
 
 
 @pytest.fixture
-def app(tmp_path: Path):  # type: ignore[no-untyped-def]
+def app(tmp_path: Path):
     served = AppProcess(
         "",
         f"sqlite:///{tmp_path}/rs.db",

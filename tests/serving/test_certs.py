@@ -25,6 +25,7 @@ from app.serving.registration import registration
 from app.serving.rotation import rotate_certificates, rotation_loop
 from app.settings import Settings
 from app.simulator.testing import EMPTY
+from tests.support.json_bodies import raw_body
 
 NAMES = service_names("rightsizer", "rightsizer-system")
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -136,7 +137,7 @@ def sim_namespaces() -> tuple[str, ...]:
 
 def secret_data(api: k8s.ApiClient, name: str = "rightsizer-tls") -> dict[str, Any]:
     resp = k8s.CoreV1Api(api).read_namespaced_secret(name, "rightsizer", _preload_content=False)
-    doc: dict[str, Any] = json.loads(resp.data)
+    doc: dict[str, Any] = json.loads(raw_body(resp))
     return doc
 
 

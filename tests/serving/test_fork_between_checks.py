@@ -22,7 +22,12 @@ def test_a_fork_waits_for_the_check_in_progress() -> None:
     checker.start()
     assert checking.wait(10)
     forked = threading.Event()
-    forker = threading.Thread(target=lambda: rotation.between_checks() and forked.set())
+
+    def fork() -> None:
+        if rotation.between_checks():
+            forked.set()
+
+    forker = threading.Thread(target=fork)
     forker.start()
     forker.join(0.3)
     assert forker.is_alive() and not forked.is_set()  # still waiting for the check

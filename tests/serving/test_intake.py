@@ -16,6 +16,7 @@ from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from app.serving import intake
 from app.serving.intake import BoundedIntake, ReadBounds
+from app.serving.slow_clients import OncePerClient
 
 
 class Log:
@@ -39,7 +40,7 @@ def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[BoundedIntake]:
     w = BoundedIntake.__new__(BoundedIntake)
     w.cfg, w.log, w.nr_conns, w.handed = Config(), Log(), 0, handed
     w.poller = selectors.DefaultSelector()
-    w._reading, w._parked, w._slow_log = set(), [], intake.OncePerClient()
+    w._reading, w._parked, w._slow_log = set(), [], OncePerClient()
     w.pending_conns = deque()  # gunicorn's, unused here
     w.read_bounds = ReadBounds(handshake=1, headers=1, body=1, body_bytes=1 << 20)
     yield w
@@ -91,7 +92,7 @@ def test_a_stalled_connection_is_closed_counted_and_logged_once(worker: BoundedI
         assert c.recv(10) == b""  # closed by the server
     assert SLOW_CLOSED.labels("body")._value.get() == before + 3
     assert worker.nr_conns == 0 and worker.handed == []
-    assert worker.log.warnings == [  # type: ignore[attr-defined]
+    assert worker.log.warnings == [
         "Closed 1 connection(s) from 10.0.0.7 that did not complete its body within 1s "
         "(rightsizer_slow_connections_closed_total; logged at most once a minute per client)"
     ]

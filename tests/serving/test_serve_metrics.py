@@ -66,8 +66,7 @@ def test_a_given_directory_is_emptied_of_an_earlier_runs_files(tmp_path: Path) -
     given.mkdir()
     (given / "counter_123.db").write_bytes(b"old")
     (given / "keep.txt").write_text("not a metrics file")
-    env = {"PROMETHEUS_MULTIPROC_DIR": str(given)}
-    assert metrics_directory(env) == given
+    assert metrics_directory({"PROMETHEUS_MULTIPROC_DIR": str(given)}) == given
     assert sorted(p.name for p in given.iterdir()) == ["keep.txt"]
 
     env: dict[str, str] = {}

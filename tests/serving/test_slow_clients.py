@@ -68,7 +68,7 @@ def review_body() -> bytes:
             "resource": {"group": "", "version": "v1", "resource": "pods"},
             "operation": "CREATE",
             "namespace": "shop",
-            "object": pod("web-1", "shop", [container("app", cpu="100m", memory="64Mi")]),
+            "object": pod(container("app", cpu="100m", memory="64Mi"), namespace="shop"),
         },
     }
     return json.dumps(review).encode()
@@ -134,7 +134,7 @@ def healthz_on(s: socket.socket) -> bytes:
         assert chunk, got
         got += chunk
     head, _, body = got.partition(b"\r\n\r\n")
-    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+    length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
     while len(body) < length:
         chunk = s.recv(4096)
         assert chunk, got

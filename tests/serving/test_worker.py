@@ -80,7 +80,7 @@ class Request:
         self.req_number, self.must_close = number, False
 
 
-def test_a_connection_is_not_closed_to_even_out_at_its_first_answer(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_connection_is_not_closed_to_even_out_at_its_first_answer(monkeypatch) -> None:
     """A connection opened again after a hand-over may still reach the crowded worker (it
     listened when its turn began): closing it at its first answer would bounce it. Failed
     before: under load (a quarter of a second between its accept and its first request),

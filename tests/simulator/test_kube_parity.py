@@ -13,6 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 from tests.support.simulators import send
 
 NODES = [{"namePrefix": "node", "count": 2, "cpu": "8", "memory": "32Gi"}]
@@ -63,7 +64,7 @@ def _deployment(name: str) -> dict[str, Any]:
 
 def test_a_stale_put_is_a_conflict_before_validation(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
-    old = core.create_namespaced_pod("default", _pod("stale")).metadata.resource_version
+    old = core.create_namespaced_pod("default", plain(_pod("stale"))).metadata.resource_version
     core.patch_namespaced_pod("stale", "default", {"metadata": {"labels": {"x": "y"}}})
     body = _pod("stale", requests={"cpu": "3"})  # a spec change, which validation refuses
     body["metadata"]["resourceVersion"] = old
@@ -76,7 +77,7 @@ def test_generations(api: client.ApiClient, sim: Simulator) -> None:
     DaemonSet's template generation is carried in its deprecated annotation."""
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     res = {"requests": {"cpu": "100m"}, "limits": {"cpu": "1"}}
-    assert core.create_namespaced_pod("default", _pod("gen", **res)).metadata.generation == 1
+    assert core.create_namespaced_pod("default", plain(_pod("gen", **res))).metadata.generation == 1
     sim.settle()
     labelled = core.patch_namespaced_pod("gen", "default", {"metadata": {"labels": {"a": "b"}}})
     assert labelled.metadata.generation == 1
@@ -84,12 +85,12 @@ def test_generations(api: client.ApiClient, sim: Simulator) -> None:
     assert core.patch_namespaced_pod("gen", "default", image).metadata.generation == 2
     resize = {"spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "200m"}}}]}}
     assert core.patch_namespaced_pod_resize("gen", "default", resize).metadata.generation == 3
-    apps.create_namespaced_deployment("default", _deployment("gen"))
+    apps.create_namespaced_deployment("default", plain(_deployment("gen")))
     note = {"metadata": {"annotations": {"team": "a"}}}
     assert apps.patch_namespaced_deployment("gen", "default", note).metadata.generation == 2
     ds = _deployment("gen-ds")
     del ds["spec"]["replicas"]
-    created = apps.create_namespaced_daemon_set("default", ds)
+    created = apps.create_namespaced_daemon_set("default", plain(ds))
     key = "deprecated.daemonset.template.generation"
     assert created.metadata.annotations[key] == "1"
     template = {"spec": {"template": {"metadata": {"labels": {"v": "2"}}}}}
@@ -113,7 +114,7 @@ def test_validation_messages_in_kubes_words(api: client.ApiClient) -> None:
     _, answer = _refused(apps.create_namespaced_stateful_set, "default", sts)
     assert "a lowercase RFC 1123 label must consist" in answer["message"]
     failed_test = [{"op": "test", "path": "/metadata/name", "value": "other"}]
-    core.create_namespaced_pod("default", _pod("tested"))
+    core.create_namespaced_pod("default", plain(_pod("tested")))
     status, answer = _refused(core.patch_namespaced_pod, "tested", "default", failed_test)
     assert (status, answer["reason"], answer["message"]) == (
         422,
@@ -217,12 +218,12 @@ def test_a_budget_over_pods_without_a_controller_expects_none(
     for i in range(2):
         pod = _pod(f"bare-{i}")
         pod["metadata"]["labels"] = {"app": "bare"}
-        core.create_namespaced_pod("default", pod)
+        core.create_namespaced_pod("default", plain(pod))
     budget = {
         "metadata": {"name": "bare"},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "bare"}}},
     }
-    policy.create_namespaced_pod_disruption_budget("default", budget)
+    policy.create_namespaced_pod_disruption_budget("default", plain(budget))
     sim.settle()
     sim.advance(30)
     sim.settle()
@@ -239,10 +240,10 @@ def test_a_budget_over_pods_without_a_controller_expects_none(
 def test_defaults_and_event_namespaces(api: client.ApiClient) -> None:
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     node = {"metadata": {"name": "extra"}, "status": {"capacity": {"cpu": "2", "pods": "10"}}}
-    assert core.create_node(node).status.allocatable == {"cpu": "2", "pods": "10"}
+    assert core.create_node(plain(node)).status.allocatable == {"cpu": "2", "pods": "10"}
     core.delete_node("extra")
     sts = _deployment("pvc")
-    retention = apps.create_namespaced_stateful_set("default", sts).spec
+    retention = apps.create_namespaced_stateful_set("default", plain(sts)).spec
     assert retention.persistent_volume_claim_retention_policy.to_dict() == {
         "when_deleted": "Retain",
         "when_scaled": "Retain",

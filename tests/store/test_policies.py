@@ -4,6 +4,7 @@ audit event, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -25,7 +26,7 @@ from app.store.policies import (
 from app.store.policy_codec import policy_document
 from app.store.versioned import AlreadyExists, StaleVersion
 
-EMPTY = {"containerPolicies": []}  # what a row always reads back with
+EMPTY: dict[str, Any] = {"containerPolicies": []}  # what a row always reads back with
 
 
 def add(namespace: str, name: str, update_mode: str = "Recreate") -> PolicyRow:
@@ -94,7 +95,7 @@ def test_the_store_writes_a_policy_with_its_audit_event_and_commits_both(app: Fl
         create_policy(db.session, {**doc, "updateMode": "Off"}, "bob")
     replace_policy(db.session, row, {**doc, "updateMode": "Initial"}, "alice")
     db.session.rollback()
-    assert find_policy(db.session, "shop", "web").update_mode == "Initial"  # type: ignore[union-attr]
+    assert find_policy(db.session, "shop", "web").update_mode == "Initial"
     delete_policy(db.session, row, "alice")
     db.session.rollback()
     assert find_policy(db.session, "shop", "web") is None

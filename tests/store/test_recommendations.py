@@ -121,7 +121,7 @@ def test_failed_batch_rolls_back_alone(app: Flask) -> None:
     m.add_cpu(WEB, "web-1", "app", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
     m.add_cpu(DB_, "db-0", "postgres", 1_719_792_000.0 + 4 * 86400, 30.0, 2.0)
     results = {r.container: r for r in results_from_model(m)}
-    results["app"].checkpoint.version = None  # type: ignore[assignment]  # NOT NULL: refused
+    results["app"].checkpoint.version = None  # NOT NULL: refused
     report = save_all(db.session, [results["app"], results["postgres"]], NOW, batch_size=1)
     assert (report.saved, report.failed) == (1, 1)
     assert report.checkpointed == {(DB_, "postgres")}  # not the failed batch's
@@ -144,7 +144,7 @@ def test_bad_checkpoint_is_skipped_and_kept(app: Flask) -> None:
 
 def test_batch_must_be_all_or_nothing(app: Flask) -> None:
     results = list(results_from_model(fed_model()))
-    results[1].checkpoint.version = None  # type: ignore[assignment]  # NOT NULL violation
+    results[1].checkpoint.version = None  # NOT NULL violation
     with pytest.raises(Exception):  # noqa: B017 - any driver error
         save_batch(db.session, results, NOW)
     assert count(Checkpoint) == 0
@@ -338,7 +338,7 @@ def test_a_row_where_only_the_sample_span_moved_gets_those_columns_alone(app: Fl
         assert row.last_sample_at is not None
         assert row.last_sample_at.replace(tzinfo=UTC).timestamp() == (r.span.last or 0) + 60
         assert row.updated_at.replace(tzinfo=UTC) == later
-        assert row.target_cpu == r.recommendation.target.cpu  # type: ignore[union-attr]
+        assert row.target_cpu == r.recommendation.target.cpu
         assert row.replicas == 2
     proxy = next(r for r in first if r.container == "proxy").recommendation
     assert rows["app"].reason == "another" and proxy is not None

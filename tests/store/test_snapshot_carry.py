@@ -7,6 +7,7 @@ from dataclasses import replace
 from app.core.policy import Policy
 from app.core.recommendation import Recommendation
 from app.core.resources import Resources
+from app.core.update_mode import UpdateMode
 from app.core.workload_key import WorkloadKey
 from app.store.snapshot import build_snapshot, carry_forward
 
@@ -24,7 +25,7 @@ def test_unchanged_objects_are_kept_changed_ones_are_new() -> None:
     api = Policy("api", "shop", "Deployment", "api", id=2)
     old = build_snapshot([web, api], [(WEB, "app", rec(100), ()), (API, "app", rec(5), ["cpu"])], 1)
     web2 = Policy("web", "shop", "Deployment", "web", id=1)  # equal, another object
-    api2 = replace(api, update_mode="Recreate")  # changed
+    api2 = replace(api, update_mode=UpdateMode.RECREATE)  # changed
     new = build_snapshot(
         [web2, api2], [(WEB, "app", rec(100), ()), (API, "app", rec(6), ["cpu"])], 2
     )

@@ -80,7 +80,7 @@ class FakeApiServer:
 
             def _body(self) -> dict[str, Any]:
                 n = int(self.headers.get("Content-Length") or 0)
-                return json.loads(self.rfile.read(n))  # type: ignore[no-any-return]
+                return json.loads(self.rfile.read(n))
 
             def _name(self) -> str | None:
                 path = self.path.split("?")[0]

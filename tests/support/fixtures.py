@@ -40,6 +40,7 @@ from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
 from app.store.extensions import db
 from tests.support.databases import PostgresTemplate, postgres_schema_url, postgres_template
+from tests.support.json_bodies import plain
 from tests.support.kubectl import Kubectl
 
 
@@ -158,7 +159,7 @@ def _started(
         if namespaces:
             api = s.api_client()
             for name in namespaces:
-                k8s.CoreV1Api(api).create_namespace({"metadata": {"name": name}})
+                k8s.CoreV1Api(api).create_namespace(plain({"metadata": {"name": name}}))
             api.close()
         if warmup:
             s.advance(warmup)

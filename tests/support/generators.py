@@ -98,7 +98,8 @@ def place(draw: st.DrawFn, c: dict[str, Any], containers: list[Any], init: list[
 @st.composite
 def lr_pods(draw: st.DrawFn) -> dict[str, Any]:
     names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
-    containers, init = [], []
+    containers: list[dict[str, Any]] = []
+    init: list[dict[str, Any]] = []
     for name in names:
         c: dict[str, Any] = {"name": name, "image": "registry.example/x:1"}
         for res, amounts_ in (("cpu", CPU_Q), ("memory", MEM_Q)):
@@ -159,7 +160,8 @@ def resources(draw: st.DrawFn) -> dict[str, Any] | None:
 @st.composite
 def pods(draw: st.DrawFn) -> dict[str, Any]:
     names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
-    containers, init = [], []
+    containers: list[dict[str, Any]] = []
+    init: list[dict[str, Any]] = []
     for name in names:
         c: dict[str, Any] = {"name": name, "image": "registry.example/x:1"}
         r = draw(resources())

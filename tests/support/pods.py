@@ -20,6 +20,7 @@ from app.core.quantity import amount as quantity_amount
 from app.core.recommendation import Recommendation
 from app.core.resources import Resources
 from app.core.sizing.limitrange import RESOURCES
+from app.core.update_mode import UpdateMode
 
 K8S_VERSION = "1.37.0"
 OPS = {"add", "remove", "replace", "move", "copy", "test"}
@@ -79,7 +80,10 @@ def rec(cpu: int, memory: int) -> Recommendation:
 
 def policy(update_mode: str = "Recreate", *containers: Any, name: str = "web") -> Policy:
     return Policy(
-        name=name, namespace="shop", update_mode=update_mode, container_policies=containers
+        name=name,
+        namespace="shop",
+        update_mode=UpdateMode.of(update_mode),
+        container_policies=containers,
     )
 
 
@@ -90,7 +94,7 @@ def apply_strictly(doc: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, 
         assert op["path"].startswith("/"), op
         if op["op"] in ("add", "replace", "test"):
             assert "value" in op, op
-    return jsonpatch.JsonPatch(ops).apply(copy.deepcopy(doc))  # type: ignore[no-any-return]
+    return jsonpatch.JsonPatch(ops).apply(copy.deepcopy(doc))
 
 
 def amounts(c: dict[str, Any], section: str) -> dict[str, int]:

@@ -4,11 +4,12 @@ rollouts.py): its definition installed and Rollouts written through the official
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from kubernetes import client
 
 from app.simulator.control.rollouts import ROLLOUT_CRD
+from tests.support.json_bodies import plain
 
 GROUP, VERSION, PLURAL = "argoproj.io", "v1alpha1", "rollouts"
 
@@ -19,7 +20,7 @@ def rollout_crd() -> dict[str, Any]:
 
 def install_rollouts(api: client.ApiClient) -> None:
     """Creates the Rollout CustomResourceDefinition (as installing Argo Rollouts would)."""
-    client.ApiextensionsV1Api(api).create_custom_resource_definition(rollout_crd())
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(plain(rollout_crd()))
 
 
 def rollout(
@@ -58,14 +59,20 @@ def rollout(
 
 def create_rollout(api: client.ApiClient, body: dict[str, Any]) -> dict[str, Any]:
     ns = body["metadata"]["namespace"]
-    created: dict[str, Any] = client.CustomObjectsApi(api).create_namespaced_custom_object(
-        GROUP, VERSION, ns, PLURAL, body
+    created = cast(
+        dict[str, Any],
+        client.CustomObjectsApi(api).create_namespaced_custom_object(
+            GROUP, VERSION, ns, PLURAL, body
+        ),
     )
     return created
 
 
 def get_rollout(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any]:
-    found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
-        GROUP, VERSION, namespace, PLURAL, name
+    found = cast(
+        dict[str, Any],
+        client.CustomObjectsApi(api).get_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL, name
+        ),
     )
     return found

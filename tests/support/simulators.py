@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.simulator import Simulator
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.simulator.apiserver.gofmt import go_format
 from app.simulator.apiserver.schema import PatchMeta
-from app.simulator.apiserver.strategic import Lookup, go_format
+from app.simulator.apiserver.strategic import Lookup
 
 Path = tuple[str, ...]
 

@@ -26,6 +26,7 @@ from app.simulator.testing import running_simulator
 from app.store.extensions import db
 from app.store.models import AuditEvent, Policy, Recommendation
 from app.store.session import app_sessions
+from tests.support.json_bodies import raw_body
 
 NS = "shop"
 GI = 1024**3
@@ -191,7 +192,7 @@ def server_pods(api: Any, namespace: str = NS) -> list[dict[str, Any]]:
     import json
 
     resp = client.CoreV1Api(api).list_namespaced_pod(namespace, _preload_content=False)
-    items: list[dict[str, Any]] = json.loads(resp.data)["items"]
+    items: list[dict[str, Any]] = json.loads(raw_body(resp))["items"]
     return items
 
 

@@ -21,6 +21,7 @@ from app.simulator.simulator import Simulator
 from app.simulator.testing import EMPTY
 from app.webhook import webhook_of
 from app.webhook.sources import ClusterSources, should_watch
+from tests.support.json_bodies import plain
 from tests.support.pods import amounts, apply_strictly
 from tests.support.reviews import (
     MI,
@@ -71,7 +72,7 @@ def test_limit_range_caps_the_mutated_request(
 ) -> None:
     core = k8s.CoreV1Api(api)
     core.create_namespaced_limit_range(
-        "shop", limit_range("cap", [{"type": "Container", "max": {"cpu": "200m"}}])
+        "shop", plain(limit_range("cap", [{"type": "Container", "max": {"cpu": "200m"}}]))
     )
     hook = webhook_of(app)
     hook.sources = ClusterSources(api_client=api)
@@ -102,10 +103,11 @@ def test_limit_range_caps_the_mutated_request(
 def test_several_limit_ranges_of_a_namespace_all_apply(api: k8s.ApiClient) -> None:
     core = k8s.CoreV1Api(api)
     core.create_namespaced_limit_range(
-        "shop", limit_range("a", [{"type": "Container", "max": {"cpu": "2", "memory": "1Gi"}}])
+        "shop",
+        plain(limit_range("a", [{"type": "Container", "max": {"cpu": "2", "memory": "1Gi"}}])),
     )
     core.create_namespaced_limit_range(
-        "shop", limit_range("b", [{"type": "Container", "max": {"cpu": "1"}}])
+        "shop", plain(limit_range("b", [{"type": "Container", "max": {"cpu": "1"}}]))
     )
     cache = LimitRangeCache(api).start()
     try:
@@ -124,7 +126,7 @@ def test_limit_ranges_that_cannot_be_listed_leave_the_webhook_working(
     """An API server that does not answer: no capping, one warning, pods still patched."""
     unreachable = client_for("http://127.0.0.1:1")
     hook = webhook_of(app)
-    hook.sources = ClusterSources(api_client=unreachable)
+    hook.sources = sources = ClusterSources(api_client=unreachable)
     add_policy()
     add_recommendation(cpu=250, memory=256 * MI)
     refresh(app)
@@ -135,7 +137,10 @@ def test_limit_ranges_that_cannot_be_listed_leave_the_webhook_working(
             c = apply_strictly(app_pod(), patch_of(body["response"]))["spec"]["containers"][0]
             assert amounts(c, "requests") == {"cpu": 250, "memory": 256 * MI}
             assert hook.limit_ranges is not None and hook.limit_ranges("shop") == ()
-            eventually(lambda: hook.limit_ranges.failing, "the failed LIST is noted")
+            eventually(
+                lambda: sources.limit_ranges is not None and sources.limit_ranges.failing,
+                "the failed LIST is noted",
+            )
         warnings = [r for r in caplog.records if "cannot list LimitRanges" in r.getMessage()]
         assert len(warnings) == 1
     finally:
@@ -211,7 +216,11 @@ def owned_by(kind: str, name: str, uid: str = "") -> list[dict[str, Any]]:
 def pod_of(kind: str, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
     owner = owned_by(kind, name)
     owner[0]["apiVersion"] = "apps/v1" if kind == "ReplicaSet" else "batch/v1"
-    meta = {"generateName": f"{name}-", "namespace": "shop", "ownerReferences": owner}
+    meta: dict[str, Any] = {
+        "generateName": f"{name}-",
+        "namespace": "shop",
+        "ownerReferences": owner,
+    }
     if labels:
         meta["labels"] = labels
     return {"metadata": meta, "spec": {"containers": [{"name": "app", "image": "busybox"}]}}
@@ -226,47 +235,61 @@ def owners(api: k8s.ApiClient) -> Iterator[OwnerCache]:
     # The owners exist: the garbage collector deletes what names an owner that does not.
     web = apps.create_namespaced_deployment(
         "shop",
-        {
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": 0,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}, "spec": rs_template["spec"]},
-            },
-        },
+        plain(
+            {
+                "metadata": {"name": "web"},
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": rs_template["spec"],
+                    },
+                },
+            }
+        ),
     )
     x = batch.create_namespaced_cron_job(
-        "shop", {"metadata": {"name": "x"}, "spec": {"schedule": "0 0 * * *", "jobTemplate": {}}}
+        "shop",
+        plain({"metadata": {"name": "x"}, "spec": {"schedule": "0 0 * * *", "jobTemplate": {}}}),
     )
     apps.create_namespaced_replica_set(
         "shop",
-        {
-            "metadata": {
-                "name": "custom",
-                "ownerReferences": owned_by("Deployment", "web", web.metadata.uid),
-            },
-            "spec": {"replicas": 0, "selector": selector, "template": rs_template},
-        },
+        plain(
+            {
+                "metadata": {
+                    "name": "custom",
+                    "ownerReferences": owned_by("Deployment", "web", web.metadata.uid),
+                },
+                "spec": {"replicas": 0, "selector": selector, "template": rs_template},
+            }
+        ),
         _preload_content=False,
     )
     batch.create_namespaced_cron_job(
         "shop",
-        {"metadata": {"name": "nightly"}, "spec": {"schedule": "0 0 * * *", "jobTemplate": {}}},
+        plain(
+            {"metadata": {"name": "nightly"}, "spec": {"schedule": "0 0 * * *", "jobTemplate": {}}}
+        ),
         _preload_content=False,
     )
     batch.create_namespaced_job(
         "shop",
-        {
-            "metadata": {
-                "name": "nightly-29000000",
-                "ownerReferences": owned_by("CronJob", "x", x.metadata.uid),
-            },
-            "spec": JOB_TEMPLATE,
-        },
+        plain(
+            {
+                "metadata": {
+                    "name": "nightly-29000000",
+                    "ownerReferences": owned_by("CronJob", "x", x.metadata.uid),
+                },
+                "spec": JOB_TEMPLATE,
+            }
+        ),
         _preload_content=False,
     )
     batch.create_namespaced_job(
-        "shop", {"metadata": {"name": "one-off"}, "spec": JOB_TEMPLATE}, _preload_content=False
+        "shop",
+        plain({"metadata": {"name": "one-off"}, "spec": JOB_TEMPLATE}),
+        _preload_content=False,
     )
     cache = OwnerCache(api).start()
     assert cache.wait_synced(10)

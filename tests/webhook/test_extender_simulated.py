@@ -19,6 +19,7 @@ from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.node_levels import save_node_levels
 from app.webhook import extender_of
+from tests.support.json_bodies import plain
 from tests.support.reviews import refresh
 
 GI = 1 << 30
@@ -64,7 +65,7 @@ def test_pods_go_to_the_lowest_node(app: Flask, served: str, sim: Simulator, api
     assert extender_of(app).levels.refresh()
     refresh(app)
     core = client.CoreV1Api(api)
-    core.create_namespaced_pod("shop", pod("before"))  # no extender: the default scores
+    core.create_namespaced_pod("shop", plain(pod("before")))  # no extender: the default scores
     sim.settle()
     sim.cluster.extenders = parse_extenders(
         [
@@ -79,7 +80,7 @@ def test_pods_go_to_the_lowest_node(app: Flask, served: str, sim: Simulator, api
         ]
     )
     for i in range(3):
-        core.create_namespaced_pod("shop", pod(f"p{i}"))
+        core.create_namespaced_pod("shop", plain(pod(f"p{i}")))
         sim.settle()
     nodes = {p.metadata.name: p.spec.node_name for p in core.list_namespaced_pod("shop").items}
     assert nodes["before"] == "worker-0"  # requests alone: all equal, the first

@@ -18,6 +18,7 @@ from app.core.nodes import NodeView
 from app.simulator.simulator import Simulator
 from app.webhook import node_fit, webhook_of
 from app.webhook.sources import ClusterSources
+from tests.support.json_bodies import raw_body
 from tests.support.pods import amounts, apply_strictly, container, pod
 from tests.support.reviews import (
     MI,
@@ -65,7 +66,7 @@ def eventually(check: Callable[[], Any], what: str) -> Any:
 
 def allocatable(api: Any, name: str) -> tuple[int, int]:
     view = NodeView.parse(
-        json.loads(k8s.CoreV1Api(api).read_node(name, _preload_content=False).data)
+        json.loads(raw_body(k8s.CoreV1Api(api).read_node(name, _preload_content=False)))
     )
     assert view.cpu_allocatable is not None and view.memory_allocatable is not None
     return view.cpu_allocatable, view.memory_allocatable

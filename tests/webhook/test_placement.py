@@ -44,7 +44,7 @@ def app_config() -> dict[str, object]:
 def answer(client: FlaskClient, p: dict[str, Any]) -> dict[str, Any]:
     resp = post(client, review(p))
     assert resp.status_code == 200
-    return resp.get_json()["response"]  # type: ignore[no-any-return]
+    return resp.get_json()["response"]
 
 
 def admitted(client: FlaskClient, p: dict[str, Any]) -> dict[str, Any]:

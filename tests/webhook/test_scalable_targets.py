@@ -22,6 +22,7 @@ from app.simulator.simulator import Simulator
 from app.simulator.testing import EMPTY
 from app.webhook import webhook_of
 from app.webhook.sources import ClusterSources
+from tests.support.json_bodies import plain
 from tests.support.pods import amounts, apply_strictly
 from tests.support.processes import wait_for
 from tests.support.reviews import (
@@ -144,7 +145,7 @@ def test_a_definition_installed_later_is_found_on_the_next_miss(
             ],
         },
     }
-    k8s.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    k8s.ApiextensionsV1Api(api).create_custom_resource_definition(plain(crd))
     assert kinds("example.io", "Widget")  # not listed then: the first question lists again
     assert not kinds("example.io", "Gadget")  # asked in vain: not listed again for a while
     before = kinds.refreshes
@@ -197,7 +198,12 @@ def test_the_webhook_sizes_a_rollouts_pod_by_the_policy_naming_the_rollout(
         hook.start(wait=10)
         owners = hook.owner_lookup
         assert isinstance(owners, OwnerCache) and owners.wait_synced(10)
-        wait_for(lambda: hook.start() or hook.scalable is not None, 10, "discovery listed")
+
+        def discovered() -> bool:
+            hook.start()
+            return hook.scalable is not None
+
+        wait_for(discovered, 10, "discovery listed")
         p = rollout_pod(api)
         body = post(client, review(p)).get_json()
         c = apply_strictly(p, patch_of(body["response"]))["spec"]["containers"][0]

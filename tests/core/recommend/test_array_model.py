@@ -12,6 +12,7 @@ oracle of the first test; VPA's own test tables, test_replay_matches_vpa.py, sti
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -164,12 +165,16 @@ def assert_same(old: ArrayModel, new: ArrayModel, every_strategy: bool = False) 
     if every_strategy:
         for strategy in STRATEGIES[1:]:
             want = {w: old.recommend(w, None, strategy) for w in old.workloads()}
-            assert want == new.recommend_all(strategy_of=lambda w, s=strategy: s)
+            assert want == new.recommend_all(strategy_of=always(strategy))
+
+
+def always(strategy: Strategy) -> Callable[[WorkloadKey], Strategy]:
+    return lambda _w: strategy
 
 
 def restarted(
     old: ArrayModel, new: ArrayModel, s: RecommenderSettings, idle: float
-) -> tuple[ArrayModel, ArrayModel]:
+) -> tuple[OneByOne, ArrayModel]:
     """Both models saved and restored into fresh ones, as the recommender restarts (each
     workload tuned again by its strategy, when the models are told it)."""
     old2, new2 = OneByOne(s, idle), ArrayModel(s, idle)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,7 +30,7 @@ def test_single_sample_example() -> None:
     # to whole MiB (RIGHTSIZER_ROUND_MEMORY_BYTES) -> 1115Mi.
     rows = parse_trace(["timestamp,container,cpu,memory", "1700000000,app,0.5,1000000000"])
     out = recommendations_json(replay(rows))
-    [c] = out["containers"]  # type: ignore[misc]
+    [c] = cast(list[dict[str, Any]], out["containers"])
     assert c["target"] == {"cpu": "587m", "memory": "1115Mi"}
     assert c["uncappedTarget"] == c["target"]
     # No history: the lower bound collapses to the pod minimum, the upper bound is unbounded
@@ -98,7 +100,7 @@ def test_estimate_orders_bounds() -> None:
     assert est.lower_bound.cpu > 25
 
 
-def _chained(agg: AggregateState, containers: int, s: RecommenderSettings) -> tuple:
+def _chained(agg: AggregateState, containers: int, s: RecommenderSettings) -> tuple[Any, ...]:
     """VPA's estimator chain step by step (each percentile on its own, +margin, x confidence
     for the bounds, at least the pod minimum), the reference `estimate` is checked against."""
     conf = confidence(agg, s)
@@ -123,7 +125,7 @@ def _chained(agg: AggregateState, containers: int, s: RecommenderSettings) -> tu
             amount(agg.cpu.percentile(cpu_p) * 1000.0), amount(agg.memory.percentile(memory_p))
         )
         r = with_margin(r, s.safety_margin_fraction)
-        if multiplier is not None:
+        if multiplier is not None and exponent is not None:
             r = r.scaled(confidence_factor(conf, multiplier, exponent))
         out.append(r.at_least(floor))
     return tuple(out)

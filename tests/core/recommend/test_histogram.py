@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -234,7 +235,7 @@ _OPERATIONS = st.lists(
 
 @settings(max_examples=400)  # a tie takes about a hundred examples to come up
 @given(_OPERATIONS, st.lists(_FRACTIONS, max_size=5))
-def test_percentiles_are_the_walks_of_each(ops: list[tuple], ps: list[float]) -> None:
+def test_percentiles_are_the_walks_of_each(ops: list[tuple[Any, ...]], ps: list[float]) -> None:
     """Histogram.percentiles (one running sum, thresholds found by bisection) gives what the
     walk gives for each fraction, on histograms made by any sequence of samples added and
     taken out, decays and rescales, ties of the running weight with a threshold included."""

@@ -13,6 +13,7 @@ memory limit is the request, CPU gets no limit. Its description's example:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,7 +28,7 @@ W = WorkloadKey("shop", "Deployment", "web")
 T0 = 1_700_006_400.0  # a UTC midnight
 
 
-def model_of(cpu: list[float], memory: list[float], step: float = 60.0) -> ArrayModel:
+def model_of(cpu: Sequence[float], memory: Sequence[float], step: float = 60.0) -> ArrayModel:
     m = ArrayModel()
     for i, (c, mem) in enumerate(zip(cpu, memory, strict=True)):
         m.add_cpu(W, "web-1", "app", T0 + i * step, c, 0.5)

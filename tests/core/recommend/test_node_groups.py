@@ -4,6 +4,8 @@ are dropped, and idle groups expire."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +58,7 @@ usage = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(usage)
-def test_a_groups_recommendation_is_that_of_its_pods_alone(samples: list) -> None:
+def test_a_groups_recommendation_is_that_of_its_pods_alone(samples: list[Any]) -> None:
     g = models()
     alone: dict[tuple[str, str], ArrayModel] = {}
     for value, pod, cores, mib, dt in sorted(samples, key=lambda s: s[4]):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 
-from app.core.recommend.trace import TraceError, parse_timestamp, parse_trace
+from app.core.recommend.trace import TraceError, TraceRow, parse_timestamp, parse_trace
 
 HEADER = "timestamp,container,cpu,memory"
 
 
-def parse(*lines: str) -> list:
+def parse(*lines: str) -> list[TraceRow]:
     return parse_trace(list(lines))
 
 
@@ -83,7 +85,7 @@ def _rows(start: int, hours: int, cpu: float) -> list[str]:
     ]
 
 
-def _replay(lines: list[str]) -> dict:
+def _replay(lines: list[str]) -> dict[str, Any]:
     from app.core.recommend.trace import recommendations_json, replay
 
     return recommendations_json(replay(parse("timestamp,container,cpu,memory", *lines)))
@@ -123,7 +125,7 @@ def test_an_oom_kill_may_come_after_later_samples_and_counts_when_fresh() -> Non
         from app.core.recommend.trace import recommendations_json, replay
 
         out = recommendations_json(replay(parse_trace([header, *plain, *extra])))
-        [c] = out["containers"]  # type: ignore[misc]
+        [c] = cast(list[dict[str, Any]], out["containers"])
         return str(c["target"]["memory"])
 
     assert parse_trace([header, *plain, f"{last - 60},app,,2147483648,oom"])[-1].event == "oom"

@@ -6,6 +6,7 @@ weighs; the idle time as VPA's memory aggregation window, interval x count."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -48,7 +49,9 @@ def test_without_parameters_nothing_is_tuned() -> None:
     ),
     st.floats(1.0, 1e8),
 )
-def test_the_default_strategy_replaces_no_setting(changed: dict, idle_after: float) -> None:
+def test_the_default_strategy_replaces_no_setting(
+    changed: dict[str, Any], idle_after: float
+) -> None:
     """ArrayModel.recommend takes the model's own settings for VPA without asking `tuning`:
     what tuning gives for VPA is those settings and idle time, whatever they are."""
     s = RecommenderSettings(**changed)

@@ -19,8 +19,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
+from tests.support.json_bodies import plain
 from tests.support.simulators import pod_body, send
 
 
@@ -145,43 +146,45 @@ def _register(
     ca: str | None = None,
     failure: str = "Fail",
     timeout: int = 5,
-    ns_selector: dict | None = None,
-    object_selector: dict | None = None,
+    ns_selector: dict[str, Any] | None = None,
+    object_selector: dict[str, Any] | None = None,
     reinvocation: str = "Never",
     hook_name: str = "pods.rightsizer.io",
     path: str = "/mutate",
 ) -> None:
     adm = client.AdmissionregistrationV1Api(api_client)
     adm.create_mutating_webhook_configuration(
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "MutatingWebhookConfiguration",
-            "metadata": {"name": name},
-            "webhooks": [
-                {
-                    "name": hook_name,
-                    "admissionReviewVersions": ["v1"],
-                    "sideEffects": "None",
-                    "failurePolicy": failure,
-                    "timeoutSeconds": timeout,
-                    "reinvocationPolicy": reinvocation,
-                    "namespaceSelector": ns_selector or {},
-                    "objectSelector": object_selector or {},
-                    "clientConfig": {
-                        "caBundle": ca or hook.ca_bundle,
-                        "service": {"namespace": "webhooks", "name": "hook", "path": path},
-                    },
-                    "rules": [
-                        {
-                            "operations": ["CREATE"],
-                            "apiGroups": [""],
-                            "apiVersions": ["v1"],
-                            "resources": ["pods"],
-                        }
-                    ],
-                }
-            ],
-        }
+        plain(
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": name},
+                "webhooks": [
+                    {
+                        "name": hook_name,
+                        "admissionReviewVersions": ["v1"],
+                        "sideEffects": "None",
+                        "failurePolicy": failure,
+                        "timeoutSeconds": timeout,
+                        "reinvocationPolicy": reinvocation,
+                        "namespaceSelector": ns_selector or {},
+                        "objectSelector": object_selector or {},
+                        "clientConfig": {
+                            "caBundle": ca or hook.ca_bundle,
+                            "service": {"namespace": "webhooks", "name": "hook", "path": path},
+                        },
+                        "rules": [
+                            {
+                                "operations": ["CREATE"],
+                                "apiGroups": [""],
+                                "apiVersions": ["v1"],
+                                "resources": ["pods"],
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
     )
 
 

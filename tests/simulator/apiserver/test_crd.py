@@ -18,6 +18,7 @@ from kubernetes.client.exceptions import ApiException
 
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import json_object
 from tests.support.kubectl import Kubectl, manifest
 from tests.support.processes import wait_for
 from tests.support.rollouts import (
@@ -165,12 +166,16 @@ def test_custom_resources_are_pruned_typed_and_keep_status_to_the_subresource(
         "spec.replicas": 'Invalid value: "string": spec.replicas in body must be of type '
         'integer: "string"'
     }
-    patched = custom.patch_namespaced_custom_object(
-        GROUP, VERSION, NS, PLURAL, "typed", {"spec": {"paused": True}}
+    patched = json_object(
+        custom.patch_namespaced_custom_object(
+            GROUP, VERSION, NS, PLURAL, "typed", {"spec": {"paused": True}}
+        )
     )
     assert patched["metadata"]["generation"] == 2
-    same = custom.patch_namespaced_custom_object(
-        GROUP, VERSION, NS, PLURAL, "typed", {"metadata": {"labels": {"a": "b"}}}
+    same = json_object(
+        custom.patch_namespaced_custom_object(
+            GROUP, VERSION, NS, PLURAL, "typed", {"metadata": {"labels": {"a": "b"}}}
+        )
     )
     assert same["metadata"]["generation"] == 2  # metadata only: no new generation
     custom.delete_namespaced_custom_object(GROUP, VERSION, NS, PLURAL, "typed")
@@ -182,7 +187,9 @@ def test_scale_subresource_reads_and_writes_the_definitions_paths(
     custom = client.CustomObjectsApi(api)
     create_rollout(api, rollout("scaled", NS, replicas=1, labels={"app": "scaled"}))
     settle(installed)
-    scale = custom.get_namespaced_custom_object_scale(GROUP, VERSION, NS, PLURAL, "scaled")
+    scale = json_object(
+        custom.get_namespaced_custom_object_scale(GROUP, VERSION, NS, PLURAL, "scaled")
+    )
     assert scale["kind"] == "Scale" and scale["apiVersion"] == "autoscaling/v1"
     assert scale["spec"] == {"replicas": 1}
     assert scale["status"] == {"replicas": 1, "selector": "app=scaled"}
@@ -305,8 +312,10 @@ def test_deleting_the_definition_deletes_its_objects() -> None:
         install_rollouts(api)  # the same definition again: the old objects do not come back
         wait_for(
             lambda: (
-                client.CustomObjectsApi(api).list_namespaced_custom_object(
-                    GROUP, VERSION, NS, PLURAL
+                json_object(
+                    client.CustomObjectsApi(api).list_namespaced_custom_object(
+                        GROUP, VERSION, NS, PLURAL
+                    )
                 )["items"]
                 == []
             ),

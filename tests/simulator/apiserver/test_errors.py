@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.apiserver.errors import FieldError, invalid
+from tests.support.json_bodies import plain
 from tests.support.kubectl import WORKFLOWS, Kubectl, deployment, manifest
 
 NS = "demo"
@@ -110,7 +111,9 @@ def test_kubectl_create_prints_each_invalid_field_once(
 
 def test_the_python_client_reads_the_message_and_causes_apart(module_api: client.ApiClient) -> None:
     with pytest.raises(ApiException) as e:
-        client.AppsV1Api(module_api).create_namespaced_deployment(NS, broken_deployment("web2"))
+        client.AppsV1Api(module_api).create_namespaced_deployment(
+            NS, plain(broken_deployment("web2"))
+        )
     assert e.value.status == 422
     status = json.loads(e.value.body)
     assert (status["reason"], status["code"]) == ("Invalid", 422)

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.apiserver.resources import DEPLOYMENT, POD, REPLICASET
 from app.simulator.apiserver.store import WatchEvent
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import WORKFLOWS, Kubectl, deployment, manifest
 
 NS = "demo"
@@ -151,7 +152,7 @@ def test_delete_options_are_validated_and_preconditions_checked(
     module_sim: Simulator, module_api: client.ApiClient
 ) -> None:
     core = client.CoreV1Api(module_api)
-    core.create_namespaced_config_map(NS, {"metadata": {"name": "opts"}})
+    core.create_namespaced_config_map(NS, plain({"metadata": {"name": "opts"}}))
     with pytest.raises(ApiException) as bad:
         core.delete_namespaced_config_map("opts", NS, propagation_policy="Sometimes")
     assert bad.value.status == 422
@@ -161,7 +162,9 @@ def test_delete_options_are_validated_and_preconditions_checked(
     )
     with pytest.raises(ApiException) as stale:
         core.delete_namespaced_config_map(
-            "opts", NS, body=client.V1DeleteOptions(preconditions={"uid": "not-its-uid"})
+            "opts",
+            NS,
+            body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="not-its-uid")),
         )
     assert stale.value.status == 409
     assert "Precondition failed: UID in precondition: not-its-uid" in stale.value.body
@@ -173,7 +176,9 @@ def test_dependents_of_an_owner_that_never_existed_are_collected(
 ) -> None:
     core = client.CoreV1Api(module_api)
     ghost = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "no-such-uid"}
-    core.create_namespaced_config_map(NS, {"metadata": {"name": "dep", "ownerReferences": [ghost]}})
+    core.create_namespaced_config_map(
+        NS, plain({"metadata": {"name": "dep", "ownerReferences": [ghost]}})
+    )
     module_sim.settle()
     with pytest.raises(ApiException) as gone:
         core.read_namespaced_config_map("dep", NS)

@@ -19,7 +19,9 @@ def _lr(*items: dict[str, Any], name: str = "lr") -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": {"limits": list(items)}}
 
 
-def _ctr(name: str, req: dict | None = None, lim: dict | None = None, **extra) -> dict:
+def _ctr(
+    name: str, req: dict[str, Any] | None = None, lim: dict[str, Any] | None = None, **extra
+) -> dict[str, Any]:
     res = {}
     if req is not None:
         res["requests"] = req
@@ -28,7 +30,11 @@ def _ctr(name: str, req: dict | None = None, lim: dict | None = None, **extra) -
     return {"name": name, "resources": res, **extra}
 
 
-def _pod(*containers: dict, init: list | None = None, resources: dict | None = None) -> dict:
+def _pod(
+    *containers: dict[str, Any],
+    init: list[Any] | None = None,
+    resources: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": list(containers), "initContainers": init or []}
     if resources is not None:
         spec["resources"] = resources
@@ -68,7 +74,7 @@ def test_pod_level_resources_override_the_aggregate_for_cpu_and_memory_only():
     }
 
 
-def _message(pod: dict, *items: dict) -> str:
+def _message(pod: dict[str, Any], *items: dict[str, Any]) -> str:
     with pytest.raises(ApiError) as e:
         limitranger.validate(pod, [_lr(*items)])
     assert e.value.code == 403 and e.value.reason == "Forbidden"
@@ -150,7 +156,7 @@ _LIST = st.dictionaries(_NAMES, _QUANTITIES, max_size=3)
 
 
 @st.composite
-def _containers(draw: Any, prefix: str, sidecars: bool) -> list[dict]:
+def _containers(draw: Any, prefix: str, sidecars: bool) -> list[dict[str, Any]]:
     out = []
     for i in range(draw(st.integers(0 if prefix == "i" else 1, 3))):
         res = {
@@ -166,7 +172,7 @@ def _containers(draw: Any, prefix: str, sidecars: bool) -> list[dict]:
 
 
 @st.composite
-def _pods(draw: Any) -> dict:
+def _pods(draw: Any) -> dict[str, Any]:
     pod = _pod(*draw(_containers("c", False)), init=draw(_containers("i", True)))
     if draw(st.booleans()):
         pod["spec"]["resources"] = {"requests": draw(_LIST), "limits": draw(_LIST)}

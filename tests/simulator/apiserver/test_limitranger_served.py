@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
+
+from tests.support.json_bodies import plain
 
 NS = "other"
 
@@ -20,12 +22,14 @@ NS = "other"
 def _limit_range(core: client.CoreV1Api, *items: dict[str, Any], name: str = "limits") -> None:
     core.create_namespaced_limit_range(
         NS,
-        {
-            "apiVersion": "v1",
-            "kind": "LimitRange",
-            "metadata": {"name": name},
-            "spec": {"limits": list(items)},
-        },
+        plain(
+            {
+                "apiVersion": "v1",
+                "kind": "LimitRange",
+                "metadata": {"name": name},
+                "spec": {"limits": list(items)},
+            }
+        ),
     )
 
 
@@ -45,7 +49,9 @@ def _pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
-def _c(name: str, requests: dict | None = None, limits: dict | None = None, **extra) -> dict:
+def _c(
+    name: str, requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None, **extra
+) -> dict[str, Any]:
     res: dict[str, Any] = {}
     if requests:
         res["requests"] = requests
@@ -56,7 +62,7 @@ def _c(name: str, requests: dict | None = None, limits: dict | None = None, **ex
 
 def _refused(core: client.CoreV1Api, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     with pytest.raises(ApiException) as e:
-        core.create_namespaced_pod(NS, body)
+        core.create_namespaced_pod(NS, plain(body))
     return e.value.status, json.loads(e.value.body)
 
 

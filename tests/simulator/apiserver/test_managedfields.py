@@ -203,7 +203,7 @@ containers = st.lists(
     ),
     min_size=1,
     max_size=3,
-    unique_by=lambda c: c["name"],
+    unique_by=lambda c: str(c["name"]),
 )
 configs = st.builds(
     lambda labels, replicas, cs, finalizers: {

@@ -175,7 +175,7 @@ def test_the_protobuf_fields_are_gnostics(doc: dict[str, Any]) -> None:
     assert yaml.safe_load(yaml_text[2]) == [{"group": "", "kind": "Pod", "version": "v1"}]
 
 
-_NAMES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+_NAMES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
 _JSON = st.recursive(
     st.none()
     | st.booleans()

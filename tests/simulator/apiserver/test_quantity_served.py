@@ -19,6 +19,7 @@ from kubernetes import client
 
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import WORKFLOWS, Kubectl
 from tests.support.simulators import send
 
@@ -62,7 +63,7 @@ def test_the_official_client_reads_a_pod_created_with_numbers_canonically(
     assert read.requests == {"cpu": "500m", "memory": "1Gi"}
     assert read.limits == {"cpu": "1500m", "memory": "1536Mi"}
     # A quantity already in canonical form, and one ParseQuantity keeps as sent, are unchanged.
-    made = core.create_namespaced_pod(NS, pod("kept", {"cpu": "250m"}, {"cpu": "+1"}))
+    made = core.create_namespaced_pod(NS, plain(pod("kept", {"cpu": "250m"}, {"cpu": "+1"})))
     assert made.spec.containers[0].resources.requests == {"cpu": "250m"}
     assert made.spec.containers[0].resources.limits == {"cpu": "+1"}
 
@@ -83,7 +84,7 @@ def test_a_patch_with_numbers_reaches_the_pods_canonical(
             },
         },
     }
-    apps.create_namespaced_deployment(NS, deployment)
+    apps.create_namespaced_deployment(NS, plain(deployment))
     patch = {
         "spec": {
             "replicas": 1,

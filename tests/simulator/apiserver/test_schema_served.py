@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import kubernetes_validate
 import pytest
 from kubernetes import client
 
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 
 # Paths of every kind the default scenario creates, read raw (no client model in between).
 PATHS = [
@@ -26,7 +28,7 @@ PATHS = [
 
 
 @pytest.fixture(scope="module")
-def served() -> dict[str, list[dict]]:
+def served() -> dict[str, list[dict[str, Any]]]:
     with running_simulator() as sim:  # the bundled scenario: OOMs, history, every kind
         api = sim.api_client()
         out = {}
@@ -36,13 +38,15 @@ def served() -> dict[str, list[dict]]:
         core = client.CoreV1Api(api)
         core.create_namespaced_event(
             "default",
-            {
-                "metadata": {"name": "e1"},
-                "involvedObject": {"kind": "Pod", "name": "x"},
-                "reason": "Test",
-                "message": "hello",
-                "type": "Normal",
-            },
+            plain(
+                {
+                    "metadata": {"name": "e1"},
+                    "involvedObject": {"kind": "Pod", "name": "x"},
+                    "reason": "Test",
+                    "message": "hello",
+                    "type": "Normal",
+                }
+            ),
         )
         out["events"] = [
             json.loads(

@@ -13,6 +13,7 @@ from kubernetes import client
 
 from app.simulator.apiserver import kinds
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain, raw_body
 from tests.support.kubectl import WORKFLOWS, Kubectl, workload
 
 NS = "demo"
@@ -61,7 +62,7 @@ def pods_of(api: client.ApiClient, app: str) -> list[dict[str, Any]]:
     resp = client.CoreV1Api(api).list_namespaced_pod(
         NS, label_selector=f"app={app}", _preload_content=False
     )
-    return list(json.loads(resp.data)["items"])
+    return list(json.loads(raw_body(resp))["items"])
 
 
 def assert_template_defaults_only(spec: dict[str, Any]) -> None:
@@ -114,7 +115,9 @@ def test_daemon_pods_keep_the_controllers_tolerations_without_seconds(
     """The DaemonSet controller adds not-ready/unreachable NoExecute tolerations without
     tolerationSeconds (util.AddOrUpdateDaemonPodTolerations); DefaultTolerationSeconds then
     finds them tolerated and adds nothing. A template with the 300 s ones would pass them on."""
-    client.AppsV1Api(module_api).create_namespaced_daemon_set(NS, workload("DaemonSet", "t-ds"))
+    client.AppsV1Api(module_api).create_namespaced_daemon_set(
+        NS, plain(workload("DaemonSet", "t-ds"))
+    )
     ds = raw(module_api, "read_namespaced_daemon_set", "t-ds", NS)
     assert_template_defaults_only(ds["spec"]["template"]["spec"])
     module_sim.settle()

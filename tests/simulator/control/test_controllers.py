@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.testing import running_simulator
 from tests.support.simulators import SMALL, pod_body
 
 
-def _web_pods(core: client.CoreV1Api) -> list:
+def _web_pods(core: client.CoreV1Api) -> list[Any]:
     return core.list_namespaced_pod("shop", label_selector="app=web").items
 
 

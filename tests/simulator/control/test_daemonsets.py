@@ -10,6 +10,7 @@ from kubernetes import client
 
 from app.simulator.scenarios.scenario import ScenarioError, parse
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import json_object, plain
 from tests.support.kubectl import run_kubectl
 from tests.support.simulators import pod_body
 
@@ -144,7 +145,7 @@ def test_a_daemonset_with_a_required_affinity_runs_only_on_matching_nodes(
             },
         },
     }
-    apps.create_namespaced_daemon_set("ops", body)
+    apps.create_namespaced_daemon_set("ops", plain(body))
     sim.settle()
     pods = core.list_namespaced_pod("ops", label_selector="app=big").items
     assert sorted(p.spec.node_name for p in pods) == ["large-0", "large-1"]
@@ -166,7 +167,7 @@ def test_a_pod_no_node_matches_stays_pending_with_the_schedulers_reason(
             }
         }
     }
-    core.create_namespaced_pod("ops", body)
+    core.create_namespaced_pod("ops", plain(body))
     sim.settle()
     pod = core.read_namespaced_pod("nowhere", "ops")
     assert pod.status.phase == "Pending" and not pod.spec.node_name
@@ -183,8 +184,10 @@ def test_usage_scales_with_the_node_group_of_the_pods_node(
     sim: Simulator, core: client.CoreV1Api, api_client: client.ApiClient
 ) -> None:
     node_of = {p.metadata.name: p.spec.node_name for p in _agents(core)}
-    metrics = client.CustomObjectsApi(api_client).list_namespaced_custom_object(
-        "metrics.k8s.io", "v1beta1", "ops", "pods", label_selector="app=agent"
+    metrics = json_object(
+        client.CustomObjectsApi(api_client).list_namespaced_custom_object(
+            "metrics.k8s.io", "v1beta1", "ops", "pods", label_selector="app=agent"
+        )
     )
     seen = {}
     for item in metrics["items"]:

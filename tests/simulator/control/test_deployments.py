@@ -20,6 +20,7 @@ from kubernetes import client
 from app.simulator.apiserver.resources import POD, REPLICASET
 from app.simulator.apiserver.store import WatchEvent
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import deployment
 
 NS = "demo"
@@ -65,7 +66,7 @@ def test_a_rolling_update_stays_within_its_fenceposts(
     assume(not (surge in (0, "0%") and unavailable in (0, "0%")))  # validation refuses it
     name = f"p{next(_names)}"
     apps.create_namespaced_deployment(
-        NS, deployment(name, replicas=replicas, max_surge=surge, max_unavailable=unavailable)
+        NS, plain(deployment(name, replicas=replicas, max_surge=surge, max_unavailable=unavailable))
     )
     module_sim.settle()
     max_surge = resolve(surge, replicas, up=True)
@@ -121,7 +122,7 @@ def test_scaling_a_paused_rollout_shares_the_new_size_proportionally(
     module_sim: Simulator, apps: client.AppsV1Api
 ) -> None:
     apps.create_namespaced_deployment(
-        NS, deployment("prop", replicas=10, max_surge=3, max_unavailable=2)
+        NS, plain(deployment("prop", replicas=10, max_surge=3, max_unavailable=2))
     )
     module_sim.settle()
     # Pause in the middle of a rollout: hold the new pods back with a request no node fits.
@@ -161,7 +162,7 @@ def test_a_rolling_update_with_neither_surge_nor_unavailability_is_refused(
 ) -> None:
     with pytest.raises(client.ApiException) as refused:
         apps.create_namespaced_deployment(
-            NS, deployment("frozen", max_surge=0, max_unavailable="0%")
+            NS, plain(deployment("frozen", max_surge=0, max_unavailable="0%"))
         )
     assert refused.value.status == 422
     assert json.loads(refused.value.body)["message"] == (

@@ -13,6 +13,7 @@ from kubernetes import client
 
 from app.simulator.simulator import Simulator
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import describe_events, run_kubectl
 from tests.support.simulators import SMALL
 
@@ -220,21 +221,27 @@ def test_an_admission_refusal_is_a_failed_create_on_the_replicaset(
     )
     client.AppsV1Api(core.api_client).create_namespaced_deployment(
         "other",
-        {
-            "metadata": {"name": "big"},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "big"}},
-                "template": {
-                    "metadata": {"labels": {"app": "big"}},
-                    "spec": {
-                        "containers": [
-                            {"name": "app", "image": "x:1", "resources": {"limits": {"cpu": "2"}}}
-                        ]
+        plain(
+            {
+                "metadata": {"name": "big"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "big"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "big"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "app",
+                                    "image": "x:1",
+                                    "resources": {"limits": {"cpu": "2"}},
+                                }
+                            ]
+                        },
                     },
                 },
-            },
-        },
+            }
+        ),
     )
     sim.settle()
     [rs] = (

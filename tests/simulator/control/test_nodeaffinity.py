@@ -85,7 +85,7 @@ def test_node_selector_and_affinity_must_both_match() -> None:
 
 def test_daemon_pod_affinity_replaces_only_the_required_terms() -> None:
     preferred = [{"weight": 1, "preference": expr("size", "In", "large")}]
-    spec = {
+    spec: dict[str, Any] = {
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from tests.support.simulators import pod_body
 
 
-def _status(e: ApiException) -> dict:
+def _status(e: ApiException) -> dict[str, Any]:
     body = json.loads(e.body)
     assert body["kind"] == "Status" and body["status"] == "Failure"
     assert body["code"] == e.status
@@ -116,14 +117,14 @@ def _raw(
     path: str,
     body: str | None = None,
     content_type: str = "application/json",
-) -> tuple:
+) -> tuple[Any, ...]:
     """A raw request through the client's own transport, for bodies its models can't express."""
     url = api_client.configuration.host + path
     headers = {"Content-Type": content_type, "Accept": "application/json"}
     return method, url, headers, body
 
 
-def _call(api_client: client.ApiClient, *args) -> tuple[int, dict]:
+def _call(api_client: client.ApiClient, *args) -> tuple[int, dict[str, Any]]:
     resp = api_client.call_api(*args)
     data = resp.read()
     if resp.status >= 400:

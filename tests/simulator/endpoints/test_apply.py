@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import yaml
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import run_kubectl
 
 NS = "other"
@@ -262,7 +263,7 @@ def test_kubectl_apply_a_pod_then_apply_it_server_side(
 ) -> None:
     """Only a pod's images may change; the server-side apply that takes a client-side applied
     pod over re-applies without the defaulted fields, which the defaulting brings back."""
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "p", "namespace": NS},
@@ -286,7 +287,7 @@ def test_creates_record_their_manager_defaults_included(
     """Without fieldManager the manager is the User-Agent's product; the creator owns the fields
     defaulted at decoding too."""
     made = core.create_namespaced_config_map(
-        NS, {"metadata": {"generateName": "cm-"}, "data": {"a": "1"}}
+        NS, plain({"metadata": {"generateName": "cm-"}, "data": {"a": "1"}})
     )
     (entry,) = made.metadata.managed_fields
     assert (entry.manager, entry.operation) == ("OpenAPI-Generator", "Update")
@@ -294,7 +295,7 @@ def test_creates_record_their_manager_defaults_included(
         "f:data": {".": {}, "f:a": {}},
         "f:metadata": {"f:generateName": {}},  # as in kube: not among the stripped fields
     }
-    dep = apps.create_namespaced_deployment(NS, manifest(), field_manager="maker")
+    dep = apps.create_namespaced_deployment(NS, plain(manifest()), field_manager="maker")
     (entry,) = dep.metadata.managed_fields
     assert entry.manager == "maker"
     spec = entry.fields_v1["f:spec"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.apiserver import patches
 from app.simulator.apiserver.resources import DEPLOYMENT, POD, ResourceType

@@ -10,16 +10,17 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from app.simulator.testing import EMPTY, running_simulator
+from tests.support.json_bodies import plain
 
 
 def test_a_name_mismatch_is_400_in_kubes_words() -> None:
     with running_simulator(EMPTY) as sim:
         core = client.CoreV1Api(sim.api_client())
         spec = {"containers": [{"name": "c", "image": "x:1"}]}
-        core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": spec})
+        core.create_namespaced_pod("default", plain({"metadata": {"name": "p"}, "spec": spec}))
         body = {"metadata": {"name": "other", "namespace": "default"}}
         with pytest.raises(ApiException) as e:
-            core.create_namespaced_pod_eviction("p", "default", body)
+            core.create_namespaced_pod_eviction("p", "default", plain(body))
         assert e.value.status == 400
         status = json.loads(e.value.body)
         assert (status["reason"], status["message"]) == (

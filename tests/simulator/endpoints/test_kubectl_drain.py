@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import run_kubectl
 
 BLOCKED = "Cannot evict pod as it would violate the pod's disruption budget."
@@ -86,7 +87,7 @@ def test_drain_waits_for_a_budget_that_blocks_then_allows(
         "metadata": {"name": "web"},
         "spec": {"minAvailable": 3, "selector": {"matchLabels": {"app": "web"}}},
     }
-    policy.create_namespaced_pod_disruption_budget("shop", budget)
+    policy.create_namespaced_pod_disruption_budget("shop", plain(budget))
     kubectl_bin = shutil.which("kubectl")
     if kubectl_bin is None:
         pytest.skip("kubectl is not installed")
@@ -107,9 +108,14 @@ def test_drain_waits_for_a_budget_that_blocks_then_allows(
         text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in drain.stderr or []], daemon=True).start()
+
+    def forward() -> None:
+        for line in drain.stderr or []:
+            lines.put(line)
+
+    threading.Thread(target=forward, daemon=True).start()
     try:
-        seen = []
+        seen: list[str] = []
         while not any(BLOCKED in line for line in seen):
             seen.append(lines.get(timeout=120))  # the budget refuses; kubectl retries
         assert any("will retry after 5s" in line for line in seen), seen

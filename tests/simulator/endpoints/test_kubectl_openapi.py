@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import run_kubectl
 
 POD_WITH_UNKNOWN_FIELD = """\
@@ -135,10 +136,10 @@ def test_strict_validation_over_http_and_the_python_client(
     assert answer["message"].endswith('strict decoding error: duplicate field "metadata.name"')
     pod = {"metadata": {"name": "py"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
     with pytest.raises(ApiException) as bad:
-        core.create_namespaced_pod("other", pod, field_validation="Loud")
+        core.create_namespaced_pod("other", plain(pod), field_validation="Loud")
     assert bad.value.status == 422
     assert 'fieldValidation: Unsupported value: "Loud"' in json.loads(bad.value.body)["message"]
-    created = core.create_namespaced_pod("other", pod, field_validation="Strict")
+    created = core.create_namespaced_pod("other", plain(pod), field_validation="Strict")
     assert created.metadata.name == "py"
 
 

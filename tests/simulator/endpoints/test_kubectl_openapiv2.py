@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import json_object
 from tests.support.kubectl import Kubectl, manifest
 from tests.support.openapiv2 import decode_document, proto3_view
 
@@ -152,7 +153,7 @@ def test_the_python_client_reads_the_document_as_json_and_as_protobuf(
 ) -> None:
     as_json = _read(api_client, "application/json")
     assert as_json.status == 200 and as_json.getheader("Content-Type") == "application/json"
-    doc = api_client.response_deserialize(as_json, {"200": "object"}).data
+    doc = json_object(api_client.response_deserialize(as_json, {"200": "object"}).data)
     assert doc["swagger"] == "2.0" and doc["info"]["title"] == "Kubernetes"
     create = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments"]["post"]
     assert create["x-kubernetes-action"] == "post"

@@ -13,6 +13,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 
 NODES = [{"namePrefix": "node", "count": 2, "cpu": "4", "memory": "16Gi"}]
 
@@ -133,7 +134,7 @@ def test_a_terminal_pod_is_evicted_without_looking_at_budgets() -> None:
         for n in ("a", "b"):
             policy.create_namespaced_pod_disruption_budget(
                 "default",
-                {"metadata": {"name": n}, "spec": {"minAvailable": 1, "selector": {}}},
+                plain({"metadata": {"name": n}, "spec": {"minAvailable": 1, "selector": {}}}),
             )
         core.patch_namespaced_pod("p", "default", {"metadata": {"labels": {"x": "y"}}})
         for n in ("a", "b"):
@@ -142,8 +143,8 @@ def test_a_terminal_pod_is_evicted_without_looking_at_budgets() -> None:
             )
         eviction = {"metadata": {"name": "p", "namespace": "default"}}
         with pytest.raises(ApiException) as e:
-            core.create_namespaced_pod_eviction("p", "default", eviction)
+            core.create_namespaced_pod_eviction("p", "default", plain(eviction))
         assert e.value.status == 500
         core.patch_namespaced_pod_status("p", "default", {"status": {"phase": "Failed"}})
-        core.create_namespaced_pod_eviction("p", "default", eviction)
+        core.create_namespaced_pod_eviction("p", "default", plain(eviction))
         assert "p" not in [p.metadata.name for p in core.list_namespaced_pod("default").items]

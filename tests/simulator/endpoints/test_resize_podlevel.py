@@ -12,6 +12,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 
 NODES = [{"namePrefix": "node", "count": 1, "cpu": "4", "memory": "16Gi"}]
 LEVEL = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
@@ -22,7 +23,7 @@ FEATURE = "InPlacePodLevelResourcesVerticalScaling"
 def _start(sim: Any) -> client.CoreV1Api:
     core = client.CoreV1Api(sim.api_client())
     spec = {"resources": LEVEL, "containers": [{"name": "app", "image": "x:1"}]}
-    core.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": spec})
+    core.create_namespaced_pod("default", plain({"metadata": {"name": "p"}, "spec": spec}))
     sim.settle()
     return core
 

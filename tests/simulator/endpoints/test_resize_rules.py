@@ -11,6 +11,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain
 from tests.support.simulators import send
 
 NODES = [{"namePrefix": "node", "count": 2, "cpu": "4", "memory": "16Gi"}]
@@ -75,7 +76,7 @@ def test_limit_ranger_checks_a_resize_with_403() -> None:
     }
     with running_simulator({"nodes": NODES}) as sim:
         core = client.CoreV1Api(sim.api_client())
-        core.create_namespaced_limit_range("default", limit_range)
+        core.create_namespaced_limit_range("default", plain(limit_range))
         _pod(core, {"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}})
         sim.settle()
         body = {"spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": "2"}}}]}}

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.printers.duration import human_duration, timestamp
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import plain
 from tests.support.kubectl import run_kubectl
 from tests.support.simulators import SMALL, pod_body
 
@@ -80,7 +81,7 @@ def call(
     resp.read()
     if "watch" in query:
         assert 200 <= resp.status < 300, resp.data
-        return [json.loads(line) for line in resp.data.splitlines() if line.strip()]
+        return [json.loads(line) for line in resp.read().splitlines() if line.strip()]
     return api.response_deserialize(resp, {"2XX": "object"}).data
 
 
@@ -134,7 +135,7 @@ def test_kubectl_get_pods_shows_oom_restarts_with_how_long_ago(sim):
 
 def test_kubectl_get_pending_pod_and_custom_printing_from_partial_metadata(sim):
     core = client.CoreV1Api(sim.api_client())
-    core.create_namespaced_pod("other", pod_body("huge", cpu="64"))
+    core.create_namespaced_pod("other", plain(pod_body("huge", cpu="64")))
     sim.settle()
     rows = kubectl(sim, "get", "pods", "-A", "--show-labels")
     assert rows[0] == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "LABELS"]
@@ -199,17 +200,19 @@ def test_kubectl_get_events_prints_last_seen_type_reason_object_message(sim):
     stamp = sim.cluster.now_str()
     core.create_namespaced_event(
         "shop",
-        {
-            "metadata": {"name": "web.1"},
-            "involvedObject": {"kind": "Pod", "name": "web-x", "namespace": "shop"},
-            "reason": "BackOff",
-            "message": "Back-off restarting failed container app",
-            "type": "Warning",
-            "source": {"component": "kubelet", "host": "node-0"},
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 3,
-        },
+        plain(
+            {
+                "metadata": {"name": "web.1"},
+                "involvedObject": {"kind": "Pod", "name": "web-x", "namespace": "shop"},
+                "reason": "BackOff",
+                "message": "Back-off restarting failed container app",
+                "type": "Warning",
+                "source": {"component": "kubelet", "host": "node-0"},
+                "firstTimestamp": stamp,
+                "lastTimestamp": stamp,
+                "count": 3,
+            }
+        ),
     )
     sim.advance(300)
     message = "Back-off restarting failed container app"
@@ -284,22 +287,24 @@ def test_kubectl_get_every_other_served_kind(sim):
     api = sim.api_client()
     core, ns = client.CoreV1Api(api), "other"
     core.create_namespaced_config_map(
-        ns, {"metadata": {"name": "cfg"}, "data": {"a": "1", "b": "2"}}
+        ns, plain({"metadata": {"name": "cfg"}, "data": {"a": "1", "b": "2"}})
     )
     secret = {"metadata": {"name": "tok"}, "type": "Opaque", "data": {"k": "dg=="}}
-    core.create_namespaced_secret(ns, secret)
+    core.create_namespaced_secret(ns, plain(secret))
     limits = {"limits": [{"type": "Container", "max": {"cpu": "2"}}]}
-    core.create_namespaced_limit_range(ns, {"metadata": {"name": "defaults"}, "spec": limits})
+    core.create_namespaced_limit_range(
+        ns, plain({"metadata": {"name": "defaults"}, "spec": limits})
+    )
     pdb = {"maxUnavailable": "50%", "selector": {"matchLabels": {"app": "web"}}}
     client.PolicyV1Api(api).create_namespaced_pod_disruption_budget(
-        ns, {"metadata": {"name": "web"}, "spec": pdb}
+        ns, plain({"metadata": {"name": "web"}, "spec": pdb})
     )
-    client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(ns, HPA)
+    client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(ns, plain(HPA))
     client.CoordinationV1Api(api).create_namespaced_lease(
-        ns, {"metadata": {"name": "leader"}, "spec": {"holderIdentity": "pod-a"}}
+        ns, plain({"metadata": {"name": "leader"}, "spec": {"holderIdentity": "pod-a"}})
     )
-    client.BatchV1Api(api).create_namespaced_cron_job(ns, CRONJOB)
-    client.AdmissionregistrationV1Api(api).create_mutating_webhook_configuration(WEBHOOK)
+    client.BatchV1Api(api).create_namespaced_cron_job(ns, plain(CRONJOB))
+    client.AdmissionregistrationV1Api(api).create_mutating_webhook_configuration(plain(WEBHOOK))
     expected = {
         "configmaps": (["NAME", "DATA", "AGE"], ["cfg", "2"]),
         "secrets": (["NAME", "TYPE", "DATA", "AGE"], ["tok", "Opaque", "1"]),
@@ -365,7 +370,7 @@ def test_kubectl_get_metrics(sim):
 def test_kubectl_sort_by_and_chunks_use_whole_objects_and_continue_tokens(sim):
     core = client.CoreV1Api(sim.api_client())
     for name, cpu in (("a", "300m"), ("b", "100m"), ("c", "200m")):
-        core.create_namespaced_pod("other", pod_body(name, cpu=cpu))
+        core.create_namespaced_pod("other", plain(pod_body(name, cpu=cpu)))
     # --sort-by asks for includeObject=Object: the spec is not in the rows' metadata.
     by_cpu = "--sort-by=.spec.containers[0].resources.requests.cpu"
     rows = kubectl(sim, "get", "pods", "-n", "other", "-l", "app=test", by_cpu)
@@ -388,7 +393,9 @@ def test_kubectl_get_watch_prints_rows_as_pods_change(sim):
     try:
         assert lines.get(timeout=30).split()[:3] == ["NAME", "READY", "STATUS"]
         assert lines.get(timeout=30).startswith("leaky-")
-        client.CoreV1Api(sim.api_client()).create_namespaced_pod("other", pod_body("watched"))
+        client.CoreV1Api(sim.api_client()).create_namespaced_pod(
+            "other", plain(pod_body("watched"))
+        )
         sim.settle()
         seen: list[list[str]] = []
         while not any(s[:3] == ["watched", "1/1", "Running"] for s in seen):
@@ -484,7 +491,7 @@ def test_created_and_watched_objects_come_back_as_tables(sim):
 
 def test_text_answers_are_not_converted(sim):
     api = sim.api_client()
-    client.CoreV1Api(api).create_namespaced_pod("other", pod_body("unbound", cpu="64"))
+    client.CoreV1Api(api).create_namespaced_pod("other", plain(pod_body("unbound", cpu="64")))
     verb, url, headers, _, _ = api.param_serialize(
         "GET",
         "/api/v1/namespaces/other/pods/unbound/log",

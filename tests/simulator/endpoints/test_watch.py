@@ -7,9 +7,10 @@ import threading
 
 import pytest
 from kubernetes import client, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain, raw_answer
 from tests.support.simulators import SMALL, pod_body
 
 
@@ -58,7 +59,7 @@ def test_too_old_resource_version_is_410_gone_as_an_error_event():
         core = client.CoreV1Api(api)
         rv = core.list_namespaced_pod("other").metadata.resource_version
         for i in range(12):  # more writes than the window keeps
-            core.create_namespaced_pod("other", pod_body(f"p{i}"))
+            core.create_namespaced_pod("other", plain(pod_body(f"p{i}")))
         w = watch.Watch()
         with pytest.raises(ApiException) as e:
             list(
@@ -69,7 +70,7 @@ def test_too_old_resource_version_is_410_gone_as_an_error_event():
         resp = core.list_namespaced_pod(
             "other", watch=True, resource_version=rv, timeout_seconds=1, _preload_content=False
         )
-        lines = [line for line in resp.read().decode().splitlines() if line]
+        lines = [line for line in raw_answer(resp).read().decode().splitlines() if line]
         assert len(lines) == 1
         event = json.loads(lines[0])
         assert event["type"] == "ERROR" and event["object"]["kind"] == "Status"
@@ -78,7 +79,7 @@ def test_too_old_resource_version_is_410_gone_as_an_error_event():
         with pytest.raises(ApiException) as e:
             page = core.list_namespaced_pod("other", limit=1)
             for i in range(12):
-                core.create_namespaced_pod("other", pod_body(f"q{i}"))
+                core.create_namespaced_pod("other", plain(pod_body(f"q{i}")))
             core.list_namespaced_pod("other", limit=1, _continue=page.metadata._continue)
         assert e.value.status == 410
         api.close()

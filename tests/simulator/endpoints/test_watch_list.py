@@ -15,11 +15,12 @@ from kubernetes.client.exceptions import ApiException
 
 from app.kube.informer import Informer
 from app.simulator.testing import running_simulator
+from tests.support.json_bodies import plain, raw_answer
 from tests.support.processes import wait_for
 
 NS = "app"
 NODES = [{"namePrefix": "node", "count": 1, "cpu": "4", "memory": "16Gi"}]
-WATCH_LIST = {
+WATCH_LIST: dict[str, Any] = {
     "watch": True,
     "send_initial_events": True,
     "resource_version_match": "NotOlderThan",
@@ -37,7 +38,7 @@ def sim134() -> Iterator[tuple[Any, client.CoreV1Api]]:
         api = sim.api_client()
         core = client.CoreV1Api(api)
         for i in range(3):
-            core.create_namespaced_config_map(NS, {"metadata": {"name": f"c{i}"}})
+            core.create_namespaced_config_map(NS, plain({"metadata": {"name": f"c{i}"}}))
         try:
             yield sim, core
         finally:
@@ -51,14 +52,14 @@ def events(core: client.CoreV1Api, until: Any = None, **options: Any) -> list[di
     out: list[dict[str, Any]] = []
     buf = b""
     try:
-        for chunk in resp.stream(amt=None, decode_content=False):
+        for chunk in raw_answer(resp).stream(amt=None, decode_content=False):
             buf += chunk
             *lines, buf = buf.split(b"\n")
             out += [json.loads(line) for line in lines if line.strip()]
             if until is not None and until(out):
                 break
     finally:
-        resp.release_conn()
+        raw_answer(resp).release_conn()
     return out
 
 
@@ -229,7 +230,7 @@ def test_the_informer_syncs_from_a_watch_list_where_served_else_lists(
         api = sim.api_client()
         core = client.CoreV1Api(api)
         for i in range(5):
-            core.create_namespaced_config_map(NS, {"metadata": {"name": f"c{i}"}})
+            core.create_namespaced_config_map(NS, plain({"metadata": {"name": f"c{i}"}}))
         sim.reset_stats()
         inf = Informer("configmaps", core.list_config_map_for_all_namespaces)
         inf.start()
@@ -244,7 +245,7 @@ def test_the_informer_syncs_from_a_watch_list_where_served_else_lists(
             assert {k: before[k] for k in before if k[0] == NS} == {
                 (NS, f"c{i}"): inf.get(NS, f"c{i}") for i in range(5)
             }
-            core.create_namespaced_config_map(NS, {"metadata": {"name": "new"}})
+            core.create_namespaced_config_map(NS, plain({"metadata": {"name": "new"}}))
             wait_for(lambda: inf.get(NS, "new") is not None, 10, "a change after the sync")
             assert inf.watch_list is streamed
             assert (NS, "new") not in before and (NS, "new") in inf.snapshot()  # a copy

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from app.simulator.apiserver import quantity
 from app.simulator.simulator import Simulator
+from tests.support.json_bodies import json_object
 from tests.support.kubectl import WORKFLOWS, Kubectl, deployment, manifest
 
 NS = "demo"
@@ -93,7 +94,9 @@ def test_top_pods_containers_and_nodes_print_metrics_server_usage(
     module_kubectl: Kubectl, web: str, module_api: client.ApiClient
 ) -> None:
     metrics = client.CustomObjectsApi(module_api)
-    pods = metrics.list_namespaced_custom_object("metrics.k8s.io", "v1beta1", NS, "pods")["items"]
+    pods = json_object(
+        metrics.list_namespaced_custom_object("metrics.k8s.io", "v1beta1", NS, "pods")
+    )["items"]
     assert len(pods) == 2
 
     def millicores(text: str) -> str:
@@ -118,7 +121,9 @@ def test_top_pods_containers_and_nodes_print_metrics_server_usage(
     table = rows(module_kubectl.out("top", "pods", "-n", NS))
     assert table[0] == ["NAME", "CPU(cores)", "MEMORY(bytes)"]
     assert sorted(r[0] for r in table[1:]) == sorted(p["metadata"]["name"] for p in pods)
-    nodes = metrics.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")["items"]
+    nodes = json_object(metrics.list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes"))[
+        "items"
+    ]
     table = rows(module_kubectl.out("top", "nodes"))
     assert table[0] == ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]
     assert {r[0]: r[1] for r in table[1:]} == {

@@ -239,7 +239,7 @@ def test_sidecars_count_as_containers_and_their_restarts_stay_counted():
 
 
 def test_deleting_pod_is_terminating_unless_finished_or_on_a_lost_node():
-    deleting = {"deletionTimestamp": ago(1)}
+    deleting: dict[str, Any] = {"deletionTimestamp": ago(1)}
     assert cells(pod([running("c0")], **deleting))[2] == "Terminating"
     lost = pod([running("c0")], **deleting)
     lost["status"]["reason"] = "NodeLost"
@@ -441,7 +441,7 @@ def test_deployment_replicaset_statefulset_daemonset_cells():
     rs = {**d, "status": {"replicas": 3, "readyReplicas": 1}}
     assert apps.replicaset_cells(rs, NOW)[1:4] == [3, 3, 1]
     assert apps.statefulset_cells(rs, NOW)[:3] == ["web", "1/3", "120m"]
-    ds = {
+    ds: dict[str, Any] = {
         "metadata": {"name": "agent"},
         "spec": {
             "selector": {"matchLabels": {"app": "agent"}},
@@ -498,7 +498,7 @@ def test_job_duration_runs_until_completion():
 
 
 def test_cronjob_cells():
-    cj = {
+    cj: dict[str, Any] = {
         "metadata": {"name": "nightly", "creationTimestamp": ago(86400)},
         "spec": {
             "schedule": "0 3 * * *",

@@ -14,6 +14,7 @@ from kubernetes import client
 from app.simulator.simulator import Simulator
 from app.simulator.workload.clock import rfc3339
 from app.simulator.workload.usage import SAMPLE
+from tests.support.json_bodies import json_object, raw_answer, raw_body
 
 NODES, PODS = 40, 1000
 
@@ -35,7 +36,7 @@ def all_pods(core: client.CoreV1Api, limit: int) -> list[dict[str, Any]]:
         resp = core.list_pod_for_all_namespaces(
             limit=limit, _continue=token, _preload_content=False
         )
-        page = json.loads(resp.data)
+        page = json.loads(raw_body(resp))
         items += page["items"]
         token = page["metadata"].get("continue")
         if not token:
@@ -58,8 +59,8 @@ def test_scale_mode_generates_the_asked_cluster_in_steady_state(module_sim: Simu
     assert owners <= rs
     deployments = apps.list_deployment_for_all_namespaces().items
     assert sum(d.spec.replicas for d in deployments) == PODS
-    metrics = client.CustomObjectsApi(api).list_cluster_custom_object(
-        "metrics.k8s.io", "v1beta1", "pods"
+    metrics = json_object(
+        client.CustomObjectsApi(api).list_cluster_custom_object("metrics.k8s.io", "v1beta1", "pods")
     )
     assert len(metrics["items"]) == PODS
 
@@ -72,7 +73,7 @@ def test_sim_stats_over_http_tell_lists_from_watches_and_reset(module_sim: Simul
     w = core.list_pod_for_all_namespaces(
         watch=True, resource_version="0", timeout_seconds=1, _preload_content=False
     )
-    w.release_conn()
+    raw_answer(w).release_conn()
     core.read_node(core.list_node(limit=1).items[0].metadata.name)
     stats = requests.get(stats_url, timeout=5).json()
     assert stats["byClass"]["LIST"] == 4  # 3 pod pages + 1 node page
@@ -96,8 +97,10 @@ def test_metrics_are_scraped_when_the_cluster_starts_and_when_the_clock_moves() 
         assert requests.post(f"{sim.url}/sim/clock?advance=60", timeout=5).ok
         moved = metrics._scrape
         assert moved is not None and moved is not started and moved.at == window()
-        listed = client.CustomObjectsApi(sim.api_client()).list_cluster_custom_object(
-            "metrics.k8s.io", "v1beta1", "pods"
+        listed = json_object(
+            client.CustomObjectsApi(sim.api_client()).list_cluster_custom_object(
+                "metrics.k8s.io", "v1beta1", "pods"
+            )
         )
         assert metrics._scrape is moved  # served from the scrape, not a new one
         assert {p["timestamp"] for p in listed["items"]} == {rfc3339(moved.at)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 import urllib.request
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -25,6 +26,7 @@ from app.simulator.workload.usage import (
     memory_bytes,
     observed,
 )
+from tests.support.json_bodies import json_object
 
 MiB = 1 << 20
 
@@ -156,7 +158,7 @@ def test_oom_kills_over_history_and_as_the_clock_advances():
         api.close()
 
 
-def _prom(sim, query: str, start: float, end: float, step: str) -> dict:
+def _prom(sim, query: str, start: float, end: float, step: str) -> dict[str, Any]:
     qs = urllib.parse.urlencode({"query": query, "start": start, "end": end, "step": step})
     try:
         with urllib.request.urlopen(f"{sim.url}/api/v1/query_range?{qs}") as resp:
@@ -188,13 +190,17 @@ def test_prometheus_series_cover_history_and_metrics_api_agrees():
         assert max(values) <= 256 * MiB and min(values) >= 100 * MiB * 0.99
         # metrics.k8s.io reports the same model at the current scrape.
         co = client.CustomObjectsApi(sim.api_client())
-        pm = co.list_namespaced_custom_object(
-            "metrics.k8s.io", "v1beta1", "app", "pods", label_selector="app=steady"
+        pm = json_object(
+            co.list_namespaced_custom_object(
+                "metrics.k8s.io", "v1beta1", "app", "pods", label_selector="app=steady"
+            )
         )
         usage = pm["items"][0]["containers"][0]["usage"]
         assert usage["cpu"].endswith("n") and usage["memory"].endswith("Ki")
         assert int(usage["cpu"][:-1]) == pytest.approx(0.05e9, rel=0.01)
-        nm = co.get_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", "node-0")
+        nm = json_object(
+            co.get_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", "node-0")
+        )
         assert nm["kind"] == "NodeMetrics" and nm["usage"]["cpu"].endswith("n")
         bad = _prom(sim, "up", now - 60, now, "15s")
         assert bad["http"] == 400 and bad["errorType"] == "bad_data"
