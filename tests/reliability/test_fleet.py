@@ -41,6 +41,9 @@ def _prepared(sim: Simulator, extra: str | None) -> str:
         client.AppsV1Api(api).create_namespaced_deployment(
             "shop", plain(deployment(extra, replicas=1, namespace="shop"))
         )
+        # its pod started before the clock moves: the clock is frozen, so a pod started only
+        # after the advance would never have a metrics window of its own (nor a recommendation)
+        sim.settle()
         sim.advance(60)
         sim.settle()
     uid = str(core.read_namespace("kube-system").metadata.uid)
