@@ -114,14 +114,16 @@ class RunningDemo:
         self.output: list[str] = []
         self.lock = threading.Lock()
         self.proc = self._spawn(cwd, env)
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _spawn(self, cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
         self.master, slave = pty.openpty()
         proc = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "demo", "--port", "0"],
             cwd=cwd,
-            env={**env, "TERM": "xterm"},
+            # a crash (an abort at exit, seen once under load) prints every thread's stack
+            env={**env, "TERM": "xterm", "PYTHONFAULTHANDLER": "1"},
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -172,7 +174,7 @@ class RunningDemo:
             self.proc.wait(10)
             return None
         finally:
-            time.sleep(0.5)  # the last output read
+            self.reader.join(10)  # the last output read: the terminal's other side closed
             os.close(self.master)
 
 
