@@ -66,7 +66,6 @@ Array = Any
 Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
 Taken = tuple[list[float], list[float]]  # CPU cores, memory bytes taken
 NAN = math.nan
-DAILY_ARRAYS = ("newest", "day", "count", "sum", "max", "oom", "offset", "length", "keys", "cells")
 
 
 def _grown(a: Array, size: int, fill: float | int) -> Array:
@@ -775,7 +774,6 @@ class ArrayModel:
             self.window_end,
             self.peak,
             self.oom_peak,
-            *(getattr(self.daily, name) for name in DAILY_ARRAYS),
         )
         small = sum(h.total.nbytes * 4 for h in (self.cpu, self.memory))
-        return int(sum(a.nbytes for a in arrays) + small)
+        return int(sum(a.nbytes for a in arrays) + small) + self.daily.nbytes()

@@ -51,6 +51,12 @@ class DailyRows:
         # the arrays), merged before anything reads or moves the cells
         self.pending: dict[int, int] = {}
 
+    def nbytes(self) -> int:
+        """The arrays' size (the pending one-by-one counts not counted)."""
+        arrays = (self.newest, self.day, self.count, self.sum, self.max, self.oom)
+        more = (self.offset, self.length, self.keys, self.cells)
+        return int(sum(a.nbytes for a in (*arrays, *more)))
+
     def grow(self, size: int) -> None:
         have = len(self.newest)
         if size <= have:
