@@ -23,12 +23,16 @@ new cluster first saves every row, then gets 8 days of hourly history, written h
   webhook's thread refreshes every 5 s), median CPU and wall seconds of `--reloads`;
 - the rows the reload's queries and one run's reads examine (EXPLAIN ANALYZE: rows returned
   and filtered out by each table scan): with every query served by an index on the cluster,
-  these are the same at every count.
+  these are the same at every count;
+- GET /api/v1/fleet through Flask's test client (median wall seconds): every cluster's rows
+  read and summed, so it grows with the fleet.
 
 Then, with every cluster, a simulated day: 24 runs an hour apart, each writing every
 container's history point and trimming the oldest (the history's real cadence; the minute runs
 between them only rewrite rows in place); the database's size (pg_total_relation_size of each
-table) before and after it, per container.
+table) before and after it, per container. Last, `--padding` more clusters' recommendation
+and checkpoint rows copied in by SQL and the first cluster's reads examined again: small tables
+are read whole where the planner finds that cheaper, a fleet's size shows the plans it gets.
 
     .venv/bin/python benchmarks/fleet.py [--clusters 20] [--pods 1500] [--counts 1 5 10 20]
         [--database-url postgresql+psycopg://postgres@127.0.0.1:5432/test]
@@ -97,6 +101,7 @@ class Step:
     reload_wall: float
     reload_examined: int
     run_examined: int
+    view: float  # median wall seconds of GET /api/v1/fleet (every cluster's rows)
     scans: list[str] = field(default_factory=list)  # the reload's and the run's, distinct
 
     @property
@@ -400,6 +405,24 @@ class Fleet:
             wall.append(time.perf_counter() - w)
         return statistics.median(cpu), statistics.median(wall)
 
+    def fleet_view(self, reads: int) -> float:
+        """Median wall seconds of GET /api/v1/fleet as the first cluster's API answers it:
+        every cluster's recommendation rows read and summed (app.store.fleet)."""
+        from app.store import clusters
+
+        self.app.extensions[clusters.EXTENSION] = self.clusters[0].identity
+        client = self.app.test_client()
+        wall = []
+        for _ in range(reads):
+            began = time.perf_counter()
+            answer = client.get("/api/v1/fleet")
+            wall.append(time.perf_counter() - began)
+            if answer.status_code != 200:
+                raise SystemExit(f"GET /api/v1/fleet answered {answer.status_code}")
+            if answer.json["totals"]["clusters"] != len(self.clusters):
+                raise SystemExit("GET /api/v1/fleet did not see every cluster")
+        return statistics.median(wall)
+
     def examined_reload(self) -> tuple[int, list[str]]:
         refresh = reloader(self.app, self.clusters[0])
         self.recorder.seen, self.recorder.on = [], True
@@ -444,6 +467,7 @@ def measure(fleet: Fleet, count: int, workloads: int, runs: int, reloads: int) -
         conn.commit()
     reload_examined, reload_scans = fleet.examined_reload()
     run_examined, run_scans = fleet.examined_run()
+    view = fleet.fleet_view(max(1, reloads // 10))
     scans = list(dict.fromkeys(reload_scans + run_scans))
     return Step(
         count,
@@ -456,8 +480,49 @@ def measure(fleet: Fleet, count: int, workloads: int, runs: int, reloads: int) -
         wall,
         reload_examined,
         run_examined,
+        view,
         scans,
     )
+
+
+PADDED = ("recommendations", "checkpoints")
+
+
+def padded(fleet: Fleet, extra: int) -> tuple[int, int, int, list[str]]:
+    """`extra` more clusters whose recommendation and checkpoint rows are copies of the first
+    cluster's (SQL, in seconds: a fleet's size without its runs), then the first cluster's
+    reload and run examined again: (rows per table, reload's rows, run's rows, scans). The
+    planner reads small tables whole where that is cheaper than their index; at a fleet's size
+    each cluster's reads must be index scans of its own rows."""
+    import sqlalchemy as sa
+
+    with fleet.engine.connect() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO clusters (uid, name, labels, created_at) SELECT 'padding-' || g, "
+                "'padding-' || g, '{}', now() FROM generate_series(1, :n) g"
+            ),
+            {"n": extra},
+        )
+        first = conn.execute(
+            sa.text("SELECT id FROM clusters WHERE uid = :uid"), {"uid": fleet.clusters[0].uid}
+        ).scalar_one()
+        for table in PADDED:
+            columns = [c["name"] for c in sa.inspect(conn).get_columns(table) if c["name"] != "id"]
+            copied = ", ".join("k.id" if c == "cluster_id" else f"r.{c}" for c in columns)
+            conn.execute(
+                sa.text(
+                    f"INSERT INTO {table} ({', '.join(columns)}) SELECT {copied} FROM {table} r "
+                    "CROSS JOIN clusters k WHERE r.cluster_id = :first AND k.uid LIKE 'padding-%'"
+                ),
+                {"first": first},
+            )
+        rows = conn.execute(sa.text("SELECT count(*) FROM recommendations")).scalar_one()
+        conn.execute(sa.text("ANALYZE"))
+        conn.commit()
+    reload_examined, reload_scans = fleet.examined_reload()
+    run_examined, run_scans = fleet.examined_run()
+    return int(rows), reload_examined, run_examined, list(dict.fromkeys(reload_scans + run_scans))
 
 
 def simulated_day(fleet: Fleet) -> tuple[dict[str, int], dict[str, int], int, float]:
@@ -488,7 +553,13 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def report(args: argparse.Namespace, steps: list[Step], day: Any, per_container: int) -> list[str]:
+def report(
+    args: argparse.Namespace,
+    steps: list[Step],
+    day: Any,
+    per_container: int,
+    pad: tuple[int, int, int, list[str]] | None = None,
+) -> list[str]:
     before, after, day_rows, day_seconds = day
     containers = steps[-1].containers
     rows = [
@@ -503,6 +574,7 @@ def report(args: argparse.Namespace, steps: list[Step], day: Any, per_container:
             f"{s.reload_wall * 1000:.1f}",
             str(s.reload_examined),
             str(s.run_examined),
+            f"{s.view * 1000:.0f}",
         )
         for s in steps
     ]
@@ -549,6 +621,7 @@ def report(args: argparse.Namespace, steps: list[Step], day: Any, per_container:
                 "reload wall ms",
                 "reload rows examined",
                 "run rows examined",
+                "fleet view ms",
             ],
             rows,
         ),
@@ -558,6 +631,9 @@ def report(args: argparse.Namespace, steps: list[Step], day: Any, per_container:
         f"{ratio['reload_examined']:.2f}x",
         f"one cluster's run, {last.clusters} clusters / 1: time {ratio['run_seconds']:.2f}x, "
         f"rows examined {ratio['run_examined']:.2f}x",
+        f"GET /api/v1/fleet (every cluster's rows, summed) at {last.clusters} clusters / 1: "
+        f"{last.view / steps[0].view:.2f}x for {last.containers / steps[0].containers:.0f}x "
+        "the containers",
         f"{last.clusters} clusters' minute runs, one after the other: "
         f"{minute_share * 60:.1f} s of each 60 s ({minute_share:.0%}); at this run time the "
         f"database takes {60 / statistics.median(last.run_seconds):.0f} clusters' runs a minute "
@@ -573,6 +649,24 @@ def report(args: argparse.Namespace, steps: list[Step], day: Any, per_container:
         f"({per_point * 24 * HISTORY_DAYS / 1024:.0f} KB); the database "
         f"{total_a / containers / 1024:.0f} KB per container in the steady state, "
         f"{(total_a - total_b) / containers / 1024:+.1f} KB per container over the day",
+        *padding_lines(args.padding, steps, pad),
+    ]
+
+
+def padding_lines(
+    extra: int, steps: Sequence[Step], pad: tuple[int, int, int, list[str]] | None
+) -> list[str]:
+    if pad is None:
+        return []
+    rows, reload_examined, run_examined, scans = pad
+    first = steps[0]
+    return [
+        "",
+        f"then {extra} more clusters' rows copied in ({rows:,} recommendation and checkpoint rows "
+        f"each, ANALYZEd): the first cluster's reload examines {reload_examined:,} rows "
+        f"({reload_examined / first.reload_examined:.2f}x one cluster's), its run "
+        f"{run_examined:,} ({run_examined / first.run_examined:.2f}x); scans:",
+        *(f"  {scan}" for scan in scans),
     ]
 
 
@@ -606,9 +700,10 @@ def run(args: argparse.Namespace) -> tuple[list[Step], Any, list[str]]:
         try:
             steps = [measure(fleet, n, workloads, args.runs, args.reloads) for n in counts]
             day = simulated_day(fleet)
+            pad = padded(fleet, args.padding) if args.padding else None
         finally:
             engine.dispose()
-    return steps, day, report(args, steps, day, workloads)
+    return steps, day, report(args, steps, day, workloads, pad)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -627,6 +722,12 @@ def parser() -> argparse.ArgumentParser:
         help="a PostgreSQL server (the benchmark creates --database-name on it)",
     )
     p.add_argument("--database-name", default="rightsizer_fleet_bench")
+    p.add_argument(
+        "--padding",
+        type=int,
+        default=1000,
+        help="then this many clusters' rows copied in, and the reads examined again (0: none)",
+    )
     p.add_argument("--output", type=Path)
     return p
 

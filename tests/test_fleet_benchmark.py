@@ -50,7 +50,7 @@ def test_the_fleet_benchmark_measures_each_count_and_drops_its_database(
         [
             *("--clusters", "3", "--pods", "40", "--counts", "1", "2"),
             *("--runs", "2", "--reloads", "2", "--database-url", str(URL)),
-            *("--database-name", name),
+            *("--database-name", name, "--padding", "30"),
         ]
     )
     steps, day, lines = fleet.run(args)
@@ -63,6 +63,7 @@ def test_the_fleet_benchmark_measures_each_count_and_drops_its_database(
         assert s.rows >= s.runs * 4
         assert s.reload_examined >= 4 and s.run_examined >= 4  # the cluster's own rows at least
         assert any("recommendations" in scan for scan in s.scans)
+        assert s.view > 0  # GET /api/v1/fleet answered, seeing every cluster (checked inside)
     before, after, day_rows, _ = day
     # a day: every container's history point written and the oldest trimmed, 24 times
     assert day_rows >= 24 * 12 * 2
@@ -79,5 +80,8 @@ def test_the_fleet_benchmark_measures_each_count_and_drops_its_database(
     )
     assert f"rows examined {ratios['reload_examined']:.2f}x" in text
     header = next(line for line in lines if line.startswith("clusters"))
-    assert "rows/s" in header and "reload CPU ms" in header
+    assert "rows/s" in header and "reload CPU ms" in header and "fleet view ms" in header
+    assert "GET /api/v1/fleet (every cluster's rows, summed) at 3 clusters / 1" in text
     assert "KB per container per day" in text and "machine:" in text
+    # 30 more clusters' copies of the first one's 4 rows, beside the 3 clusters' 12
+    assert "then 30 more clusters' rows copied in (132 recommendation and checkpoint rows" in text
