@@ -37,7 +37,7 @@ from app.cli.demo_access import (
     write_context,
     write_token_file,
 )
-from app.cli.demo_terminal import LOG_NAME, StatusLine, log_to_file
+from app.cli.demo_terminal import LOG_NAME, StatusLine, close_log, log_to_file
 from app.cli.simulated import load as load_simulator
 from app.cli.times import Duration
 from app.config import override
@@ -316,7 +316,7 @@ def demo(port: int, sim_port: int, speed: float, timeout: float, exit_when_ready
         if proc is not None:
             _stop(proc)
         sim.stop()
-        log_file.close()
+        close_log(log_file)
 
 
 def _interrupted(signum: int, frame: Any) -> None:

@@ -53,3 +53,16 @@ def log_to_file(path: Path) -> TextIO:
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     return fh
+
+
+def close_log(fh: TextIO) -> None:
+    """Closes the demo's log file, first taking its handler off the root logger for one that
+    drops records: a thread still running (the in-process simulator's, daemon threads) then logs
+    into nothing. Left on, its records would meet a closed file, and logging would print each
+    failure's traceback to stderr, racing the interpreter's exit for that stream."""
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if isinstance(h, logging.StreamHandler) and h.stream is fh:
+            root.removeHandler(h)
+    root.addHandler(logging.NullHandler())
+    fh.close()
