@@ -12,7 +12,11 @@ is where they meet the columns.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
+
+import orjson
 
 from app.core.policy import Policy
 from app.documents.node_group_fields import node_group_document
@@ -64,7 +68,39 @@ def policy_document(row: PolicyRow) -> dict[str, Any]:
 
 def policy_from_row(row: PolicyRow) -> Policy:
     """Rows were validated on the way in; one edited by hand into nonsense raises PolicyInvalid
-    (app.documents.policy)."""
-    return parse_policy(
+    (app.documents.policy). A row whose every column is as when it was last parsed gives the
+    same (immutable) Policy again: every reader parses the policies of its cluster (the
+    webhook's reload every few seconds, each recommender run, each overview), and with one
+    policy per workload, as VPA's objects are imported, parsing was most of their cost."""
+    key = _row_values(row)
+    with _LOCK:
+        policy = _PARSED.get(key)
+        if policy is not None:
+            _PARSED.move_to_end(key)
+            return policy
+    policy = parse_policy(
         policy_document(row), created=row.created_at, id_=row.id, changed=row.updated_at
     )
+    with _LOCK:
+        _PARSED[key] = policy
+        while len(_PARSED) > PARSED_KEPT:
+            _PARSED.popitem(last=False)  # the least recently read
+    return policy
+
+
+# Policies parsed, by their row's values: a row edited in any column (by the API, or by hand in
+# SQL without its version moving) is a new key, parsed anew; an invalid row is never kept.
+PARSED_KEPT = 50_000
+_PARSED: OrderedDict[tuple[Any, ...], Policy] = OrderedDict()
+_LOCK = threading.Lock()
+_COLUMNS = tuple(c.key for c in PolicyRow.__table__.columns)
+
+
+def _row_values(row: PolicyRow) -> tuple[Any, ...]:
+    return tuple(_hashable(getattr(row, c)) for c in _COLUMNS)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, dict | list):  # JSON columns
+        return orjson.dumps(value)  # keys in their order: a document as written
+    return value
