@@ -339,7 +339,7 @@ class UpdaterJob:
             waits = interval_hold(
                 window,
                 self.ledger.of(str(w)),
-                values_key(_requests(c)),
+                values_key(_wanted(c)),  # the pod-level requests too, as recorded
                 policy.changed,
                 self.clock(),
             )

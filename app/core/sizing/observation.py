@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.pods import PodView
-from app.core.sizing.plan import POD_VIEW
 from app.core.update_policy import ObservationWindow
 
 # The condition's reasons (type HeldBackByObservationWindow, app.core.conditions)
@@ -152,10 +151,9 @@ def recorded_change(details: Mapping[str, Any], time: float) -> tuple[str, Chang
     workload, after = details.get("workload"), details.get("after")
     if not isinstance(workload, str) or not isinstance(after, Mapping) or details.get("boost"):
         return None
+    # the pod-level requests (POD_VIEW) too: a change of those alone is a change of values
     requests = {
-        name: v.get("requests") or {}
-        for name, v in after.items()
-        if name != POD_VIEW and isinstance(v, Mapping)
+        name: v.get("requests") or {} for name, v in after.items() if isinstance(v, Mapping)
     }
     return workload, Change(time, values_key(requests))
 

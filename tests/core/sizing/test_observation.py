@@ -129,6 +129,26 @@ def test_min_interval_holds_new_values_and_lets_the_current_change_finish() -> N
     assert interval_hold(w, cs, B, T0 + 100, T0 + 120) is None  # the policy changed since
 
 
+def test_a_change_of_the_pod_level_requests_alone_is_a_change_of_values() -> None:
+    w = ObservationWindow(min_interval_seconds=1800)
+    app = {"requests": {"cpu": 200, "memory": 2**30}, "limits": {}}
+
+    def details(pod_cpu: int) -> dict[str, Any]:
+        return {
+            "workload": "shop/Deployment/web",
+            "after": {"app": app, "spec.resources": {"requests": {"cpu": pod_cpu}, "limits": {}}},
+        }
+
+    recorded = recorded_change(details(300), T0)
+    assert recorded is not None
+    cs = [recorded[1]]
+    again = values_key({"app": app["requests"], "spec.resources": {"cpu": 300}})
+    moved = values_key({"app": app["requests"], "spec.resources": {"cpu": 600}})
+    assert interval_hold(w, cs, again, 0.0, T0 + 60) is None  # the same rollout goes on
+    held = interval_hold(w, cs, moved, 0.0, T0 + 60)  # new pod-level values: wait
+    assert held is not None and held.reason == MIN_INTERVAL
+
+
 def test_the_ledger_reads_audit_details_and_leaves_boost_removals_out() -> None:
     details = {
         "workload": "shop/Deployment/web",
@@ -138,7 +158,10 @@ def test_the_ledger_reads_audit_details_and_leaves_boost_removals_out() -> None:
             "spec.resources": {"requests": {"cpu": 300}, "limits": {}},
         },
     }
-    assert recorded_change(details, T0) == ("shop/Deployment/web", Change(T0, A))
+    with_pod_level = values_key(
+        {"app": {"cpu": 200, "memory": 2**30}, "spec.resources": {"cpu": 300}}
+    )
+    assert recorded_change(details, T0) == ("shop/Deployment/web", Change(T0, with_pod_level))
     assert recorded_change({**details, "boost": "removed"}, T0) is None
     assert recorded_change({"after": details["after"]}, T0) is None
     ledger = ChangeLedger()
