@@ -20,7 +20,10 @@ deleted and placed again, one by one), over simulated days at one-minute steps:
   spread over the next --oracle-horizon hours (0: until the pod's next rollout) is least, with
   every pod counted where it stands. Greedy, so not a lower bound: what placement alone reaches
   with perfect knowledge of usage, pod by pod. It ignores memory, whose spread then grows;
-  `clairv.+mem` adds the memory spread x --oracle-memory-weight to what it minimises.
+  `clairv.+mem` adds the memory spread x --oracle-memory-weight to what it minimises;
+- ext.+profile: the extender with each node's 1-day window replaced by a forecast from the
+  node's hour-of-day profile over the next --profile-hours (benchmarks/water_level_profiles.py):
+  something the service could compute from NodeMetrics alone.
 
 Printed: the spread of node CPU and memory levels (max - min, and standard deviation) over time
 after the first day, the hottest node's level, pods placed, and the extender's latency per call
@@ -32,7 +35,7 @@ CPU).
 
     .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--fill 0.6]
         [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--oracle-horizon 6]
-        [--oracle-memory-weight 0.2] [--calls 1000] [--output FILE]
+        [--oracle-memory-weight 0.2] [--profile-hours 3] [--calls 1000] [--output FILE]
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from water_level_oracle import Future
+from water_level_profiles import NodeProfiles
 
 from app.core.placement.hotspots import HotSpots
 from app.core.placement.table import LevelTable, PlacementOptions
@@ -130,8 +134,15 @@ def workloads(rng: random.Random, n: int, capacity: float) -> list[Workload]:
 
 
 class Placer:
-    def __init__(self, extender: bool, weight: int, options: PlacementOptions) -> None:
+    def __init__(
+        self,
+        extender: bool,
+        weight: int,
+        options: PlacementOptions,
+        profiles: NodeProfiles | None = None,
+    ) -> None:
         self.extender, self.weight, self.options = extender, weight, options
+        self.profiles = profiles
         self.table: LevelTable | None = None
         self.levels: dict[str, NodeLevel] = {}
         self.hot = HotSpots(lag=0.0)
@@ -147,8 +158,13 @@ class Placer:
                 int(m * cluster.memory),
                 t,
             )
+            if self.profiles is not None:
+                self.profiles.record(n, t, c)
         if self.extender:
-            self.table = LevelTable(self.levels.values(), self.options)
+            rows = list(self.levels.values())
+            if self.profiles is not None:
+                rows = [self.profiles.forecast(level, t) for level in rows]
+            self.table = LevelTable(rows, self.options)
             self.hot.covered({n: t for n in cluster.nodes}, t)
 
     def place(self, cluster: Cluster, uid: str, w: Workload, t: float) -> bool:
@@ -238,7 +254,8 @@ def rollouts(ws: list[Workload], seed: int, days: float) -> dict[float, list[Wor
 
 
 def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict[str, Any]:
-    """One run: `kind` is default, extender or clairvoyant (weighing the memory spread too
+    """One run: `kind` is default, extender, profile (the extender with nodes' hour-of-day
+    profiles: benchmarks/water_level_profiles.py) or clairvoyant (weighing the memory spread too
     with `memory_weight` > 0: benchmarks/water_level_oracle.py)."""
     rng = random.Random(args.seed)
     nodes = [f"node-{i}" for i in range(args.nodes)]
@@ -260,7 +277,8 @@ def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict
         placer = Clairvoyant(future)
     else:
         options = PlacementOptions(tuple(args.window_weights), args.min_weight, args.threshold)
-        placer = Placer(kind == "extender", args.weight, options)
+        profiles = NodeProfiles(round(args.profile_hours * 4)) if kind == "profile" else None
+        placer = Placer(kind != "default", args.weight, options, profiles)
     t, uid = 0.0, 0
     placer.sample(cluster, t)
     for w in ws:
@@ -372,6 +390,12 @@ def main() -> None:
         default=0.2,
         help="the memory spread's weight in the second clairvoyant run (clairv.+mem)",
     )
+    parser.add_argument(
+        "--profile-hours",
+        type=float,
+        default=3.0,
+        help="hours ahead the ext.+profile run reads the nodes' profiles",
+    )
     parser.add_argument("--latency-nodes", type=int, default=5000)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--output", type=Path)
@@ -381,19 +405,20 @@ def main() -> None:
         f" of CPU, {args.days:g} days at 1-minute steps, hourly rollouts of a tenth of the"
         f" workloads, extender weight {args.weight}, seed {args.seed}",
         "spread and levels over days 2..end (after the 1-day window has filled):",
-        f"{'':10} {'CPU max-min p50/p95/max':>26} {'CPU sd p50':>11} {'mem max-min p50/max':>21}"
+        f"{'':12} {'CPU max-min p50/p95/max':>26} {'CPU sd p50':>11} {'mem max-min p50/max':>21}"
         f" {'mem sd p50':>11} {'hottest CPU p50/max':>21} {'placed':>7} {'pending':>8}",
     ]
     for name, kind, memory_weight in (
         ("default", "default", 0.0),
         ("extender", "extender", 0.0),
+        ("ext.+profile", "profile", 0.0),
         ("clairvoyant", "clairvoyant", 0.0),
         ("clairv.+mem", "clairvoyant", args.oracle_memory_weight),
     ):
         r = run(kind, args, memory_weight)
         c, m = r["cpu_spread"], r["mem_spread"]
         lines.append(
-            f"{name:10} {pct(c, 0.5):8.1%} {pct(c, 0.95):7.1%} {max(c):7.1%}"
+            f"{name:12} {pct(c, 0.5):8.1%} {pct(c, 0.95):7.1%} {max(c):7.1%}"
             f" {pct(r['cpu_sd'], 0.5):11.1%} {pct(m, 0.5):11.1%} {max(m):8.1%}"
             f" {pct(r['mem_sd'], 0.5):11.1%} {pct(r['hottest'], 0.5):11.1%}"
             f" {max(r['hottest']):8.1%} {r['placed']:7} {r['pending']:8}"
