@@ -1,7 +1,7 @@
-"""Water-level placement (issue 45): the default scheduler beside the extender, in one run.
+"""Water-level placement (issue 45): the default scheduler, the extender and an oracle, in one run.
 
 A cluster whose pods' requests predict their usage badly: each workload uses between a fifth
-and twice what it requests, with a daily pattern of its own. Both runs see the same workloads,
+and twice what it requests, with a daily pattern of its own. Every run sees the same workloads,
 the same usage and the same rollouts (every hour a few workloads are rolled: all their pods are
 deleted and placed again, one by one), over simulated days at one-minute steps:
 
@@ -14,7 +14,16 @@ deleted and placed again, one by one), over simulated days at one-minute steps:
   every minute (the leader's NodeMetrics, folded per window: app.core.placement.windows); each
   bind adds the pod's predicted usage as a hot spot, each deletion subtracts it, until the next
   sample covers them (app.core.placement.hotspots, as the watch of binds feeds them). A pod's
-  predicted usage is its workload's recommendation: here its usage at the daily peak.
+  predicted usage is its workload's recommendation: here its usage at the daily peak;
+- clairvoyant: no scheduler, an oracle (benchmarks/water_level_oracle.py): it knows every pod's
+  future usage and places each pod, among the nodes its requests fit on, where the mean CPU
+  spread over the next --oracle-horizon hours (0: until the pod's next rollout) is least, with
+  every pod counted where it stands. Greedy, so not a lower bound: what placement alone reaches
+  with perfect knowledge of usage, pod by pod. It ignores memory, whose spread then grows;
+  `clairv.+mem` adds the memory spread x --oracle-memory-weight to what it minimises;
+- ext.+profile: the extender with each node's 1-day window replaced by a forecast from the
+  node's hour-of-day profile over the next --profile-hours (benchmarks/water_level_profiles.py):
+  something the service could compute from NodeMetrics alone.
 
 Printed: the spread of node CPU and memory levels (max - min, and standard deviation) over time
 after the first day, the hottest node's level, pods placed, and the extender's latency per call
@@ -25,7 +34,8 @@ thread took (`time.thread_time`: the call's own work, without the time other pro
 CPU).
 
     .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--fill 0.6]
-        [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--output FILE]
+        [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--oracle-horizon 6]
+        [--oracle-memory-weight 0.2] [--profile-hours 3] [--calls 1000] [--output FILE]
 """
 
 from __future__ import annotations
@@ -44,6 +54,9 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from water_level_oracle import Future
+from water_level_profiles import NodeProfiles
 
 from app.core.placement.hotspots import HotSpots
 from app.core.placement.table import LevelTable, PlacementOptions
@@ -121,8 +134,15 @@ def workloads(rng: random.Random, n: int, capacity: float) -> list[Workload]:
 
 
 class Placer:
-    def __init__(self, extender: bool, weight: int, options: PlacementOptions) -> None:
+    def __init__(
+        self,
+        extender: bool,
+        weight: int,
+        options: PlacementOptions,
+        profiles: NodeProfiles | None = None,
+    ) -> None:
         self.extender, self.weight, self.options = extender, weight, options
+        self.profiles = profiles
         self.table: LevelTable | None = None
         self.levels: dict[str, NodeLevel] = {}
         self.hot = HotSpots(lag=0.0)
@@ -138,26 +158,17 @@ class Placer:
                 int(m * cluster.memory),
                 t,
             )
+            if self.profiles is not None:
+                self.profiles.record(n, t, c)
         if self.extender:
-            self.table = LevelTable(self.levels.values(), self.options)
+            rows = list(self.levels.values())
+            if self.profiles is not None:
+                rows = [self.profiles.forecast(level, t) for level in rows]
+            self.table = LevelTable(rows, self.options)
             self.hot.covered({n: t for n in cluster.nodes}, t)
 
     def place(self, cluster: Cluster, uid: str, w: Workload, t: float) -> bool:
-        fits = [
-            n
-            for n in cluster.nodes
-            if cluster.requested[n][0] + w.cpu_request <= cluster.cpu
-            and cluster.requested[n][1] + w.memory_request <= cluster.memory
-        ]
-        scores = {
-            n: 100
-            * (
-                (cluster.cpu - cluster.requested[n][0] - w.cpu_request) / cluster.cpu
-                + (cluster.memory - cluster.requested[n][1] - w.memory_request) / cluster.memory
-            )
-            / 2
-            for n in fits
-        }
+        fits, scores = by_requests(cluster, w)
         predicted = w.predicted()
         if self.extender and self.table is not None and fits:
             hot = self.hot.nodes()
@@ -169,11 +180,60 @@ class Placer:
             cluster.pending += 1
             return False
         best = max(fits, key=lambda n: (scores[n], n))
-        cluster.pods[uid] = (w, best)
-        cluster.requested[best][0] += w.cpu_request
-        cluster.requested[best][1] += w.memory_request
+        bind(cluster, uid, w, best)
         self.hot.bound(uid, best, predicted[0], predicted[1], t)
         return True
+
+    def gone(self, uid: str, node: str, w: Workload, t: float) -> None:
+        self.hot.gone(uid, node, *w.predicted(), t)
+
+
+class Clairvoyant:
+    """Places each pod on the node that minimises the CPU spread over the next hours, knowing
+    every pod's future usage (benchmarks/water_level_oracle.py)."""
+
+    def __init__(self, future: Future) -> None:
+        self.future = future
+
+    def sample(self, cluster: Cluster, t: float) -> None:
+        pass
+
+    def place(self, cluster: Cluster, uid: str, w: Workload, t: float) -> bool:
+        fits, scores = by_requests(cluster, w)
+        if not fits:
+            cluster.pending += 1
+            return False
+        bind(cluster, uid, w, self.future.pick(w.name, w, t, fits, scores))
+        return True
+
+    def gone(self, uid: str, node: str, w: Workload, t: float) -> None:
+        self.future.gone(w.name, node, t)
+
+
+def by_requests(cluster: Cluster, w: Workload) -> tuple[list[str], dict[str, float]]:
+    """The nodes the pod's requests fit on, and kube-scheduler's LeastAllocated score of each."""
+    fits = [
+        n
+        for n in cluster.nodes
+        if cluster.requested[n][0] + w.cpu_request <= cluster.cpu
+        and cluster.requested[n][1] + w.memory_request <= cluster.memory
+    ]
+    scores = {
+        n: 100
+        * (
+            (cluster.cpu - cluster.requested[n][0] - w.cpu_request) / cluster.cpu
+            + (cluster.memory - cluster.requested[n][1] - w.memory_request) / cluster.memory
+        )
+        / 2
+        for n in fits
+    }
+    return fits, scores
+
+
+def bind(cluster: Cluster, uid: str, w: Workload, node: str) -> None:
+    cluster.pods[uid] = (w, node)
+    cluster.requested[node][0] += w.cpu_request
+    cluster.requested[node][1] += w.memory_request
 
 
 def remove(cluster: Cluster, uid: str) -> None:
@@ -182,14 +242,43 @@ def remove(cluster: Cluster, uid: str) -> None:
     cluster.requested[node][1] -= w.memory_request
 
 
-def run(extender: bool, args: argparse.Namespace) -> dict[str, Any]:
+def rollouts(ws: list[Workload], seed: int, days: float) -> dict[float, list[Workload]]:
+    """The workloads rolled at each hour of the run: a tenth of them, drawn with `seed + 1`."""
+    events = random.Random(seed + 1)
+    out, t = {}, 0.0
+    while t < days * DAY:
+        t += STEP
+        if int(t) % 3600 == 0:
+            out[t] = events.sample(ws, max(1, len(ws) // 10))
+    return out
+
+
+def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict[str, Any]:
+    """One run: `kind` is default, extender, profile (the extender with nodes' hour-of-day
+    profiles: benchmarks/water_level_profiles.py) or clairvoyant (weighing the memory spread too
+    with `memory_weight` > 0: benchmarks/water_level_oracle.py)."""
     rng = random.Random(args.seed)
     nodes = [f"node-{i}" for i in range(args.nodes)]
     cluster = Cluster(nodes, 16000, 64 * GI)
     ws = workloads(rng, args.nodes, args.fill * args.nodes * cluster.cpu)
-    options = PlacementOptions(tuple(args.window_weights), args.min_weight, args.threshold)
-    placer = Placer(extender, args.weight, options)
-    events = random.Random(args.seed + 1)
+    schedule = rollouts(ws, args.seed, args.days)
+    placer: Placer | Clairvoyant
+    if kind == "clairvoyant":
+        rolled: dict[str, list[int]] = {}
+        for at, group in schedule.items():
+            for w in group:
+                rolled.setdefault(w.name, []).append(round(at / STEP))
+        end = round(max(schedule, default=0.0) / STEP)
+        steps = max(end, math.ceil(args.days * DAY / STEP))
+        horizon = round(args.oracle_horizon * 3600 / STEP)
+        future = Future(
+            nodes, cluster.cpu, cluster.memory, steps, STEP, rolled, horizon, memory_weight
+        )
+        placer = Clairvoyant(future)
+    else:
+        options = PlacementOptions(tuple(args.window_weights), args.min_weight, args.threshold)
+        profiles = NodeProfiles(round(args.profile_hours * 4)) if kind == "profile" else None
+        placer = Placer(kind != "default", args.weight, options, profiles)
     t, uid = 0.0, 0
     placer.sample(cluster, t)
     for w in ws:
@@ -201,14 +290,13 @@ def run(extender: bool, args: argparse.Namespace) -> dict[str, Any]:
     while t < args.days * DAY:
         t += STEP
         placer.sample(cluster, t)
-        if int(t) % 3600 == 0:  # rollouts: a few workloads re-created pod by pod
-            for w in events.sample(ws, max(1, len(ws) // 10)):
-                for p in [p for p, (pw, _) in cluster.pods.items() if pw is w]:
-                    node = cluster.pods[p][1]
-                    remove(cluster, p)
-                    placer.hot.gone(p, node, *w.predicted(), t)
-                    placed += placer.place(cluster, f"p{uid}", w, t)
-                    uid += 1
+        for w in schedule.get(t, ()):  # rollouts: a few workloads re-created pod by pod
+            for p in [p for p, (pw, _) in cluster.pods.items() if pw is w]:
+                node = cluster.pods[p][1]
+                remove(cluster, p)
+                placer.gone(p, node, w, t)
+                placed += placer.place(cluster, f"p{uid}", w, t)
+                uid += 1
         if t >= DAY:
             levels = cluster.used(t)
             cpus = [c for c, _ in levels.values()]
@@ -290,6 +378,24 @@ def main() -> None:
     parser.add_argument("--window-weights", type=float, nargs=3, default=[0.5, 0.3, 0.2])
     parser.add_argument("--min-weight", type=float, default=1.0)
     parser.add_argument("--threshold", type=float, default=0.9)
+    parser.add_argument(
+        "--oracle-horizon",
+        type=float,
+        default=6.0,
+        help="hours the clairvoyant placement weighs (0: until the pod's next rollout)",
+    )
+    parser.add_argument(
+        "--oracle-memory-weight",
+        type=float,
+        default=0.2,
+        help="the memory spread's weight in the second clairvoyant run (clairv.+mem)",
+    )
+    parser.add_argument(
+        "--profile-hours",
+        type=float,
+        default=3.0,
+        help="hours ahead the ext.+profile run reads the nodes' profiles",
+    )
     parser.add_argument("--latency-nodes", type=int, default=5000)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--output", type=Path)
@@ -299,14 +405,20 @@ def main() -> None:
         f" of CPU, {args.days:g} days at 1-minute steps, hourly rollouts of a tenth of the"
         f" workloads, extender weight {args.weight}, seed {args.seed}",
         "spread and levels over days 2..end (after the 1-day window has filled):",
-        f"{'':10} {'CPU max-min p50/p95/max':>26} {'CPU sd p50':>11} {'mem max-min p50/max':>21}"
+        f"{'':12} {'CPU max-min p50/p95/max':>26} {'CPU sd p50':>11} {'mem max-min p50/max':>21}"
         f" {'mem sd p50':>11} {'hottest CPU p50/max':>21} {'placed':>7} {'pending':>8}",
     ]
-    for name, ext in (("default", False), ("extender", True)):
-        r = run(ext, args)
+    for name, kind, memory_weight in (
+        ("default", "default", 0.0),
+        ("extender", "extender", 0.0),
+        ("ext.+profile", "profile", 0.0),
+        ("clairvoyant", "clairvoyant", 0.0),
+        ("clairv.+mem", "clairvoyant", args.oracle_memory_weight),
+    ):
+        r = run(kind, args, memory_weight)
         c, m = r["cpu_spread"], r["mem_spread"]
         lines.append(
-            f"{name:10} {pct(c, 0.5):8.1%} {pct(c, 0.95):7.1%} {max(c):7.1%}"
+            f"{name:12} {pct(c, 0.5):8.1%} {pct(c, 0.95):7.1%} {max(c):7.1%}"
             f" {pct(r['cpu_sd'], 0.5):11.1%} {pct(m, 0.5):11.1%} {max(m):8.1%}"
             f" {pct(r['mem_sd'], 0.5):11.1%} {pct(r['hottest'], 0.5):11.1%}"
             f" {max(r['hottest']):8.1%} {r['placed']:7} {r['pending']:8}"
