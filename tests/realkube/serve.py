@@ -14,10 +14,11 @@ import sqlalchemy as sa
 from kubernetes import client
 from sqlalchemy.orm import Session
 
+from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
 from app.serving.certs import ensure
 from app.store.recommendations import save_all
-from app.store.results import ContainerResult, SampleSpan
+from app.store.results import ContainerResult, SampleSpan, results_from_model
 from tests.realkube.cluster import RealCluster, free_port
 from tests.support.helm import FULLNAME, NAMESPACE
 from tests.support.json_bodies import plain
@@ -43,23 +44,43 @@ def seed_recommendations(db_url: str, targets: Iterable[Target], history: float 
     engine.dispose()
 
 
+def seed_learned(
+    db_url: str, key: WorkloadKey, pod: str, container: str, cores: float, memory: float
+) -> None:
+    """The recommendation the model learns from two hours of one pod's samples, a minute apart,
+    of `cores` and `memory` bytes, ending now: saved as the recommender saves it."""
+    model = ArrayModel()
+    t0 = datetime.now(UTC).timestamp() - 7200
+    for i in range(120):
+        model.add_cpu(key, pod, container, t0 + 60 * i, cores, 0.1)
+        model.add_memory(key, pod, container, t0 + 60 * i, memory)
+    engine = sa.create_engine(db_url)
+    with Session(engine) as session:
+        save_all(session, results_from_model(model), datetime.fromtimestamp(t0 + 7200, UTC), 100)
+        session.commit()
+    engine.dispose()
+
+
 def add_policies(db_url: str, policies: Iterable[dict[str, Any]]) -> None:
-    """Policy rows for Deployments: name, namespace, target (the Deployment's name), mode and
-    optionally containerPolicies and placement (as users write them)."""
+    """Policy rows: name, namespace, mode and optionally the target's kind (Deployment) and name
+    (the policy's; None: the whole namespace), containerPolicies and placement (as users write
+    them)."""
     engine = sa.create_engine(db_url)
     with engine.begin() as conn:
         for p in policies:
+            target = p.get("target", p["name"])
             conn.execute(
                 sa.text(
                     "INSERT INTO policies (name, namespace, target_kind, target_name, "
                     "update_mode, container_policies, placement, version, created_at, "
-                    "updated_at) VALUES (:name, :ns, 'Deployment', :target, :mode, :cps, "
+                    "updated_at) VALUES (:name, :ns, :kind, :target, :mode, :cps, "
                     ":placement, 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 ),
                 {
                     "name": p["name"],
                     "ns": p["namespace"],
-                    "target": p.get("target", p["name"]),
+                    "kind": p.get("kind", "Deployment") if target is not None else None,
+                    "target": target,
                     "mode": p["mode"],
                     "cps": json.dumps(p.get("containerPolicies", [])),
                     "placement": p.get("placement"),

@@ -7,51 +7,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from sqlalchemy.orm import Session
 
-from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
-from app.store.recommendations import save_all
-from app.store.results import results_from_model
 from tests.realkube.cluster import RealCluster
-from tests.realkube.serve import database_url, serving
+from tests.realkube.serve import add_policies, database_url, seed_learned, serving
 from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "batch-jobs", "rightsizer-jobs"
-T0 = time.time() - 7200
 
 
-def seed(db_url: str) -> None:
+def seed(url: str) -> None:
     """Two hours of samples of the family etl's container `work` saved as its recommendation,
     and a policy of the namespace that applies it at admission (Initial)."""
-    model = ArrayModel()
-    key = WorkloadKey(NS, "JobFamily", "etl")
-    for i in range(120):
-        model.add_cpu(key, "etl-0", "work", T0 + 60 * i, 0.3, 0.1)
-        model.add_memory(key, "etl-0", "work", T0 + 60 * i, 4e8)
-    engine = sa.create_engine(db_url)
-    with Session(engine) as session:
-        save_all(session, results_from_model(model), datetime.fromtimestamp(T0 + 7200, UTC), 100)
-        session.commit()
-    with engine.begin() as conn:
-        conn.execute(
-            sa.text(
-                "INSERT INTO policies (name, namespace, update_mode, container_policies, version, "
-                "created_at, updated_at) VALUES ('jobs', :ns, 'Initial', '[]', 1, "
-                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
-            ),
-            {"ns": NS},
-        )
-    engine.dispose()
+    seed_learned(url, WorkloadKey(NS, "JobFamily", "etl"), "etl-0", "work", 0.3, 4e8)
+    add_policies(url, [{"name": "jobs", "namespace": NS, "mode": "Initial", "target": None}])
 
 
 def job(name: str) -> dict[str, Any]:

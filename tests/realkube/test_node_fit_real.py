@@ -7,52 +7,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from kubernetes import client
-from sqlalchemy.orm import Session
 
 from app.core.quantity import parse_amount
-from app.core.recommend.array_model import ArrayModel
 from app.core.workload_key import WorkloadKey
-from app.store.recommendations import save_all
-from app.store.results import results_from_model
 from tests.realkube.cluster import RealCluster
-from tests.realkube.serve import database_url, serving
+from tests.realkube.serve import add_policies, database_url, seed_learned, serving
 from tests.support.json_bodies import plain
 from tests.support.processes import AppProcess, recommendations, wait_for
 
 NS, OWN_NS = "huge", "rightsizer-node-fit"
-T0 = time.time() - 7200
 
 
-def seed(db_url: str) -> None:
+def seed(url: str) -> None:
     """Two hours of 20 cores used by huge/Deployment/huge's container `app` (the nodes have 8),
     and a policy that applies its recommendation at admission (Initial)."""
-    model = ArrayModel()
-    key = WorkloadKey(NS, "Deployment", "huge")
-    for i in range(120):
-        model.add_cpu(key, "huge-0", "app", T0 + 60 * i, 20.0, 0.1)
-        model.add_memory(key, "huge-0", "app", T0 + 60 * i, 6e8)
-    engine = sa.create_engine(db_url)
-    with Session(engine) as session:
-        save_all(session, results_from_model(model), datetime.fromtimestamp(T0 + 7200, UTC), 100)
-        session.commit()
-    with engine.begin() as conn:
-        conn.execute(
-            sa.text(
-                "INSERT INTO policies (name, namespace, target_kind, target_name, update_mode, "
-                "container_policies, version, created_at, updated_at) VALUES "
-                "('huge', :ns, 'Deployment', 'huge', 'Initial', '[]', 1, CURRENT_TIMESTAMP, "
-                "CURRENT_TIMESTAMP)"
-            ),
-            {"ns": NS},
-        )
-    engine.dispose()
+    seed_learned(url, WorkloadKey(NS, "Deployment", "huge"), "huge-0", "app", 20.0, 6e8)
+    add_policies(url, [{"name": "huge", "namespace": NS, "mode": "Initial"}])
 
 
 def workload(kind: str, name: str, cpu: str) -> dict[str, Any]:
