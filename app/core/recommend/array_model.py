@@ -53,10 +53,13 @@ from app.core.recommend.capping import apply_policy
 from app.core.recommend.checkpoint import CHECKPOINT_VERSION, AggregateCheckpoint
 from app.core.recommend.daily import RETAINED_DAYS, DailyUsage, UsageRows
 from app.core.recommend.daily_rows import CPU, MEMORY
+from app.core.recommend.estimator import Estimates, percentile_settings
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
-from app.core.recommend.model import IDLE_AFTER_SECONDS, _rounded
+from app.core.recommend.model import IDLE_AFTER_SECONDS
+from app.core.recommend.rounding import rounded_rows
 from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
+from app.core.recommend.strategies.vpa import Rows, VpaStrategy, propose_rows
 from app.core.recommendation import ContainerPolicy, Recommendation, policy_for_container
 from app.core.workload_key import WorkloadKey, sorted_keys
 
@@ -125,6 +128,19 @@ class RowView:
 
     def is_empty(self) -> bool:
         return self.cpu.is_empty() and self.memory.is_empty()
+
+
+@dataclass(frozen=True)
+class _Todo:
+    """A workload container to estimate: its row, its workload's container count, its
+    container policy and the settings its strategy reads."""
+
+    workload: WorkloadKey
+    name: str
+    row: int
+    containers: int
+    policy: ContainerPolicy
+    settings: RecommenderSettings
 
 
 def _opt(x: float) -> float | None:
@@ -709,16 +725,95 @@ class ArrayModel:
         policies_of: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
         strategy_of: Callable[[WorkloadKey], Strategy] | None = None,
     ) -> dict[WorkloadKey, dict[str, Recommendation]]:
-        """recommend(w, policies_of(w), strategy_of(w)) of each workload (default:
-        all; no policies, the `vpa` strategy), the percentiles of all their rows computed at
-        once."""
+        """Recommendations per container of each workload (default: all; no policies, the `vpa`
+        strategy), sorted; containers a policy turns off are absent. Column-wise: the `vpa`
+        strategy's rows (the default's, and a policy's own settings) are estimated together,
+        each settings' rows at once (VpaStrategy.propose_rows), another strategy's row by row;
+        then every estimate is rounded at once, and capped by its container's policy."""
         out: dict[WorkloadKey, dict[str, Recommendation]] = {}
-        views = self.views(self.workloads() if workloads is None else workloads)
-        for w, containers in views.items():
+        todo: list[_Todo] = []
+        others: dict[WorkloadKey, Strategy] = {}  # the workloads of non-vpa strategies
+        for w in self.workloads() if workloads is None else workloads:
+            containers = self.rows.get(w)
+            if not containers:
+                continue
+            out[w] = {}
             policies = policies_of(w) if policies_of is not None else []
             strategy = strategy_of(w) if strategy_of is not None else VPA
-            out[w] = self._recommend(containers, policies, strategy)
+            # the default strategy replaces no setting (tuning(VPA, ...) is the model's own)
+            s = (
+                self.settings
+                if strategy is VPA
+                else tuning(strategy, self.settings, self.idle_after).settings
+            )
+            if not isinstance(strategy, VpaStrategy):
+                others[w] = strategy
+            for name in sorted(containers):
+                policy = policy_for_container(policies, name)
+                if policy.mode != "Off":  # a container turned off is not estimated
+                    todo.append(_Todo(w, name, containers[name], len(containers), policy, s))
+        if todo:
+            rows = np.array([x.row for x in todo], dtype=np.int64)
+            kept = (~(self.cpu.is_empty(rows) & self.memory.is_empty(rows))).tolist()
+            todo = [x for x, k in zip(todo, kept, strict=True) if k]  # rows with history
+        est, reasons = self._estimates(todo, others)
+        final = rounded_rows(
+            est,
+            [int(x.settings.round_cpu_millicores) for x in todo],
+            [int(x.settings.round_memory_bytes) for x in todo],
+            [x.policy.integer_cpu for x in todo],
+        )
+        for i, (x, reason) in enumerate(zip(todo, reasons, strict=True)):
+            if reason is not None:
+                rec = apply_policy(final.at(i), x.policy, reason)
+                if rec is not None:
+                    out[x.workload][x.name] = rec
         return out
+
+    def _estimates(
+        self, todo: list[_Todo], others: dict[WorkloadKey, Strategy]
+    ) -> tuple[Estimates, list[str | None]]:
+        """The estimates of the rows, unrounded, and their reasons (None: no estimate). The
+        `vpa` rows with the same settings at once, the others' one by one."""
+        est = Estimates(np.zeros((len(todo), 3), np.int64), np.zeros((len(todo), 3), np.int64))
+        reasons: list[str | None] = [None] * len(todo)
+        by_settings: dict[RecommenderSettings, list[int]] = {}
+        for i, x in enumerate(todo):
+            if x.workload not in others:
+                by_settings.setdefault(x.settings, []).append(i)
+        for s, at in by_settings.items():
+            part, texts = propose_rows(self._vpa_rows([todo[i] for i in at], s), s)
+            est.cpu[at], est.memory[at] = part.cpu, part.memory
+            for i, text in zip(at, texts, strict=True):
+                reasons[i] = text
+        views = self.views(others) if others else {}
+        for i, x in enumerate(todo):
+            if x.workload not in others:
+                continue
+            view = views[x.workload][x.name]
+            given = StrategyInput(cast(AggregateState, view), x.containers, x.settings)
+            proposal = others[x.workload].propose(given)
+            if proposal.estimate is None:
+                continue
+            reasons[i] = proposal.reason
+            e = proposal.estimate
+            est.cpu[i] = (e.target.cpu, e.lower_bound.cpu, e.upper_bound.cpu)
+            est.memory[i] = (e.target.memory, e.lower_bound.memory, e.upper_bound.memory)
+        return est, reasons
+
+    def _vpa_rows(self, todo: list[_Todo], s: RecommenderSettings) -> Rows:
+        """The rows as the `vpa` strategy reads them, percentiles computed at once."""
+        rows = np.array([x.row for x in todo], dtype=np.int64)
+        cpu_ps, memory_ps = percentile_settings(s)
+        return Rows(
+            self.cpu.percentiles(rows, cpu_ps),
+            self.memory.percentiles(rows, memory_ps),
+            self.first[rows],
+            self.last[rows],
+            self.count[rows],
+            np.array([x.containers for x in todo], dtype=np.int64),
+            [self.retuned.get(x.row) for x in todo],
+        )
 
     def recommend(
         self,
@@ -728,32 +823,8 @@ class ArrayModel:
     ) -> dict[str, Recommendation]:
         """Recommendations per container, sorted; containers a policy
         turns off are absent."""
-        views = self.views([workload])
-        return self._recommend(views.get(workload, {}), policies or [], strategy)
-
-    def _recommend(
-        self, containers: dict[str, RowView], policies: list[ContainerPolicy], strategy: Strategy
-    ) -> dict[str, Recommendation]:
-        # the default strategy replaces no setting (tuning(VPA, ...) is the model's own)
-        if strategy is VPA:
-            s = self.settings
-        else:
-            s = tuning(strategy, self.settings, self.idle_after).settings
-        recs: dict[str, Recommendation] = {}
-        for name in sorted(containers):
-            view = containers[name]
-            if view.is_empty():
-                continue
-            policy = policy_for_container(policies, name)
-            # a view stands for the aggregate: the strategy reads only what it has
-            given = StrategyInput(cast(AggregateState, view), len(containers), s)
-            proposal = strategy.propose(given)
-            if proposal.estimate is None:
-                continue
-            rec = apply_policy(_rounded(proposal.estimate, policy, s), policy, proposal.reason)
-            if rec is not None:
-                recs[name] = rec
-        return recs
+        found = self.recommend_all([workload], lambda _w: policies or [], lambda _w: strategy)
+        return found.get(workload, {})
 
     def memory_bytes(self) -> int:
         """The arrays' size, the per-day counts' included (the index dicts not counted)."""
