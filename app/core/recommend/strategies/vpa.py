@@ -283,20 +283,27 @@ def propose_rows(rows: Rows, s: RecommenderSettings) -> tuple[Estimates, list[st
     reasons = []
     for i, wording in enumerate(confidence_wordings(rows.first, rows.last, rows.count, s)):
         reason = f"{summary}; {wording}"
-        if at_cpu[i] or at_memory[i]:  # formatted only when a target is at its floor
-            floor = pod_minimum(containers[i], s)
-            at_floor = []
-            if at_cpu[i]:
-                at_floor.append(f"CPU {format_cpu(floor.cpu)}")
-            if at_memory[i]:
-                at_floor.append(f"memory {readable('memory', floor.memory)}")
-            reason += "; pod minimum " + ", ".join(at_floor)
+        if at_cpu[i] or at_memory[i]:
+            reason += _at_floor(containers[i], s, at_cpu[i], at_memory[i])
         retuned = rows.retuned[i]
         note = retuned.note(None if math.isnan(last[i]) else last[i]) if retuned else None
         if note:
             reason += "; " + note
         reasons.append(reason)
     return est, reasons
+
+
+@lru_cache(maxsize=256)
+def _at_floor(containers: int, s: RecommenderSettings, cpu: bool, memory: bool) -> str:
+    """What the reason says of targets at the pod minimum (the same for every container of
+    as many containers, written once)."""
+    floor = pod_minimum(containers, s)
+    at_floor = []
+    if cpu:
+        at_floor.append(f"CPU {format_cpu(floor.cpu)}")
+    if memory:
+        at_floor.append(f"memory {readable('memory', floor.memory)}")
+    return "; pod minimum " + ", ".join(at_floor)
 
 
 @lru_cache(maxsize=64)
