@@ -53,7 +53,7 @@ from app.core.recommend.capping import apply_policy
 from app.core.recommend.checkpoint import CHECKPOINT_VERSION, AggregateCheckpoint
 from app.core.recommend.daily import RETAINED_DAYS, DailyUsage, UsageRows
 from app.core.recommend.daily_rows import CPU, MEMORY
-from app.core.recommend.estimator import Estimates, percentile_settings
+from app.core.recommend.estimator import Estimate, Estimates, percentile_settings
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
 from app.core.recommend.model import IDLE_AFTER_SECONDS
 from app.core.recommend.rounding import rounded_rows
@@ -61,6 +61,7 @@ from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
 from app.core.recommend.strategies.vpa import Rows, VpaStrategy, propose_rows
 from app.core.recommendation import ContainerPolicy, Recommendation, policy_for_container
+from app.core.resources import Resources
 from app.core.workload_key import WorkloadKey, sorted_keys
 
 Array = Any
@@ -763,9 +764,11 @@ class ArrayModel:
             [int(x.settings.round_memory_bytes) for x in todo],
             [x.policy.integer_cpu for x in todo],
         )
-        for i, (x, reason) in enumerate(zip(todo, reasons, strict=True)):
+        cpu, memory = final.cpu.tolist(), final.memory.tolist()  # plain ints, in one pass
+        for x, reason, c, m in zip(todo, reasons, cpu, memory, strict=True):
             if reason is not None:
-                rec = apply_policy(final.at(i), x.policy, reason)
+                est = Estimate(Resources(c[0], m[0]), Resources(c[1], m[1]), Resources(c[2], m[2]))
+                rec = apply_policy(est, x.policy, reason)
                 if rec is not None:
                     out[x.workload][x.name] = rec
         return out
