@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -131,10 +131,10 @@ class RowView:
         return self.cpu.is_empty() and self.memory.is_empty()
 
 
-@dataclass(frozen=True)
-class _Todo:
+class _Todo(NamedTuple):
     """A workload container to estimate: its row, its workload's container count, its
-    container policy and the settings its strategy reads."""
+    container policy, the settings its strategy reads and the strategy unless `vpa` (whose
+    rows are estimated together)."""
 
     workload: WorkloadKey
     name: str
@@ -142,6 +142,10 @@ class _Todo:
     containers: int
     policy: ContainerPolicy
     settings: RecommenderSettings
+    other: Strategy | None
+
+
+_NO_POLICY = ContainerPolicy()  # a workload without container policies: each container's
 
 
 def _opt(x: float) -> float | None:
@@ -733,7 +737,6 @@ class ArrayModel:
         then every estimate is rounded at once, and capped by its container's policy."""
         out: dict[WorkloadKey, dict[str, Recommendation]] = {}
         todo: list[_Todo] = []
-        others: dict[WorkloadKey, Strategy] = {}  # the workloads of non-vpa strategies
         for w in self.workloads() if workloads is None else workloads:
             containers = self.rows.get(w)
             if not containers:
@@ -747,17 +750,17 @@ class ArrayModel:
                 if strategy is VPA
                 else tuning(strategy, self.settings, self.idle_after).settings
             )
-            if not isinstance(strategy, VpaStrategy):
-                others[w] = strategy
+            other = None if isinstance(strategy, VpaStrategy) else strategy
+            n = len(containers)
             for name in sorted(containers):
-                policy = policy_for_container(policies, name)
+                policy = policy_for_container(policies, name) if policies else _NO_POLICY
                 if policy.mode != "Off":  # a container turned off is not estimated
-                    todo.append(_Todo(w, name, containers[name], len(containers), policy, s))
+                    todo.append(_Todo(w, name, containers[name], n, policy, s, other))
         if todo:
             rows = np.array([x.row for x in todo], dtype=np.int64)
             kept = (~(self.cpu.is_empty(rows) & self.memory.is_empty(rows))).tolist()
             todo = [x for x, k in zip(todo, kept, strict=True) if k]  # rows with history
-        est, reasons = self._estimates(todo, others)
+        est, reasons = self._estimates(todo)
         final = rounded_rows(
             est,
             [int(x.settings.round_cpu_millicores) for x in todo],
@@ -773,29 +776,36 @@ class ArrayModel:
                     out[x.workload][x.name] = rec
         return out
 
-    def _estimates(
-        self, todo: list[_Todo], others: dict[WorkloadKey, Strategy]
-    ) -> tuple[Estimates, list[str | None]]:
+    def _estimates(self, todo: list[_Todo]) -> tuple[Estimates, list[str | None]]:
         """The estimates of the rows, unrounded, and their reasons (None: no estimate). The
         `vpa` rows with the same settings at once, the others' one by one."""
         est = Estimates(np.zeros((len(todo), 3), np.int64), np.zeros((len(todo), 3), np.int64))
         reasons: list[str | None] = [None] * len(todo)
-        by_settings: dict[RecommenderSettings, list[int]] = {}
+        groups: dict[int, list[int]] = {}  # the vpa rows by their settings (by identity)
+        settings: dict[int, RecommenderSettings] = {}
+        others = []
         for i, x in enumerate(todo):
-            if x.workload not in others:
-                by_settings.setdefault(x.settings, []).append(i)
-        for s, at in by_settings.items():
+            if x.other is None:
+                key = id(x.settings)
+                at = groups.get(key)
+                if at is None:
+                    at = groups[key] = []
+                    settings[key] = x.settings
+                at.append(i)
+            else:
+                others.append(i)
+        for key, at in groups.items():
+            s = settings[key]
             part, texts = propose_rows(self._vpa_rows([todo[i] for i in at], s), s)
             est.cpu[at], est.memory[at] = part.cpu, part.memory
             for i, text in zip(at, texts, strict=True):
                 reasons[i] = text
-        views = self.views(others) if others else {}
-        for i, x in enumerate(todo):
-            if x.workload not in others:
-                continue
+        views = self.views({todo[i].workload: None for i in others}) if others else {}
+        for i in others:
+            x = todo[i]
             view = views[x.workload][x.name]
             given = StrategyInput(cast(AggregateState, view), x.containers, x.settings)
-            proposal = others[x.workload].propose(given)
+            proposal = cast(Strategy, x.other).propose(given)
             if proposal.estimate is None:
                 continue
             reasons[i] = proposal.reason
