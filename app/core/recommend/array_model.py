@@ -20,8 +20,10 @@ one interval older than the last memory sample (aggregate.oom_bump; kubernetes/a
 A row with no CPU sample for its idle time (8 days, VPA's memory aggregation window) is dropped,
 "now" being the sample being added or, in `expire_idle`, the newest one the model holds.
 
-The estimate is the `vpa` strategy's own (strategies/vpa.py and estimator.py, called on a view
-of each row whose percentiles were computed for all rows at once). A workload's policy may tune
+The estimate is the `vpa` strategy's own, on columns: the rows of each settings at once, their
+percentiles, margins, confidence factors, floors and rounding computed for all of them together
+(strategies/vpa.py `propose_rows`, estimator.py `estimate_rows`, rounding.py `rounded_rows`);
+another strategy reads a view of its row (`views`). A workload's policy may tune
 its history (`tune`, `strategy_of`): a row keeps its own half-lives (HistogramRows.hl) and idle
 time, a pod container its memory interval, and a retuned row the note of what its history was
 gathered with (aggregate.Retuned). Each row also keeps its per-day usage counts (daily.py's
