@@ -772,8 +772,8 @@ class ArrayModel:
         cpu, memory = final.cpu.tolist(), final.memory.tolist()  # plain ints, in one pass
         for x, reason, c, m in zip(todo, reasons, cpu, memory, strict=True):
             if reason is not None:
-                est = Estimate(Resources(c[0], m[0]), Resources(c[1], m[1]), Resources(c[2], m[2]))
-                rec = apply_policy(est, x.policy, reason)
+                e = Estimate(Resources(c[0], m[0]), Resources(c[1], m[1]), Resources(c[2], m[2]))
+                rec = apply_policy(e, x.policy, reason)
                 if rec is not None:
                     out[x.workload][x.name] = rec
         return out

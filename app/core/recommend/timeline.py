@@ -80,7 +80,8 @@ class _Counts:
         the total (the buckets sorted once for all of them)."""
         if not self.total:
             return [None] * len(ps)
-        order, counts, out = sorted(self.counts), self.counts, []
+        order, counts = sorted(self.counts), self.counts
+        out: list[float | None] = []
         for p in ps:
             running, threshold, b = 0, p * self.total, 0
             for b in order:

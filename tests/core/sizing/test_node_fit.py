@@ -98,7 +98,11 @@ def test_the_placement_is_read_only_for_a_pod_that_may_not_fit_every_node() -> N
     read: list[str] = []
 
     def placement(name: str) -> Any:
-        return lambda: read.append(name) or Placement()
+        def read_it() -> Placement:
+            read.append(name)
+            return Placement()
+
+        return read_it
 
     rooms = node_rooms(NODES, {})
     small = {"app": rec(1000, GI)}
