@@ -739,6 +739,10 @@ class ArrayModel:
         then every estimate is rounded at once, and capped by its container's policy."""
         out: dict[WorkloadKey, dict[str, Recommendation]] = {}
         todo: list[_Todo] = []
+        # each strategy's settings found once, equal settings one object (the rows estimated
+        # together are grouped by it): a policy's `vpa` without parameters is the default's
+        tuned: dict[int, tuple[Strategy, RecommenderSettings]] = {id(VPA): (VPA, self.settings)}
+        same = {self.settings: self.settings}
         for w in self.workloads() if workloads is None else workloads:
             containers = self.rows.get(w)
             if not containers:
@@ -746,12 +750,13 @@ class ArrayModel:
             out[w] = {}
             policies = policies_of(w) if policies_of is not None else []
             strategy = strategy_of(w) if strategy_of is not None else VPA
-            # the default strategy replaces no setting (tuning(VPA, ...) is the model's own)
-            s = (
-                self.settings
-                if strategy is VPA
-                else tuning(strategy, self.settings, self.idle_after).settings
-            )
+            found = tuned.get(id(strategy))
+            if found is None:
+                s = tuning(strategy, self.settings, self.idle_after).settings
+                s = same.setdefault(s, s)
+                tuned[id(strategy)] = (strategy, s)  # the strategy kept: its id stays its own
+            else:
+                s = found[1]
             other = None if isinstance(strategy, VpaStrategy) else strategy
             n = len(containers)
             for name in sorted(containers):

@@ -472,3 +472,28 @@ def test_workloads_of_different_strategies_and_policies_estimated_together() -> 
     assert all("side" not in together[w] for i, w in enumerate(ws) if i % 4 == 3)  # Off
     assert together[ws[1]]["app"].target.cpu % 1000 == 0  # integer CPU (a vpa strategy)
     assert sum(len(r) for r in together.values()) > len(ws)  # most rows recommended
+
+
+def test_rows_of_equal_settings_are_estimated_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workloads whose policies each configure `vpa` (each its own strategy object) share one
+    pass when their settings are equal; other settings make a pass of their own."""
+    import app.core.recommend.array_model as array_model
+    from app.core.recommend.strategies import vpa
+
+    passes: list[int] = []
+    real = vpa.propose_rows
+
+    def counted(rows: Any, s: RecommenderSettings) -> Any:
+        passes.append(len(rows.count))
+        return real(rows, s)
+
+    monkeypatch.setattr(array_model, "propose_rows", counted)
+    m = ArrayModel()
+    ws = [WorkloadKey("a", "Deployment", f"w{i}") for i in range(6)]
+    for w in ws:
+        m.add_cpu(w, f"{w.name}-1", "app", 1_700_000_000.0, 0.2, 0.5)
+    own = {w: configure("vpa", {}) for w in ws[:4]}  # the default settings, 4 objects
+    own.update({w: configure("vpa", {"safetyMarginFraction": 0.1}) for w in ws[4:]})
+    together = m.recommend_all(ws, None, own.__getitem__)
+    assert sorted(passes) == [2, 4]
+    assert together == {w: m.recommend(w, None, own[w]) for w in ws}
