@@ -44,6 +44,8 @@ class PodRequests:
 def _typical(values: list[int]) -> int | None:
     if not values:
         return None
+    if values.count(values[0]) == len(values):  # the common case: every pod asks the same
+        return values[0]
     counts = Counter(values)
     return max(counts, key=lambda v: (counts[v], v))
 

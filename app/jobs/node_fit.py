@@ -46,7 +46,7 @@ class NodeFit:
         if pod is None or w.kind == "DaemonSet" or not recs:
             return recs
         out, why = cap_to_node(
-            recs, container_requests(pod), Placement.of(pod.spec), self.rooms, self.floor
+            recs, container_requests(pod), lambda: Placement.of(pod.spec), self.rooms, self.floor
         )
         if why is not None:
             self.capped[w] = why

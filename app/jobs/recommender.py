@@ -436,16 +436,15 @@ class RecommenderJob:
         the aggregates in `checkpoints` carry their checkpoint."""
         model = self.model
         workloads = model.workloads()
-
-        def policy(w: WorkloadKey) -> Any:
-            return policies.governing(w, self.labels.get(w))
+        labels = self.labels
+        governing = {w: policies.governing(w, labels.get(w)) for w in workloads}  # once each
 
         def policies_of(w: WorkloadKey) -> list[ContainerPolicy]:
-            p = policy(w)
+            p = governing[w]
             return list(p.container_policies) if p else []
 
         def strategy_of(w: WorkloadKey) -> Strategy:
-            p = policy(w)
+            p = governing[w]
             return chosen(p.recommender) if p else VPA  # its strategy
 
         # every row's percentiles at once (ArrayModel.recommend_all), then saved lazily

@@ -20,8 +20,10 @@ one interval older than the last memory sample (aggregate.oom_bump; kubernetes/a
 A row with no CPU sample for its idle time (8 days, VPA's memory aggregation window) is dropped,
 "now" being the sample being added or, in `expire_idle`, the newest one the model holds.
 
-The estimate is the `vpa` strategy's own (strategies/vpa.py and estimator.py, called on a view
-of each row whose percentiles were computed for all rows at once). A workload's policy may tune
+The estimate is the `vpa` strategy's own, on columns: the rows of each settings at once, their
+percentiles, margins, confidence factors, floors and rounding computed for all of them together
+(strategies/vpa.py `propose_rows`, estimator.py `estimate_rows`, rounding.py `rounded_rows`);
+another strategy reads a view of its row (`views`). A workload's policy may tune
 its history (`tune`, `strategy_of`): a row keeps its own half-lives (HistogramRows.hl) and idle
 time, a pod container its memory interval, and a retuned row the note of what its history was
 gathered with (aggregate.Retuned). Each row also keeps its per-day usage counts (daily.py's
@@ -37,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -53,11 +55,15 @@ from app.core.recommend.capping import apply_policy
 from app.core.recommend.checkpoint import CHECKPOINT_VERSION, AggregateCheckpoint
 from app.core.recommend.daily import RETAINED_DAYS, DailyUsage, UsageRows
 from app.core.recommend.daily_rows import CPU, MEMORY
+from app.core.recommend.estimator import Estimate, Estimates, percentile_settings
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
-from app.core.recommend.model import IDLE_AFTER_SECONDS, _rounded
+from app.core.recommend.model import IDLE_AFTER_SECONDS
+from app.core.recommend.rounding import rounded_rows
 from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
+from app.core.recommend.strategies.vpa import Rows, VpaStrategy, propose_rows
 from app.core.recommendation import ContainerPolicy, Recommendation, policy_for_container
+from app.core.resources import Resources
 from app.core.workload_key import WorkloadKey, sorted_keys
 
 Array = Any
@@ -125,6 +131,23 @@ class RowView:
 
     def is_empty(self) -> bool:
         return self.cpu.is_empty() and self.memory.is_empty()
+
+
+class _Todo(NamedTuple):
+    """A workload container to estimate: its row, its workload's container count, its
+    container policy, the settings its strategy reads and the strategy unless `vpa` (whose
+    rows are estimated together)."""
+
+    workload: WorkloadKey
+    name: str
+    row: int
+    containers: int
+    policy: ContainerPolicy
+    settings: RecommenderSettings
+    other: Strategy | None
+
+
+_NO_POLICY = ContainerPolicy()  # a workload without container policies: each container's
 
 
 def _opt(x: float) -> float | None:
@@ -709,16 +732,108 @@ class ArrayModel:
         policies_of: Callable[[WorkloadKey], list[ContainerPolicy]] | None = None,
         strategy_of: Callable[[WorkloadKey], Strategy] | None = None,
     ) -> dict[WorkloadKey, dict[str, Recommendation]]:
-        """recommend(w, policies_of(w), strategy_of(w)) of each workload (default:
-        all; no policies, the `vpa` strategy), the percentiles of all their rows computed at
-        once."""
+        """Recommendations per container of each workload (default: all; no policies, the `vpa`
+        strategy), sorted; containers a policy turns off are absent. Column-wise: the `vpa`
+        strategy's rows (the default's, and a policy's own settings) are estimated together,
+        each settings' rows at once (VpaStrategy.propose_rows), another strategy's row by row;
+        then every estimate is rounded at once, and capped by its container's policy."""
         out: dict[WorkloadKey, dict[str, Recommendation]] = {}
-        views = self.views(self.workloads() if workloads is None else workloads)
-        for w, containers in views.items():
+        todo: list[_Todo] = []
+        # each strategy's settings found once, equal settings one object (the rows estimated
+        # together are grouped by it): a policy's `vpa` without parameters is the default's
+        tuned: dict[int, tuple[Strategy, RecommenderSettings]] = {id(VPA): (VPA, self.settings)}
+        same = {self.settings: self.settings}
+        for w in self.workloads() if workloads is None else workloads:
+            containers = self.rows.get(w)
+            if not containers:
+                continue
+            out[w] = {}
             policies = policies_of(w) if policies_of is not None else []
             strategy = strategy_of(w) if strategy_of is not None else VPA
-            out[w] = self._recommend(containers, policies, strategy)
+            found = tuned.get(id(strategy))
+            if found is None:
+                s = tuning(strategy, self.settings, self.idle_after).settings
+                s = same.setdefault(s, s)
+                tuned[id(strategy)] = (strategy, s)  # the strategy kept: its id stays its own
+            else:
+                s = found[1]
+            other = None if isinstance(strategy, VpaStrategy) else strategy
+            n = len(containers)
+            for name in sorted(containers):
+                policy = policy_for_container(policies, name) if policies else _NO_POLICY
+                if policy.mode != "Off":  # a container turned off is not estimated
+                    todo.append(_Todo(w, name, containers[name], n, policy, s, other))
+        if todo:
+            rows = np.array([x.row for x in todo], dtype=np.int64)
+            kept = (~(self.cpu.is_empty(rows) & self.memory.is_empty(rows))).tolist()
+            todo = [x for x, k in zip(todo, kept, strict=True) if k]  # rows with history
+        est, reasons = self._estimates(todo)
+        final = rounded_rows(
+            est,
+            [int(x.settings.round_cpu_millicores) for x in todo],
+            [int(x.settings.round_memory_bytes) for x in todo],
+            [x.policy.integer_cpu for x in todo],
+        )
+        cpu, memory = final.cpu.tolist(), final.memory.tolist()  # plain ints, in one pass
+        for x, reason, c, m in zip(todo, reasons, cpu, memory, strict=True):
+            if reason is not None:
+                e = Estimate(Resources(c[0], m[0]), Resources(c[1], m[1]), Resources(c[2], m[2]))
+                rec = apply_policy(e, x.policy, reason)
+                if rec is not None:
+                    out[x.workload][x.name] = rec
         return out
+
+    def _estimates(self, todo: list[_Todo]) -> tuple[Estimates, list[str | None]]:
+        """The estimates of the rows, unrounded, and their reasons (None: no estimate). The
+        `vpa` rows with the same settings at once, the others' one by one."""
+        est = Estimates(np.zeros((len(todo), 3), np.int64), np.zeros((len(todo), 3), np.int64))
+        reasons: list[str | None] = [None] * len(todo)
+        groups: dict[int, list[int]] = {}  # the vpa rows by their settings (by identity)
+        settings: dict[int, RecommenderSettings] = {}
+        others = []
+        for i, x in enumerate(todo):
+            if x.other is None:
+                key = id(x.settings)
+                at = groups.get(key)
+                if at is None:
+                    at = groups[key] = []
+                    settings[key] = x.settings
+                at.append(i)
+            else:
+                others.append(i)
+        for key, at in groups.items():
+            s = settings[key]
+            part, texts = propose_rows(self._vpa_rows([todo[i] for i in at], s), s)
+            est.cpu[at], est.memory[at] = part.cpu, part.memory
+            for i, text in zip(at, texts, strict=True):
+                reasons[i] = text
+        views = self.views({todo[i].workload: None for i in others}) if others else {}
+        for i in others:
+            x = todo[i]
+            view = views[x.workload][x.name]
+            given = StrategyInput(cast(AggregateState, view), x.containers, x.settings)
+            proposal = cast(Strategy, x.other).propose(given)
+            if proposal.estimate is None:
+                continue
+            reasons[i] = proposal.reason
+            e = proposal.estimate
+            est.cpu[i] = (e.target.cpu, e.lower_bound.cpu, e.upper_bound.cpu)
+            est.memory[i] = (e.target.memory, e.lower_bound.memory, e.upper_bound.memory)
+        return est, reasons
+
+    def _vpa_rows(self, todo: list[_Todo], s: RecommenderSettings) -> Rows:
+        """The rows as the `vpa` strategy reads them, percentiles computed at once."""
+        rows = np.array([x.row for x in todo], dtype=np.int64)
+        cpu_ps, memory_ps = percentile_settings(s)
+        return Rows(
+            self.cpu.percentiles(rows, cpu_ps),
+            self.memory.percentiles(rows, memory_ps),
+            self.first[rows],
+            self.last[rows],
+            self.count[rows],
+            np.array([x.containers for x in todo], dtype=np.int64),
+            [self.retuned.get(x.row) for x in todo],
+        )
 
     def recommend(
         self,
@@ -728,32 +843,8 @@ class ArrayModel:
     ) -> dict[str, Recommendation]:
         """Recommendations per container, sorted; containers a policy
         turns off are absent."""
-        views = self.views([workload])
-        return self._recommend(views.get(workload, {}), policies or [], strategy)
-
-    def _recommend(
-        self, containers: dict[str, RowView], policies: list[ContainerPolicy], strategy: Strategy
-    ) -> dict[str, Recommendation]:
-        # the default strategy replaces no setting (tuning(VPA, ...) is the model's own)
-        if strategy is VPA:
-            s = self.settings
-        else:
-            s = tuning(strategy, self.settings, self.idle_after).settings
-        recs: dict[str, Recommendation] = {}
-        for name in sorted(containers):
-            view = containers[name]
-            if view.is_empty():
-                continue
-            policy = policy_for_container(policies, name)
-            # a view stands for the aggregate: the strategy reads only what it has
-            given = StrategyInput(cast(AggregateState, view), len(containers), s)
-            proposal = strategy.propose(given)
-            if proposal.estimate is None:
-                continue
-            rec = apply_policy(_rounded(proposal.estimate, policy, s), policy, proposal.reason)
-            if rec is not None:
-                recs[name] = rec
-        return recs
+        found = self.recommend_all([workload], lambda _w: policies or [], lambda _w: strategy)
+        return found.get(workload, {})
 
     def memory_bytes(self) -> int:
         """The arrays' size, the per-day counts' included (the index dicts not counted)."""

@@ -25,6 +25,8 @@ def apply_policy(est: Estimate, policy: ContainerPolicy, reason: str = "") -> Re
     """None when the policy turns the container off. The reason gains what the caps changed."""
     if policy.mode == "Off":
         return None
+    if not policy.max_allowed and not policy.min_allowed:  # nothing to cap (the common case)
+        return Recommendation(est.target, est.lower_bound, est.upper_bound, est.target, reason)
     target = clamp(est.target, policy)
     capped = [
         f"{res} {'raised to minAllowed' if after > before else 'capped at maxAllowed'}"

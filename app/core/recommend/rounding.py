@@ -18,37 +18,40 @@ An amount saturated at int64 (an upper bound without history) stays saturated: i
 
 from __future__ import annotations
 
-from app.core.recommend.estimator import Estimate
-from app.core.resources import MAX_AMOUNT, Resources
+from typing import Any
+
+import numpy as np
+
+from app.core.recommend.estimator import Estimates
+from app.core.resources import MAX_AMOUNT
+
+Array = Any
 
 
 def round_up_to_scale(value: int, scale: int) -> int:
     """The smallest multiple of `scale` at or above `value` (VPA `RoundUpToScale`), exactly."""
-    if scale < 1:
-        raise ValueError(f"scale must be greater than zero, got {scale}")
-    if value >= MAX_AMOUNT:
-        return MAX_AMOUNT
-    rounded = -(-value // scale) * scale
-    return min(rounded, MAX_AMOUNT)
+    return int(rounded_up(np.array([value], dtype=np.int64), scale)[0])
 
 
-def _round(r: Resources, cpu_scale: int, memory_scale: int) -> Resources:
-    return Resources(round_up_to_scale(r.cpu, cpu_scale), round_up_to_scale(r.memory, memory_scale))
+def rounded_up(values: Array, scale: Array | int) -> Array:
+    """`round_up_to_scale` of each amount (int64), `scale` one for all or one per amount; an
+    amount at MAX_AMOUNT, or whose multiple would pass it, saturates there."""
+    scale = np.asarray(scale, dtype=np.int64)
+    if (scale < 1).any():
+        raise ValueError(f"scale must be greater than zero, got {scale.min()}")
+    whole = -(-values // scale)  # ceiling division, exact on integers
+    return np.where(whole > MAX_AMOUNT // scale, MAX_AMOUNT, whole * scale)
 
 
-def rounded(est: Estimate, cpu_millicores: int, memory_bytes: int) -> Estimate:
-    """Every amount rounded up to the settings' scales (1 leaves it as it is)."""
-    return Estimate(
-        _round(est.target, cpu_millicores, memory_bytes),
-        _round(est.lower_bound, cpu_millicores, memory_bytes),
-        _round(est.upper_bound, cpu_millicores, memory_bytes),
-    )
-
-
-def integer_cpu(est: Estimate) -> Estimate:
-    """CPU rounded up to whole cores (VPA's IntegerCPUPostProcessor)."""
-    return Estimate(
-        _round(est.target, 1000, 1),
-        _round(est.lower_bound, 1000, 1),
-        _round(est.upper_bound, 1000, 1),
-    )
+def rounded_rows(
+    est: Estimates, cpu_scale: Array, memory_scale: Array, integer: Array
+) -> Estimates:
+    """Every amount rounded up to its row's scales (1 leaves it as it is), then CPU rounded up to
+    whole cores where `integer` (VPA's IntegerCPUPostProcessor). Scales and `integer` are one per
+    row."""
+    cpu = rounded_up(est.cpu, np.asarray(cpu_scale, dtype=np.int64)[:, None])
+    memory = rounded_up(est.memory, np.asarray(memory_scale, dtype=np.int64)[:, None])
+    integer = np.asarray(integer, dtype=bool)
+    if integer.any():
+        cpu[integer] = rounded_up(cpu[integer], 1000)
+    return Estimates(cpu, memory)

@@ -75,16 +75,21 @@ class _Counts:
                 tops[b] = value
         self.total += len(kept)
 
-    def percentile(self, p: float) -> float | None:
-        """The largest sample of the bucket where the running count reaches p of the total."""
+    def percentiles(self, ps: tuple[float, ...]) -> list[float | None]:
+        """For each p, the largest sample of the bucket where the running count reaches p of
+        the total (the buckets sorted once for all of them)."""
         if not self.total:
-            return None
-        running, threshold, b = 0, p * self.total, 0
-        for b in sorted(self.counts):
-            running += self.counts[b]
-            if running >= threshold:
-                break
-        return self.tops[b]
+            return [None] * len(ps)
+        order, counts = sorted(self.counts), self.counts
+        out: list[float | None] = []
+        for p in ps:
+            running, threshold, b = 0, p * self.total, 0
+            for b in order:
+                running += counts[b]
+                if running >= threshold:
+                    break
+            out.append(self.tops[b])
+        return out
 
 
 @lru_cache(maxsize=64)
@@ -128,12 +133,8 @@ class UsageWindow:
         def whole(v: float | None) -> int | None:
             return None if v is None else amount(v)
 
-        return UsagePercentiles(
-            milli(self.cpu.percentile(0.5)),
-            milli(self.cpu.percentile(0.9)),
-            whole(self.memory.percentile(0.5)),
-            whole(self.memory.percentile(0.9)),
-        )
+        cpu, memory = self.cpu.percentiles((0.5, 0.9)), self.memory.percentiles((0.5, 0.9))
+        return UsagePercentiles(milli(cpu[0]), milli(cpu[1]), whole(memory[0]), whole(memory[1]))
 
 
 Key = tuple[WorkloadKey, str]  # workload, container

@@ -17,7 +17,7 @@ are unknown here. A workload with no node it may run on is not capped (nothing i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -165,14 +165,14 @@ def share(targets: Mapping[str, Amounts], fixed: Amounts, room: Amounts) -> dict
 def cap_to_node(
     recs: Mapping[str, Recommendation],
     requests: Mapping[str, Amounts],
-    placement: Placement,
+    placement: Placement | Callable[[], Placement],
     rooms: list[NodeRoom],
     floor: Amounts | None = None,
 ) -> tuple[Mapping[str, Recommendation], str | None]:
     """The recommendations of a pod's containers capped to fit a node (the same mapping when
     they fit), and why when they were capped. `requests`: what each app container of the pod
     requests now (the ones without a recommendation keep it); `floor`: smallest_room(rooms),
-    when the caller keeps it for many pods."""
+    when the caller keeps it for many pods; `placement` may be a function reading it."""
     if not recs or not rooms:
         return recs, None
     targets = {n: (r.target.cpu, r.target.memory) for n, r in recs.items()}
@@ -187,6 +187,8 @@ def cap_to_node(
     floor = floor or smallest_room(rooms)
     if floor is not None and need[0] <= floor[0] and need[1] <= floor[1]:
         return recs, None  # fits on every node: no placement to read
+    if callable(placement):  # read only now, for a pod that may not fit every node
+        placement = placement()
     cap = largest_fit(rooms, placement, need)
     if cap is None:
         return recs, None

@@ -28,6 +28,7 @@ from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets, 
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, configure
+from app.core.recommendation import ContainerPolicy
 from app.core.workload_key import WorkloadKey
 from tests.core.recommend.test_histogram import _FRACTIONS, _OPERATIONS, CPU, S, _walked
 
@@ -441,3 +442,58 @@ def test_a_tuned_memory_interval_judges_an_ooms_age(age: float) -> None:
     assert taken is (age < HOUR / 2)
     assert new.record_oom(w, "a", "app", T0 - age, 3e8) is taken
     assert_same(old, new, every_strategy=True)
+
+
+def test_workloads_of_different_strategies_and_policies_estimated_together() -> None:
+    """One recommend_all over workloads of every strategy (two `vpa` with their own settings),
+    with container policies (integer CPU, bounds, a container turned off), gives each workload
+    what it gets alone: the rows grouped by settings and strategy go back to their own."""
+    m = ArrayModel()
+    ws = [WorkloadKey("a", "Deployment", f"w{i}") for i in range(2 * len(STRATEGIES))]
+    for step in range(30):
+        t = 1_700_000_000.0 + 3600.0 * step
+        for i, w in enumerate(ws):
+            for c in ("app", "side"):
+                m.add_cpu(w, f"{w.name}-1", c, t, 0.01 * (i + 1) * (1 + step % 3), 0.5)
+                m.add_memory(w, f"{w.name}-1", c, t, 1e7 * (i + 1) * (1 + step % 5))
+    strategy = {w: STRATEGIES[i % len(STRATEGIES)] for i, w in enumerate(ws)}
+    policies = {
+        w: [
+            [],
+            [ContainerPolicy("app", integer_cpu=True)],
+            [ContainerPolicy("*", max_allowed={"cpu": 30}, min_allowed={"memory": 5 * 10**8})],
+            [ContainerPolicy("side", mode="Off")],
+        ][i % 4]
+        for i, w in enumerate(ws)
+    }
+    together = m.recommend_all(ws, policies.__getitem__, strategy.__getitem__)
+    alone = {w: m.recommend(w, policies[w], strategy[w]) for w in ws}
+    assert together == alone
+    assert all("side" not in together[w] for i, w in enumerate(ws) if i % 4 == 3)  # Off
+    assert together[ws[1]]["app"].target.cpu % 1000 == 0  # integer CPU (a vpa strategy)
+    assert sum(len(r) for r in together.values()) > len(ws)  # most rows recommended
+
+
+def test_rows_of_equal_settings_are_estimated_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workloads whose policies each configure `vpa` (each its own strategy object) share one
+    pass when their settings are equal; other settings make a pass of their own."""
+    import app.core.recommend.array_model as array_model
+    from app.core.recommend.strategies import vpa
+
+    passes: list[int] = []
+    real = vpa.propose_rows
+
+    def counted(rows: Any, s: RecommenderSettings) -> Any:
+        passes.append(len(rows.count))
+        return real(rows, s)
+
+    monkeypatch.setattr(array_model, "propose_rows", counted)
+    m = ArrayModel()
+    ws = [WorkloadKey("a", "Deployment", f"w{i}") for i in range(6)]
+    for w in ws:
+        m.add_cpu(w, f"{w.name}-1", "app", 1_700_000_000.0, 0.2, 0.5)
+    own = {w: configure("vpa", {}) for w in ws[:4]}  # the default settings, 4 objects
+    own.update({w: configure("vpa", {"safetyMarginFraction": 0.1}) for w in ws[4:]})
+    together = m.recommend_all(ws, None, own.__getitem__)
+    assert sorted(passes) == [2, 4]
+    assert together == {w: m.recommend(w, None, own[w]) for w in ws}

@@ -4,24 +4,35 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import AggregateState, oom_bump
 from app.core.recommend.estimator import (
+    amounts,
     confidence,
     confidence_factor,
     estimate,
-    plus_margin,
+    estimate_rows,
+    plus_margins,
     pod_minimum,
-    with_margin,
 )
 from app.core.recommend.settings import DAY, MIB, RecommenderSettings
 from app.core.recommend.trace import parse_trace, recommendations_json, replay
 from app.core.resources import Resources, amount
 
 S = RecommenderSettings()
+
+
+def plus_margin(value: int, fraction: float) -> int:
+    """The margin on one plain number, as VPA's: truncated to a whole amount."""
+    return value + amount(value * fraction)
+
+
+def with_margin(r: Resources, fraction: float) -> Resources:
+    return Resources(plus_margin(r.cpu, fraction), plus_margin(r.memory, fraction))
 
 
 def test_single_sample_example() -> None:
@@ -76,7 +87,8 @@ def test_pod_minimum_for_one_and_two_containers() -> None:
 
 
 def test_margin_adds_truncated_fraction() -> None:
-    assert with_margin(Resources(511, 1_016_281_388), 0.15) == Resources(587, 1_168_723_596)
+    got = plus_margins(np.array([511, 1_016_281_388], dtype=np.int64), 0.15).tolist()
+    assert got == [587, 1_168_723_596]
 
 
 @pytest.mark.parametrize(
@@ -169,6 +181,56 @@ def test_estimate_is_the_chain_step_by_step(
         agg.memory.add_sample_at(memory, 1.0, t)
     got = estimate(agg, containers, s)
     assert (got.target, got.lower_bound, got.upper_bound) == _chained(agg, containers, s)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(
+                st.tuples(st.floats(0, 30 * DAY), st.floats(0, 64), st.floats(0, 1e11)),
+                max_size=8,
+            ),
+            st.integers(1, 4),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_rows_estimated_together_are_each_the_chain(
+    rows: list[tuple[list[tuple[float, float, float]], int]],
+) -> None:
+    """estimate_rows of many aggregates at once (different histories, container counts) gives
+    each one what the chain gives it alone."""
+    aggs = []
+    for samples, _ in rows:
+        agg = AggregateState.empty(S)
+        for t, cores, memory in sorted(samples):
+            agg.add_cpu(t, cores, 0.5)
+            agg.memory.add_sample_at(memory, 1.0, t)
+        aggs.append(agg)
+    cpu_ps = (S.target_cpu_percentile, S.lower_bound_cpu_percentile, S.upper_bound_cpu_percentile)
+    memory_ps = (
+        S.target_memory_percentile,
+        S.lower_bound_memory_percentile,
+        S.upper_bound_memory_percentile,
+    )
+    got = estimate_rows(
+        np.array([a.cpu.percentiles(cpu_ps) for a in aggs]),
+        np.array([a.memory.percentiles(memory_ps) for a in aggs]),
+        np.array([np.nan if a.first_sample is None else a.first_sample for a in aggs]),
+        np.array([np.nan if a.last_sample is None else a.last_sample for a in aggs]),
+        np.array([a.total_samples for a in aggs]),
+        np.array([n for _, n in rows]),
+        S,
+    )
+    for i, (agg, (_, containers)) in enumerate(zip(aggs, rows, strict=True)):
+        e = got.at(i)
+        assert (e.target, e.lower_bound, e.upper_bound) == _chained(agg, containers, S)
+
+
+@given(st.lists(st.one_of(st.floats(), st.floats(-10, 1e19)), max_size=20))
+def test_amounts_are_amount_of_each_value(values: list[float]) -> None:
+    assert amounts(np.array(values, dtype=np.float64)).tolist() == [amount(v) for v in values]
 
 
 def _nine_samples_two_minutes_apart() -> AggregateState:

@@ -3,13 +3,14 @@ round-memory-bytes on every amount, the integer CPU post-processor, capping last
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.estimator import Estimate
-from app.core.recommend.rounding import integer_cpu, round_up_to_scale, rounded
+from app.core.recommend.estimator import Estimate, Estimates
+from app.core.recommend.rounding import round_up_to_scale, rounded_rows
 from app.core.recommend.settings import MIB, RecommenderSettings
 from app.core.recommendation import ContainerPolicy
 from app.core.resources import MAX_AMOUNT, Resources
@@ -53,13 +54,25 @@ def test_rounding_is_the_next_multiple_at_or_above(value: int, scale: int) -> No
 
 def test_every_amount_is_rounded_and_integer_cpu_rounds_cpu_to_whole_cores() -> None:
     est = Estimate(Resources(587, 10), Resources(25, MIB + 1), Resources(MAX_AMOUNT, 3 * MIB))
-    r = rounded(est, 1, MIB)
-    assert r == Estimate(
+    rows = Estimates(
+        np.array([[587, 25, MAX_AMOUNT]] * 2, dtype=np.int64),
+        np.array([[10, MIB + 1, 3 * MIB]] * 2, dtype=np.int64),
+    )
+    assert rows.at(0) == est
+    r = rounded_rows(rows, [1, 1], [MIB, MIB], [False, True])  # the second row: integer CPU
+    assert r.at(0) == Estimate(
         Resources(587, MIB), Resources(25, 2 * MIB), Resources(MAX_AMOUNT, 3 * MIB)
     )
-    assert integer_cpu(r) == Estimate(
+    assert r.at(1) == Estimate(
         Resources(1000, MIB), Resources(1000, 2 * MIB), Resources(MAX_AMOUNT, 3 * MIB)
     )
+
+
+def test_each_row_has_its_own_scales() -> None:
+    rows = Estimates(np.array([[587, 1, 2]] * 2), np.array([[MIB + 1, 0, 1]] * 2))
+    r = rounded_rows(rows, [1, 10], [MIB, 1], [False, False])
+    assert r.at(0) == Estimate(Resources(587, 2 * MIB), Resources(1, 0), Resources(2, MIB))
+    assert r.at(1) == Estimate(Resources(590, MIB + 1), Resources(10, 0), Resources(10, 1))
 
 
 def test_the_default_rounds_memory_to_whole_mib_and_leaves_cpu() -> None:

@@ -12,6 +12,7 @@ from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.estimator import estimate
 from app.core.recommend.strategies import NAMES, REGISTRY, StrategyInvalid, configure
 from app.core.recommend.trace import TRACE_WORKLOAD, parse_trace, replay
+from app.core.workload_key import WorkloadKey
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -122,3 +123,21 @@ def test_vpa_is_the_estimator_exactly_and_says_how() -> None:
     assert named["vm"].uncapped_target.cpu == est.target.cpu  # CPU is not rounded by default
     assert named["vm"].reason.startswith("vpa: CPU p90 of usage (half-life 24h), memory p90")
     assert "confidence" in named["vm"].reason
+
+
+def test_a_row_at_the_pod_minimum_says_so_with_its_share() -> None:
+    """Rows estimated together each name their own share of the pod minimum: one container
+    takes it whole, each of two half; a row above it says nothing of it."""
+    m = ArrayModel()
+    one, two = WorkloadKey("a", "Deployment", "one"), WorkloadKey("a", "Deployment", "two")
+    for i in range(10):
+        t = 1_700_000_000.0 + 60 * i
+        m.add_cpu(one, "one-1", "app", t, 0.001, 0.1)
+        m.add_memory(one, "one-1", "app", t, 1e6)
+        for c in ("app", "side"):
+            m.add_cpu(two, "two-1", c, t, 0.001 if c == "app" else 2.0, 0.1)
+            m.add_memory(two, "two-1", c, t, 1e6 if c == "app" else 1e9)
+    recs = m.recommend_all()
+    assert recs[one]["app"].reason.endswith("; pod minimum CPU 25m, memory 250Mi")
+    assert recs[two]["app"].reason.endswith("; pod minimum CPU 12m, memory 125Mi")
+    assert "pod minimum" not in recs[two]["side"].reason

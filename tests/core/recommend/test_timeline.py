@@ -79,8 +79,8 @@ def test_a_percentile_is_the_largest_sample_of_its_bucket(
     for i in range(0, len(values), step):
         many.add_cpus(values[i : i + step])
     want = bucket_top(values, one, p)
-    assert one.cpu.percentile(p) == want
-    assert many.cpu.percentile(p) == want
+    assert one.cpu.percentiles((p, 0.5)) == [want, bucket_top(values, one, 0.5)]
+    assert many.cpu.percentiles((p,)) == [want]
     assert one.cpu.total == many.cpu.total == len(values)
 
 

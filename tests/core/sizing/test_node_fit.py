@@ -92,6 +92,26 @@ def test_tolerations_and_node_selector_decide_which_nodes_count() -> None:
     assert cap_to_node(recs, {}, nowhere, node_rooms(NODES, {})) == (recs, None)
 
 
+def test_the_placement_is_read_only_for_a_pod_that_may_not_fit_every_node() -> None:
+    """The recommender hands the placement as a function: a pod that fits the smallest node
+    fits them all, and its spec's placement is not read (most pods of a run)."""
+    read: list[str] = []
+
+    def placement(name: str) -> Any:
+        def read_it() -> Placement:
+            read.append(name)
+            return Placement()
+
+        return read_it
+
+    rooms = node_rooms(NODES, {})
+    small = {"app": rec(1000, GI)}
+    assert cap_to_node(small, {}, placement("small"), rooms) == (small, None)
+    out, why = cap_to_node({"app": rec(16000, 64 * GI)}, {}, placement("large"), rooms)
+    assert out["app"].target == Resources(8000, 32 * GI) and why is not None
+    assert read == ["large"]
+
+
 def test_daemonsets_take_their_share_of_each_node_they_run_on() -> None:
     agent = DaemonTemplate("kube-system", "agent", Placement(), (500, GI))
     gpu_only = DaemonTemplate(

@@ -21,14 +21,24 @@ in VPA 1.7, behind its PerVPAConfig gate) replace the flags; not given, the glob
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import numpy as np
 
 from app.core.quantity import readable
-from app.core.recommend.aggregate import AggregateState
-from app.core.recommend.estimator import confidence, estimate, pod_minimum
+from app.core.recommend.aggregate import Retuned
+from app.core.recommend.estimator import (
+    Estimates,
+    confidences,
+    estimate_rows,
+    percentile_settings,
+    pod_minimum,
+    pod_minimums,
+)
 from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies.base import (
     ROUNDING_PARAMS,
@@ -42,6 +52,7 @@ from app.core.recommend.strategies.base import (
 )
 from app.core.resources import format_cpu
 
+Array = Any
 INTERVAL_COUNT = "memoryAggregationIntervalCount"
 
 
@@ -179,17 +190,22 @@ def check(values: Mapping[str, ParamValue]) -> list[ParamError]:
     return errors
 
 
-def confidence_wording(agg: AggregateState, s: RecommenderSettings) -> str:
-    """VPA's confidence as what it is: the lesser of the history's span in days and its CPU
-    samples counted as days at `confidence_samples_per_day` (one a minute). A 30-day trace of a
-    sample every 5 minutes is 6 days' worth, not 30, and says so."""
-    span = 0.0
-    if agg.first_sample is not None and agg.last_sample is not None:
-        span = (agg.last_sample - agg.first_sample) / DAY
-    text = (
-        f"confidence {confidence(agg, s):.1f} days: {agg.total_samples} CPU samples over "
-        f"{span:.1f} days, {s.confidence_samples_per_day:g} samples counting as a day"
-    )
+def confidence_wordings(
+    first: Array, last: Array, count: Array, s: RecommenderSettings
+) -> list[str]:
+    """VPA's confidence of each row as what it is: the lesser of the history's span in days and
+    its CPU samples counted as days at `confidence_samples_per_day` (one a minute). A 30-day
+    trace of a sample every 5 minutes is 6 days' worth, not 30, and says so."""
+    first, last = np.asarray(first, dtype=np.float64), np.asarray(last, dtype=np.float64)
+    span = last - first
+    days = np.where(np.isnan(span), 0.0, span / DAY).tolist()
+    per_day = f"{s.confidence_samples_per_day:g}"
+    conf = confidences(first, last, count, s).tolist()
+    texts = [
+        f"confidence {c:.1f} days: {n} CPU samples over {d:.1f} days, {per_day} samples "
+        "counting as a day"
+        for c, n, d in zip(conf, np.asarray(count).tolist(), days, strict=True)
+    ]
     intervals = {
         what: seconds
         for what, seconds in (
@@ -199,12 +215,36 @@ def confidence_wording(agg: AggregateState, s: RecommenderSettings) -> str:
         if seconds != DAY
     }
     if intervals:  # VPA's --confidence-interval-cpu/-memory: both counts in that interval
-        text += "; " + ", ".join(
-            f"{what} bounds: confidence {confidence(agg, s, seconds):.2f} intervals of "
-            f"{_hours(seconds)}"
+        each = [
+            (what, seconds, confidences(first, last, count, s, seconds).tolist())
             for what, seconds in intervals.items()
-        )
-    return text
+        ]
+        texts = [
+            text
+            + "; "
+            + ", ".join(
+                f"{what} bounds: confidence {values[i]:.2f} intervals of {_hours(seconds)}"
+                for what, seconds, values in each
+            )
+            for i, text in enumerate(texts)
+        ]
+    return texts
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Workload containers' histories as the `vpa` strategy reads them, in columns: `cpu` and
+    `memory` are rows x estimator.percentile_settings' percentiles (cores, bytes), `first` and
+    `last` each row's first and last CPU sample's time (NaN: none), `count` its CPU samples,
+    `containers` the containers in its pods, `retuned` what its history was gathered with."""
+
+    cpu: Array
+    memory: Array
+    first: Array
+    last: Array
+    count: Array
+    containers: Array
+    retuned: Sequence[Retuned | None]
 
 
 @dataclass(frozen=True)
@@ -213,22 +253,57 @@ class VpaStrategy(Configured):
     SPEC: ClassVar[tuple[Param, ...]] = PARAMS
 
     def propose(self, given: StrategyInput) -> Proposal:
-        s = given.settings
-        est = estimate(given.aggregate, given.containers, s)
-        reason = f"{_summary(s)}; {confidence_wording(given.aggregate, s)}"
-        floor = pod_minimum(given.containers, s)
-        at_floor = []  # formatted only when a target is at its floor
-        if est.target.cpu == floor.cpu:
-            at_floor.append(f"CPU {format_cpu(floor.cpu)}")
-        if est.target.memory == floor.memory:
-            at_floor.append(f"memory {readable('memory', floor.memory)}")
-        if at_floor:
-            reason += "; pod minimum " + ", ".join(at_floor)
-        retuned = given.aggregate.retuned
-        note = retuned.note(given.aggregate.last_sample) if retuned else None
+        agg, s = given.aggregate, given.settings
+        cpu_ps, memory_ps = percentile_settings(s)
+        rows = Rows(
+            np.array([agg.cpu.percentiles(cpu_ps)], dtype=np.float64),
+            np.array([agg.memory.percentiles(memory_ps)], dtype=np.float64),
+            np.array([math.nan if agg.first_sample is None else agg.first_sample]),
+            np.array([math.nan if agg.last_sample is None else agg.last_sample]),
+            np.array([agg.total_samples], dtype=np.int64),
+            np.array([given.containers], dtype=np.int64),
+            [agg.retuned],
+        )
+        est, [reason] = propose_rows(rows, s)
+        return Proposal(est.at(0), reason)
+
+
+def propose_rows(rows: Rows, s: RecommenderSettings) -> tuple[Estimates, list[str]]:
+    """`VpaStrategy.propose` of many rows at once, with the settings `s` (a policy's
+    parameters already in them): their estimates (estimator.estimate_rows) and reasons."""
+    est = estimate_rows(
+        rows.cpu, rows.memory, rows.first, rows.last, rows.count, rows.containers, s
+    )
+    floor_cpu, floor_memory = pod_minimums(rows.containers, s)
+    at_cpu = (est.cpu[:, 0] == floor_cpu).tolist()
+    at_memory = (est.memory[:, 0] == floor_memory).tolist()
+    summary = _summary(s)
+    last = np.asarray(rows.last).tolist()
+    containers = np.asarray(rows.containers).tolist()
+    reasons = []
+    for i, wording in enumerate(confidence_wordings(rows.first, rows.last, rows.count, s)):
+        reason = f"{summary}; {wording}"
+        if at_cpu[i] or at_memory[i]:
+            reason += _at_floor(containers[i], s, at_cpu[i], at_memory[i])
+        retuned = rows.retuned[i]
+        note = retuned.note(None if math.isnan(last[i]) else last[i]) if retuned else None
         if note:
             reason += "; " + note
-        return Proposal(est, reason)
+        reasons.append(reason)
+    return est, reasons
+
+
+@lru_cache(maxsize=256)
+def _at_floor(containers: int, s: RecommenderSettings, cpu: bool, memory: bool) -> str:
+    """What the reason says of targets at the pod minimum (the same for every container of
+    as many containers, written once)."""
+    floor = pod_minimum(containers, s)
+    at_floor = []
+    if cpu:
+        at_floor.append(f"CPU {format_cpu(floor.cpu)}")
+    if memory:
+        at_floor.append(f"memory {readable('memory', floor.memory)}")
+    return "; pod minimum " + ", ".join(at_floor)
 
 
 @lru_cache(maxsize=64)
