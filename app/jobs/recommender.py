@@ -32,7 +32,9 @@ from app.core.recommend.array_model import Sample as ModelSample
 from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.recommend.samples import (
+    RawUsage,
     new_oom_kills,
+    raw_usages,
     usage_from_metrics,
     usage_samples,
     watched_pods,
@@ -311,11 +313,11 @@ class RecommenderJob:
         grouping = self.node_groups.active
         workload_of, last_labels = self.workload_of, self.labels
         window_of = self.windows.window
-        # The LIST's samples, in its order, added in one call once it is read (ArrayModel.
-        # add_usages: the model as sample by sample, every row's histograms fed column-wise).
-        # When a policy groups DaemonSets per node group, a grouped pod's samples are also its
-        # group's model's (app.jobs.node_groups).
-        batch: list[ModelSample] = []
+        # The LIST's samples, in its order, their quantities parsed column-wise (usage_samples)
+        # and added in one call once it is read (ArrayModel.add_usages: the model as sample by
+        # sample, every row's histograms fed column-wise). When a policy groups DaemonSets per
+        # node group, a grouped pod's samples are also its group's model's (app.jobs.node_groups).
+        raw: list[RawUsage] = []
         for item in metrics:
             meta = item.metadata
             ns = meta.namespace
@@ -336,7 +338,8 @@ class RecommenderJob:
             last_labels[w] = labels  # what selector policies match (last pod seen)
             if grouping:
                 self._feed_grouped(w, pod, item, resources)
-            usage_samples(w, item, resources, batch)
+            raw_usages(w, item, resources, raw)
+        batch: list[ModelSample] = usage_samples(raw)
         for key, (cores, bytes_) in self.model.add_usages(batch).items():
             window = window_of(key)
             if cores:
