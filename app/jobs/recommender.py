@@ -160,9 +160,11 @@ class RecommenderJob:
                 self._restore(session, now)
             # each pod template's workload found once this run (the caches may move between
             # runs), answered with the model's own key objects (WorkloadMemo: found by identity)
+            # (and its answers carried from the previous run while no owner moved: read first)
+            version = self.cluster.owners_version()
             keys = {w: w for w in self.model.rows}
             earlier = self.workload_of if isinstance(self.workload_of, WorkloadMemo) else None
-            memo = WorkloadMemo(self.cluster.workload_of, keys, earlier)
+            memo = WorkloadMemo(self.cluster.workload_of, keys, earlier, version)
             self.workload_of = self.conditions.workload_of = memo
             fetching = in_background(self.cluster.pod_metrics, "recommender-pod-metrics")
             pods = self.cluster.pods.snapshot()  # by (namespace, name), fixed for the run

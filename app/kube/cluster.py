@@ -271,6 +271,13 @@ class ClusterView:
     def workload_of(self, pod: PodView) -> WorkloadKey | None:
         return workload_of_pod(pod.wire, lookup=self.lookup, scalable=self.scalable)
 
+    def owners_version(self) -> tuple[int, ...]:
+        """What the owner walk (`workload_of`) reads besides the pod, as counts that change
+        after it does: each controller cache's events and full syncs, and discovery's scalable
+        kinds. Read before a walk, an equal reading later means the walk would answer the same
+        for the same pod (app.core.owner_memo carries its answers across runs then)."""
+        return (*(inf.changes for inf in self.controllers.values()), self.scalable.version)
+
     def node_views(self) -> list[NodeView]:
         """The cached nodes, read for the updater's fit check (a few thousand at most: read at
         each run; the scaler counts the JSON itself, app.core.scaling.proportional)."""

@@ -127,6 +127,9 @@ class Informer(Generic[T]):
         self.resource_version = ""
         self.synced = threading.Event()
         self.lists = 0  # full syncs done (a LIST or a watch-list stream): 1 in a healthy run
+        # events and full syncs applied, counted once the cache shows them: equal counts read
+        # around a walk of the cache saw the same objects (app.core.owner_memo's version)
+        self.changes = 0
         self.watch_lists = 0  # of them, by a watch-list stream
         self.watch_list = watch_list  # ask for a watch-list first (until the server refuses)
         self._stop = threading.Event()
@@ -298,6 +301,7 @@ class Informer(Generic[T]):
             self.objects = fresh
         self.resource_version = rv
         self.lists += 1
+        self.changes += 1
         self._absent = False
         if self.on_event is not None:
             for k, obj in fresh.items():
@@ -373,6 +377,7 @@ class Informer(Generic[T]):
                 self.objects.pop(k, None)
             else:
                 self.objects[k] = value
+        self.changes += 1
         if rv:
             self.resource_version = rv
         if self.on_event is not None:
