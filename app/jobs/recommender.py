@@ -307,14 +307,12 @@ class RecommenderJob:
         pods: dict[tuple[str, str], PodView],
         info: dict[WorkloadKey, WorkloadInfo],
     ) -> int:
-        fed = 0
         # Looked up once for the whole LIST, not for each of its items (150,000 at scale): the
         # settings of this run (what is excluded, tracked, grouped) and the bound methods.
         excluded = self.excluded_namespaces
         tracks = None if self.tracker.everything else self.tracker.tracks
         grouping = self.node_groups.active
         workload_of, last_labels = self.workload_of, self.labels
-        window_of = self.windows.window
         # The LIST's samples, in its order, their quantities parsed column-wise (usage_samples)
         # and added in one call once it is read (ArrayModel.add_usages: the model as sample by
         # sample, every row's histograms fed column-wise). When a policy groups DaemonSets per
@@ -342,15 +340,8 @@ class RecommenderJob:
                 self._feed_grouped(w, pod, item, resources)
             raw_usages(w, item, resources, raw)
         batch: list[ModelSample] = usage_samples(raw)
-        for key, (cores, bytes_) in self.model.add_usages(batch).items():
-            window = window_of(key)
-            if cores:
-                fed += len(cores)
-                window.add_cpus(cores)
-            if bytes_:
-                fed += len(bytes_)
-                window.add_memories(bytes_)
-        return fed
+        # what each workload container took, into its usage window (all of them at once)
+        return self.windows.add_taken(self.model.add_usages(batch))
 
     def _feed_grouped(
         self, w: WorkloadKey, pod: PodView, item: PodMetrics, resources: dict[str, Any]
