@@ -24,15 +24,27 @@ def scenario() -> dict[str, Any]:
     }
 
 
-def test_a_controller_event_moves_the_owners_version(cluster: ClusterView, sim: Simulator) -> None:
+def test_an_owner_change_moves_the_owners_version_and_a_scale_does_not(
+    cluster: ClusterView, sim: Simulator
+) -> None:
     before = cluster.owners_version()
     assert cluster.owners_version() == before  # nothing moved: the same reading
     apps = client.AppsV1Api(sim.api_client())
     (rs,) = apps.list_namespaced_replica_set("shop").items
-    # the ReplicaSet orphaned: its pods' workload is now the ReplicaSet itself
-    apps.patch_namespaced_replica_set(
-        rs.metadata.name, "shop", {"metadata": {"ownerReferences": []}}
+    name = rs.metadata.name
+    # the Deployment scaled: it and its ReplicaSet change, not their owners
+    apps.patch_namespaced_deployment_scale("web", "shop", {"spec": {"replicas": 2}})
+    wait_for(
+        lambda: (
+            (cluster.lookup("shop", "ReplicaSet", name) or {}).get("spec", {}).get("replicas") == 2
+        ),
+        30,
+        "the scaled ReplicaSet in the cache",
     )
+    assert cluster.owners_version() == before
+    # the ReplicaSet orphaned: its pods' workload is now the ReplicaSet itself
+    orphaned = [{"op": "remove", "path": "/metadata/ownerReferences"}]  # a JSON patch
+    apps.patch_namespaced_replica_set(name, "shop", orphaned)
     wait_for(lambda: cluster.owners_version() != before, 30, "the ReplicaSet event")
     moved = cluster.owners_version()
     cluster.scalable.refresh()  # discovery listed again: the scalable kinds may have moved
