@@ -5,9 +5,11 @@ reference, its `pod-template-hash` label (when the ReplicaSet is not cached) and
 `rightsizer.io/job-family` label (a bare Job's family, app.core.job_families); every other
 step reads the cached controllers. Pods that agree on those have the same workload for as
 long as the caches do not move, so a memo kept for one run (the recommender's: 150,000 pods,
-a few thousand templates) answers as the walk would. A pod without a controller reference
-(the walk's answer is then None, at once), or whose owner fields are not plain strings, is
-resolved on its own, unmemoised.
+a few thousand templates) answers as the walk would, and so does the next run's, handed
+the answers while the caches have not moved (`version`: ClusterView.owners_version, counts of
+the controller caches' events and of discovery's changes). A pod without a controller
+reference (the walk's answer is then None, at once), or whose owner fields are not plain
+strings, is resolved on its own, memoised by its view only.
 """
 
 from __future__ import annotations
@@ -68,18 +70,27 @@ class WorkloadMemo:
 
     `earlier`, the memo of the previous run, lends the memo keys of the pod views it was asked
     about: a view the informer kept (the same object: its fields did not change) has the same
-    memo key, so it is not read again. Only the keys carry over; every answer is this memo's
-    own. `release` lets go of the earlier memo's views once the run no longer asks."""
+    memo key, so it is not read again. Its answers carry over too, by view and by memo key, when
+    `version` (what the walk reads besides the pod: ClusterView.owners_version, read before this
+    run asks anything) equals the earlier memo's: no owner cache nor discovery moved since that
+    memo was built, so a walk would answer the same. Otherwise every answer is this memo's own
+    (an unchanged pod's workload moves when its owners do: a ReplicaSet adopted or orphaned).
+    `release` lets go of the earlier memo's views once the run no longer asks."""
 
     def __init__(
         self,
         resolve: Callable[[PodView], WorkloadKey | None],
         keys: dict[WorkloadKey, WorkloadKey] | None = None,
         earlier: WorkloadMemo | None = None,
+        version: object = None,
     ) -> None:
         self.resolve = resolve
         self.keys = keys
-        self.known: dict[MemoKey, WorkloadKey | None] = {}
+        self.version = version
+        carried = earlier is not None and version is not None and earlier.version == version
+        self.known: dict[MemoKey, WorkloadKey | None] = (
+            earlier.known if carried and earlier is not None else {}
+        )
         # by the view's id: the view (its id is its own while it is held), its answer, its memo
         # key. Three maps, not a tuple per view: the tuples, 150,000 of them, were most of what
         # a run leaves for the first collection after it (the recommender pauses the collector
@@ -87,12 +98,17 @@ class WorkloadMemo:
         self.views: dict[int, PodView] = {}
         self.answers: dict[int, WorkloadKey | None] = {}
         self.memo_keys: dict[int, MemoKey | None] = {}
-        self.earlier: tuple[dict[int, PodView], dict[int, MemoKey | None]] = (
-            (earlier.views, earlier.memo_keys) if earlier is not None else ({}, {})
+        # the earlier memo's views, their memo keys and, when carried, their answers
+        self.earlier: tuple[
+            dict[int, PodView], dict[int, MemoKey | None], dict[int, WorkloadKey | None] | None
+        ] = (
+            (earlier.views, earlier.memo_keys, earlier.answers if carried else None)
+            if earlier is not None
+            else ({}, {}, None)
         )
 
     def release(self) -> None:
-        self.earlier = ({}, {})
+        self.earlier = ({}, {}, None)
 
     def _resolve(self, pod: PodView) -> WorkloadKey | None:
         w = self.resolve(pod)
@@ -104,8 +120,16 @@ class WorkloadMemo:
         i = id(pod)
         if self.views.get(i) is pod:  # the view is held: its id is still its own
             return self.answers[i]
-        views, keys = self.earlier
-        key = keys[i] if views.get(i) is pod else memo_key(pod)
+        views, keys, answers = self.earlier
+        if views.get(i) is pod:
+            key = keys[i]
+            if answers is not None:  # the same view, owners unchanged: the same answer
+                self.views[i] = pod
+                w = self.answers[i] = answers[i]
+                self.memo_keys[i] = key
+                return w
+        else:
+            key = memo_key(pod)
         if key is None:
             w = self._resolve(pod)
         elif key in self.known:

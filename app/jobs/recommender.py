@@ -32,7 +32,9 @@ from app.core.recommend.array_model import Sample as ModelSample
 from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.recommend.samples import (
+    RawUsage,
     new_oom_kills,
+    raw_usages,
     usage_from_metrics,
     usage_samples,
     watched_pods,
@@ -158,9 +160,11 @@ class RecommenderJob:
                 self._restore(session, now)
             # each pod template's workload found once this run (the caches may move between
             # runs), answered with the model's own key objects (WorkloadMemo: found by identity)
+            # (and its answers carried from the previous run while no owner moved: read first)
+            version = self.cluster.owners_version()
             keys = {w: w for w in self.model.rows}
             earlier = self.workload_of if isinstance(self.workload_of, WorkloadMemo) else None
-            memo = WorkloadMemo(self.cluster.workload_of, keys, earlier)
+            memo = WorkloadMemo(self.cluster.workload_of, keys, earlier, version)
             self.workload_of = self.conditions.workload_of = memo
             fetching = in_background(self.cluster.pod_metrics, "recommender-pod-metrics")
             pods = self.cluster.pods.snapshot()  # by (namespace, name), fixed for the run
@@ -303,19 +307,17 @@ class RecommenderJob:
         pods: dict[tuple[str, str], PodView],
         info: dict[WorkloadKey, WorkloadInfo],
     ) -> int:
-        fed = 0
         # Looked up once for the whole LIST, not for each of its items (150,000 at scale): the
         # settings of this run (what is excluded, tracked, grouped) and the bound methods.
         excluded = self.excluded_namespaces
         tracks = None if self.tracker.everything else self.tracker.tracks
         grouping = self.node_groups.active
         workload_of, last_labels = self.workload_of, self.labels
-        window_of = self.windows.window
-        # The LIST's samples, in its order, added in one call once it is read (ArrayModel.
-        # add_usages: the model as sample by sample, every row's histograms fed column-wise).
-        # When a policy groups DaemonSets per node group, a grouped pod's samples are also its
-        # group's model's (app.jobs.node_groups).
-        batch: list[ModelSample] = []
+        # The LIST's samples, in its order, their quantities parsed column-wise (usage_samples)
+        # and added in one call once it is read (ArrayModel.add_usages: the model as sample by
+        # sample, every row's histograms fed column-wise). When a policy groups DaemonSets per
+        # node group, a grouped pod's samples are also its group's model's (app.jobs.node_groups).
+        raw: list[RawUsage] = []
         for item in metrics:
             meta = item.metadata
             ns = meta.namespace
@@ -336,16 +338,10 @@ class RecommenderJob:
             last_labels[w] = labels  # what selector policies match (last pod seen)
             if grouping:
                 self._feed_grouped(w, pod, item, resources)
-            usage_samples(w, item, resources, batch)
-        for key, (cores, bytes_) in self.model.add_usages(batch).items():
-            window = window_of(key)
-            if cores:
-                fed += len(cores)
-                window.add_cpus(cores)
-            if bytes_:
-                fed += len(bytes_)
-                window.add_memories(bytes_)
-        return fed
+            raw_usages(w, item, resources, raw)
+        batch: list[ModelSample] = usage_samples(raw)
+        # what each workload container took, into its usage window (all of them at once)
+        return self.windows.add_taken(self.model.add_usages(batch))
 
     def _feed_grouped(
         self, w: WorkloadKey, pod: PodView, item: PodMetrics, resources: dict[str, Any]

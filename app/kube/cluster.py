@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import urllib3
@@ -190,6 +190,19 @@ def trim_controller(obj: Obj) -> Obj:
     return out
 
 
+def _owners_moved(old: Obj | None, new: Obj | None) -> bool:
+    """Whether a controller cache's event changes what the owner walk reads of it: the
+    controller came or went, or its ownerReferences changed."""
+    if old is None or new is None:
+        return True
+    return bool(_owner_refs(old) != _owner_refs(new))
+
+
+def _owner_refs(obj: Obj) -> Any:
+    meta = obj.get("metadata")
+    return meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+
+
 class ClusterView:
     def __init__(self, api: client.ApiClient) -> None:
         self.api = api
@@ -220,6 +233,8 @@ class ClusterView:
         self.hpas = Informer("hpas", hpa.list_horizontal_pod_autoscaler_for_all_namespaces)
         self.nodes = Informer("nodes", core.list_node, transform=trim_node)
         self.custom = client.CustomObjectsApi(api)
+        for inf in self.controllers.values():
+            inf.counts = _owners_moved  # owners_version
         # Kinds beyond the six above are workloads when they have a /scale subresource: listed
         # in the background (at start, every 5 minutes, and when a new kind shows up).
         self.scalable = ScalableKinds(api)
@@ -270,6 +285,15 @@ class ClusterView:
 
     def workload_of(self, pod: PodView) -> WorkloadKey | None:
         return workload_of_pod(pod.wire, lookup=self.lookup, scalable=self.scalable)
+
+    def owners_version(self) -> tuple[int, ...]:
+        """What the owner walk (`workload_of`) reads besides the pod, as counts that change
+        after it does: each controller cache's full syncs and the events that add or remove a
+        controller or change its ownerReferences (_owners_moved: a status update leaves it), and
+        discovery's scalable kinds. Read before a walk, an equal reading later means the walk
+        would answer the same for the same pod (app.core.owner_memo carries its answers across
+        runs then)."""
+        return (*(inf.changes for inf in self.controllers.values()), self.scalable.version)
 
     def node_views(self) -> list[NodeView]:
         """The cached nodes, read for the updater's fit check (a few thousand at most: read at

@@ -127,6 +127,12 @@ class Informer(Generic[T]):
         self.resource_version = ""
         self.synced = threading.Event()
         self.lists = 0  # full syncs done (a LIST or a watch-list stream): 1 in a healthy run
+        # full syncs and events applied, counted once the cache shows them: equal counts read
+        # around a walk of the cache saw the same objects (app.core.owner_memo's version). With
+        # `counts`, an event counts only when counts(old, new) says so (None: absent before,
+        # deleted); a full sync always counts (it may stand for events never seen).
+        self.changes = 0
+        self.counts: Callable[[T | None, T | None], bool] | None = None
         self.watch_lists = 0  # of them, by a watch-list stream
         self.watch_list = watch_list  # ask for a watch-list first (until the server refuses)
         self._stop = threading.Event()
@@ -298,6 +304,7 @@ class Informer(Generic[T]):
             self.objects = fresh
         self.resource_version = rv
         self.lists += 1
+        self.changes += 1
         self._absent = False
         if self.on_event is not None:
             for k, obj in fresh.items():
@@ -370,9 +377,12 @@ class Informer(Generic[T]):
         k, value = key_of(obj), self._convert(obj)
         with self._lock:
             if kind == "DELETED":
-                self.objects.pop(k, None)
+                old, new = self.objects.pop(k, None), None
             else:
+                old, new = self.objects.get(k), value
                 self.objects[k] = value
+        if self.counts is None or self.counts(old, new):
+            self.changes += 1
         if rv:
             self.resource_version = rv
         if self.on_event is not None:

@@ -65,6 +65,7 @@ class ScalableKinds:
         self._thread: threading.Thread | None = None
         self.failing = False
         self.refreshes = 0  # discovery listings done (successful or not)
+        self.version = 0  # bumped after each change of the kinds known (owners_version)
         self.attempted = threading.Event()  # set once the first listing was tried
 
     # --- discovery ----------------------------------------------------------------------------
@@ -116,6 +117,7 @@ class ScalableKinds:
         self.failing = False
         with self._lock:
             self._kinds, self._listed_at = kinds, self.clock()
+            self.version += 1
         self.attempted.set()
         return True
 

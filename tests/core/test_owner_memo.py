@@ -169,7 +169,38 @@ def test_a_view_kept_from_the_previous_run_is_not_read_again_but_answered_anew(
     assert second(other) == WorkloadKey("shop", "Rollout", "w")  # same template
     assert read == [other]  # the kept view's key came from the earlier memo
     second.release()
-    assert second.earlier == ({}, {})
+    assert second.earlier == ({}, {}, None)
+
+
+def test_answers_carry_over_while_the_owners_version_is_unchanged() -> None:
+    """With the same owners version as the earlier memo (no owner cache nor discovery moved),
+    a kept view and a new view of a known template are answered without a walk; with another
+    version, or none, every template is walked again."""
+    ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "controller": True}
+    meta = {"namespace": "shop", "ownerReferences": [ref], "labels": {"pod-template-hash": "abc"}}
+    kept = PodView.parse({"metadata": {**meta, "name": "web-abc-1"}})
+    web, rollout = WorkloadKey("shop", "Deployment", "web"), WorkloadKey("shop", "Rollout", "w")
+    walks: list[PodView] = []
+
+    def walk(answer: WorkloadKey) -> Any:
+        def resolve(pod: PodView) -> WorkloadKey:
+            walks.append(pod)
+            return answer
+
+        return resolve
+
+    first = WorkloadMemo(walk(web), version=(1, 0))
+    assert first(kept) == web
+    same = WorkloadMemo(walk(rollout), earlier=first, version=(1, 0))
+    new = PodView.parse({"metadata": {**meta, "name": "web-abc-2"}})
+    assert (same(kept), same(new)) == (web, web)  # carried: no walk
+    assert walks == [kept]
+    moved = WorkloadMemo(walk(rollout), earlier=same, version=(2, 0))
+    assert (moved(kept), moved(new)) == (rollout, rollout)  # walked again, once
+    assert walks == [kept, kept]
+    unknown = WorkloadMemo(walk(web), earlier=moved)  # no version: nothing carried
+    assert unknown(new) == web
+    assert walks == [kept, kept, new]
 
 
 def test_a_memo_keeps_no_object_per_view_beside_its_maps() -> None:

@@ -88,3 +88,18 @@ def test_a_pod_without_a_uid_is_still_watched_by_name(app: Flask) -> None:
     assert job.restarts_seen == {}
     cluster.pods.live = [pod("web-0", "", restarts=1, killed=True)]
     assert ", 1 OOM kills," in job.run_once(lambda: True)
+
+
+def test_the_pods_are_fed_to_their_new_workload_once_their_owners_moved(app: Flask) -> None:
+    """The owner memo carries a run's answers to the next only while the owners version is
+    unchanged: once it moved, the same pod views are walked again and fed to their new
+    workload."""
+    cluster = fixed_cluster()
+    job = recommender_job(app, cluster, lambda: 1767225600.0)
+    cluster.pods.live = [pod(f"web-{i}", f"uid-{i}", restarts=0) for i in range(3)]
+    job.run_once(lambda: True)
+    assert set(job.model.rows) == {WEB}
+    other = WorkloadKey("shop", "Rollout.argoproj.io", "web")
+    cluster.workload, cluster.owners_moved = other, cluster.owners_moved + 1
+    job.run_once(lambda: True)
+    assert int(job.model.count[job.model.rows[other]["app"]]) == 3

@@ -32,6 +32,7 @@ class FixedCluster:
     ) -> None:
         self.workload, self.container, self.usage, self.scrape = workload, container, usage, scrape
         self.pods = Pods()
+        self.owners_moved = 0  # bumped by a test that changes `workload` (owners_version)
 
     def wait_synced(self, timeout: float) -> bool:
         return True
@@ -51,6 +52,9 @@ class FixedCluster:
 
     def workload_of(self, p: PodView) -> WorkloadKey:
         return self.workload
+
+    def owners_version(self) -> tuple[int, ...]:
+        return (self.owners_moved,)
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         return {}

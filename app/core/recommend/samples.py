@@ -15,10 +15,12 @@ tests/realkube/test_peers_vpa.py checks against the real VPA.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from app.core.pods import ContainerResources, Obj, PodView, parse_time
 from app.core.quantity import amount_float
@@ -61,19 +63,23 @@ def usage_from_metrics(item: PodMetrics | Obj) -> list[Usage]:
 # One PodMetrics container's usage, as ArrayModel.add_usages takes it: (workload, pod,
 # container, time, CPU cores, CPU request in cores, memory bytes).
 UsageSample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
+# The same with its CPU and memory quantities as sent (ABSENT when not sent), before parsing.
+RawUsage = tuple[WorkloadKey, str, str, float, Any, float, Any]
+ABSENT: Any = object()  # a usage without that resource
 
 
-def usage_samples(
+def raw_usages(
     w: WorkloadKey,
     item: PodMetrics,
     resources: Mapping[str, ContainerResources],
-    out: list[UsageSample],
+    out: list[RawUsage],
 ) -> None:
-    """usage_from_metrics(item), of the containers in `resources` only, appended to `out` as
-    ArrayModel.add_usages takes them (for workload `w`): with the container's CPU request in
-    cores (0 without one), which weighs its CPU samples. What is logged is what
-    usage_from_metrics logs. _usages written out in one loop (no generator: this runs for every
-    item of every LIST)."""
+    """The containers of `item` that are in `resources`, appended to `out` with their quantities
+    as sent (usage_samples parses them, for the whole LIST at once) and the container's CPU
+    request in cores (0 without one), which weighs its CPU samples. An item without a valid
+    timestamp is logged and skipped, and so is a container not in `resources` whose values are
+    not quantities (as usage_from_metrics logs it). One loop, no generator: this runs for every
+    item of every LIST."""
     meta = item.metadata
     pod = meta.name
     t = _time(item.timestamp)
@@ -83,15 +89,38 @@ def usage_samples(
     append, get = out.append, resources.get
     for c in item.containers:
         name, usage = c.name, c.usage
-        try:
-            cpu = _amount(usage["cpu"]) if "cpu" in usage else None
-            mem = _amount(usage["memory"]) if "memory" in usage else None
-        except ValueError as e:
-            log.warning("PodMetrics %s/%s container %s: %s; skipped", meta.namespace, pod, name, e)
-            continue
         r = get(name)
         if r is not None:
-            append((w, pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, mem))
+            cpu, memory = usage.get("cpu", ABSENT), usage.get("memory", ABSENT)
+            append((w, pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, memory))
+            continue
+        try:  # not fed: read only for what usage_from_metrics would log
+            _ = _amount(usage["cpu"]) if "cpu" in usage else None
+            _ = _amount(usage["memory"]) if "memory" in usage else None
+        except ValueError as e:
+            log.warning("PodMetrics %s/%s container %s: %s; skipped", meta.namespace, pod, name, e)
+
+
+def usage_samples(raw: list[RawUsage]) -> list[UsageSample]:
+    """The raw usages with their quantities parsed (quantities: column-wise, the CPU column
+    then the memory one), in order: usage_from_metrics' values. A usage with a value that is
+    not a quantity is logged (its CPU's error first, as usage_from_metrics logs it) and left
+    out."""
+    if not raw:
+        return []
+    ws, pods, containers, times, cpus, requests, memories = zip(*raw, strict=True)
+    cores, cpu_errors = quantities(cpus)
+    bytes_, memory_errors = quantities(memories)
+    out = list(zip(ws, pods, containers, times, cores, requests, bytes_, strict=True))
+    if not cpu_errors and not memory_errors:
+        return out
+    for i in sorted(cpu_errors.keys() | memory_errors.keys()):
+        e = cpu_errors.get(i) or memory_errors[i]
+        log.warning(
+            "PodMetrics %s/%s container %s: %s; skipped", ws[i].namespace, pods[i], containers[i], e
+        )
+    bad = cpu_errors.keys() | memory_errors.keys()
+    return [x for i, x in enumerate(out) if i not in bad]
 
 
 def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, float | None]]:
@@ -134,6 +163,72 @@ def _amount(value: Any) -> float:
         if value.isdigit() and len(value) <= 15:
             return float(int(value))
     return amount_float(value)
+
+
+def quantities(values: Sequence[Any]) -> tuple[list[float | None], dict[int, ValueError]]:
+    """_amount of each value (None for ABSENT), and by index the error of each value that is
+    not a quantity (its amount then None). A column of one plain form (metrics-server writes
+    every CPU usage in nanocores, every memory usage in Ki, but zero) is read at once: joined,
+    checked and converted by numpy (int64: at most 15 digits, so exact; then divided or
+    multiplied as _amount does, the same float). Any other column is read value by value."""
+    found = _plain_column(values)
+    if found is not None:
+        return found, {}
+    out: list[float | None] = []
+    errors: dict[int, ValueError] = {}
+    for i, value in enumerate(values):
+        if value is ABSENT:
+            out.append(None)
+            continue
+        try:
+            out.append(_amount(value))
+        except ValueError as e:
+            out.append(None)
+            errors[i] = e
+    return out, errors
+
+
+def _plain_column(values: Sequence[Any]) -> list[float | None] | None:
+    """The amounts of a column whose values are all text of the first one's plain form (digits
+    and the same suffix, at most 15 digits); None for any other column."""
+    first = values[0] if values else None
+    if type(first) is not str:
+        return None
+    if first[-2:] in _MULTIPLIED:
+        suffix = first[-2:]
+    elif first[-1:] in _DIVIDED:
+        suffix = first[-1:]
+    else:
+        suffix = ""
+    try:
+        text = " ".join(values)  # TypeError when one is not text
+    except TypeError:
+        return None
+    n = len(values)
+    if not text.isascii():
+        return None
+    if suffix:
+        # n suffixes, each at the end of a value: n - 1 before a separator, one at the end
+        if text.count(suffix) != n or text.count(suffix + " ") != n - 1:
+            return None
+        if not text.endswith(suffix):
+            return None
+        text = text.replace(suffix, "")
+    digits = text.split(" ")
+    if len(digits) != n or not all(digits) or max(map(len, digits)) > 15:
+        return None
+    if not text.replace(" ", "").isdigit():
+        return None
+    ints = np.array(digits, dtype=np.int64)
+    amounts: Any
+    if suffix in _DIVIDED:
+        amounts = ints / float(_DIVIDED[suffix])
+    elif suffix:
+        amounts = ints * float(_MULTIPLIED[suffix])
+    else:
+        amounts = ints.astype(np.float64)
+    out: list[float | None] = amounts.tolist()
+    return out
 
 
 @lru_cache(maxsize=4096)

@@ -16,13 +16,17 @@ have, so a new installation's charts start with days of points instead of one.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
+
+import numpy as np
 
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.array_model import Sample as ModelSample
 from app.core.recommend.histogram import ExponentialBuckets
+from app.core.recommend.histogram_rows import find_buckets
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommendation import ContainerPolicy
 from app.core.resources import Resources, amount
@@ -63,17 +67,13 @@ class _Counts:
             self.tops[b] = value
         self.total += 1
 
-    def add_many(self, values: list[float]) -> None:
-        """add(v) for each of the values, in order (one call, one bucket computation each)."""
-        isfinite = math.isfinite
-        kept = [v for v in values if isfinite(v) and v >= 0]
-        counts, tops = self.counts, self.tops
-        for value, b in zip(kept, self.buckets.find_buckets(kept), strict=True):
-            counts[b] = counts.get(b, 0) + 1
-            top = tops.get(b)
-            if top is None or value > top:
-                tops[b] = value
-        self.total += len(kept)
+    def add_counted(self, bucket: int, count: int, top: float) -> None:
+        """`count` samples of bucket `bucket`, the largest `top` (add_all's, per bucket)."""
+        self.counts[bucket] = self.counts.get(bucket, 0) + count
+        known = self.tops.get(bucket)
+        if known is None or top > known:
+            self.tops[bucket] = top
+        self.total += count
 
     def percentiles(self, ps: tuple[float, ...]) -> list[float | None]:
         """For each p, the largest sample of the bucket where the running count reaches p of
@@ -90,6 +90,31 @@ class _Counts:
                     break
             out.append(self.tops[b])
         return out
+
+
+def add_all(counts: list[_Counts], values: list[list[float]]) -> None:
+    """counts[i].add(v) for each v of values[i], for every i: the same counts and tops, each
+    value's bucket found for all at once (histogram_rows.find_buckets: find_bucket's buckets)
+    and the values counted per window and bucket by numpy; what is left to Python is one step
+    per window and bucket."""
+    if not counts:
+        return
+    sizes = [len(v) for v in values]
+    flat = np.fromiter(chain.from_iterable(values), np.float64, sum(sizes))
+    window = np.repeat(np.arange(len(counts)), sizes)
+    keep = np.isfinite(flat) & (flat >= 0)
+    if not keep.all():
+        flat, window = flat[keep], window[keep]
+    if not len(flat):
+        return
+    buckets = find_buckets(counts[0].buckets, flat)
+    code = window * counts[0].buckets.num_buckets + buckets
+    pairs, where, how_many = np.unique(code, return_inverse=True, return_counts=True)
+    tops = np.full(len(pairs), -np.inf)
+    np.maximum.at(tops, where, flat)
+    n = counts[0].buckets.num_buckets
+    for pair, count, top in zip(pairs.tolist(), how_many.tolist(), tops.tolist(), strict=True):
+        counts[pair // n].add_counted(pair % n, count, top)
 
 
 @lru_cache(maxsize=64)
@@ -119,12 +144,6 @@ class UsageWindow:
 
     def add_memory(self, bytes_: float) -> None:
         self.memory.add(bytes_)
-
-    def add_cpus(self, cores: list[float]) -> None:
-        self.cpu.add_many(cores)
-
-    def add_memories(self, bytes_: list[float]) -> None:
-        self.memory.add_many(bytes_)
 
     def percentiles(self) -> UsagePercentiles:
         def milli(v: float | None) -> int | None:
@@ -156,6 +175,16 @@ class UsageWindows:
     def peek(self, key: Key) -> UsagePercentiles | None:
         w = self.windows.get(key)
         return w.percentiles() if w is not None else None
+
+    def add_taken(self, taken: Mapping[Key, tuple[list[float], list[float]]]) -> int:
+        """What ArrayModel.add_usages took, into each key's window (started for every key, as
+        `window` starts it): its CPU cores, then its memory bytes, as window(key).add_cpu and
+        add_memory of each would, all keys at once (add_all). The values given."""
+        windows = [self.window(key) for key in taken]
+        cores, bytes_ = [c for c, _ in taken.values()], [b for _, b in taken.values()]
+        add_all([w.cpu for w in windows], cores)
+        add_all([w.memory for w in windows], bytes_)
+        return sum(map(len, cores)) + sum(map(len, bytes_))
 
     def reset(self, keys: Iterable[Key]) -> None:
         for key in keys:
@@ -205,13 +234,8 @@ def replay(
 
     def feed() -> None:
         nonlocal fed
-        for key, (cores, bytes_) in model.add_usages(batch).items():
-            if cores:
-                fed += len(cores)
-                windows.window(key).add_cpus(cores)
-            if bytes_:
-                fed += len(bytes_)
-                windows.window(key).add_memories(bytes_)
+        taken = model.add_usages(batch)
+        fed += windows.add_taken({k: v for k, v in taken.items() if v[0] or v[1]})
         batch.clear()
 
     for s in samples:

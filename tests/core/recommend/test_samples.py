@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.core.pods import ContainerResources, PodView
@@ -187,8 +187,9 @@ def test_only_restarted_pods_are_read_and_the_same_kills_are_found(
         assert {k: v for k, v in reference.items() if v} == seen
 
 
-# usage_samples (the recommender's feed, one loop per PodMetrics item) against the reference it
-# re-derives: usage_from_metrics' usages, of the containers the pod has, with their CPU request.
+# raw_usages then usage_samples (the recommender's feed: one loop per PodMetrics item, then the
+# quantities parsed column-wise) against the reference they re-derive: usage_from_metrics'
+# usages, of the containers the pod has, with their CPU request.
 _quantity = st.one_of(
     st.sampled_from(["250m", "123456789n", "12u", "2048Ki", "3Mi", "1Gi", "7", "0.5", "bad", ""]),
     st.integers(0, 10**6),
@@ -213,19 +214,79 @@ def test_usage_samples_are_the_usages_of_the_pods_containers(
     import json
 
     from app.core.recommend.podmetrics import decode_pod_metrics_list
-    from app.core.recommend.samples import usage_samples
+    from app.core.recommend.samples import raw_usages, usage_samples
     from app.core.workload_key import WorkloadKey
 
     body = {"items": [{"metadata": {"name": "p", "namespace": "n"}, "containers": containers}]}
     if timestamp is not None:
         body["items"][0]["timestamp"] = timestamp
+    # the item three times, as three pods of one LIST: the columns of more than one value
     (item,) = decode_pod_metrics_list(json.dumps(body).encode())
     w = WorkloadKey("n", "Deployment", "web")
-    out: list[Any] = []
-    usage_samples(w, item, resources, out)
+    raw: list[Any] = []
+    for _ in range(3):
+        raw_usages(w, item, resources, raw)
     expected = [
         (w, u.pod, u.container, u.time, u.cpu_cores, (r.cpu_request or 0) / 1000.0, u.memory_bytes)
         for u in usage_from_metrics(item)
         if (r := resources.get(u.container)) is not None
     ]
-    assert out == expected
+    assert usage_samples(raw) == expected * 3
+
+
+_metrics_text = st.one_of(
+    st.builds(
+        lambda digits, suffix: digits + suffix,
+        st.text("0123456789", min_size=0, max_size=17),
+        st.sampled_from(["n", "u", "m", "Ki", "Mi", "Gi", "", "k", "e3"]),
+    ),
+    st.sampled_from(["+5n", "5n ", " 5n", "1 2n", "n", "Ki", "٣n", "5nn", "5n5n", "0.5"]),
+)
+
+
+@given(
+    st.one_of(
+        # one plain form throughout (read at once), now and then something else among them
+        st.builds(
+            lambda suffix, numbers: [f"{x}{suffix}" for x in numbers],
+            st.sampled_from(["n", "u", "m", "Ki", "Mi", "Gi", ""]),
+            st.lists(st.integers(0, 10**16), min_size=1, max_size=8),
+        ),
+        st.lists(
+            st.one_of(_metrics_text, st.integers(0, 10**6), st.just(None), st.just("ABSENT")),
+            max_size=8,
+        ),
+    ),
+    st.integers(0, 8),
+    st.one_of(st.none(), _metrics_text),
+)
+@example(["1n"], 1, "n")  # an empty number among plain ones
+@example(["1Ki", "2Ki"], 1, "3 4Ki")  # a separator inside a value
+@example(["12n"], 0, "5nn")  # a suffix twice
+@example(["7"], 1, "7e3")  # an exponent among bare numbers
+@example(["1n"], 1, str(10**15) + "n")  # 16 digits: read by amount_float
+def test_a_column_of_quantities_reads_as_each_value_alone(
+    column: list[Any], at: int, odd: Any
+) -> None:
+    """quantities reads a column as _amount reads each value (the same float, the same
+    refusals), whether the column is read at once or value by value."""
+    from app.core.recommend.samples import ABSENT, quantities
+
+    column = [ABSENT if v == "ABSENT" else v for v in column]
+    if odd is not None:
+        column.insert(min(at, len(column)), odd)
+    expected: list[Any] = []
+    refused = set()
+    for i, value in enumerate(column):
+        if value is ABSENT:
+            expected.append(None)
+            continue
+        try:
+            expected.append(amount_float(value))
+        except ValueError:
+            expected.append(None)
+            refused.add(i)
+    amounts, errors = quantities(column)
+    assert amounts == expected
+    assert all(type(a) is float for a in amounts if a is not None)
+    assert set(errors) == refused

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import RecommenderSettings
-from app.core.recommend.timeline import HOUR, Sample, UsageWindow, UsageWindows, replay
+from app.core.recommend.timeline import HOUR, Sample, UsageWindow, UsageWindows, add_all, replay
 from app.core.recommendation import ContainerPolicy
 from app.core.workload_key import WorkloadKey
 
@@ -72,12 +72,13 @@ def test_a_percentile_is_the_largest_sample_of_its_bucket(
     values: list[float], parts: int, p: float
 ) -> None:
     """Added one by one or in slices, the counts answer as the reference does."""
-    one, many = UsageWindow(RecommenderSettings()), UsageWindow(RecommenderSettings())
+    one, windows = UsageWindow(RecommenderSettings()), UsageWindows(RecommenderSettings())
     for v in values:
         one.add_cpu(v)
     step = max(1, len(values) // parts)
     for i in range(0, len(values), step):
-        many.add_cpus(values[i : i + step])
+        windows.add_taken({(W, "app"): (values[i : i + step], [])})
+    many = windows.window((W, "app"))
     want = bucket_top(values, one, p)
     assert one.cpu.percentiles((p, 0.5)) == [want, bucket_top(values, one, 0.5)]
     assert many.cpu.percentiles((p,)) == [want]
@@ -92,7 +93,7 @@ def test_windows_share_their_layouts_and_hold_nothing_the_collector_walks() -> N
     other = UsageWindow(RecommenderSettings(histogram_bucket_ratio=1.1))
     assert a.cpu.buckets is b.cpu.buckets and a.memory.buckets is b.memory.buckets
     assert other.cpu.buckets.ratio == 1.1 and a.cpu.buckets.ratio == 1.05
-    a.add_cpus([0.1, 0.2, 5.0])
+    add_all([a.cpu], [[0.1, 0.2, 5.0]])  # counted as add_taken counts
     a.add_memory(3e8)
     for counts in (a.cpu, a.memory):
         assert counts.total and not gc.is_tracked(counts.counts)
@@ -160,3 +161,49 @@ def test_no_samples_no_points() -> None:
 def test_the_step_sets_the_spacing(step: float) -> None:
     _, points = replay(ArrayModel(), samples(6), step=step)
     assert [p.time for p in points] == [T0 + step * k for k in range(1, int(6 * HOUR / step))]
+
+
+_usage = st.one_of(
+    st.floats(0.0, 64.0),
+    st.floats(0.0, 1e11),
+    st.sampled_from([0.0, -1.0, math.nan, math.inf, 1e-12, 0.01, 0.0100000001]),
+)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["app", "side", "db", "proxy"]),
+        st.tuples(st.lists(_usage, max_size=12), st.lists(_usage, max_size=12)),
+        max_size=4,
+    ),
+    st.integers(0, 2),
+)
+def test_taken_values_are_counted_as_one_by_one(
+    taken: dict[str, tuple[list[float], list[float]]], earlier: int
+) -> None:
+    """add_taken (every window at once) leaves each window's counts, tops and total as adding
+    each value alone does, also on windows that held samples before; a key without values
+    starts its window empty."""
+    settings = RecommenderSettings()
+    keys = {(W, c): v for c, v in taken.items()}
+    at_once, one_by_one = UsageWindows(settings), UsageWindows(settings)
+    for _ in range(earlier):  # windows holding samples already
+        at_once.add_taken(keys)
+        for key, (cores, bytes_) in keys.items():
+            for v in cores:
+                one_by_one.window(key).add_cpu(v)
+            for v in bytes_:
+                one_by_one.window(key).add_memory(v)
+    fed = at_once.add_taken(keys)
+    for key, (cores, bytes_) in keys.items():
+        window = one_by_one.window(key)
+        for v in cores:
+            window.add_cpu(v)
+        for v in bytes_:
+            window.add_memory(v)
+    assert fed == sum(len(c) + len(b) for c, b in keys.values())
+    assert set(at_once.windows) == set(one_by_one.windows) == set(keys)
+    for key in keys:
+        a, b = at_once.windows[key], one_by_one.windows[key]
+        for x, y in ((a.cpu, b.cpu), (a.memory, b.memory)):
+            assert (x.counts, x.tops, x.total) == (y.counts, y.tops, y.total)
