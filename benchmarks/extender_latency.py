@@ -51,6 +51,7 @@ from webhook import (  # noqa: E402  (benchmarks/webhook.py)
     machine,
     pod,
     seed_database,
+    serve_environment,
     server_cpu,
     wait_until_up,
 )
@@ -134,24 +135,10 @@ def main() -> None:
     url = f"sqlite:///{tmp}/bench.db"
     seed_database(url, 200)
     names = seed_levels(url, args.nodes)
-    from app.serving.certs import ensure
-
-    paths, _ = ensure(tmp / "certs", ["localhost", "127.0.0.1"])
     port = free_port()
-    env = {
-        **os.environ,
-        "RIGHTSIZER_DATABASE_URL": url,
-        "RIGHTSIZER_BIND": f"127.0.0.1:{port}",
-        "RIGHTSIZER_TLS_CERT_FILE": str(paths.cert),
-        "RIGHTSIZER_TLS_KEY_FILE": str(paths.key),
-        "RIGHTSIZER_CERT_DIR": str(paths.directory),
-        "RIGHTSIZER_JOBS": "false",
-        "RIGHTSIZER_WEBHOOK_REGISTER": "false",
-        "RIGHTSIZER_WEBHOOK_WATCH_CLUSTER": "false",
-        "RIGHTSIZER_ACCESS_LOG": "false",
-        "RIGHTSIZER_LOG_LEVEL": "WARNING",
-        "RIGHTSIZER_PLACEMENT_REFRESH_SECONDS": str(args.refresh_seconds),
-    }
+    env, paths = serve_environment(url, tmp, port)
+    env["RIGHTSIZER_WEBHOOK_WATCH_CLUSTER"] = "false"
+    env["RIGHTSIZER_PLACEMENT_REFRESH_SECONDS"] = str(args.refresh_seconds)
     from app.config import from_environment
 
     served = from_environment(env)

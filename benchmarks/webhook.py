@@ -480,6 +480,28 @@ def summary(parts: list[Slice], seconds: float) -> dict[str, float]:
     }
 
 
+def serve_environment(url: str, tmp: Path, port: int) -> tuple[dict[str, str], Any]:
+    """`rightsizer serve`'s environment for a benchmark: the database at `url`, TLS with a
+    certificate made in `tmp`, bound to 127.0.0.1:`port`, no jobs, no webhook registration, no
+    access log; and the certificate's paths (`.ca` for the client)."""
+    from app.serving.certs import ensure
+
+    paths, _ = ensure(tmp / "certs", ["localhost", "127.0.0.1"])
+    env = {
+        **os.environ,
+        "RIGHTSIZER_DATABASE_URL": url,
+        "RIGHTSIZER_BIND": f"127.0.0.1:{port}",
+        "RIGHTSIZER_TLS_CERT_FILE": str(paths.cert),
+        "RIGHTSIZER_TLS_KEY_FILE": str(paths.key),
+        "RIGHTSIZER_CERT_DIR": str(paths.directory),
+        "RIGHTSIZER_JOBS": "false",
+        "RIGHTSIZER_WEBHOOK_REGISTER": "false",
+        "RIGHTSIZER_ACCESS_LOG": "false",
+        "RIGHTSIZER_LOG_LEVEL": "WARNING",
+    }
+    return env, paths
+
+
 def wait_until_up(port: int, ca: str, proc: subprocess.Popen[bytes]) -> None:
     ctx = ssl.create_default_context(cafile=ca)
     for _ in range(300):
@@ -700,22 +722,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="rightsizer-bench-"))
     url = args.database_url or f"sqlite:///{tmp}/bench.db"
     seed_database(url, args.workloads)
-    from app.serving.certs import ensure
-
-    paths, _ = ensure(tmp / "certs", ["localhost", "127.0.0.1"])
     port = free_port()
-    env = {
-        **os.environ,
-        "RIGHTSIZER_DATABASE_URL": url,
-        "RIGHTSIZER_BIND": f"127.0.0.1:{port}",
-        "RIGHTSIZER_TLS_CERT_FILE": str(paths.cert),
-        "RIGHTSIZER_TLS_KEY_FILE": str(paths.key),
-        "RIGHTSIZER_CERT_DIR": str(paths.directory),
-        "RIGHTSIZER_JOBS": "false",
-        "RIGHTSIZER_WEBHOOK_REGISTER": "false",
-        "RIGHTSIZER_ACCESS_LOG": "false",
-        "RIGHTSIZER_LOG_LEVEL": "WARNING",
-    }
+    env, paths = serve_environment(url, tmp, port)
     if args.workers:
         env["RIGHTSIZER_WORKERS"] = str(args.workers)
     if args.threads:
