@@ -101,6 +101,18 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f}m"
 
 
+def _history_held(seconds: float) -> str:
+    """A container's history in whole hours (whole days from one day on), "under 1h" before
+    the first: the LowConfidence message moves at most once an hour, so the recommender does
+    not rewrite every young workload's condition row at every run (the exact span is in the
+    API's `history`)."""
+    if seconds < 3600:
+        return "under 1h"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h"
+    return f"{int(seconds // 86400)}d"
+
+
 def policy_limits(recs: Mapping[str, Recommendation]) -> list[str]:
     """What minAllowed/maxAllowed changed, per container: target vs uncapped target."""
     notes = []
@@ -143,7 +155,7 @@ def recommender_conditions(
         )
     short = {c: s for c, s in sorted(facts.history.items()) if s < low_confidence_seconds}
     if recs and short:
-        listed = ", ".join(f"{c} ({_duration(s)})" for c, s in short.items())
+        listed = ", ".join(f"{c} ({_history_held(s)})" for c, s in short.items())
         out.append(
             Condition(
                 LOW_CONFIDENCE,

@@ -81,7 +81,18 @@ def test_short_history_is_low_confidence_naming_the_containers() -> None:
     facts = WorkloadFacts({"app": REC, "log": REC}, {"app": 600.0, "log": 7200.0})
     low = by_type(recommender_conditions(facts, POLICY, 3600))[LOW_CONFIDENCE]
     assert low.reason == "ShortHistory"
-    assert "app (10m)" in low.message and "log" not in low.message
+    assert "app (under 1h)" in low.message and "log" not in low.message
+
+
+def test_the_short_history_message_moves_once_an_hour_not_every_run() -> None:
+    def message(app_seconds: float) -> str:
+        facts = WorkloadFacts({"app": REC}, {"app": app_seconds})
+        return by_type(recommender_conditions(facts, POLICY, 2 * 86400))[LOW_CONFIDENCE].message
+
+    assert message(60) == message(59 * 60)  # one run a minute: one row written, not 59
+    assert message(3600) == message(3600 + 59 * 60) != message(59 * 60)
+    assert "app (1h)" in message(3600) and "app (23h)" in message(86399)
+    assert "app (1d)" in message(86400) and message(86400) == message(86400 + 23 * 3600)
 
 
 def test_fetching_deprecated_and_policy_limits() -> None:
