@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.timeline import HistoryPoint, Sample, replay
@@ -61,6 +61,23 @@ class HistoryLoad:
 PoliciesFor = Callable[[WorkloadKey], list[ContainerPolicy]]
 Tracked = Callable[[WorkloadKey, Mapping[str, str]], bool]
 Target = tuple[WorkloadKey, dict[str, float]]  # a pod's workload, its containers' CPU requests
+
+
+class HistorySource(Protocol):
+    """What the recommender's start asks of a history source (PrometheusHistory): feed the
+    model the usage of the workloads not in `have`, and say what was fed."""
+
+    def __call__(
+        self,
+        model: ArrayModel,
+        cluster: ClusterView,
+        have: set[WorkloadKey],
+        policies_for: PoliciesFor | None = None,
+        /,
+        *,
+        tracked: Tracked | None = None,
+        on_sample: Callable[[Sample], None] | None = None,
+    ) -> HistoryLoad: ...
 
 
 class PrometheusHistory:

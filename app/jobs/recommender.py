@@ -46,7 +46,7 @@ from app.core.savings import pod_requests
 from app.core.workload_key import WorkloadKey
 from app.jobs.background import in_background
 from app.jobs.conditions import RecommenderConditions
-from app.jobs.history import PrometheusHistory
+from app.jobs.history import HistorySource
 from app.jobs.node_fit import NodeFit
 from app.jobs.node_groups import NodeGroupRecorder
 from app.jobs.tracking import Tracker
@@ -95,7 +95,7 @@ class RecommenderJob:
         sessions: SessionFactory,
         cluster: ClusterView,
         settings: Settings,
-        history: PrometheusHistory | None = None,
+        history: HistorySource | None = None,
         clock: Callable[[], float] = time.time,
         limit_ranges: LimitRangeCache | None = None,
     ) -> None:

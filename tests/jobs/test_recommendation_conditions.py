@@ -109,7 +109,7 @@ def test_the_recommender_reports_vpas_conditions_and_rightsizers_own(
     )
     seen: dict[WorkloadKey, list[str]] = {}
 
-    def history(model: Any, cluster_: Any, have: Any, policies_for: Any = None) -> Any:
+    def history(model: Any, cluster_: Any, have: Any, policies_for: Any = None, **_: Any) -> Any:
         seen.update({w: [c.type for c in cs] for w, cs in workload_conditions(db.session).items()})
         return SimpleNamespace(fed=0, points=[], requests={})
 
@@ -117,7 +117,7 @@ def test_the_recommender_reports_vpas_conditions_and_rightsizers_own(
         app_sessions(app),
         cluster,
         settings_of(app),
-        history=history,  # type: ignore[arg-type]  # a stand-in called as PrometheusHistory is
+        history=history,  # a stand-in for PrometheusHistory (app.jobs.history.HistorySource)
         clock=sim.now,
         limit_ranges=limit_ranges,
     )
