@@ -73,6 +73,7 @@ class Pods:
     def __init__(self) -> None:
         self.live: list[PodView] = []
         self.owners: dict[str, WorkloadKey] = {}
+        self.added = 0  # pods added: their owners may differ from the last run's
 
     def items(self) -> list[PodView]:
         return self.live
@@ -83,6 +84,7 @@ class Pods:
     def add(self, name: str, workload: WorkloadKey) -> None:
         self.live.append(pod(name))
         self.owners[name] = workload
+        self.added += 1
 
 
 class TraceCluster:
@@ -101,6 +103,10 @@ class TraceCluster:
 
     def workload_of(self, p: PodView) -> WorkloadKey:
         return self.pods.owners[p.name]
+
+    def owners_version(self) -> tuple[int, ...]:
+        """ClusterView.owners_version: moves when `workload_of` may answer otherwise."""
+        return (self.pods.added,)
 
     def hpa_conflicts(self) -> dict[WorkloadKey, dict[str, str]]:
         return {}
