@@ -21,9 +21,8 @@ deleted and placed again, one by one), over simulated days at one-minute steps:
   every pod counted where it stands. Greedy, so not a lower bound: what placement alone reaches
   with perfect knowledge of usage, pod by pod. It ignores memory, whose spread then grows;
   `clairv.+mem` adds the memory spread x --oracle-memory-weight to what it minimises;
-- ext.+profile: the extender with each node's 1-day window replaced by a forecast from the
-  node's hour-of-day profile over the next --profile-hours (benchmarks/water_level_profiles.py):
-  something the service could compute from NodeMetrics alone.
+- ext.windows: the extender as it was before the levels ahead, the windows alone
+  (--ahead-weight 0).
 
 Printed: the spread of node CPU and memory levels (max - min, and standard deviation) over time
 after the first day, the hottest node's level, pods placed, and the extender's latency per call
@@ -35,7 +34,8 @@ CPU).
 
     .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--fill 0.6]
         [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--oracle-horizon 6]
-        [--oracle-memory-weight 0.2] [--profile-hours 3] [--calls 1000] [--output FILE]
+        [--oracle-memory-weight 0.2] [--ahead-hours 6] [--ahead-weight 1] [--calls 1000]
+        [--runs default extender ...] [--output FILE]
 """
 
 from __future__ import annotations
@@ -56,9 +56,10 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from water_level_oracle import Future
-from water_level_profiles import NodeProfiles
 
+from app.core.placement.ahead import with_ahead
 from app.core.placement.hotspots import HotSpots
+from app.core.placement.profile import SLOT_SECONDS, Profiles
 from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel, fold
 
@@ -139,15 +140,22 @@ class Placer:
         extender: bool,
         weight: int,
         options: PlacementOptions,
-        profiles: NodeProfiles | None = None,
+        ahead_hours: float = 0.0,
     ) -> None:
         self.extender, self.weight, self.options = extender, weight, options
-        self.profiles = profiles
+        self.slots = round(ahead_hours * 3600 / SLOT_SECONDS)
+        self.daily = Profiles()  # the workloads' daily profiles, as the leader keeps them
         self.table: LevelTable | None = None
         self.levels: dict[str, NodeLevel] = {}
         self.hot = HotSpots(lag=0.0)
 
     def sample(self, cluster: Cluster, t: float) -> None:
+        if self.slots:  # the recommender's run: each pod's usage, by workload
+            usage = {w.name: w.usage(t) for w, _ in cluster.pods.values()}
+            self.daily.fold_run(
+                (w.name, "default", uid, t, usage[w.name][0] / 1000, usage[w.name][1])
+                for uid, (w, _) in cluster.pods.items()
+            )
         for n, (c, m) in cluster.used(t).items():
             self.levels[n] = fold(
                 self.levels.get(n),
@@ -158,12 +166,11 @@ class Placer:
                 int(m * cluster.memory),
                 t,
             )
-            if self.profiles is not None:
-                self.profiles.record(n, t, c)
         if self.extender:
             rows = list(self.levels.values())
-            if self.profiles is not None:
-                rows = [self.profiles.forecast(level, t) for level in rows]
+            if self.slots:  # the node-levels job: each node's level ahead from its pods'
+                on_nodes = ((node, "default", uid) for uid, (_, node) in cluster.pods.items())
+                rows = with_ahead(rows, on_nodes, self.daily, self.slots)
             self.table = LevelTable(rows, self.options)
             self.hot.covered({n: t for n in cluster.nodes}, t)
 
@@ -254,8 +261,8 @@ def rollouts(ws: list[Workload], seed: int, days: float) -> dict[float, list[Wor
 
 
 def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict[str, Any]:
-    """One run: `kind` is default, extender, profile (the extender with nodes' hour-of-day
-    profiles: benchmarks/water_level_profiles.py) or clairvoyant (weighing the memory spread too
+    """One run: `kind` is default, extender, windows (the extender without the levels ahead)
+    or clairvoyant (weighing the memory spread too
     with `memory_weight` > 0: benchmarks/water_level_oracle.py)."""
     rng = random.Random(args.seed)
     nodes = [f"node-{i}" for i in range(args.nodes)]
@@ -276,9 +283,11 @@ def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict
         )
         placer = Clairvoyant(future)
     else:
-        options = PlacementOptions(tuple(args.window_weights), args.min_weight, args.threshold)
-        profiles = NodeProfiles(round(args.profile_hours * 4)) if kind == "profile" else None
-        placer = Placer(kind != "default", args.weight, options, profiles)
+        options = PlacementOptions(
+            tuple(args.window_weights), args.min_weight, args.threshold, args.ahead_weight
+        )
+        ahead = args.ahead_hours if kind == "extender" else 0.0
+        placer = Placer(kind != "default", args.weight, options, ahead)
     t, uid = 0.0, 0
     placer.sample(cluster, t)
     for w in ws:
@@ -391,10 +400,22 @@ def main() -> None:
         help="the memory spread's weight in the second clairvoyant run (clairv.+mem)",
     )
     parser.add_argument(
-        "--profile-hours",
+        "--ahead-hours",
         type=float,
-        default=3.0,
-        help="hours ahead the ext.+profile run reads the nodes' profiles",
+        default=6.0,
+        help="hours of levels ahead (RIGHTSIZER_PLACEMENT_AHEAD_HOURS)",
+    )
+    parser.add_argument(
+        "--ahead-weight",
+        type=float,
+        default=1.0,
+        help="their weight against the windows' (RIGHTSIZER_PLACEMENT_AHEAD_WEIGHT)",
+    )
+    parser.add_argument(
+        "--runs",
+        nargs="+",
+        default=["default", "extender", "ext.windows", "clairvoyant", "clairv.+mem"],
+        help="which runs (any of the default list)",
     )
     parser.add_argument("--latency-nodes", type=int, default=5000)
     parser.add_argument("--calls", type=int, default=1000)
@@ -411,10 +432,12 @@ def main() -> None:
     for name, kind, memory_weight in (
         ("default", "default", 0.0),
         ("extender", "extender", 0.0),
-        ("ext.+profile", "profile", 0.0),
+        ("ext.windows", "windows", 0.0),
         ("clairvoyant", "clairvoyant", 0.0),
         ("clairv.+mem", "clairvoyant", args.oracle_memory_weight),
     ):
+        if name not in args.runs:
+            continue
         r = run(kind, args, memory_weight)
         c, m = r["cpu_spread"], r["mem_spread"]
         lines.append(

@@ -4,7 +4,9 @@ process that serves the scheduler extender (app.webhook.extender) and for the da
 Each run lists NodeMetrics (one LIST: a few thousand small objects), reads the nodes'
 allocatable from the node informer, folds each node's sample into its saved levels
 (app.core.placement) and saves them in one transaction; a node without metrics for a day loses
-its row. In the same transaction, at most every 5 minutes, a point of the cluster's spread of
+its row. Each node's levels ahead (the next hours) come from the daily profiles of the pods it
+runs, which the recommender keeps in the same process (app.core.placement.ahead). In the same
+transaction, at most every 5 minutes, a point of the cluster's spread of
 levels over the nodes sampled (app.store.node_spread: the Nodes page's chart). Without
 metrics-server the run says so and saves nothing.
 """
@@ -14,6 +16,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from app.core.placement.ahead import with_ahead
+from app.core.placement.profile import Profiles
 from app.core.placement.samples import fold_samples, node_samples
 from app.core.placement.spread import spread_point
 from app.kube.cluster import ClusterView
@@ -33,8 +37,12 @@ class NodeLevelsJob:
         cluster: ClusterView,
         interval: float,
         clock: Callable[[], float] = time.time,
+        profiles: Profiles | None = None,
+        ahead_slots: int = 0,
     ) -> None:
         self.sessions, self.cluster, self.interval, self.clock = sessions, cluster, interval, clock
+        # the workloads' daily profiles the recommender keeps, for each node's levels ahead
+        self.profiles, self.ahead_slots = profiles, ahead_slots
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
         if not self.cluster.nodes.wait_synced(timeout=min(self.interval, 30.0)):
@@ -45,6 +53,13 @@ class NodeLevelsJob:
         with self.sessions() as session:
             previous = {n.name: n for n in load_node_levels(session)}
             levels = fold_samples(previous, self.cluster.node_views(), samples)
+            if self.profiles is not None and self.ahead_slots:
+                running = (
+                    (p.node_name, p.namespace, p.name)
+                    for p in self.cluster.pods.items()
+                    if p.node_name and p.is_live
+                )
+                levels = with_ahead(levels, running, self.profiles, self.ahead_slots)
             if not still_leader():
                 return "no longer leader; nothing saved"
             now = self.clock()

@@ -25,6 +25,7 @@ from typing import Any
 from app.core.gcpause import without_cyclic_gc
 from app.core.job_families import FAMILY_KIND
 from app.core.owner_memo import WorkloadMemo
+from app.core.placement.profile import Profiles
 from app.core.pods import ContainerResources, PodView
 from app.core.policy import PolicyIndex
 from app.core.recommend.array_model import ArrayModel
@@ -98,6 +99,7 @@ class RecommenderJob:
         history: HistorySource | None = None,
         clock: Callable[[], float] = time.time,
         limit_ranges: LimitRangeCache | None = None,
+        profiles: Profiles | None = None,
     ) -> None:
         """The job of `settings.recommender` (RIGHTSIZER_RECOMMENDER_INTERVAL, ...); it leaves
         alone the namespaces `settings.cluster.left_alone` names, and says LowConfidence of less
@@ -107,6 +109,8 @@ class RecommenderJob:
         self.excluded_namespaces = settings.cluster.left_alone
         self.interval = self.settings.interval
         self.history, self.clock = history, clock
+        # the workloads' daily profiles, for the node-levels job's levels ahead (None: not kept)
+        self.profiles = profiles
         self.conditions = RecommenderConditions(  # app.core.conditions, saved each run
             cluster, limit_ranges, settings.updater.min_history_seconds, self.excluded_namespaces
         )
@@ -184,6 +188,8 @@ class RecommenderJob:
             newest = self.model.newest_sample()
             dropped = self.model.expire_idle(newest) if newest is not None else 0
             dropped += self.tracker.forget_untracked(self.model, self.labels)
+            if self.profiles is not None:
+                self.profiles.forget(self.model.rows)
             if newest is not None:
                 self.node_groups.groups.expire_idle(newest)
             self._forget_deleted_pods(set(pods))
@@ -340,6 +346,8 @@ class RecommenderJob:
                 self._feed_grouped(w, pod, item, resources)
             raw_usages(w, item, resources, raw)
         batch: list[ModelSample] = usage_samples(raw)
+        if self.profiles is not None:  # each workload's usage per pod at this time of day
+            self.profiles.fold_run((s[0], s[0].namespace, s[1], s[3], s[4], s[6]) for s in batch)
         # what each workload container took, into its usage window (all of them at once)
         return self.windows.add_taken(self.model.add_usages(batch))
 

@@ -14,6 +14,7 @@ import socket
 import uuid
 from dataclasses import dataclass
 
+from app.core.placement.profile import Profiles
 from app.jobs.history import PrometheusHistory
 from app.jobs.node_levels import NodeLevelsJob
 from app.jobs.recommender import RecommenderJob
@@ -72,7 +73,12 @@ def build_jobs(settings: Settings, sessions: SessionFactory) -> Jobs:
     webhook = settings.webhook
     elector_box: list[LeaderElector] = []
     limit_ranges = LimitRangeCache(api)  # the updater sizes pods as the webhook does
-    recommender = RecommenderJob(sessions, cluster, settings, history, limit_ranges=limit_ranges)
+    # the workloads' daily profiles: the recommender feeds them, the node-levels job reads them
+    placement = settings.placement
+    profiles = Profiles() if placement.ahead_slots else None
+    recommender = RecommenderJob(
+        sessions, cluster, settings, history, limit_ranges=limit_ranges, profiles=profiles
+    )
     jobs: list[Job] = [
         recommender,
         ScalerJob(sessions, cluster, ScaleClient(scaler_api), settings.scaler.interval),
@@ -84,7 +90,13 @@ def build_jobs(settings: Settings, sessions: SessionFactory) -> Jobs:
             lambda: webhook_serving(api, webhook.config_name, webhook.probe_address),
             limit_ranges=limit_ranges,
         ),
-        NodeLevelsJob(sessions, cluster, settings.placement.interval),
+        NodeLevelsJob(
+            sessions,
+            cluster,
+            placement.interval,
+            profiles=profiles,
+            ahead_slots=placement.ahead_slots,
+        ),
     ]
     runner = JobRunner(jobs, lambda: elector_box[0].is_leader())
 

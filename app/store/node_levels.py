@@ -8,6 +8,8 @@ dashboard, reads them all (`load_node_levels`): one query of a few thousand shor
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
@@ -17,6 +19,8 @@ from app.core.placement.windows import NodeLevel
 from app.store.clusters import cluster_key
 from app.store.models import NodeLevelRow as Row
 from app.store.session import DbSession, to_unix
+
+log = logging.getLogger(__name__)
 
 COLUMNS = (
     Row.name,
@@ -31,18 +35,50 @@ COLUMNS = (
     Row.metrics_at,
     Row.cpu_now,
     Row.memory_now,
+    Row.cpu_ahead,
+    Row.memory_ahead,
 )
 
 
 def load_node_levels(session: DbSession) -> list[NodeLevel]:
     return [
         NodeLevel(
-            name, int(cpu_a), int(mem_a), (c1, c2, c3), (m1, m2, m3), to_unix(at) or 0.0, cn, mn
+            name,
+            int(cpu_a),
+            int(mem_a),
+            (c1, c2, c3),
+            (m1, m2, m3),
+            to_unix(at) or 0.0,
+            cn,
+            mn,
+            _levels(name, "cpu_ahead", ca),
+            _levels(name, "memory_ahead", ma),
         )
-        for name, cpu_a, mem_a, c1, c2, c3, m1, m2, m3, at, cn, mn in session.execute(
+        for name, cpu_a, mem_a, c1, c2, c3, m1, m2, m3, at, cn, mn, ca, ma in session.execute(
             select(*COLUMNS).where(Row.cluster_id == cluster_key(session))
         )
     ]
+
+
+def _levels(node: str, column: str, text: str | None) -> tuple[float, ...]:
+    """A JSON list of levels; anything else (a row edited by hand) is logged and read as none,
+    so that the node is scored by its windows alone."""
+    if not text:
+        return ()
+    try:
+        values = json.loads(text)
+        if isinstance(values, list) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v == v for v in values
+        ):
+            return tuple(float(v) for v in values)
+    except ValueError:
+        pass
+    log.warning("node_levels %s: %s is not a JSON list of numbers; ignored", node, column)
+    return ()
+
+
+def _text(levels: tuple[float, ...]) -> str | None:
+    return json.dumps([round(x, 5) for x in levels]) if levels else None
 
 
 def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_before: float) -> int:
@@ -63,6 +99,7 @@ def save_node_levels(session: DbSession, levels: Iterable[NodeLevel], forget_bef
         row.memory_15m, row.memory_1h, row.memory_1d = n.memory
         row.metrics_at = datetime.fromtimestamp(n.metrics_at, UTC)
         row.cpu_now, row.memory_now = n.cpu_now, n.memory_now
+        row.cpu_ahead, row.memory_ahead = _text(n.cpu_ahead), _text(n.memory_ahead)
     stale = [
         name
         for name, r in rows.items()

@@ -145,3 +145,27 @@ def test_the_node_spread_table_is_created_and_dropped(app: Flask) -> None:
     db.session.remove()
     upgrade()
     assert db.session.execute(sa.text("SELECT count(*) FROM node_spread")).scalar_one() == 0
+
+
+def test_the_levels_ahead_columns_are_added_and_dropped_without_loss(app: Flask) -> None:
+    """0018: a node's row keeps its levels through a downgrade (the columns ahead dropped) and
+    an upgrade (added back as NULL: none known until the leader's next run)."""
+    db.session.execute(
+        sa.text(
+            "INSERT INTO node_levels (cluster_id, name, cpu_allocatable, memory_allocatable,"
+            " cpu_15m, cpu_1h, cpu_1d, memory_15m, memory_1h, memory_1d, metrics_at,"
+            " cpu_ahead, memory_ahead) VALUES ((SELECT min(id) FROM clusters), 'n1', 4000,"
+            " 1024, 0.5, 0.4, 0.3, 0.2, 0.2, 0.2, '2026-12-07 10:00:00', '[0.5, 0.6]',"
+            " '[0.2, 0.2]')"
+        )
+    )
+    db.session.commit()
+    db.session.remove()
+    downgrade(revision="-1")
+    columns = {c["name"] for c in sa.inspect(db.engine).get_columns("node_levels")}
+    assert "cpu_ahead" not in columns and "memory_ahead" not in columns
+    assert db.session.execute(sa.text("SELECT cpu_15m FROM node_levels")).scalar_one() == 0.5
+    db.session.remove()
+    upgrade()
+    row = db.session.execute(sa.text("SELECT cpu_1h, cpu_ahead FROM node_levels")).one()
+    assert tuple(row) == (0.4, None)

@@ -11,6 +11,7 @@ from typing import Any
 from flask import Flask
 from kubernetes import client
 
+from app.core.placement.profile import Profiles
 from app.jobs.recommender import RecommenderJob
 from app.kube.cluster import ClusterView
 from app.settings import Settings, settings_of
@@ -74,7 +75,12 @@ def recommender_settings(
 
 
 def recommender_job(
-    app: Flask, cluster: Any, clock: Any, history: Any = None, **settings: Any
+    app: Flask,
+    cluster: Any,
+    clock: Any,
+    history: Any = None,
+    profiles: Profiles | None = None,
+    **settings: Any,
 ) -> RecommenderJob:
     """The job as `rightsizer serve` builds it (sessions on `app`'s database, its settings),
     `settings` changed as recommender_settings says."""
@@ -84,6 +90,7 @@ def recommender_job(
         recommender_settings(settings_of(app), **settings),
         history=history,
         clock=clock,
+        profiles=profiles,
     )
 
 

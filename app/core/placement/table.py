@@ -38,16 +38,41 @@ class PlacementOptions:
     window_weights: tuple[float, ...] = (0.5, 0.3, 0.2)  # 15m, 1h, 1d
     min_weight: float = 1.0  # `w` of the ideal level
     filter_threshold: float = 0.9  # a level past it filters the node out; 0 turns it off
+    # the levels ahead (app.core.placement.profile), against the windows' weights' sum; counted
+    # only when some node has levels ahead
+    ahead_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if len(self.window_weights) != len(WINDOWS):
             raise ValueError(f"window_weights: {len(WINDOWS)} weights, one per window")
         if any(w < 0 for w in self.window_weights) or sum(self.window_weights) <= 0:
             raise ValueError("window_weights: not negative, and not all 0")
+        if not self.ahead_weight >= 0:  # NaN too
+            raise ValueError("ahead_weight: not negative")
         if self.min_weight < 0:
             raise ValueError("min_weight: not negative")
         if not self.filter_threshold >= 0:  # NaN too
             raise ValueError("filter_threshold: a fraction, 0 to turn the filter off")
+
+
+def _shared_slots(levels: Sequence[NodeLevel]) -> int:
+    """The slots ahead that every node having levels ahead has (0: no node has them)."""
+    lengths = [min(len(n.cpu_ahead), len(n.memory_ahead)) for n in levels if _has_ahead(n)]
+    return min(lengths) if lengths else 0
+
+
+def _has_ahead(n: NodeLevel) -> bool:
+    return bool(n.cpu_ahead) and bool(n.memory_ahead)
+
+
+def _ahead(levels: Sequence[NodeLevel], now: Floats, slots: int, cpu: bool) -> Floats:
+    """(nodes x slots) levels ahead; a node without them at `now` (its shortest window's)."""
+    out = np.repeat(now[:, None], slots, axis=1) if slots else np.zeros((len(levels), 0))
+    for i, n in enumerate(levels):
+        ahead = n.cpu_ahead if cpu else n.memory_ahead
+        if slots and _has_ahead(n):
+            out[i] = ahead[:slots]
+    return out
 
 
 def window_scores(t: Floats, ideal: Floats) -> Floats:
@@ -72,11 +97,13 @@ def scores_in_place(t: Floats, under: Floats, over: Floats) -> Floats:
 class LevelTable:
     """Immutable once built: readers on any thread share it.
 
-    Laid out for a call's arithmetic: one row per node, six columns (CPU per window, then
-    memory per window), the levels and the inverse of the allocatable each column's pod and
-    hot spots are divided by; per column the ideal, `1 - ideal` and `1 / (1 - ideal)`. A call
-    gathers its nodes' rows (`take`) and scores them in place: three arrays of its size, no other
-    temporaries (benchmarks/water_level.py measures it)."""
+    Laid out for a call's arithmetic: one row per node, a block of columns per resource (CPU,
+    then memory), each the three windows and then the slots ahead (none when no node has levels
+    ahead; each slot weighs `ahead_weight / slots`), the levels and the inverse of the
+    allocatable each column's pod and hot spots are divided by; per column the ideal,
+    `1 - ideal` and `1 / (1 - ideal)`. A call gathers its nodes' rows (`take`) and scores them
+    in place: three arrays of its size, no other temporaries (benchmarks/water_level.py
+    measures it)."""
 
     def __init__(self, levels: Iterable[NodeLevel], options: PlacementOptions) -> None:
         known = [n for n in levels if n.cpu_allocatable > 0 and n.memory_allocatable > 0]
@@ -95,18 +122,28 @@ class LevelTable:
         self.ideal_memory = np.array(
             [ideal_level(self.memory[:, j], options.min_weight) for j in range(len(WINDOWS))]
         )
-        weights = np.array(options.window_weights, dtype=np.float64)
-        self.weights = weights / weights.sum() / 2.0  # two resources, each half the score
-        # the six columns
-        n = len(WINDOWS)
-        self._levels: Floats = np.hstack([self.cpu, self.memory])
+        # the levels ahead: as many slots as every node that has them shares; a node without
+        # them reads its newest level in each (flat: nothing known of its next hours)
+        self.slots = _shared_slots(known) if options.ahead_weight > 0 else 0
+        cpu_ahead = _ahead(known, self.cpu[:, 0], self.slots, cpu=True)
+        memory_ahead = _ahead(known, self.memory[:, 0], self.slots, cpu=False)
+        n = len(WINDOWS) + self.slots  # the columns per resource
+        self.block = n
+        weights = list(options.window_weights)
+        if self.slots:
+            weights += [options.ahead_weight / self.slots] * self.slots
+        w = np.array(weights, dtype=np.float64)
+        self.weights = w / w.sum() / 2.0  # two resources, each half the score
+        self._levels: Floats = np.hstack([self.cpu, cpu_ahead, self.memory, memory_ahead])
         self._per_unit: Floats = np.hstack(
             [
                 np.repeat(1.0 / self.cpu_allocatable[:, None], n, axis=1),
                 np.repeat(1.0 / self.memory_allocatable[:, None], n, axis=1),
             ]
         ).reshape(len(known), 2 * n)
-        ideal = np.concatenate([self.ideal_cpu, self.ideal_memory])
+        ideal = np.array(
+            [ideal_level(self._levels[:, j], options.min_weight) for j in range(2 * n)]
+        )
         self._under: Floats = 1.0 - ideal  # score below the ideal: t + (1 - ideal)
         self._over: Floats = 1.0 / (1.0 - ideal)  # above it: (1 - t) / (1 - ideal)
         self._weights: Floats = np.concatenate([self.weights, self.weights])
@@ -134,15 +171,16 @@ class LevelTable:
         return rows, rows < self._estimate
 
     def _pod_columns(self, pod: tuple[float, float]) -> Floats:
-        n = len(WINDOWS)
+        """The pod's predicted usage in every column, the slots ahead included."""
+        n = self.block
         return np.array((float(pod[0]),) * n + (float(pod[1]),) * n)
 
     def _base(self, hot: Mapping[str, Amounts]) -> Floats:
-        """The six columns' levels with the hot spots added (as levels of each node)."""
+        """The columns' levels with the hot spots added (as levels of each node)."""
         if not hot:
             return self._levels
         extra = np.zeros(self._levels.shape)
-        n = len(WINDOWS)
+        n = self.block
         for node, (c, m) in hot.items():
             i = self.index.get(node)
             if i is not None:
@@ -159,7 +197,7 @@ class LevelTable:
         hot: Mapping[str, Amounts],
         names: Sequence[str] = (),
     ) -> Floats:
-        """Each row's six levels with its hot spots and the pod: `t` of the window score.
+        """Each row's levels with its hot spots and the pod: `t` of the window score.
         `names`: the rows' names, for the hot spots of nodes on the estimate's row."""
         t = self._base(hot).take(rows, axis=0)
         add = self._per_unit.take(rows, axis=0)
@@ -219,6 +257,6 @@ class LevelTable:
         out = np.zeros(len(names), dtype=bool)
         if threshold > 0 and known.any():
             t = self._predicted(rows[known], pod, hot or {})
-            out[known] = (t[:, 0] > threshold) | (t[:, len(WINDOWS)] > threshold)
+            out[known] = (t[:, 0] > threshold) | (t[:, self.block] > threshold)
         full: list[bool] = out.tolist()  # Python bools already
         return full

@@ -37,6 +37,10 @@ class NodeLevel:
     metrics_at: float  # Unix time of the newest NodeMetrics sample folded in
     cpu_now: float | None = None  # the newest sample's level; None: unknown
     memory_now: float | None = None
+    # the level over the next 15-minute slots from its pods' daily profiles (first: the present
+    # slot); empty: no profile known (app.core.placement.profile)
+    cpu_ahead: Levels = ()
+    memory_ahead: Levels = ()
 
     def effective(self) -> tuple[Levels, Levels]:
         """(CPU, memory) per window, none below the newest sample."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -162,3 +164,48 @@ def test_fractions_are_the_window_scores_weighted(
             memory = window_score(n.memory[j] + hot_memory + pod_memory / (16 * GI), ideal_memory)
             want += weight / 2 * (cpu + memory)
         assert got[i] == pytest.approx(want, abs=1e-9)
+
+
+def ahead(n: NodeLevel, cpu: tuple[float, ...], memory: tuple[float, ...] = ()) -> NodeLevel:
+    return dataclasses.replace(n, cpu_ahead=cpu, memory_ahead=memory or (n.memory[0],) * len(cpu))
+
+
+def test_of_two_nodes_alike_now_the_one_whose_pods_will_rise_scores_lower() -> None:
+    """The levels ahead: two nodes at the same level in every window, one running pods whose
+    daily profiles rise in the next hours. Without the levels ahead they tie."""
+    rising = ahead(node("rising", 0.3, 0.3), (0.3, 0.5, 0.7, 0.7))
+    flat = ahead(node("flat", 0.3, 0.3), (0.3, 0.3, 0.3, 0.3))
+    table = LevelTable([rising, flat], PlacementOptions())
+    assert table.slots == 4
+    r, f = table.scores(["rising", "flat"], (400, GI))
+    assert f > r
+    off = LevelTable([rising, flat], PlacementOptions(ahead_weight=0.0))
+    assert off.slots == 0
+    assert off.scores(["rising", "flat"], (400, GI)) == [10, 10]
+
+
+def test_a_node_without_levels_ahead_reads_its_newest_level_in_their_place() -> None:
+    known = ahead(node("known", 0.3, 0.3), (0.3, 0.6))
+    bare = dataclasses.replace(node("bare", 0.3, 0.3), cpu_now=0.3, memory_now=0.3)
+    table = LevelTable([known, bare], PlacementOptions())
+    assert table.slots == 2
+    k, b = table.scores(["known", "bare"], (400, GI))
+    assert b > k  # read flat at 0.3, below the known node's rise
+    shorter = ahead(node("short", 0.3, 0.3), (0.3,))
+    assert LevelTable([known, shorter], PlacementOptions()).slots == 1  # the shared slots
+
+
+def test_the_filter_reads_the_memory_column_past_the_levels_ahead() -> None:
+    """With levels ahead the memory columns start after the CPU ones ahead: the filter must
+    read memory's shortest window there, not a CPU slot."""
+    full = ahead(node("full", 0.1, 0.95), (0.1, 0.1, 0.1))
+    ok = ahead(node("ok", 0.1, 0.2), (0.1, 0.1, 0.1))
+    table = LevelTable([full, ok], PlacementOptions())
+    assert table.too_full(["full", "ok"], (0, 0)) == [True, False]
+
+
+def test_ahead_weight_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="ahead_weight"):
+        PlacementOptions(ahead_weight=-1.0)
+    with pytest.raises(ValueError, match="ahead_weight"):
+        PlacementOptions(ahead_weight=float("nan"))

@@ -1,0 +1,75 @@
+"""The levels ahead end to end in the leader: the recommender's runs feed the workloads' daily
+profiles, and the node-levels job turns the profiles of the pods each node runs into the node's
+levels ahead, saved for the extender. Against the simulated cluster, one run at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from flask import Flask
+
+from app.core.placement.profile import SLOT_SECONDS, SLOTS, Profiles, slot_of
+from app.core.workload_key import WorkloadKey
+from app.jobs.node_levels import NodeLevelsJob
+from app.kube.cluster import ClusterView
+from app.simulator.simulator import Simulator
+from app.store.extensions import db
+from app.store.node_levels import load_node_levels
+from app.store.session import app_sessions
+from tests.support.recommender_runs import deployment, make_job, step
+
+SCENARIO = {
+    "nodes": [{"namePrefix": "node", "count": 3, "cpu": "8", "memory": "32Gi"}],
+    "namespaces": [{"name": "shop"}],
+    "workloads": [deployment("shop", "web", replicas=2, cpu=0.2), deployment("shop", "api")],
+}
+WEB, API = WorkloadKey("shop", "Deployment", "web"), WorkloadKey("shop", "Deployment", "api")
+
+
+@pytest.fixture(scope="module")
+def scenario() -> dict[str, Any]:
+    return SCENARIO
+
+
+def test_recommender_runs_feed_profiles_that_give_nodes_their_levels_ahead(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    profiles = Profiles()
+    job = make_job(app, cluster, sim, profiles=profiles)
+    step(sim, job)
+    web = profiles.by_workload[WEB]
+    seen = np.flatnonzero(web.weight)
+    assert len(seen) == 1  # one run: one slot of the day
+    assert web.cpu[seen[0]] == pytest.approx(200.0, rel=0.25)  # 0.2 cores per pod
+    web_pods = {p for (ns, p), w in profiles.workload_of_pod.items() if w == WEB}
+    assert len(web_pods) == 2 and API in profiles.by_workload
+
+    # A whole day learned for web (none for api): 200m a pod, 1,200m from two slots on.
+    now = sim.now()
+    rise = (slot_of(now) + 2 + np.arange(SLOTS - 2)) % SLOTS
+    web.cpu[:] = 200.0
+    web.cpu[rise] = 1200.0
+    web.memory[:] = web.memory[seen[0]]  # memory flat all day
+    web.weight[:] = 1.0
+    web.seen_at[:] = now - SLOT_SECONDS
+    levels_job = NodeLevelsJob(app_sessions(app), cluster, 30.0, profiles=profiles, ahead_slots=4)
+    assert "saved" in levels_job.run_once(lambda: True)
+    with app.app_context():
+        saved = {n.name: n for n in load_node_levels(db.session)}
+    on_node: dict[str, int] = {}
+    for pod in cluster.pods.items():
+        if pod.name in web_pods and pod.node_name:
+            on_node[pod.node_name] = on_node.get(pod.node_name, 0) + 1
+    assert saved and on_node
+    for name, level in saved.items():
+        if name not in on_node:
+            assert level.cpu_ahead == ()  # only api's pods, whose profile is not whole
+            continue
+        cpu = level.cpu_ahead
+        assert len(cpu) == 4 and cpu[0] == pytest.approx(level.cpu_now, abs=1e-5)
+        assert cpu[1] == cpu[0]
+        step_up = on_node[name] * 1000.0 / level.cpu_allocatable
+        assert cpu[2] == pytest.approx(cpu[0] + step_up, abs=1e-5) and cpu[3] == cpu[2]
+        assert level.memory_ahead == pytest.approx((level.memory_now,) * 4, abs=1e-4)
