@@ -1,0 +1,148 @@
+"""Each cluster's stored totals (app.store.cluster_totals) are the figures the fleet view used to
+sum from every row at each request: both ways on the same rows, on SQLite and PostgreSQL (two
+clusters on PostgreSQL); a cluster without stored totals is summed at the request and says so;
+a write never replaces newer totals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from flask import Flask
+
+from app.settings import settings
+from app.store import clusters
+from app.store.cluster_totals import load_totals, write_totals
+from app.store.clusters import cluster_key
+from app.store.extensions import db
+from app.store.fleet import Fleet, fleet
+from app.store.models import Policy as PolicyRow
+from app.store.models import Recommendation
+from app.store.policies import InvalidPolicyLog
+from app.store.savings import Scoper
+from tests.support.fleet import seen
+
+T = datetime(2026, 12, 7, 5, 0, tzinfo=UTC)
+MI = 2**20
+
+
+def scoper() -> Scoper:
+    return Scoper.as_configured(db.session, InvalidPolicyLog("test"), settings())
+
+
+def container(
+    cluster: int | None,
+    where: tuple[str, str],
+    name: str,
+    target_cpu: int,
+    pods: int | None,
+    request_cpu: int,
+    minutes: int = 0,
+    conflicts: dict[str, str] | None = None,
+) -> Recommendation:
+    """`seen`'s row, for container `name` of Deployment `where` (namespace, name); `pods` None:
+    no pod seen."""
+    r = seen(cluster, target_cpu, pods or 0, request_cpu)
+    r.namespace, r.name, r.container = where[0], where[1], name
+    r.updated_at = T - timedelta(minutes=minutes)
+    r.conflicts = conflicts or {}
+    if pods is None:
+        r.replicas = r.requested_cpu_total = r.requested_memory_total = None
+    return r
+
+
+def cluster_rows(cluster: int | None, scale: int) -> list[Recommendation]:
+    """Workloads saving, short, unseen, in conflict, never sized and left alone by a policy."""
+    return [
+        container(cluster, ("shop", "web"), "app", 100 * scale, 3, 250, minutes=5),
+        container(cluster, ("shop", "web"), "proxy", 50, None, 100),  # its pods not seen
+        container(cluster, ("shop", "api"), "app", 700 * scale, 2, 200, minutes=1),  # short
+        container(cluster, ("shop", "hpa"), "app", 10, 4, 500, conflicts={"cpu": "HPA hpa"}),
+        container(cluster, ("kube-system", "dns"), "dns", 10, 2, 500),  # never sized
+        container(cluster, ("shop", "batch"), "app", 10, 5, 300),
+        container(cluster, ("shop", "batch"), "sidecar", 10, 5, 300),  # its policy: Off
+    ]
+
+
+def add_policy(cluster: int | None) -> None:
+    db.session.add(
+        PolicyRow(
+            namespace="shop",
+            name=f"batch-{cluster or 0}",  # a policy's name is fleet-wide
+            target_kind="Deployment",
+            target_name="batch",
+            update_mode="Auto",
+            container_policies=[{"containerName": "sidecar", "mode": "Off"}],
+            version=1,
+            cluster_id=cluster,
+        )
+    )
+
+
+def both_ways() -> tuple[Fleet, Fleet]:
+    return fleet(db.session, scoper), fleet(db.session, scoper, stored=False)
+
+
+def assert_same(stored: Fleet, summed: Fleet) -> None:
+    assert [c.computed for c in stored.clusters] == ["leader"] * len(stored.clusters)
+    assert [c.computed for c in summed.clusters] == ["request"] * len(summed.clusters)
+    for a, b in zip(stored.clusters, summed.clusters, strict=True):
+        assert (a.key, a.figures, a.last_update) == (b.key, b.figures, b.last_update)
+    assert stored.totals == summed.totals
+
+
+def test_stored_totals_are_the_rows_summed_at_the_request(app: Flask) -> None:
+    db.session.add_all(cluster_rows(None, 1))
+    add_policy(None)
+    db.session.commit()
+    before = fleet(db.session, scoper)
+    assert [c.computed for c in before.clusters] == ["request"]  # no totals stored yet
+    assert write_totals(db.session, scoper(), T)
+    stored, summed = both_ways()
+    assert_same(stored, summed)
+    f = stored.clusters[0].figures
+    # every kind of row counted: 5 workloads, the never-sized and conflicting ones saving nothing
+    assert (f.workloads, f.containers, f.seen_workloads, f.short_containers) == (5, 7, 5, 1)
+    assert f.savings.cpu == (750 - 300) + (400 - 1400) + 0 + 0 + (1500 - 50)
+    assert f.shortfall.cpu == 1000
+    assert stored.clusters[0].as_of.replace(tzinfo=UTC) == T
+    assert stored.as_of is not None and stored.as_of.replace(tzinfo=UTC) == T
+    assert stored.clusters[0].last_update is not None
+    assert stored.clusters[0].last_update.replace(tzinfo=UTC) == T
+
+
+def test_totals_of_two_clusters_are_each_clusters_rows_summed(
+    app: Flask, database_url: str
+) -> None:
+    if database_url.startswith("sqlite"):
+        pytest.skip("SQLite holds one cluster")
+    keys = []
+    for uid, scale in (("uid-west", 3), ("uid-east", 1)):
+        clusters.init_app(app, uid, uid.removeprefix("uid-"))
+        key = cluster_key(db.session)
+        keys.append(key)
+        db.session.add_all(cluster_rows(key, scale))
+        add_policy(key)
+        db.session.commit()
+        assert write_totals(db.session, scoper(), T)  # as that cluster's leader
+    assert set(load_totals(db.session)) == set(keys)
+    stored, summed = both_ways()
+    assert_same(stored, summed)
+    west, east = (c.figures for c in stored.clusters)
+    assert west != east  # each its own rows
+    assert stored.totals.short_containers == 3  # west: web and api short, east: api
+
+
+def test_a_write_never_replaces_newer_totals(app: Flask) -> None:
+    db.session.add_all(cluster_rows(None, 1))
+    db.session.commit()
+    assert write_totals(db.session, scoper(), T)
+    db.session.add(container(None, ("shop", "late"), "app", 10, 1, 100))
+    db.session.commit()
+    # a deposed leader's run that began earlier: its totals do not replace its successor's
+    assert not write_totals(db.session, scoper(), T - timedelta(seconds=30))
+    shown = fleet(db.session, scoper).clusters[0]
+    assert (shown.figures.workloads, shown.as_of.replace(tzinfo=UTC)) == (5, T)
+    # the next run's do, rows added since counted
+    assert write_totals(db.session, scoper(), T + timedelta(seconds=60))
+    assert fleet(db.session, scoper).clusters[0].figures.workloads == 6
