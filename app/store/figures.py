@@ -10,11 +10,11 @@ to the pod minimum).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
 
-from app.core.savings import Savings, total
+from app.core.savings import Savings
 from app.core.scope import shortfalls
 from app.store.models import Recommendation as RecommendationRow
 from app.store.savings import Scoper, over_pods
@@ -50,35 +50,45 @@ class Figures:
 
 
 def figures(rows: list[RecommendationRow], scoper: Scoper) -> Figures:
-    """One cluster's figures from its recommendation rows (sorted by workload)."""
-    out = Figures()
+    """One cluster's figures from its recommendation rows (sorted by workload): per workload,
+    its containers whose pods were seen (over_pods), their requests, savings and what the short
+    ones lack; added up in plain integers (a leader sums every row of its cluster each run)."""
+    workloads = containers = seen_workloads = pods = short_containers = 0
+    requested_cpu = requested_memory = saved_cpu = saved_memory = short_cpu = short_memory = 0
     for _, group in groupby(rows, key=lambda r: (r.namespace, r.kind, r.name)):
         members = list(group)
         scope = scoper(members)
+        workloads += 1
+        containers += len(members)
         seen = [(r, s) for r in members if (s := over_pods(r, scope.of(r.container))) is not None]
-        one = Figures(workloads=1, containers=len(members))
-        if seen:
-            requested = total(
-                Savings(r.requested_cpu_total or 0, r.requested_memory_total or 0) for r, _ in seen
-            )
-            saved = total(s for _, s in seen)
-            short = {
-                r.container: lacking
-                for r, s in seen
-                if (lacking := _lacking(s, r, scope.pod_minimum)) != Savings()
-            }
-            one = replace(
-                one,
-                seen_workloads=1,
-                pods=max(r.replicas or 0 for r, _ in seen),
-                requested=requested,
-                recommended=Savings(requested.cpu - saved.cpu, requested.memory - saved.memory),
-                savings=saved,
-                shortfall=total(short.values()),
-                short_containers=len(short),
-            )
-        out = out + one
-    return out
+        if not seen:
+            continue
+        seen_workloads += 1
+        pods += max(r.replicas or 0 for r, _ in seen)
+        short: dict[str, Savings] = {}
+        for r, s in seen:
+            requested_cpu += r.requested_cpu_total or 0
+            requested_memory += r.requested_memory_total or 0
+            saved_cpu += s.cpu
+            saved_memory += s.memory
+            if s.cpu < 0 or s.memory < 0:  # else nothing lacking
+                lacking = _lacking(s, r, scope.pod_minimum)
+                if lacking != Savings():
+                    short[r.container] = lacking
+        short_containers += len(short)
+        short_cpu += sum(x.cpu for x in short.values())
+        short_memory += sum(x.memory for x in short.values())
+    return Figures(
+        workloads,
+        containers,
+        seen_workloads,
+        pods,
+        Savings(requested_cpu, requested_memory),
+        Savings(requested_cpu - saved_cpu, requested_memory - saved_memory),
+        Savings(saved_cpu, saved_memory),
+        Savings(short_cpu, short_memory),
+        short_containers,
+    )
 
 
 def newest(rows: list[RecommendationRow]) -> datetime | None:

@@ -66,6 +66,9 @@ class Scoper:
         model: RecommenderSettings,
     ) -> None:
         self.policies, self.never_sized, self.model = policies, never_sized, model
+        # a container's share of the pod minimum, by (policy, containers): the same for most
+        # workloads, and rounding it costs more than the rest of a workload's scope
+        self._floors: dict[tuple[int, int], tuple[int, int]] = {}
 
     @classmethod
     def load(
@@ -110,7 +113,10 @@ class Scoper:
             why = left_alone(w.namespace, r.container, p, r.conflicts or {}, self.never_sized)
             if why:
                 excluded[r.container] = why
-        floor = pod_minimum_share(p, len(rows), self.model)
+        key = (id(p), len(rows))  # the policies live as long as this Scoper (its index)
+        floor = self._floors.get(key)
+        if floor is None:
+            floor = self._floors[key] = pod_minimum_share(p, len(rows), self.model)
         return WorkloadScope(p, basis(p), excluded, floor)
 
 
