@@ -68,10 +68,24 @@ def cluster_rows(cluster: int | None, scale: int) -> list[Recommendation]:
         container(cluster, ("shop", "batch"), "app", 10, 5, 300),
         container(cluster, ("shop", "batch"), "sidecar", 10, 5, 300),  # its policy: Off
         container(cluster, ("shop", "tiny"), "app", 25, 2, 5),  # short only of the pod minimum
+        container(cluster, ("shop", "tiny2"), "app", 2000, 2, 100),  # ... its policy's: 2 cores
     ]
 
 
 def add_policy(cluster: int | None) -> None:
+    db.session.add(
+        PolicyRow(
+            namespace="shop",
+            name=f"tiny2-{cluster or 0}",
+            target_kind="Deployment",
+            target_name="tiny2",
+            update_mode="Auto",
+            recommender="vpa",
+            recommender_params={"podMinCpuMillicores": 2000},
+            version=1,
+            cluster_id=cluster,
+        )
+    )
     db.session.add(
         PolicyRow(
             namespace="shop",
@@ -111,8 +125,9 @@ def test_stored_totals_are_the_rows_summed_at_the_request(app: Flask) -> None:
     assert_same(stored, summed)
     f = stored.clusters[0].figures
     # every kind of row counted: 7 workloads, the never-sized and conflicting ones saving nothing
-    assert (f.workloads, f.containers, f.seen_workloads, f.short_containers) == (7, 9, 7, 2)
-    assert f.savings.cpu == (750 - 300) + (400 - 1400) + (200 - 20) + (1500 - 50) + (10 - 50)
+    assert (f.workloads, f.containers, f.seen_workloads, f.short_containers) == (8, 10, 8, 2)
+    saved = (750 - 300) + (400 - 1400) + (200 - 20) + (1500 - 50) + (10 - 50) + (200 - 4000)
+    assert f.savings.cpu == saved
     assert (f.shortfall.cpu, f.shortfall.memory) == (1000, 2 * (1024 - 512) * MI)
     assert stored.clusters[0].as_of.replace(tzinfo=UTC) == T
     assert stored.as_of is not None and stored.as_of.replace(tzinfo=UTC) == T
@@ -151,7 +166,7 @@ def test_a_write_never_replaces_newer_totals(app: Flask) -> None:
     # a deposed leader's run that began earlier: its totals do not replace its successor's
     assert not write_totals(db.session, scoper(), T - timedelta(seconds=30))
     shown = fleet(db.session, scoper).clusters[0]
-    assert (shown.figures.workloads, shown.as_of.replace(tzinfo=UTC)) == (7, T)
+    assert (shown.figures.workloads, shown.as_of.replace(tzinfo=UTC)) == (8, T)
     # the next run's do, rows added since counted
     assert write_totals(db.session, scoper(), T + timedelta(seconds=60))
-    assert fleet(db.session, scoper).clusters[0].figures.workloads == 8
+    assert fleet(db.session, scoper).clusters[0].figures.workloads == 9
