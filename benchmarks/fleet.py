@@ -6,9 +6,11 @@ path runs in this process, the service's own store code with the statements it s
 reads the policies governing the cluster, saves every container's recommendation (its sample
 span moved, `--changed` of the targets new), a tenth of the checkpoints (600 s
 checkpoint interval at a 60 s run interval), the history points due (one per container an
-hour, trimmed at 8 days) and the conditions, then lists the stored workloads and counts the
-recommendations, as `app.jobs.recommender` does after its model and the API server's caches
-(not run here: the pod watch and the model are per-cluster CPU that a fleet does not share).
+hour, trimmed at 8 days) and the conditions, then lists the stored workloads, writes the
+cluster's totals for the fleet view (app.jobs.cluster_totals: its rows read and summed) and
+counts the recommendations, as `app.jobs.recommender` does after its model and the API
+server's caches (not run here: the pod watch and the model are per-cluster CPU that a fleet does
+not share).
 A cluster of `--pods` pods is the simulator's scale mode's shape: Deployments of ten pods on
 average, one container each, so 1,500 pods are 150 workload containers, each with one policy
 (`--policies-per-workload`, as VPA's one object per workload) and a condition. The clusters run
@@ -24,8 +26,11 @@ new cluster first saves every row, then gets 8 days of hourly history, written h
 - the rows the reload's queries and one run's reads examine (EXPLAIN ANALYZE: rows returned
   and filtered out by each table scan): with every query served by an index on the cluster,
   these are the same at every count;
-- GET /api/v1/fleet through Flask's test client (median wall seconds): every cluster's rows
-  read and summed, so it grows with the fleet.
+- the fleet view two ways (median wall seconds), each cluster's figures checked equal both
+  ways: GET /api/v1/fleet through Flask's test client, reading each cluster's stored totals
+  (one row per cluster, app.store.cluster_totals), and the old way, every cluster's rows read
+  and summed (app.store.fleet's `fleet(stored=False)`, what GET did before migration 0017, less
+  its JSON); and the median time of one leader's totals write, part of its run.
 
 Then, with every cluster, a simulated day: 24 runs an hour apart, each writing every
 container's history point and trimming the oldest (the history's real cadence; the minute runs
@@ -101,7 +106,9 @@ class Step:
     reload_wall: float
     reload_examined: int
     run_examined: int
-    view: float  # median wall seconds of GET /api/v1/fleet (every cluster's rows)
+    view: float  # median wall seconds of GET /api/v1/fleet (stored totals)
+    summed: float  # median wall seconds of every cluster's rows read and summed (the old view)
+    totals_write: float  # median wall seconds of one leader's totals write (in its run)
     scans: list[str] = field(default_factory=list)  # the reload's and the run's, distinct
 
     @property
@@ -320,9 +327,13 @@ def run_results(cluster: Cluster, run: int, changed: float, rng: random.Random) 
     return out
 
 
-def recommender_run(app: Any, cluster: Cluster, results: list[Any], now: datetime) -> None:
-    """The database work of one recommender run of `cluster` (app.jobs.recommender._run)."""
+def recommender_run(app: Any, cluster: Cluster, results: list[Any], now: datetime) -> float:
+    """The database work of one recommender run of `cluster` (app.jobs.recommender._run); the
+    wall seconds of its totals write."""
     from app.core.conditions import RECOMMENDER_TYPES
+    from app.core.policy import PolicyIndex
+    from app.jobs.cluster_totals import TotalsWriter
+    from app.settings import settings
     from app.store import clusters
     from app.store.conditions import save_conditions
     from app.store.extensions import db
@@ -332,14 +343,19 @@ def recommender_run(app: Any, cluster: Cluster, results: list[Any], now: datetim
     app.extensions[clusters.EXTENSION] = cluster.identity
     with app.app_context():
         s = db.session
-        valid_policies(s, InvalidPolicyLog("recommender"))
+        policies = PolicyIndex(valid_policies(s, InvalidPolicyLog("recommender")))
         report = save_all(s, results, now, 500, recent=cluster.recent)
         if report.failed:
             raise SystemExit(f"cluster {cluster.index}: {report.failed} rows not saved")
         save_conditions(s, RECOMMENDER_TYPES, cluster.conditions, now)
         stored_workloads(s)
+        began = time.perf_counter()
+        if not TotalsWriter(settings()).write(s, policies, now, lambda: True):
+            raise SystemExit(f"cluster {cluster.index}: its totals were not written")
+        totals = time.perf_counter() - began
         count_recommendations(s)
         s.remove()
+    return totals
 
 
 def reloader(app: Any, cluster: Cluster) -> Callable[[], None]:
@@ -380,6 +396,7 @@ class Fleet:
     changed: float
     clusters: list[Cluster] = field(default_factory=list)
     run: int = 0  # minute runs so far
+    totals: list[float] = field(default_factory=list)  # each timed run's totals write
 
     def now(self) -> datetime:
         return T0 + timedelta(minutes=self.run)
@@ -390,8 +407,10 @@ class Fleet:
         for c in self.clusters:
             results = run_results(c, self.run, self.changed, self.rng)
             began = time.perf_counter()
-            recommender_run(self.app, c, results, self.now())
+            totals = recommender_run(self.app, c, results, self.now())
             each.append(time.perf_counter() - began)
+            if timed:
+                self.totals.append(totals)
         self.run += 1
         return self.counter.rows - rows, sum(each), each
 
@@ -405,14 +424,19 @@ class Fleet:
             wall.append(time.perf_counter() - w)
         return statistics.median(cpu), statistics.median(wall)
 
-    def fleet_view(self, reads: int) -> float:
-        """Median wall seconds of GET /api/v1/fleet as the first cluster's API answers it:
-        every cluster's recommendation rows read and summed (app.store.fleet)."""
+    def fleet_view(self, reads: int) -> tuple[float, float]:
+        """Median wall seconds of the fleet view as the first cluster's API answers it: GET
+        /api/v1/fleet (each cluster's stored totals), and every cluster's recommendation rows
+        read and summed (app.store.fleet, as GET did before the stored totals); each cluster's
+        figures checked equal both ways."""
+        from app.dashboard.data import scoper
         from app.store import clusters
+        from app.store.extensions import db
+        from app.store.fleet import fleet
 
         self.app.extensions[clusters.EXTENSION] = self.clusters[0].identity
         client = self.app.test_client()
-        wall = []
+        wall, summed = [], []
         for _ in range(reads):
             began = time.perf_counter()
             answer = client.get("/api/v1/fleet")
@@ -421,7 +445,17 @@ class Fleet:
                 raise SystemExit(f"GET /api/v1/fleet answered {answer.status_code}")
             if answer.json["totals"]["clusters"] != len(self.clusters):
                 raise SystemExit("GET /api/v1/fleet did not see every cluster")
-        return statistics.median(wall)
+            if {c["computedBy"] for c in answer.json["items"]} != {"leader"}:
+                raise SystemExit("GET /api/v1/fleet summed a cluster without stored totals")
+            with self.app.test_request_context():
+                began = time.perf_counter()
+                old = fleet(db.session, scoper, stored=False)
+                summed.append(time.perf_counter() - began)
+                new = fleet(db.session, scoper)
+                db.session.remove()
+            if [c.figures for c in old.clusters] != [c.figures for c in new.clusters]:
+                raise SystemExit("the stored totals differ from the rows summed")
+        return statistics.median(wall), statistics.median(summed)
 
     def examined_reload(self) -> tuple[int, list[str]]:
         refresh = reloader(self.app, self.clusters[0])
@@ -451,7 +485,8 @@ def measure(fleet: Fleet, count: int, workloads: int, runs: int, reloads: int) -
     while len(fleet.clusters) < count:
         fleet.clusters.append(build_cluster(fleet.app, len(fleet.clusters), workloads, fleet.rng))
     fleet.recorder.on = False
-    fleet.minute()  # each new cluster's first run: its history lookups (a new leader's term)
+    fleet.minute(timed=False)  # each new cluster's first run: its history lookups (a new term)
+    fleet.totals = []
     rows = n = 0
     seconds = 0.0
     each: list[float] = []
@@ -467,7 +502,7 @@ def measure(fleet: Fleet, count: int, workloads: int, runs: int, reloads: int) -
         conn.commit()
     reload_examined, reload_scans = fleet.examined_reload()
     run_examined, run_scans = fleet.examined_run()
-    view = fleet.fleet_view(max(1, reloads // 10))
+    view, summed = fleet.fleet_view(max(1, reloads // 10))
     scans = list(dict.fromkeys(reload_scans + run_scans))
     return Step(
         count,
@@ -481,6 +516,8 @@ def measure(fleet: Fleet, count: int, workloads: int, runs: int, reloads: int) -
         reload_examined,
         run_examined,
         view,
+        summed,
+        statistics.median(fleet.totals),
         scans,
     )
 
@@ -574,7 +611,9 @@ def report(
             f"{s.reload_wall * 1000:.1f}",
             str(s.reload_examined),
             str(s.run_examined),
-            f"{s.view * 1000:.0f}",
+            f"{s.view * 1000:.1f}",
+            f"{s.summed * 1000:.0f}",
+            f"{s.totals_write * 1000:.1f}",
         )
         for s in steps
     ]
@@ -622,6 +661,8 @@ def report(
                 "reload rows examined",
                 "run rows examined",
                 "fleet view ms",
+                "summed ms",
+                "totals write ms",
             ],
             rows,
         ),
@@ -631,9 +672,14 @@ def report(
         f"{ratio['reload_examined']:.2f}x",
         f"one cluster's run, {last.clusters} clusters / 1: time {ratio['run_seconds']:.2f}x, "
         f"rows examined {ratio['run_examined']:.2f}x",
-        f"GET /api/v1/fleet (every cluster's rows, summed) at {last.clusters} clusters / 1: "
+        f"GET /api/v1/fleet (each cluster's stored totals) at {last.clusters} clusters / 1: "
         f"{last.view / steps[0].view:.2f}x for {last.containers / steps[0].containers:.0f}x "
-        "the containers",
+        f"the containers; every cluster's rows summed (the view before the stored totals): "
+        f"{last.summed / steps[0].summed:.2f}x; at {last.clusters} clusters the stored totals "
+        f"answer in {last.view / last.summed:.1%} of the summation's time",
+        f"one leader's totals write (its {per_container} rows read and summed, one row "
+        f"written), part of its run: {last.totals_write * 1000:.1f} ms median at "
+        f"{last.clusters} clusters, {last.totals_write / per_container * 1e6:.0f} us a container",
         f"{last.clusters} clusters' minute runs, one after the other: "
         f"{minute_share * 60:.1f} s of each 60 s ({minute_share:.0%}); at this run time the "
         f"database takes {60 / statistics.median(last.run_seconds):.0f} clusters' runs a minute "

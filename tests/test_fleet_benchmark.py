@@ -63,7 +63,9 @@ def test_the_fleet_benchmark_measures_each_count_and_drops_its_database(
         assert s.rows >= s.runs * 4
         assert s.reload_examined >= 4 and s.run_examined >= 4  # the cluster's own rows at least
         assert any("recommendations" in scan for scan in s.scans)
-        assert s.view > 0  # GET /api/v1/fleet answered, seeing every cluster (checked inside)
+        # GET /api/v1/fleet answered from every cluster's stored totals, equal to its rows summed
+        # (both checked inside), and every leader's run wrote them
+        assert s.view > 0 and s.summed > 0 and s.totals_write > 0
     before, after, day_rows, _ = day
     # a day: every container's history point written and the oldest trimmed, 24 times
     assert day_rows >= 24 * 12 * 2
@@ -81,7 +83,9 @@ def test_the_fleet_benchmark_measures_each_count_and_drops_its_database(
     assert f"rows examined {ratios['reload_examined']:.2f}x" in text
     header = next(line for line in lines if line.startswith("clusters"))
     assert "rows/s" in header and "reload CPU ms" in header and "fleet view ms" in header
-    assert "GET /api/v1/fleet (every cluster's rows, summed) at 3 clusters / 1" in text
+    assert "summed ms" in header and "totals write ms" in header
+    assert "GET /api/v1/fleet (each cluster's stored totals) at 3 clusters / 1" in text
+    assert "one leader's totals write (its 4 rows read and summed, one row written)" in text
     assert "KB per container per day" in text and "machine:" in text
     # 30 more clusters' copies of the first one's 4 rows, beside the 3 clusters' 12
     assert "then 30 more clusters' rows copied in (132 recommendation and checkpoint rows" in text

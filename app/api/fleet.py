@@ -5,7 +5,9 @@ A database may hold a fleet of clusters (app.store.clusters). Every per-cluster 
 serving process's own cluster unless `?cluster=NAME_OR_ID` names another of the database (by its
 id, else its name): 400 naming the parameter when none matches. A list is of one cluster: its
 items are keyed within a cluster, and two clusters may hold the same workload. The whole fleet is
-GET /api/v1/fleet: per cluster its counts, savings and risk (app.store.fleet), and their totals.
+GET /api/v1/fleet: per cluster its counts, savings and risk (app.store.fleet) as of `asOf` (as its
+leader summed them after its last recommender run, `computedBy: leader`, else summed at this
+request, `computedBy: request`), and their totals as of the oldest cluster's `asOf`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from app.core.savings import Savings
 from app.settings import settings
 from app.store import clusters
 from app.store.extensions import db
-from app.store.fleet import ClusterSummary, Figures, fleet
+from app.store.figures import Figures
+from app.store.fleet import ClusterSummary, fleet
 from app.store.policies import InvalidPolicyLog
 from app.store.savings import Scoper
 
@@ -90,6 +93,8 @@ def cluster_document(c: ClusterSummary) -> dict[str, Any]:
         "self": c.own,
         **figures_document(c.figures),
         "lastRecommendationUpdate": rfc3339(c.last_update),
+        "asOf": rfc3339(c.as_of),
+        "computedBy": c.computed,
     }
 
 
@@ -107,6 +112,7 @@ def get_fleet() -> ResponseReturnValue:
                 "clusters": len(found.clusters),
                 **figures_document(found.totals),
                 "lastRecommendationUpdate": rfc3339(found.last_update),
+                "asOf": rfc3339(found.as_of),
             },
         }
     )

@@ -944,10 +944,17 @@ def paths() -> dict[str, Any]:
                                             "name": {"type": "string"},
                                             "id": {"type": ["string", "null"]},
                                             "self": {"type": "boolean"},
+                                            "asOf": {"type": "string"},
+                                            "computedBy": {"enum": ["leader", "request"]},
                                         }
                                     ),
                                 },
-                                "totals": fleet_figures({"clusters": {"type": "integer"}}),
+                                "totals": fleet_figures(
+                                    {
+                                        "clusters": {"type": "integer"},
+                                        "asOf": {"type": ["string", "null"]},
+                                    }
+                                ),
                             },
                         },
                     ),

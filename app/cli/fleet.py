@@ -1,7 +1,7 @@
 """`rightsizer fleet`: the clusters of the fleet (docs/database.md).
 
 `rightsizer fleet` lists every cluster with its workloads, savings and
-risk, and the totals across clusters (GET /api/v1/fleet).
+risk as of when they were summed, and the totals across clusters (GET /api/v1/fleet).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ def _row(name: str, doc: dict[str, Any]) -> tuple[Any, ...]:
         *_amounts(short),
         short["containers"],
         doc.get("lastRecommendationUpdate") or "-",
+        "summed now" if doc.get("computedBy") == "request" else doc.get("asOf") or "-",
     )
 
 
@@ -44,7 +45,9 @@ def _row(name: str, doc: dict[str, Any]) -> tuple[Any, ...]:
 @api_options
 def fleet(output: str, api: Api) -> None:
     """Every cluster of the database: its workloads, savings and risk, and the totals (savings
-    and shortfall in cores and GiB over the pods seen; the server's own cluster marked *)."""
+    and shortfall in cores and GiB over the pods seen; the server's own cluster marked *). AS OF
+    is when each cluster's rightsizer summed them after its last recommender run ("summed now":
+    it has not yet, the server summed its rows for this answer); the totals' is the oldest."""
     body = api.call("GET", "/fleet").json()
     if output != "table":
         click.echo(dump(body, output))
@@ -55,5 +58,5 @@ def fleet(output: str, api: Api) -> None:
     ]
     rows.append(_row(f"TOTAL ({body['totals']['clusters']} clusters)", body["totals"]))
     heads = ("CLUSTER", "WORKLOADS", "CONTAINERS", "PODS", "SAVINGS CPU", "SAVINGS GIB")
-    short = ("SHORT CPU", "SHORT GIB", "SHORT CONTAINERS", "LAST UPDATE")
+    short = ("SHORT CPU", "SHORT GIB", "SHORT CONTAINERS", "LAST UPDATE", "AS OF")
     click.echo(table((*heads, *short), rows))

@@ -46,6 +46,7 @@ from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.savings import pod_requests
 from app.core.workload_key import WorkloadKey
 from app.jobs.background import in_background
+from app.jobs.cluster_totals import TotalsWriter
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import HistorySource
 from app.jobs.node_fit import NodeFit
@@ -120,6 +121,7 @@ class RecommenderJob:
             self.settings.track, self.settings.track_label, getattr(cluster, "api", None)
         )
         self.workload_of: Callable[[PodView], WorkloadKey | None] = cluster.workload_of
+        self.totals = TotalsWriter(settings)  # the fleet view's, after each run
         self.forget()
 
     def forget(self) -> None:
@@ -218,6 +220,7 @@ class RecommenderJob:
             memo.release()  # the last pod asked about: the previous run's views may go
             self._save_node_groups(session, stamp)
             deleted = self._collect_garbage(session, now, still_leader)
+            self.totals.write(session, policies, stamp, still_leader)  # logs a failure
             count_recommendations(session)  # the gauges, after this run's writes
         return (
             f"{len(metrics)} pod metrics, {samples} samples, {ooms} OOM kills, "

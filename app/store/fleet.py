@@ -2,61 +2,35 @@
 totals across clusters; one reading for the REST API (GET /api/v1/fleet), the CLI and the
 dashboard's fleet page, so all say the same numbers.
 
-Each cluster's numbers are the ones its own overview shows (app.store.savings): savings over the
-real pods of each workload, over what rightsizer would change; its risk is the shortfall of the
-containers whose pods ask for less than recommended (not those only raised to the pod minimum).
+Each cluster's numbers are the ones its own overview shows (app.store.figures), as its leader
+summed them after its last recommender run (app.store.cluster_totals): one stored row per
+cluster, read whatever the fleet's size, each with `as_of`, when it was summed. A cluster whose
+leader has not written totals yet (right after migration 0017, or a cluster whose rightsizer has
+not finished a recommender run since) has its rows summed at the request, as before, `as_of`
+the request's time (`computed` says which): every cluster is counted, with true numbers.
+What rightsizer would change is scoped by the policies governing each cluster and, for stored
+totals, by that cluster's own never-sized namespaces and pod minimum (for totals summed at the
+request, by the viewing process's: the same in every cluster installed from the same values).
 The totals add up only quantities that mean the same in every cluster: counts (workloads,
 containers, pods), millicores and bytes. Prices are not summed here (a viewer multiplies).
-What rightsizer would change is scoped by the policies governing each cluster, and by the
-viewing process's never-sized namespaces and pod minimum (the same in every cluster installed
-from the same values).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from datetime import datetime
-from itertools import groupby
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
 
-from sqlalchemy import func, select
-
-from app.core.savings import Savings, total
-from app.core.scope import shortfalls
+from app.store.cluster_totals import Totals, load_totals, summed
 from app.store.clusters import clusters, own_cluster_key, viewing
-from app.store.models import Cluster
-from app.store.models import Recommendation as RecommendationRow
-from app.store.recommendations import find_recommendations
-from app.store.savings import Scoper, over_pods
+from app.store.figures import Figures
+from app.store.savings import Scoper
 from app.store.session import DbSession, to_unix
 
-
-@dataclass(frozen=True)
-class Figures:
-    """What can be added up across clusters (millicores and bytes, counts)."""
-
-    workloads: int = 0
-    containers: int = 0
-    seen_workloads: int = 0  # workloads whose pods the recommender saw (savings are over them)
-    pods: int = 0  # of those workloads
-    requested: Savings = field(default_factory=Savings)  # their pods' requests together
-    recommended: Savings = field(default_factory=Savings)  # ... with the recommendations
-    savings: Savings = field(default_factory=Savings)  # requested - recommended
-    shortfall: Savings = field(default_factory=Savings)  # what short containers lack (>= 0)
-    short_containers: int = 0
-
-    def __add__(self, o: Figures) -> Figures:
-        return Figures(
-            self.workloads + o.workloads,
-            self.containers + o.containers,
-            self.seen_workloads + o.seen_workloads,
-            self.pods + o.pods,
-            self.requested + o.requested,
-            self.recommended + o.recommended,
-            self.savings + o.savings,
-            self.shortfall + o.shortfall,
-            self.short_containers + o.short_containers,
-        )
+Computed = Literal["leader", "request"]
+LEADER: Computed = "leader"  # by the cluster's leader after its recommender run (stored)
+REQUEST: Computed = "request"  # summed at the request (no totals stored yet)
 
 
 @dataclass(frozen=True)
@@ -66,7 +40,9 @@ class ClusterSummary:
     name: str
     own: bool  # the serving process's cluster
     figures: Figures
-    last_update: datetime | None  # the newest recommendation row written
+    last_update: datetime | None  # the newest recommendation row summed
+    as_of: datetime  # when the figures were summed
+    computed: Computed  # by the cluster's leader after its run, or at this request
 
 
 @dataclass(frozen=True)
@@ -82,76 +58,34 @@ class Fleet:
         known = [c.last_update for c in self.clusters if c.last_update is not None]
         return max(known, key=_aware) if known else None
 
+    @property
+    def as_of(self) -> datetime | None:
+        """The oldest cluster's `as_of`: the totals are true as of no later (None: no cluster)."""
+        return min((c.as_of for c in self.clusters), key=_aware, default=None)
+
 
 def _aware(d: datetime) -> float:
     return to_unix(d) or 0.0
 
 
-def figures(rows: list[RecommendationRow], scoper: Scoper) -> Figures:
-    """One cluster's figures from its recommendation rows (sorted by workload)."""
-    out = Figures()
-    for _, group in groupby(rows, key=lambda r: (r.namespace, r.kind, r.name)):
-        members = list(group)
-        scope = scoper(members)
-        seen = [(r, s) for r in members if (s := over_pods(r, scope.of(r.container))) is not None]
-        one = Figures(workloads=1, containers=len(members))
-        if seen:
-            requested = total(
-                Savings(r.requested_cpu_total or 0, r.requested_memory_total or 0) for r, _ in seen
-            )
-            saved = total(s for _, s in seen)
-            short = {
-                r.container: lacking
-                for r, s in seen
-                if (lacking := _lacking(s, r, scope.pod_minimum)) != Savings()
-            }
-            one = replace(
-                one,
-                seen_workloads=1,
-                pods=max(r.replicas or 0 for r, _ in seen),
-                requested=requested,
-                recommended=Savings(requested.cpu - saved.cpu, requested.memory - saved.memory),
-                savings=saved,
-                shortfall=total(short.values()),
-                short_containers=len(short),
-            )
-        out = out + one
-    return out
-
-
-def _lacking(s: Savings, r: RecommendationRow, pod_minimum: tuple[int, int]) -> Savings:
-    """What one container's pods lack together (app.core.scope.shortfalls), not counting a
-    shortfall only because its recommendation is the pod minimum."""
-    short = [
-        f
-        for f in shortfalls(s, (r.target_cpu, r.target_memory), pod_minimum)
-        if not f.at_pod_minimum
-    ]
-    return Savings(
-        sum(f.lacking for f in short if f.resource == "cpu"),
-        sum(f.lacking for f in short if f.resource == "memory"),
-    )
-
-
-def _last_updates(session: DbSession) -> dict[int, datetime]:
-    R = RecommendationRow
-    q = select(R.cluster_id, func.max(R.updated_at)).group_by(R.cluster_id)
-    return {key: t for key, t in session.execute(q) if t is not None}
-
-
-def fleet(session: DbSession, scoper: Callable[[], Scoper]) -> Fleet:
-    """Every cluster of the database with its figures; `scoper` builds the Scoper of the
-    cluster being read (called once per cluster, while it is viewed)."""
+def fleet(session: DbSession, scoper: Callable[[], Scoper], stored: bool = True) -> Fleet:
+    """Every cluster of the database with its figures: its stored totals, else (or with
+    `stored` False, every cluster: the benchmark's comparison) its rows summed now. `scoper`
+    builds the Scoper of the cluster being summed (called while it is viewed)."""
     own = own_cluster_key(session)
-    last = _last_updates(session)
+    found = load_totals(session) if stored else {}
+    now = datetime.now(UTC)
     out = []
     for c in clusters(session):
-        with viewing(c.id):
-            rows = find_recommendations(session)
-            numbers = figures(rows, scoper())
-        out.append(_summary(c, c.id == own, numbers, last.get(c.id)))
+        totals, computed = found.get(c.id), LEADER
+        if totals is None:
+            with viewing(c.id):
+                totals, computed = summed(session, scoper(), now), REQUEST
+        out.append(_summary(c.id, c.uid, c.name, c.id == own, totals, computed))
     return Fleet(out)
 
 
-def _summary(c: Cluster, own: bool, numbers: Figures, last: datetime | None) -> ClusterSummary:
-    return ClusterSummary(c.id, c.uid, c.name, own, numbers, last)
+def _summary(
+    key: int, uid: str | None, name: str, own: bool, t: Totals, computed: Computed
+) -> ClusterSummary:
+    return ClusterSummary(key, uid, name, own, t.figures, t.last_update, t.as_of, computed)

@@ -63,6 +63,34 @@ def cluster_column() -> Mapped[int]:
     return mapped_column(Integer, ForeignKey("clusters.id"))
 
 
+class ClusterTotals(db.Model):  # type: ignore[name-defined]
+    """A cluster's figures for the fleet view (app.store.cluster_totals), written by its leader
+    after each recommender run: one row per cluster (migration 0017). Millicores and bytes."""
+
+    __tablename__ = "cluster_totals"
+
+    cluster_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("clusters.id"), primary_key=True, autoincrement=False
+    )
+    workloads: Mapped[int] = mapped_column(Integer)
+    containers: Mapped[int] = mapped_column(Integer)
+    seen_workloads: Mapped[int] = mapped_column(Integer)
+    pods: Mapped[int] = mapped_column(BigInteger)
+    requested_cpu: Mapped[int] = mapped_column(BigInteger)
+    requested_memory: Mapped[int] = mapped_column(BigInteger)
+    recommended_cpu: Mapped[int] = mapped_column(BigInteger)
+    recommended_memory: Mapped[int] = mapped_column(BigInteger)
+    savings_cpu: Mapped[int] = mapped_column(BigInteger)
+    savings_memory: Mapped[int] = mapped_column(BigInteger)
+    shortfall_cpu: Mapped[int] = mapped_column(BigInteger)
+    shortfall_memory: Mapped[int] = mapped_column(BigInteger)
+    short_containers: Mapped[int] = mapped_column(Integer)
+    # the newest recommendation row summed (None: no row)
+    last_update: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # when the rows were read and summed (the recommender run's time)
+    as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class Policy(Timestamps, db.Model):  # type: ignore[name-defined]
     """The database twin of a VerticalPodAutoscaler object (fields in docs/policies.md)."""
 

@@ -15,6 +15,7 @@ from app.core.policy_warnings import never_sized_reasons
 from app.core.recommend.settings import RecommenderSettings
 from app.core.savings import Savings, container_savings, total
 from app.core.scope import DEFAULT, basis, in_scope, left_alone, pod_minimum_share
+from app.core.strategy_choice import StrategyChoice
 from app.core.workload_key import WorkloadKey
 from app.store.models import Recommendation
 from app.store.policies import InvalidPolicyLog, valid_policies
@@ -66,6 +67,9 @@ class Scoper:
         model: RecommenderSettings,
     ) -> None:
         self.policies, self.never_sized, self.model = policies, never_sized, model
+        # a container's share of the pod minimum, by (the policy's strategy, containers): the
+        # same for most workloads, and rounding it costs more than the rest of their scope
+        self._floors: dict[tuple[StrategyChoice | None, int], tuple[int, int]] = {}
 
     @classmethod
     def load(
@@ -110,7 +114,10 @@ class Scoper:
             why = left_alone(w.namespace, r.container, p, r.conflicts or {}, self.never_sized)
             if why:
                 excluded[r.container] = why
-        floor = pod_minimum_share(p, len(rows), self.model)
+        key = (p.recommender if p is not None else None, len(rows))  # all it depends on
+        floor = self._floors.get(key)
+        if floor is None:
+            floor = self._floors[key] = pod_minimum_share(p, len(rows), self.model)
         return WorkloadScope(p, basis(p), excluded, floor)
 
 

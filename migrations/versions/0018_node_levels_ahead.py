@@ -1,7 +1,7 @@
 """Node levels ahead: each node's level over the next hours from its pods' daily profiles
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-12-07 05:30:00.000000
 
 The leader keeps each workload's usage per 15-minute slot of the day and, from the profiles of
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0018"
-down_revision = "0016"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

@@ -4,10 +4,17 @@ Two clusters need PostgreSQL; SQLite holds one (its fleet is that one cluster)."
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from flask.testing import FlaskClient
 
-from tests.support.fleet import fleet  # noqa: F401  (fixture)
+from app.settings import settings
+from app.store.cluster_totals import write_totals
+from app.store.extensions import db
+from app.store.policies import InvalidPolicyLog
+from app.store.savings import Scoper
+from tests.support.fleet import fleet, seen  # noqa: F401  (fixture)
 
 
 def targets(client: FlaskClient, query: str = "") -> list[str]:
@@ -58,6 +65,7 @@ def test_the_fleet_gives_each_cluster_and_totals_of_what_adds_up(client: FlaskCl
     assert west["requested"] == {"cpuCores": 0.6, "memoryGiB": 1.5}
     assert west["recommended"] == {"cpuCores": 1.5, "memoryGiB": 0.75}
     assert east["lastRecommendationUpdate"] == "2026-12-01T00:00:00Z"
+    assert east["computedBy"] == west["computedBy"] == "request"  # no totals stored
     totals = body["totals"]
     assert totals["clusters"] == 2
     assert (totals["workloads"], totals["containers"], totals["pods"]) == (2, 2, 6)
@@ -127,3 +135,24 @@ def test_a_policy_written_in_one_cluster_may_govern_another(client: FlaskClient)
     )
     assert patched.status_code == 200, patched.get_json()
     assert client.get("/api/v1/policies/*/everywhere?cluster=west").status_code == 200
+
+
+def test_each_cluster_says_when_its_figures_were_summed_and_by_whom(client: FlaskClient) -> None:
+    """On SQLite too: summed at the request until the leader stores its totals, then the
+    stored totals with their time, the same figures."""
+    db.session.add(seen(None, 100, 3, 200))
+    db.session.commit()
+    before = client.get("/api/v1/fleet").get_json()
+    one = before["items"][0]
+    assert one["computedBy"] == "request" and one["asOf"] == before["totals"]["asOf"]
+    scoper = Scoper.as_configured(db.session, InvalidPolicyLog("test"), settings())
+    assert write_totals(db.session, scoper, datetime(2026, 12, 7, 5, 0, tzinfo=UTC))
+    after = client.get("/api/v1/fleet").get_json()
+    stored = after["items"][0]
+    assert (stored["computedBy"], stored["asOf"]) == ("leader", "2026-12-07T05:00:00Z")
+    assert after["totals"]["asOf"] == "2026-12-07T05:00:00Z"
+    moved = ("asOf", "computedBy")
+    assert {k: v for k, v in stored.items() if k not in moved} == {
+        k: v for k, v in one.items() if k not in moved
+    }
+    assert stored["estimatedSavings"] == {"cpuCores": 0.3, "memoryGiB": 0.75}

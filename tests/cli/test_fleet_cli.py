@@ -32,6 +32,7 @@ def test_fleet_lists_each_cluster_and_the_totals(run: Invoke) -> None:  # noqa: 
         "0",
         "2026-12-01T00:00:00Z",
     ]
+    assert rows["east"][11:] == ["summed", "now"]  # AS OF: no totals stored, summed for this
     assert rows["west"][1:9] == ["1", "1", "3", "-0.9", "0.75", "0.9", "0", "1"]
     assert rows["TOTAL"][1:11] == ["(2", "clusters)", "2", "2", "6", "-0.6", "1.5", "0.9", "0", "1"]
     body = json.loads(run("fleet", "-o", "json").output)

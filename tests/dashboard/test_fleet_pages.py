@@ -6,12 +6,18 @@ the serving process's own, west the other)."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
 
-from tests.support.fleet import fleet  # noqa: F401  (fixture)
+from app.settings import settings
+from app.store.cluster_totals import write_totals
+from app.store.extensions import db
+from app.store.policies import InvalidPolicyLog
+from app.store.savings import Scoper
+from tests.support.fleet import fleet, seen  # noqa: F401  (fixture)
 from tests.support.screenshots import shot
 from tests.support.tokens import TOKENS
 
@@ -38,6 +44,8 @@ def test_the_fleet_page_shows_each_cluster_and_the_totals_as_the_api(
     assert api["totals"]["estimatedSavings"]["cpuCores"] == -0.6
     assert cells(html, 'id="fleet-totals"', "short-containers") == "1"
     assert 'href="/dashboard/?cluster=uid-west"' in html
+    # no totals stored by the clusters' leaders yet: summed for this page, and said so
+    assert html.count('data-computed="request">summed now<') == 2
 
 
 @pytest.mark.usefixtures("fleet")
@@ -94,3 +102,14 @@ def test_in_chromium_the_selector_switches_the_cluster_and_the_fleet_page_links_
     page.click("#fleet tr.cluster[data-name='west'] a")
     page.wait_for_url("**/dashboard/?cluster=uid-west")
     assert page.locator("#total-workloads").get_attribute("data-value") == "1"
+
+
+def test_the_fleet_page_shows_when_stored_totals_were_summed(client: FlaskClient) -> None:
+    """On SQLite too: the one cluster's totals as its leader stored them, with their time."""
+    db.session.add(seen(None, 100, 3, 200))
+    db.session.commit()
+    scoper = Scoper.as_configured(db.session, InvalidPolicyLog("test"), settings())
+    assert write_totals(db.session, scoper, datetime(2026, 12, 7, 5, 0, tzinfo=UTC))
+    html = client.get("/dashboard/fleet").get_data(as_text=True)
+    assert 'data-computed="leader">2026-12-07 05:00:00 UTC<' in html
+    assert cells(html, 'id="fleet-totals"', "savings-cpu") == "300"
