@@ -3,11 +3,12 @@ dashboard's Fleet page), in the database: one row per cluster (migration 0017).
 
 Summing a cluster's recommendation rows costs about 0.15 ms a container (benchmarks/fleet.py),
 some 45 s for a fleet of 20 clusters of 150,000 pods at every view. So each cluster's leader
-sums its own rows after each recommender run (`write_totals`, the same `figures` the view used
-to compute, over the policies governing the cluster and its own settings), and the view reads one
-row per cluster (`load_totals`). Each row carries `as_of`, the run's time when the rows were
-read, which the view shows: the figures are true as of then. A write never replaces totals
-newer than its own (a leader deposed mid-run does not overwrite its successor's).
+sums its own rows after a recommender run, at most every 5 minutes (`write_totals`, the same
+`figures` the view used to compute, over the policies governing the cluster and its own
+settings), and the view reads one row per cluster (`load_totals`). Each row carries `as_of`,
+the run's time when the rows were read, which the view shows: the figures are true as of then.
+A write never replaces totals newer than its own (a leader deposed mid-run does not overwrite
+its successor's).
 """
 
 from __future__ import annotations
