@@ -202,16 +202,15 @@ def window_weights(text: str) -> tuple[float, float, float]:
     return parts[0], parts[1], parts[2]
 
 
-def ahead_hours(text: str) -> float:
-    """Hours of levels ahead: 0 (none) to 24 (a day: the profiles' length), in whole quarters
-    of an hour (the profiles' slots)."""
-    value = float(text)
-    if not 0 <= value <= 24 or value * 4 != round(value * 4):
+def ahead_hours(text: str) -> int:
+    """Hours of levels ahead, one level an hour: 0 (none) to 24 (a day: the profiles' length)."""
+    value = int(text)
+    if not 0 <= value <= 24:
         raise ValueError(text)
     return value
 
 
-ahead_hours.__name__ = "hours from 0 to 24, in quarters of an hour"
+ahead_hours.__name__ = "whole hours from 0 to 24"
 
 
 def finite_non_negative(text: str) -> float:
@@ -436,7 +435,7 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     ),
     "RIGHTSIZER_PLACEMENT_MIN_WEIGHT": ("placement.min_weight", 1.0, non_negative(float)),
     "RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD": ("placement.filter_threshold", 0.9, fraction),
-    "RIGHTSIZER_PLACEMENT_AHEAD_HOURS": ("placement.ahead_hours", 6.0, ahead_hours),
+    "RIGHTSIZER_PLACEMENT_AHEAD_HOURS": ("placement.ahead_hours", 6, ahead_hours),
     "RIGHTSIZER_PLACEMENT_AHEAD_WEIGHT": ("placement.ahead_weight", 1.0, finite_non_negative),
 }
 

@@ -186,7 +186,7 @@ class PlacementSettings:
     window_weights: tuple[float, float, float]  # 15m, 1h, 1d
     min_weight: float  # `w` of the ideal level
     filter_threshold: float  # 0: no filter
-    ahead_hours: float  # the levels ahead from the pods' daily profiles; 0: none kept
+    ahead_hours: int  # the levels ahead (one an hour) from the pods' daily profiles; 0: none
     ahead_weight: float  # their weight against the windows' weights' sum
 
     def options(self) -> PlacementOptions:
@@ -194,11 +194,6 @@ class PlacementSettings:
         return PlacementOptions(
             self.window_weights, self.min_weight, self.filter_threshold, self.ahead_weight
         )
-
-    @property
-    def ahead_slots(self) -> int:
-        """The 15-minute slots ahead the leader computes (app.core.placement.profile)."""
-        return round(self.ahead_hours * 4)
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from water_level_oracle import Future
 
 from app.core.placement.ahead import with_ahead
 from app.core.placement.hotspots import HotSpots
-from app.core.placement.profile import SLOT_SECONDS, Profiles
+from app.core.placement.profile import Profiles
 from app.core.placement.table import LevelTable, PlacementOptions
 from app.core.placement.windows import NodeLevel, fold
 
@@ -140,17 +140,17 @@ class Placer:
         extender: bool,
         weight: int,
         options: PlacementOptions,
-        ahead_hours: float = 0.0,
+        ahead_hours: int = 0,
     ) -> None:
         self.extender, self.weight, self.options = extender, weight, options
-        self.slots = round(ahead_hours * 3600 / SLOT_SECONDS)
+        self.hours = ahead_hours
         self.daily = Profiles()  # the workloads' daily profiles, as the leader keeps them
         self.table: LevelTable | None = None
         self.levels: dict[str, NodeLevel] = {}
         self.hot = HotSpots(lag=0.0)
 
     def sample(self, cluster: Cluster, t: float) -> None:
-        if self.slots:  # the recommender's run: each pod's usage, by workload
+        if self.hours:  # the recommender's run: each pod's usage, by workload
             usage = {w.name: w.usage(t) for w, _ in cluster.pods.values()}
             self.daily.fold_run(
                 (w.name, "default", uid, t, usage[w.name][0] / 1000, usage[w.name][1])
@@ -168,9 +168,9 @@ class Placer:
             )
         if self.extender:
             rows = list(self.levels.values())
-            if self.slots:  # the node-levels job: each node's level ahead from its pods'
+            if self.hours:  # the node-levels job: each node's level ahead from its pods'
                 on_nodes = ((node, "default", uid) for uid, (_, node) in cluster.pods.items())
-                rows = with_ahead(rows, on_nodes, self.daily, self.slots)
+                rows = with_ahead(rows, on_nodes, self.daily, self.hours)
             self.table = LevelTable(rows, self.options)
             self.hot.covered({n: t for n in cluster.nodes}, t)
 
@@ -286,7 +286,7 @@ def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict
         options = PlacementOptions(
             tuple(args.window_weights), args.min_weight, args.threshold, args.ahead_weight
         )
-        ahead = args.ahead_hours if kind == "extender" else 0.0
+        ahead = args.ahead_hours if kind == "extender" else 0
         placer = Placer(kind != "default", args.weight, options, ahead)
     t, uid = 0.0, 0
     placer.sample(cluster, t)
@@ -332,8 +332,9 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def latency(n_nodes: int, calls: int) -> dict[str, dict[str, float]]:
-    """Extender.answer per verb over `n_nodes` names, the real code behind the WSGI route."""
+def latency(n_nodes: int, calls: int, hours: int) -> dict[str, dict[str, float]]:
+    """Extender.answer per verb over `n_nodes` names, the real code behind the WSGI route, each
+    node with `hours` levels ahead (as the leader saves them: RIGHTSIZER_PLACEMENT_AHEAD_HOURS)."""
     from app.webhook.extender import Extender
 
     class Cache:
@@ -352,7 +353,18 @@ def latency(n_nodes: int, calls: int) -> dict[str, dict[str, float]]:
 
     rng = random.Random(7)
     levels = [
-        NodeLevel(f"node-{i}", 16000, 64 * GI, (rng.random(),) * 3, (rng.random(),) * 3, 0.0)
+        NodeLevel(
+            f"node-{i}",
+            16000,
+            64 * GI,
+            (c := rng.random(),) * 3,
+            (m := rng.random(),) * 3,
+            0.0,
+            c,
+            m,
+            tuple(c + 0.1 * rng.random() for _ in range(hours)),
+            (m,) * hours,
+        )
         for i in range(n_nodes)
     ]
     ext = Extender(Hook(), Levels(LevelTable(levels, PlacementOptions())), autostart=False)  # type: ignore[arg-type]
@@ -401,8 +413,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--ahead-hours",
-        type=float,
-        default=6.0,
+        type=int,
+        default=6,
         help="hours of levels ahead (RIGHTSIZER_PLACEMENT_AHEAD_HOURS)",
     )
     parser.add_argument(
@@ -447,10 +459,10 @@ def main() -> None:
             f" {max(r['hottest']):8.1%} {r['placed']:7} {r['pending']:8}"
         )
     load_before = os.getloadavg()[0]
-    lat = latency(args.latency_nodes, args.calls)
+    lat = latency(args.latency_nodes, args.calls, args.ahead_hours)
     lines.append(
-        f"extender call over {args.latency_nodes} node names ({args.calls} calls each, in process,"
-        " body bytes to answer bytes): "
+        f"extender call over {args.latency_nodes} node names with {args.ahead_hours} hours ahead"
+        f" ({args.calls} calls each, in process, body bytes to answer bytes): "
         + ", ".join(
             f"{v} p50 {x['p50']:.2f} ms p99 {x['p99']:.2f} ms (CPU time p99 {x['cpu_p99']:.2f} ms)"
             for v, x in lat.items()

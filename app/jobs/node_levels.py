@@ -38,11 +38,11 @@ class NodeLevelsJob:
         interval: float,
         clock: Callable[[], float] = time.time,
         profiles: Profiles | None = None,
-        ahead_slots: int = 0,
+        ahead_hours: int = 0,
     ) -> None:
         self.sessions, self.cluster, self.interval, self.clock = sessions, cluster, interval, clock
         # the workloads' daily profiles the recommender keeps, for each node's levels ahead
-        self.profiles, self.ahead_slots = profiles, ahead_slots
+        self.profiles, self.ahead_hours = profiles, ahead_hours
 
     def run_once(self, still_leader: Callable[[], bool]) -> str:
         if not self.cluster.nodes.wait_synced(timeout=min(self.interval, 30.0)):
@@ -53,13 +53,13 @@ class NodeLevelsJob:
         with self.sessions() as session:
             previous = {n.name: n for n in load_node_levels(session)}
             levels = fold_samples(previous, self.cluster.node_views(), samples)
-            if self.profiles is not None and self.ahead_slots:
+            if self.profiles is not None and self.ahead_hours:
                 running = (
                     (p.node_name, p.namespace, p.name)
                     for p in self.cluster.pods.items()
                     if p.node_name and p.is_live
                 )
-                levels = with_ahead(levels, running, self.profiles, self.ahead_slots)
+                levels = with_ahead(levels, running, self.profiles, self.ahead_hours)
             if not still_leader():
                 return "no longer leader; nothing saved"
             now = self.clock()

@@ -75,7 +75,7 @@ def build_jobs(settings: Settings, sessions: SessionFactory) -> Jobs:
     limit_ranges = LimitRangeCache(api)  # the updater sizes pods as the webhook does
     # the workloads' daily profiles: the recommender feeds them, the node-levels job reads them
     placement = settings.placement
-    profiles = Profiles() if placement.ahead_slots else None
+    profiles = Profiles() if placement.ahead_hours else None
     recommender = RecommenderJob(
         sessions, cluster, settings, history, limit_ranges=limit_ranges, profiles=profiles
     )
@@ -95,7 +95,7 @@ def build_jobs(settings: Settings, sessions: SessionFactory) -> Jobs:
             cluster,
             placement.interval,
             profiles=profiles,
-            ahead_slots=placement.ahead_slots,
+            ahead_hours=placement.ahead_hours,
         ),
     ]
     runner = JobRunner(jobs, lambda: elector_box[0].is_leader())

@@ -377,7 +377,7 @@ class NodeLevelRow(db.Model):  # type: ignore[name-defined]
     cpu_now: Mapped[float | None] = mapped_column(Float)
     memory_now: Mapped[float | None] = mapped_column(Float)
     metrics_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    # the levels over the next 15-minute slots from the pods' daily profiles, a JSON list of
+    # the levels in each of the next hours from the pods' daily profiles, a JSON list of
     # fractions each (app.core.placement.profile); NULL: none known
     cpu_ahead: Mapped[str | None] = mapped_column(Text)
     memory_ahead: Mapped[str | None] = mapped_column(Text)

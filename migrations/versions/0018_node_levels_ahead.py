@@ -5,7 +5,7 @@ Revises: 0017
 Create Date: 2026-12-07 05:30:00.000000
 
 The leader keeps each workload's usage per 15-minute slot of the day and, from the profiles of
-the pods each node runs, the node's CPU and memory levels over the next hours
+the pods each node runs, the node's CPU and memory levels in each of the next hours
 (app.core.placement.profile); the scheduler extender scores them beside the windows. Two
 nullable JSON-list columns: a row without them (every row written before) has none known.
 """

@@ -54,7 +54,7 @@ def test_recommender_runs_feed_profiles_that_give_nodes_their_levels_ahead(
     web.memory[:] = web.memory[seen[0]]  # memory flat all day
     web.weight[:] = 1.0
     web.seen_at[:] = now - SLOT_SECONDS
-    levels_job = NodeLevelsJob(app_sessions(app), cluster, 30.0, profiles=profiles, ahead_slots=4)
+    levels_job = NodeLevelsJob(app_sessions(app), cluster, 30.0, profiles=profiles, ahead_hours=2)
     assert "saved" in levels_job.run_once(lambda: True)
     with app.app_context():
         saved = {n.name: n for n in load_node_levels(db.session)}
@@ -67,9 +67,10 @@ def test_recommender_runs_feed_profiles_that_give_nodes_their_levels_ahead(
         if name not in on_node:
             assert level.cpu_ahead == ()  # only api's pods, whose profile is not whole
             continue
-        cpu = level.cpu_ahead
-        assert len(cpu) == 4 and cpu[0] == pytest.approx(level.cpu_now, abs=1e-5)
-        assert cpu[1] == cpu[0]
+        # one level an hour: the rise comes at its third slot, so the first hour has half of it
         step_up = on_node[name] * 1000.0 / level.cpu_allocatable
-        assert cpu[2] == pytest.approx(cpu[0] + step_up, abs=1e-5) and cpu[3] == cpu[2]
-        assert level.memory_ahead == pytest.approx((level.memory_now,) * 4, abs=1e-4)
+        now_level = level.cpu_now
+        assert now_level is not None
+        expected = (now_level + step_up / 2, now_level + step_up)
+        assert level.cpu_ahead == pytest.approx(expected, abs=1e-5)
+        assert level.memory_ahead == pytest.approx((level.memory_now,) * 2, abs=1e-4)

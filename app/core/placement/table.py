@@ -55,8 +55,8 @@ class PlacementOptions:
             raise ValueError("filter_threshold: a fraction, 0 to turn the filter off")
 
 
-def _shared_slots(levels: Sequence[NodeLevel]) -> int:
-    """The slots ahead that every node having levels ahead has (0: no node has them)."""
+def _shared_hours(levels: Sequence[NodeLevel]) -> int:
+    """The hours ahead that every node having levels ahead has (0: no node has them)."""
     lengths = [min(len(n.cpu_ahead), len(n.memory_ahead)) for n in levels if _has_ahead(n)]
     return min(lengths) if lengths else 0
 
@@ -65,13 +65,13 @@ def _has_ahead(n: NodeLevel) -> bool:
     return bool(n.cpu_ahead) and bool(n.memory_ahead)
 
 
-def _ahead(levels: Sequence[NodeLevel], now: Floats, slots: int, cpu: bool) -> Floats:
-    """(nodes x slots) levels ahead; a node without them at `now` (its shortest window's)."""
-    out = np.repeat(now[:, None], slots, axis=1) if slots else np.zeros((len(levels), 0))
+def _ahead(levels: Sequence[NodeLevel], now: Floats, hours: int, cpu: bool) -> Floats:
+    """(nodes x hours) levels ahead; a node without them at `now` (its shortest window's)."""
+    out = np.repeat(now[:, None], hours, axis=1) if hours else np.zeros((len(levels), 0))
     for i, n in enumerate(levels):
         ahead = n.cpu_ahead if cpu else n.memory_ahead
-        if slots and _has_ahead(n):
-            out[i] = ahead[:slots]
+        if hours and _has_ahead(n):
+            out[i] = ahead[:hours]
     return out
 
 
@@ -98,8 +98,8 @@ class LevelTable:
     """Immutable once built: readers on any thread share it.
 
     Laid out for a call's arithmetic: one row per node, a block of columns per resource (CPU,
-    then memory), each the three windows and then the slots ahead (none when no node has levels
-    ahead; each slot weighs `ahead_weight / slots`), the levels and the inverse of the
+    then memory), each the three windows and then the hours ahead (none when no node has levels
+    ahead; each hour weighs `ahead_weight / hours`), the levels and the inverse of the
     allocatable each column's pod and hot spots are divided by; per column the ideal,
     `1 - ideal` and `1 / (1 - ideal)`. A call gathers its nodes' rows (`take`) and scores them
     in place: three arrays of its size, no other temporaries (benchmarks/water_level.py
@@ -122,16 +122,16 @@ class LevelTable:
         self.ideal_memory = np.array(
             [ideal_level(self.memory[:, j], options.min_weight) for j in range(len(WINDOWS))]
         )
-        # the levels ahead: as many slots as every node that has them shares; a node without
+        # the levels ahead: as many hours as every node that has them shares; a node without
         # them reads its newest level in each (flat: nothing known of its next hours)
-        self.slots = _shared_slots(known) if options.ahead_weight > 0 else 0
-        cpu_ahead = _ahead(known, self.cpu[:, 0], self.slots, cpu=True)
-        memory_ahead = _ahead(known, self.memory[:, 0], self.slots, cpu=False)
-        n = len(WINDOWS) + self.slots  # the columns per resource
+        self.hours = _shared_hours(known) if options.ahead_weight > 0 else 0
+        cpu_ahead = _ahead(known, self.cpu[:, 0], self.hours, cpu=True)
+        memory_ahead = _ahead(known, self.memory[:, 0], self.hours, cpu=False)
+        n = len(WINDOWS) + self.hours  # the columns per resource
         self.block = n
         weights = list(options.window_weights)
-        if self.slots:
-            weights += [options.ahead_weight / self.slots] * self.slots
+        if self.hours:
+            weights += [options.ahead_weight / self.hours] * self.hours
         w = np.array(weights, dtype=np.float64)
         self.weights = w / w.sum() / 2.0  # two resources, each half the score
         self._levels: Floats = np.hstack([self.cpu, cpu_ahead, self.memory, memory_ahead])
@@ -171,7 +171,7 @@ class LevelTable:
         return rows, rows < self._estimate
 
     def _pod_columns(self, pod: tuple[float, float]) -> Floats:
-        """The pod's predicted usage in every column, the slots ahead included."""
+        """The pod's predicted usage in every column, the hours ahead included."""
         n = self.block
         return np.array((float(pod[0]),) * n + (float(pod[1]),) * n)
 
@@ -256,7 +256,10 @@ class LevelTable:
         rows, known = self._rows(names)
         out = np.zeros(len(names), dtype=bool)
         if threshold > 0 and known.any():
-            t = self._predicted(rows[known], pod, hot or {})
-            out[known] = (t[:, 0] > threshold) | (t[:, self.block] > threshold)
+            shortest = np.array([0, self.block], dtype=np.intp)  # the 15-minute columns alone
+            at = np.ix_(rows[known], shortest)
+            t = self._base(hot or {})[at]
+            t += self._per_unit[at] * self._pod_columns(pod)[shortest]
+            out[known] = (t[:, 0] > threshold) | (t[:, 1] > threshold)
         full: list[bool] = out.tolist()  # Python bools already
         return full

@@ -37,8 +37,8 @@ class NodeLevel:
     metrics_at: float  # Unix time of the newest NodeMetrics sample folded in
     cpu_now: float | None = None  # the newest sample's level; None: unknown
     memory_now: float | None = None
-    # the level over the next 15-minute slots from its pods' daily profiles (first: the present
-    # slot); empty: no profile known (app.core.placement.profile)
+    # the level in each of the next hours from its pods' daily profiles (first: the present
+    # one); empty: no profile known (app.core.placement.ahead)
     cpu_ahead: Levels = ()
     memory_ahead: Levels = ()
 

@@ -106,7 +106,7 @@ def level(name: str, cpu: float, memory: float) -> NodeLevel:
 
 def test_each_nodes_level_ahead_comes_from_the_profiles_of_the_pods_it_runs() -> None:
     profiles = Profiles()
-    evening = [100.0] * 64 + [1100.0] * 32  # 250m all day, 1 core more from 16:00
+    evening = [100.0] * 62 + [1100.0] * 34  # 100m a pod all day, 1 core more from 15:30
     profiles.by_workload["batch"] = learned(evening)
     profiles.by_workload["young"] = DailyProfile.empty()  # less than a day: nothing known
     profiles.workload_of_pod = {
@@ -114,12 +114,14 @@ def test_each_nodes_level_ahead_comes_from_the_profiles_of_the_pods_it_runs() ->
         ("ns", "b-2"): "batch",
         ("ns", "y"): "young",
     }
-    at = MIDNIGHT + 15 * 3600  # 15:00: the rise is 4 slots ahead
+    at = MIDNIGHT + 15 * 3600  # 15:00: the rise is half an hour ahead
     nodes = [level("a", 0.2, 0.1), level("b", 0.2, 0.1), level("c", 0.2, 0.1)]
     running = [("a", "ns", "b-1"), ("a", "ns", "b-2"), ("b", "ns", "y"), ("c", "ns", "unknown")]
-    a, b, c = with_ahead([dataclass_at(n, at) for n in nodes], running, profiles, 6)
-    assert a.cpu_ahead == pytest.approx((0.2, 0.2, 0.2, 0.2, 0.7, 0.7))  # 2 pods x 1000m / 4000m
-    assert a.memory_ahead == pytest.approx((0.1,) * 4 + (0.1 + 2000 / (16 * GI),) * 2)
+    a, b, c = with_ahead([dataclass_at(n, at) for n in nodes], running, profiles, 3)
+    # one level an hour, its four slots' mean: 2 pods x 1000m / 4000m from the third slot on
+    assert a.cpu_ahead == pytest.approx((0.2 + 0.5 / 2, 0.7, 0.7))
+    rise = 2000 / (16 * GI)
+    assert a.memory_ahead == pytest.approx((0.1 + rise / 2, 0.1 + rise, 0.1 + rise))
     assert b.cpu_ahead == () and c.cpu_ahead == ()  # no pod with a whole day learned
     assert with_ahead(nodes, running, profiles, 0) == nodes
 

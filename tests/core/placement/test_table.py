@@ -176,11 +176,11 @@ def test_of_two_nodes_alike_now_the_one_whose_pods_will_rise_scores_lower() -> N
     rising = ahead(node("rising", 0.3, 0.3), (0.3, 0.5, 0.7, 0.7))
     flat = ahead(node("flat", 0.3, 0.3), (0.3, 0.3, 0.3, 0.3))
     table = LevelTable([rising, flat], PlacementOptions())
-    assert table.slots == 4
+    assert table.hours == 4
     r, f = table.scores(["rising", "flat"], (400, GI))
     assert f > r
     off = LevelTable([rising, flat], PlacementOptions(ahead_weight=0.0))
-    assert off.slots == 0
+    assert off.hours == 0
     assert off.scores(["rising", "flat"], (400, GI)) == [10, 10]
 
 
@@ -188,11 +188,11 @@ def test_a_node_without_levels_ahead_reads_its_newest_level_in_their_place() -> 
     known = ahead(node("known", 0.3, 0.3), (0.3, 0.6))
     bare = dataclasses.replace(node("bare", 0.3, 0.3), cpu_now=0.3, memory_now=0.3)
     table = LevelTable([known, bare], PlacementOptions())
-    assert table.slots == 2
+    assert table.hours == 2
     k, b = table.scores(["known", "bare"], (400, GI))
     assert b > k  # read flat at 0.3, below the known node's rise
     shorter = ahead(node("short", 0.3, 0.3), (0.3,))
-    assert LevelTable([known, shorter], PlacementOptions()).slots == 1  # the shared slots
+    assert LevelTable([known, shorter], PlacementOptions()).hours == 1  # the hours all share
 
 
 def test_the_filter_reads_the_memory_column_past_the_levels_ahead() -> None:
