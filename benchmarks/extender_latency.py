@@ -59,8 +59,9 @@ from webhook import (  # noqa: E402  (benchmarks/webhook.py)
 GI = 1 << 30
 
 
-def seed_levels(url: str, nodes: int, seed: int = 7) -> list[str]:
-    """`nodes` nodes' levels saved as the leader saves them, metrics taken now. Their names."""
+def seed_levels(url: str, nodes: int, seed: int = 7, ahead: int = 6) -> list[str]:
+    """`nodes` nodes' levels saved as the leader saves them, metrics taken now, with `ahead`
+    hours of levels ahead (the default 6; 0: none, as before them). Their names."""
     from app import create_app
     from app.core.placement.windows import NodeLevel
     from app.store.extensions import db
@@ -81,6 +82,8 @@ def seed_levels(url: str, nodes: int, seed: int = 7) -> list[str]:
                 now,
                 cpu,
                 memory,
+                tuple(cpu + 0.02 * h for h in range(ahead)),  # RIGHTSIZER_PLACEMENT_AHEAD_HOURS
+                (memory,) * ahead,
             )
         )
     app = create_app({"SQLALCHEMY_DATABASE_URI": url, "TESTING": True})
@@ -128,13 +131,19 @@ def main() -> None:
         help="RIGHTSIZER_PLACEMENT_REFRESH_SECONDS: each worker's reload of the levels (5: the"
         " default; a long one shows what the reloads cost the calls)",
     )
+    ap.add_argument(
+        "--ahead-hours",
+        type=int,
+        default=6,
+        help="hours of levels ahead each node has (RIGHTSIZER_PLACEMENT_AHEAD_HOURS; 0: none)",
+    )
     ap.add_argument("--output", type=Path, help="also write the report there")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="rightsizer-extender-bench-"))
     url = f"sqlite:///{tmp}/bench.db"
     seed_database(url, 200)
-    names = seed_levels(url, args.nodes)
+    names = seed_levels(url, args.nodes, ahead=args.ahead_hours)
     port = free_port()
     env, paths = serve_environment(url, tmp, port)
     env["RIGHTSIZER_WEBHOOK_WATCH_CLUSTER"] = "false"
@@ -173,7 +182,8 @@ def main() -> None:
         say(
             f"rightsizer serve: {served.serving.workers} workers x {served.serving.threads}"
             f" threads (gthread), TLS, one kept-alive connection; {args.nodes} nodes' levels"
-            f" in SQLite, reloaded every {args.refresh_seconds:g}s;"
+            f" ({args.ahead_hours} hours ahead) in SQLite, reloaded every"
+            f" {args.refresh_seconds:g}s;"
             f" {len(requests['prioritize']):,} request bytes per call; " + machine()
         )
         idle_before = server_cpu(server.pid)
