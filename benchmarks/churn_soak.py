@@ -63,6 +63,7 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
 
     from kubernetes import client
 
+    from app.core.placement.profile import Profiles
     from app.jobs.recommender import RecommenderJob
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
@@ -83,7 +84,10 @@ def soak(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, An
     ]
     sim_now = [float(sim.now())]
     clock = lambda: sim_now[0]  # noqa: E731
-    recommender = RecommenderJob(app_sessions(app), cluster, settings, clock=clock)
+    profiles = Profiles() if settings.placement.ahead_hours else None  # as the service keeps
+    recommender = RecommenderJob(
+        app_sessions(app), cluster, settings, clock=clock, profiles=profiles
+    )
     updater = UpdaterJob(
         app_sessions(app),
         cluster,

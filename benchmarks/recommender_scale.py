@@ -284,6 +284,7 @@ def add_workload_policies(app: Any, cluster: Any) -> int:
 def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[str, Any]:
     from dataclasses import replace
 
+    from app.core.placement.profile import Profiles
     from app.jobs.recommender import RecommenderJob
     from app.jobs.updater import UpdaterJob
     from app.kube.actions import PodActions
@@ -337,7 +338,9 @@ def benchmark(args: argparse.Namespace, sim: sc.SimProcess, app: Any) -> dict[st
     if args.policy_per_workload:
         res["workload policies"] = add_workload_policies(app, cluster)
         print(f"  policies: one for each of {res['workload policies']} workloads")
-    job = RecommenderJob(app_sessions(app), cluster, settings)
+    # the workloads' daily profiles fed as the service feeds them (RIGHTSIZER_PLACEMENT_AHEAD_HOURS)
+    profiles = Profiles() if settings.placement.ahead_hours else None
+    job = RecommenderJob(app_sessions(app), cluster, settings, profiles=profiles)
     leader = lambda: True  # noqa: E731
     phases = recommender_phases(job)
 

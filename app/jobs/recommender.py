@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 from app.core.gcpause import without_cyclic_gc
@@ -70,6 +71,8 @@ from app.store.results import ContainerResult, CurrentRequests, SampleSpan
 from app.store.session import DbSession, SessionFactory
 
 log = logging.getLogger(__name__)
+
+FOLDED = (0, 1, 3, 4, 6)  # of a ModelSample: what the daily profiles are fed
 
 
 @dataclass
@@ -351,7 +354,9 @@ class RecommenderJob:
             raw_usages(w, item, resources, raw)
         batch: list[ModelSample] = usage_samples(raw)
         if self.profiles is not None:  # each workload's usage per pod at this time of day
-            self.profiles.fold_run((s[0], s[0].namespace, s[1], s[3], s[4], s[6]) for s in batch)
+            # workload, pod, time, cores, bytes: a column each (map: 7x faster than zip here)
+            ws, pods_, times, cores, memory = (list(map(itemgetter(i), batch)) for i in FOLDED)
+            self.profiles.fold_columns(ws, pods_, times, cores, memory)
         # what each workload container took, into its usage window (all of them at once)
         return self.windows.add_taken(self.model.add_usages(batch))
 

@@ -39,12 +39,13 @@ def test_recommender_runs_feed_profiles_that_give_nodes_their_levels_ahead(
     profiles = Profiles()
     job = make_job(app, cluster, sim, profiles=profiles)
     step(sim, job)
-    web = profiles.by_workload[WEB]
+    web = profiles.profile(WEB)  # views of its row: what is set below is the profile's
+    assert web is not None
     seen = np.flatnonzero(web.weight)
     assert len(seen) == 1  # one run: one slot of the day
     assert web.cpu[seen[0]] == pytest.approx(200.0, rel=0.25)  # 0.2 cores per pod
     web_pods = {p for (ns, p), w in profiles.workload_of_pod.items() if w == WEB}
-    assert len(web_pods) == 2 and API in profiles.by_workload
+    assert len(web_pods) == 2 and API in profiles.index
 
     # A whole day learned for web (none for api): 200m a pod, 1,200m from two slots on.
     now = sim.now()

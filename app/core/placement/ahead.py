@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from app.core.placement.profile import SLOT_SECONDS, Floats, Profiles, node_ahead
+from app.core.placement.profile import SLOT_SECONDS, SLOTS, Profiles, node_ahead, slot_of
 from app.core.placement.windows import NodeLevel
 
 SLOTS_AN_HOUR = round(3600 / SLOT_SECONDS)
@@ -32,48 +32,55 @@ def with_ahead(
 ) -> list[NodeLevel]:
     """`levels` with their levels ahead over `hours` hours. `pods`: (node, namespace, name) of
     each pod running on a node; a pod is found in the profiles' workload of each pod (the
-    recommender's last run)."""
+    recommender's last run). The slots are those of the newest metrics among `levels` (the
+    nodes are sampled together)."""
     out = list(levels)
-    if hours <= 0 or not profiles.by_workload:
+    if hours <= 0 or not len(profiles) or not out:
         return out
     slots = hours * SLOTS_AN_HOUR
-    on_node: dict[str, list[object]] = {}
-    for node, namespace, name in pods:
-        w = profiles.workload_of_pod.get((namespace, name))
-        if w is not None:
-            on_node.setdefault(node, []).append(w)
+    node_of = {level.name: i for i, level in enumerate(out)}
+    owners, row_of = profiles.workload_of_pod, profiles.index
+    on_node: list[int] = []
+    rows: list[int] = []
+    for node_name, namespace, name in pods:
+        i = node_of.get(node_name)
+        if i is None:
+            continue
+        r = row_of.get(owners.get((namespace, name)))
+        if r is not None:
+            on_node.append(i)
+            rows.append(r)
+    if not rows:
+        return out
+    row = np.array(rows, dtype=np.intp)
+    node = np.array(on_node, dtype=np.intp)
+    whole = (profiles.weight[row] > 0).all(axis=1)  # a whole day learned
+    row, node = row[whole], node[whole]
+    if not len(row):
+        return out
+    now = slot_of(max(level.metrics_at for level in out))
+    index = (now + np.arange(slots)) % SLOTS
+    changes = []
+    for usage in (profiles.cpu, profiles.memory):
+        per_pod = usage[row][:, index]
+        per_pod -= per_pod[:, :1]  # each pod's change from the present slot
+        total = np.zeros((len(out), slots))
+        np.add.at(total, node, per_pod)
+        changes.append(total.reshape(len(out), hours, SLOTS_AN_HOUR).mean(axis=2))
+    known = np.zeros(len(out), dtype=bool)
+    known[node] = True
     result = []
-    for level in out:
-        changes = _changes(on_node.get(level.name, ()), profiles, level.metrics_at, slots)
-        if changes is None or level.cpu_now is None or level.memory_now is None:
+    for i, level in enumerate(out):
+        if not known[i] or level.cpu_now is None or level.memory_now is None:
             result.append(level)
             continue
-        cpu, memory = (c.reshape(hours, SLOTS_AN_HOUR).mean(axis=1) for c in changes)
         result.append(
             dataclasses.replace(
                 level,
-                cpu_ahead=node_ahead(level.cpu_now, level.cpu_allocatable, [cpu]),
-                memory_ahead=node_ahead(level.memory_now, level.memory_allocatable, [memory]),
+                cpu_ahead=node_ahead(level.cpu_now, level.cpu_allocatable, [changes[0][i]]),
+                memory_ahead=node_ahead(
+                    level.memory_now, level.memory_allocatable, [changes[1][i]]
+                ),
             )
         )
     return result
-
-
-def _changes(
-    workloads: Iterable[object], profiles: Profiles, at: float, slots: int
-) -> tuple[Floats, Floats] | None:
-    """The sum over the pods (one workload each) of their usage ahead minus their usage now;
-    None when no pod's workload has a complete profile."""
-    cpu: Floats | None = None
-    memory = np.zeros(slots)
-    for w in workloads:
-        profile = profiles.by_workload.get(w)
-        ahead = profile.ahead(at, slots) if profile is not None else None
-        if ahead is None:
-            continue
-        c, m = ahead
-        if cpu is None:
-            cpu = np.zeros(slots)
-        cpu += c - c[0]
-        memory += m - m[0]
-    return None if cpu is None else (cpu, memory)

@@ -21,7 +21,8 @@ Pure: no I/O, numpy arrays.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,31 +41,15 @@ def slot_of(at: float) -> int:
     return int((at % DAY) // SLOT_SECONDS)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class DailyProfile:
-    """One workload's mean usage per pod (millicores, bytes) per slot of the day."""
+    """One workload's mean usage per pod (millicores, bytes) per slot of the day: a view of its
+    row in `Profiles` (or arrays of its own)."""
 
     cpu: Floats
     memory: Floats
     weight: Floats  # the slot's samples' total weight; 0: never seen
     seen_at: Floats  # Unix time of the slot's newest sample
-
-    @classmethod
-    def empty(cls) -> DailyProfile:
-        return cls(np.zeros(SLOTS), np.zeros(SLOTS), np.zeros(SLOTS), np.full(SLOTS, -np.inf))
-
-    def fold(self, at: float, cpu: float, memory: float) -> None:
-        """A sample taken at `at`: the usage per pod. One no newer than its slot's newest is
-        ignored (the same metrics read twice)."""
-        s = slot_of(at)
-        last = float(self.seen_at[s])
-        if at <= last:
-            return
-        kept = float(np.exp(-(at - last) / MEMORY)) if np.isfinite(last) else 0.0
-        weight = float(self.weight[s]) * kept + 1.0
-        self.cpu[s] += (cpu - self.cpu[s]) / weight
-        self.memory[s] += (memory - self.memory[s]) / weight
-        self.weight[s], self.seen_at[s] = weight, at
 
     @property
     def complete(self) -> bool:
@@ -81,53 +66,157 @@ class DailyProfile:
 
 
 class Profiles:
-    """The leader's profiles, by workload (any hashable key), fed once per recommender run with
-    each workload's usage per pod, and which workload each running pod belongs to.
+    """The leader's profiles, one row of arrays per workload (any hashable key), fed once per
+    recommender run with every workload's usage per pod (`fold_run`: all rows at once), and
+    which workload each running pod belongs to.
 
     Not thread-safe by itself: the recommender writes it and the node-levels job reads it, both
     in the leader's job runner, one job at a time."""
 
     def __init__(self) -> None:
-        self.by_workload: dict[object, DailyProfile] = {}
-        self.workload_of_pod: dict[tuple[str, str], object] = {}
+        self.index: dict[object, int] = {}  # workload -> row
+        self.keys: list[object | None] = []  # row -> workload (None: a free row)
+        # single precision for the means and weights (a profile is a forecast: 7 digits are
+        # plenty), double for the times: 1,920 bytes a workload
+        self.cpu = np.zeros((0, SLOTS), dtype=np.float32)
+        self.memory = np.zeros((0, SLOTS), dtype=np.float32)
+        self.weight = np.zeros((0, SLOTS), dtype=np.float32)
+        self.seen_at = np.full((0, SLOTS), -np.inf)
+        self._free: list[int] = []
+        self._pods: tuple[Sequence[str] | None, Sequence[str], Sequence[object]] = ((), (), ())
+        self._owners: dict[tuple[str, str], object] | None = None
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def profile(self, key: object) -> DailyProfile | None:
+        """The workload's profile (views of its row: changed by the next runs), if any."""
+        r = self.index.get(key)
+        if r is None:
+            return None
+        return DailyProfile(self.cpu[r], self.memory[r], self.weight[r], self.seen_at[r])
+
+    def row(self, key: object) -> int:
+        """The workload's row, a new (empty) one for a workload not seen before."""
+        r = self.index.get(key)
+        if r is not None:
+            return r
+        if not self._free:
+            self._grow()
+        r = self._free.pop()
+        self.index[key] = r
+        self.keys[r] = key
+        return r
+
+    def _grow(self) -> None:
+        old = len(self.keys)
+        new = max(64, old * 2)
+        more = np.zeros((new - old, SLOTS), dtype=np.float32)
+        self.cpu = np.vstack([self.cpu, more])
+        self.memory = np.vstack([self.memory, more])
+        self.weight = np.vstack([self.weight, more])
+        self.seen_at = np.vstack([self.seen_at, np.full((new - old, SLOTS), -np.inf)])
+        self.keys.extend([None] * (new - old))
+        self._free.extend(range(new - 1, old - 1, -1))
 
     def fold_run(
         self, usage: Iterable[tuple[object, str, str, float, float | None, float | None]]
-    ) -> dict[tuple[str, str], object]:
+    ) -> None:
         """One run's container samples, (workload, namespace, pod, time, CPU cores, memory
-        bytes) each (None: that resource not reported, counted as 0): every workload's usage
-        summed over its containers and divided by its pods is folded into its profile at the
-        newest sample's time. Replaces the pods' workloads."""
-        totals: dict[object, list[float]] = {}  # workload -> [cores, bytes, newest time]
-        pods: dict[object, set[str]] = {}
-        owners: dict[tuple[str, str], object] = {}
-        for w, namespace, pod, at, cores, memory in usage:
-            t = totals.get(w)
-            if t is None:
-                t = totals[w] = [0.0, 0.0, at]
-                pods[w] = set()
-            t[0] += cores or 0.0
-            t[1] += memory or 0.0
-            if at > t[2]:
-                t[2] = at
-            pods[w].add(pod)
-            owners[(namespace, pod)] = w
-        for w, (cores, memory, at) in totals.items():
-            profile = self.by_workload.get(w)
-            if profile is None:
-                profile = self.by_workload[w] = DailyProfile.empty()
-            n = len(pods[w])
-            profile.fold(at, cores * 1000.0 / n, memory / n)
-        self.workload_of_pod = owners
-        return owners
+        bytes) each: `fold_columns` on their columns."""
+        rows = list(usage)
+        ws = [r[0] for r in rows]
+        namespaces, pods = [r[1] for r in rows], [r[2] for r in rows]
+        times, cores, memory = [r[3] for r in rows], [r[4] for r in rows], [r[5] for r in rows]
+        self.fold_columns(ws, pods, times, cores, memory, namespaces)
+
+    def fold_columns(
+        self,
+        ws: Sequence[object],
+        pods: Sequence[str],
+        times: Sequence[float],
+        cores: Sequence[float | None],
+        memory: Sequence[float | None],
+        namespaces: Sequence[str] | None = None,
+    ) -> None:
+        """One run's container samples by column: each one's workload, pod, time, CPU cores and
+        memory bytes (None: that resource not reported, counted as 0), a pod's samples one
+        after the other. Every workload's usage summed over its containers and divided by its
+        pods is folded into its profile at its newest sample's time, all workloads at once.
+        The pods' workloads become this run's (`workload_of_pod`); without `namespaces`, each
+        pod's is its workload's `namespace`."""
+        n = len(ws)
+        self._pods, self._owners = (namespaces, pods, ws), None
+        if not n:
+            return
+        # a run's samples come grouped: a workload's (by key object) and a pod's one after
+        # the other, so keys are hashed once a group, not once a sample
+        new_workload = np.ones(n, dtype=bool)
+        new_workload[1:] = ~np.fromiter(map(operator.is_, ws[1:], ws[:-1]), bool, n - 1)
+        starts = np.flatnonzero(new_workload)
+        group_rows = np.fromiter((self.row(ws[i]) for i in starts.tolist()), np.intp, len(starts))
+        rows = np.repeat(group_rows, np.diff(np.append(starts, n)))
+        new_pod = new_workload.copy()
+        new_pod[1:] |= ~np.fromiter(map(operator.eq, pods[1:], pods[:-1]), bool, n - 1)
+        if namespaces is not None:
+            same = map(operator.eq, namespaces[1:], namespaces[:-1])
+            new_pod[1:] |= ~np.fromiter(same, bool, n - 1)
+        size = len(self.keys)
+        pod_count = np.bincount(rows[new_pod], minlength=size)
+        cpu = np.bincount(rows, weights=_amounts(cores), minlength=size)
+        mem = np.bincount(rows, weights=_amounts(memory), minlength=size)
+        at = np.full(size, -np.inf)
+        np.maximum.at(at, rows, np.array(times, dtype=float))
+        seen = np.flatnonzero(pod_count)
+        per_pod = pod_count[seen]
+        self._fold(seen, at[seen], cpu[seen] * 1000.0 / per_pod, mem[seen] / per_pod)
+
+    def _fold(self, rows: npt.NDArray[np.intp], at: Floats, cpu: Floats, memory: Floats) -> None:
+        """Each row's sample (time, millicores and bytes per pod) into its slot: an
+        exponentially weighted mean by time; a sample no newer than its slot's newest (the
+        same metrics read twice) changes nothing."""
+        slots = ((at % DAY) // SLOT_SECONDS).astype(np.intp)
+        last = self.seen_at[rows, slots]
+        newer = at > last
+        rows, slots = rows[newer], slots[newer]
+        at, cpu, memory, last = at[newer], cpu[newer], memory[newer], last[newer]
+        finite = np.isfinite(last)
+        kept = np.zeros(len(rows))
+        kept[finite] = np.exp(-(at[finite] - last[finite]) / MEMORY)
+        weight = self.weight[rows, slots] * kept + 1.0
+        self.cpu[rows, slots] += (cpu - self.cpu[rows, slots]) / weight
+        self.memory[rows, slots] += (memory - self.memory[rows, slots]) / weight
+        self.weight[rows, slots] = weight
+        self.seen_at[rows, slots] = at
+
+    @property
+    def workload_of_pod(self) -> dict[tuple[str, str], object]:
+        """(namespace, pod) -> workload of the pods of the last run; built when first asked
+        (by the node-levels job), not at every run."""
+        if self._owners is None:
+            namespaces, pods, ws = self._pods
+            if namespaces is None:
+                namespaces = [w.namespace for w in ws]  # type: ignore[attr-defined]
+            self._owners = dict(zip(zip(namespaces, pods, strict=True), ws, strict=True))
+        return self._owners
 
     def forget(self, keep: Iterable[object]) -> int:
         """Drops the profiles of workloads not in `keep` (gone, or idle); returns how many."""
         kept = set(keep)
-        gone = [w for w in self.by_workload if w not in kept]
+        gone = [w for w in self.index if w not in kept]
         for w in gone:
-            del self.by_workload[w]
+            r = self.index.pop(w)
+            self.keys[r] = None
+            self.cpu[r] = self.memory[r] = self.weight[r] = 0.0
+            self.seen_at[r] = -np.inf
+            self._free.append(r)
         return len(gone)
+
+
+def _amounts(values: Sequence[float | None]) -> Floats:
+    """A column of amounts, None (not reported) as 0."""
+    column: Floats = np.nan_to_num(np.array(values, dtype=float))  # None converts to NaN
+    return column
 
 
 def node_ahead(

@@ -16,7 +16,6 @@ from app.core.placement.profile import (
     MEMORY,
     SLOT_SECONDS,
     SLOTS,
-    DailyProfile,
     Profiles,
     node_ahead,
     slot_of,
@@ -27,12 +26,15 @@ GI = 1 << 30
 MIDNIGHT = 20 * DAY  # a day's start, UTC
 
 
-def learned(usage: list[float], start: float = MIDNIGHT) -> DailyProfile:
-    """A profile with a sample in each slot: usage[slot] millicores and as many bytes."""
-    p = DailyProfile.empty()
+def learned(usage: list[float], key: str = "w", profiles: Profiles | None = None) -> Profiles:
+    """Profiles where workload `key` (one pod, `key`-0) had a sample in each slot of a day:
+    usage[slot] millicores and as many bytes."""
+    profiles = profiles if profiles is not None else Profiles()
     for s in range(SLOTS):
-        p.fold(start + s * SLOT_SECONDS, usage[s], usage[s])
-    return p
+        profiles.fold_run(
+            [(key, "ns", f"{key}-0", MIDNIGHT + s * SLOT_SECONDS, usage[s] / 1000, usage[s])]
+        )
+    return profiles
 
 
 def test_slots_are_quarters_of_an_hour_of_the_utc_day() -> None:
@@ -42,32 +44,35 @@ def test_slots_are_quarters_of_an_hour_of_the_utc_day() -> None:
 
 
 def test_nothing_ahead_until_every_slot_of_the_day_had_a_sample() -> None:
-    p = DailyProfile.empty()
+    profiles = Profiles()
     for s in range(SLOTS - 1):
-        p.fold(MIDNIGHT + s * SLOT_SECONDS, 100.0, 1.0)
-    assert not p.complete and p.ahead(MIDNIGHT, 4) is None
-    p.fold(MIDNIGHT + (SLOTS - 1) * SLOT_SECONDS, 100.0, 1.0)
-    assert p.complete and p.ahead(MIDNIGHT, 4) is not None
+        profiles.fold_run([("w", "ns", "p", MIDNIGHT + s * SLOT_SECONDS, 0.1, 1.0)])
+    p = profiles.profile("w")
+    assert p is not None and not p.complete and p.ahead(MIDNIGHT, 4) is None
+    profiles.fold_run([("w", "ns", "p", MIDNIGHT + (SLOTS - 1) * SLOT_SECONDS, 0.1, 1.0)])
+    assert p.complete and p.ahead(MIDNIGHT, 4) is not None  # a view of the row: it follows
 
 
 def test_ahead_reads_the_next_slots_across_midnight() -> None:
-    p = learned([float(s) for s in range(SLOTS)])
+    p = learned([float(s) for s in range(SLOTS)]).profile("w")
+    assert p is not None
     cpu, memory = p.ahead(MIDNIGHT + DAY - 2 * SLOT_SECONDS + 10, 4)  # type: ignore[misc]
-    assert cpu.tolist() == [94.0, 95.0, 0.0, 1.0] and memory.tolist() == cpu.tolist()
+    assert cpu.tolist() == pytest.approx([94.0, 95.0, 0.0, 1.0]) and memory.tolist() == cpu.tolist()
 
 
 def test_a_slot_is_a_mean_that_forgets_by_time_not_by_count() -> None:
-    p = DailyProfile.empty()
-    p.fold(MIDNIGHT + 10, 100.0, 0.0)
-    p.fold(MIDNIGHT + 20, 300.0, 0.0)  # the same slot, 10 s later: nearly equal weights
+    profiles = Profiles()
+    profiles.fold_run([("w", "ns", "p", MIDNIGHT + 10, 0.1, 0.0)])
+    profiles.fold_run([("w", "ns", "p", MIDNIGHT + 20, 0.3, 0.0)])  # 10 s later: ~equal weights
+    p = profiles.profile("w")
+    assert p is not None and p.cpu[0] == pytest.approx(200.0, rel=1e-4)
+    profiles.fold_run([("w", "ns", "p", MIDNIGHT + 20, 1e6, 0.0)])  # the same read again
     assert p.cpu[0] == pytest.approx(200.0, rel=1e-4)
-    p.fold(MIDNIGHT + 20, 1e9, 0.0)  # no newer than the slot's newest: the same read again
-    assert p.cpu[0] == pytest.approx(200.0, rel=1e-4)
-    q = DailyProfile.empty()
-    q.fold(MIDNIGHT + 10, 100.0, 0.0)
-    q.fold(MIDNIGHT + 10 + MEMORY, 300.0, 0.0)  # a week later: the old sample weighs 1/e
-    old = math.exp(-1)
-    assert q.cpu[0] == pytest.approx((100.0 * old + 300.0) / (old + 1.0))
+    profiles.fold_run([("q", "ns", "p", MIDNIGHT + 10, 0.1, 0.0)])
+    profiles.fold_run([("q", "ns", "p", MIDNIGHT + 10 + MEMORY, 0.3, 0.0)])  # a week later
+    old = math.exp(-1)  # the old sample weighs 1/e of the new one
+    q = profiles.profile("q")
+    assert q is not None and q.cpu[0] == pytest.approx((100.0 * old + 300.0) / (old + 1.0))
 
 
 def test_a_run_folds_each_workloads_usage_per_pod() -> None:
@@ -79,19 +84,45 @@ def test_a_run_folds_each_workloads_usage_per_pod() -> None:
             ("web", "shop", "web-1", at, 0.1, None),  # memory not reported: 0
             ("web", "shop", "web-2", at, 0.5, 300.0),
             ("db", "shop", "db-0", at - 5, 1.0, 1000.0),
+            ("web", "shop", "web-3", at, 0.4, 200.0),  # the same workload again, later
         ]
     )
-    web = profiles.by_workload["web"]
+    web, db = profiles.profile("web"), profiles.profile("db")
+    assert web is not None and db is not None
     assert web.cpu[0] == pytest.approx(400.0) and web.memory[0] == pytest.approx(200.0)
-    assert profiles.by_workload["db"].cpu[0] == pytest.approx(1000.0)
+    assert db.cpu[0] == pytest.approx(1000.0) and len(profiles) == 2
     assert profiles.workload_of_pod == {
         ("shop", "web-1"): "web",
         ("shop", "web-2"): "web",
         ("shop", "db-0"): "db",
+        ("shop", "web-3"): "web",
     }
     profiles.fold_run([("db", "shop", "db-1", at + 60, 1.0, 1.0)])
     assert profiles.workload_of_pod == {("shop", "db-1"): "db"}  # the pods of the last run
-    assert profiles.forget(["db"]) == 1 and list(profiles.by_workload) == ["db"]
+    assert profiles.forget(["db"]) == 1 and list(profiles.index) == ["db"]
+    assert profiles.profile("web") is None
+    profiles.fold_run([("api", "shop", "api-0", at, 0.7, 7.0)])  # takes the freed row, empty
+    api = profiles.profile("api")
+    assert api is not None and api.cpu[0] == pytest.approx(700.0)
+    assert int((api.weight > 0).sum()) == 1
+
+
+def test_many_workloads_fold_as_each_alone() -> None:
+    """The run folded column-wise (and the rows grown past their first size) gives each
+    workload what a run of its own samples gives it."""
+    together = Profiles()
+    run = [
+        (f"w{i}", "ns", f"p{i}-{j}", MIDNIGHT + i, 0.001 * (i + j), float(i))
+        for i in range(150)
+        for j in range(3)
+    ]
+    together.fold_run(run)
+    for i in range(150):
+        alone = Profiles()
+        alone.fold_run([s for s in run if s[0] == f"w{i}"])
+        a, b = together.profile(f"w{i}"), alone.profile(f"w{i}")
+        assert a is not None and b is not None
+        assert a.cpu.tolist() == b.cpu.tolist() and a.seen_at.tolist() == b.seen_at.tolist()
 
 
 def test_a_nodes_level_ahead_moves_by_its_pods_changes() -> None:
@@ -105,16 +136,16 @@ def level(name: str, cpu: float, memory: float) -> NodeLevel:
 
 
 def test_each_nodes_level_ahead_comes_from_the_profiles_of_the_pods_it_runs() -> None:
-    profiles = Profiles()
     evening = [100.0] * 62 + [1100.0] * 34  # 100m a pod all day, 1 core more from 15:30
-    profiles.by_workload["batch"] = learned(evening)
-    profiles.by_workload["young"] = DailyProfile.empty()  # less than a day: nothing known
-    profiles.workload_of_pod = {
-        ("ns", "b-1"): "batch",
-        ("ns", "b-2"): "batch",
-        ("ns", "y"): "young",
-    }
-    at = MIDNIGHT + 15 * 3600  # 15:00: the rise is half an hour ahead
+    profiles = learned(evening, "batch")
+    at = MIDNIGHT + DAY + 15 * 3600  # 15:00 the next day: the rise is half an hour ahead
+    profiles.fold_run(  # this run: batch's two pods as its profile has them, a young workload
+        [
+            ("batch", "ns", "b-1", at, 0.1, 100.0),
+            ("batch", "ns", "b-2", at, 0.1, 100.0),
+            ("young", "ns", "y", at, 0.5, 100.0),  # less than a day: nothing known
+        ]
+    )
     nodes = [level("a", 0.2, 0.1), level("b", 0.2, 0.1), level("c", 0.2, 0.1)]
     running = [("a", "ns", "b-1"), ("a", "ns", "b-2"), ("b", "ns", "y"), ("c", "ns", "unknown")]
     a, b, c = with_ahead([dataclass_at(n, at) for n in nodes], running, profiles, 3)
@@ -132,6 +163,7 @@ def dataclass_at(n: NodeLevel, at: float) -> NodeLevel:
 
 @given(st.lists(st.floats(0, 1e4), min_size=SLOTS, max_size=SLOTS), st.integers(1, SLOTS))
 def test_a_learned_day_is_read_back_as_it_was(usage: list[float], slots: int) -> None:
-    p = learned(usage)
+    p = learned(usage).profile("w")
+    assert p is not None
     cpu, _ = p.ahead(MIDNIGHT, slots)  # type: ignore[misc]
     assert cpu.tolist() == pytest.approx(usage[:slots])
