@@ -61,6 +61,8 @@ from app.store.history import add_replayed_points
 from app.store.keys import Key
 from app.store.node_groups import load_node_groups, save_node_groups
 from app.store.policies import InvalidPolicyLog, valid_policies
+from app.store.profiles import EVERY as PROFILES_EVERY
+from app.store.profiles import load_profiles, save_profiles
 from app.store.recommendations import (
     count_recommendations,
     delete_workload,
@@ -115,6 +117,7 @@ class RecommenderJob:
         self.history, self.clock = history, clock
         # the workloads' daily profiles, for the node-levels job's levels ahead (None: not kept)
         self.profiles = profiles
+        self.profiles_saved = 0.0  # when they were last stored (or loaded), by the job's clock
         self.conditions = RecommenderConditions(  # app.core.conditions, saved each run
             cluster, limit_ranges, settings.updater.min_history_seconds, self.excluded_namespaces
         )
@@ -223,6 +226,7 @@ class RecommenderJob:
             )
             memo.release()  # the last pod asked about: the previous run's views may go
             self._save_node_groups(session, stamp)
+            self._save_profiles(session, now, still_leader)
             deleted = self._collect_garbage(session, now, still_leader)
             self.totals.write(session, policies, stamp, still_leader)  # logs a failure
             count_recommendations(session)  # the gauges, after this run's writes
@@ -259,6 +263,10 @@ class RecommenderJob:
         loaded, skipped = load_node_groups(session, self.node_groups.groups)
         if loaded or skipped:
             log.info("restored %d node groups (%d unreadable, skipped)", loaded, skipped)
+        if self.profiles is not None:  # the daily profiles the last leader stored
+            loaded, skipped = load_profiles(session, self.profiles)
+            self.profiles_saved = now
+            log.info("restored %d daily profiles (%d unreadable, skipped)", loaded, skipped)
         if self.history is not None:
             have = set(self.model.rows)
             policies = PolicyIndex(valid_policies(session, self.invalid_policies))
@@ -415,6 +423,24 @@ class RecommenderJob:
             self.node_groups.add_sample(s, live.get((s.workload.namespace, s.pod)))
 
         return grouped
+
+    def _save_profiles(
+        self, session: DbSession, now: float, still_leader: Callable[[], bool]
+    ) -> None:
+        """The daily profiles stored every PROFILES_EVERY seconds (an hour: a new leader loses
+        at most that); a failed store is logged and fails nothing of the run."""
+        if self.profiles is None or now - self.profiles_saved < PROFILES_EVERY:
+            return
+        if not still_leader():
+            return
+        try:
+            saved = save_profiles(session, self.profiles, now)
+        except Exception:
+            session.rollback()
+            log.exception("could not store the daily profiles; kept in memory, tried next run")
+            return
+        self.profiles_saved = now
+        log.info("stored %d daily profiles", saved)
 
     def _save_node_groups(self, session: DbSession, stamp: datetime) -> None:
         """The groups of grouped DaemonSets (app.store.node_groups); a failure is logged, and the

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -65,7 +66,8 @@ def cluster_column() -> Mapped[int]:
 
 class ClusterTotals(db.Model):  # type: ignore[name-defined]
     """A cluster's figures for the fleet view (app.store.cluster_totals), written by its leader
-    after each recommender run: one row per cluster (migration 0017). Millicores and bytes."""
+    after a recommender run, at most every 5 minutes: one row per cluster (migration 0017).
+    Millicores and bytes."""
 
     __tablename__ = "cluster_totals"
 
@@ -381,3 +383,20 @@ class NodeLevelRow(db.Model):  # type: ignore[name-defined]
     # fractions each (app.core.placement.profile); NULL: none known
     cpu_ahead: Mapped[str | None] = mapped_column(Text)
     memory_ahead: Mapped[str | None] = mapped_column(Text)
+
+
+class WorkloadProfileRow(db.Model):  # type: ignore[name-defined]
+    """A workload's daily usage profile (app.core.placement.profile): its usage per pod in each
+    15-minute slot of the day, kept by the leader for the nodes' levels ahead and stored every
+    hour so that a new leader resumes them (app.store.profiles, migration 0019)."""
+
+    __tablename__ = "workload_profiles"
+    __table_args__ = (UniqueConstraint("cluster_id", "namespace", "kind", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster_id: Mapped[int] = cluster_column()
+    namespace: Mapped[str] = mapped_column(String(63))
+    kind: Mapped[str] = mapped_column(String(KIND_LENGTH))
+    name: Mapped[str] = mapped_column(String(253))
+    data: Mapped[bytes] = mapped_column(LargeBinary)  # Profiles.encoded: 1,920 bytes
+    saved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -161,7 +161,7 @@ def test_the_levels_ahead_columns_are_added_and_dropped_without_loss(app: Flask)
     )
     db.session.commit()
     db.session.remove()
-    downgrade(revision="-1")
+    downgrade(revision="0017")
     columns = {c["name"] for c in sa.inspect(db.engine).get_columns("node_levels")}
     assert "cpu_ahead" not in columns and "memory_ahead" not in columns
     assert db.session.execute(sa.text("SELECT cpu_15m FROM node_levels")).scalar_one() == 0.5
@@ -169,3 +169,23 @@ def test_the_levels_ahead_columns_are_added_and_dropped_without_loss(app: Flask)
     upgrade()
     row = db.session.execute(sa.text("SELECT cpu_1h, cpu_ahead FROM node_levels")).one()
     assert tuple(row) == (0.4, None)
+
+
+def test_the_workload_profiles_table_is_created_and_dropped(app: Flask) -> None:
+    """0019: the stored daily profiles; a downgrade drops them and nothing else."""
+    db.session.execute(
+        sa.text(
+            "INSERT INTO workload_profiles (cluster_id, namespace, kind, name, data, saved_at)"
+            " VALUES ((SELECT min(id) FROM clusters), 'shop', 'Deployment', 'web', :data,"
+            " '2026-12-07 10:00:00')"
+        ),
+        {"data": b"\x00" * 1920},
+    )
+    db.session.commit()
+    db.session.remove()
+    downgrade(revision="0018")
+    tables = sa.inspect(db.engine).get_table_names()
+    assert "workload_profiles" not in tables and "node_levels" in tables
+    db.session.remove()
+    upgrade()
+    assert db.session.execute(sa.text("SELECT count(*) FROM workload_profiles")).scalar_one() == 0

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from flask import Flask
+from sqlalchemy import func, select
 
 from app.core.placement.profile import SLOT_SECONDS, SLOTS, Profiles, slot_of
 from app.core.workload_key import WorkloadKey
@@ -16,6 +17,7 @@ from app.jobs.node_levels import NodeLevelsJob
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.store.extensions import db
+from app.store.models import WorkloadProfileRow
 from app.store.node_levels import load_node_levels
 from app.store.session import app_sessions
 from tests.support.recommender_runs import deployment, make_job, step
@@ -75,3 +77,25 @@ def test_recommender_runs_feed_profiles_that_give_nodes_their_levels_ahead(
         expected = (now_level + step_up / 2, now_level + step_up)
         assert level.cpu_ahead == pytest.approx(expected, abs=1e-5)
         assert level.memory_ahead == pytest.approx((level.memory_now,) * 2, abs=1e-4)
+
+
+def test_a_new_leader_resumes_the_stored_profiles_and_stores_them_every_hour(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    first = Profiles()
+    job = make_job(app, cluster, sim, profiles=first)
+    step(sim, job)  # its first run: nothing stored yet to load, nothing stored within the hour
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(WorkloadProfileRow)) == 0
+    step(sim, job, 3600)  # an hour on: stored
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(WorkloadProfileRow)) == 2
+    kept = first.profile(WEB)
+    assert kept is not None and int((kept.weight > 0).sum()) == 2  # two slots of the day
+
+    second = Profiles()  # a new leader, in another process
+    successor = make_job(app, cluster, sim, profiles=second)
+    step(sim, successor, 60)
+    resumed = second.profile(WEB)
+    assert resumed is not None and int((resumed.weight > 0).sum()) >= 2
+    assert set(second.index) == {WEB, API}

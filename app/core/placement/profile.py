@@ -22,7 +22,7 @@ Pure: no I/O, numpy arrays.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +34,7 @@ DAY = 86400.0
 SLOT_SECONDS = 900.0
 SLOTS = int(DAY // SLOT_SECONDS)  # 96 a day
 MEMORY = 7 * DAY  # a sample's weight falls by e every week
+ENCODED_BYTES = SLOTS * (3 * 4 + 8)  # a stored profile: three float32s and a float64 a slot
 
 
 def slot_of(at: float) -> int:
@@ -199,6 +200,40 @@ class Profiles:
                 namespaces = [w.namespace for w in ws]  # type: ignore[attr-defined]
             self._owners = dict(zip(zip(namespaces, pods, strict=True), ws, strict=True))
         return self._owners
+
+    def encoded(self) -> Iterator[tuple[object, bytes]]:
+        """Each workload with its row as bytes (little-endian: the CPU, memory and weight
+        float32s, then the times' float64s, a slot each: ENCODED_BYTES), to be stored."""
+        for key, r in self.index.items():
+            yield (
+                key,
+                b"".join(
+                    (
+                        self.cpu[r].astype("<f4").tobytes(),
+                        self.memory[r].astype("<f4").tobytes(),
+                        self.weight[r].astype("<f4").tobytes(),
+                        self.seen_at[r].astype("<f8").tobytes(),
+                    )
+                ),
+            )
+
+    def restore(self, key: object, data: bytes) -> bool:
+        """The workload's row from `encoded` bytes; False (and nothing changed) when they are not
+        a profile: another length, NaN, a negative weight or mean."""
+        if len(data) != ENCODED_BYTES:
+            return False
+        f4 = np.frombuffer(data, dtype="<f4", count=3 * SLOTS)
+        at = np.frombuffer(data, dtype="<f8", offset=3 * SLOTS * 4)
+        if np.isnan(f4).any() or (f4 < 0).any() or np.isnan(at).any():
+            return False
+        r = self.row(key)
+        self.cpu[r], self.memory[r], self.weight[r] = f4[:SLOTS], f4[SLOTS:-SLOTS], f4[-SLOTS:]
+        self.seen_at[r] = at
+        return True
+
+    def clear(self) -> None:
+        """Forgets every profile (before restoring the stored ones)."""
+        self.forget(())
 
     def forget(self, keep: Iterable[object]) -> int:
         """Drops the profiles of workloads not in `keep` (gone, or idle); returns how many."""
