@@ -44,7 +44,8 @@ class ExtenderView:
 
 
 def spreads_of(scores: CurrentScores) -> tuple[WindowSpread, ...]:
-    """Pure: per window, max - min of the nodes' CPU and memory levels (0 with one node)."""
+    """Pure: per window, max - min of the nodes' CPU and memory levels (0 with one node); with
+    levels ahead, one more row: the largest such spread over the hours ahead (a forecast)."""
     out = []
     for i, window in enumerate(scores.windows):
         cpu = [n.cpu[i] for n in scores.nodes]
@@ -56,7 +57,20 @@ def spreads_of(scores: CurrentScores) -> tuple[WindowSpread, ...]:
                 max(memory) - min(memory) if memory else 0.0,
             )
         )
+    if scores.hours and scores.nodes:
+        out.append(
+            WindowSpread(
+                f"next {scores.hours} hours (forecast)",
+                _widest([n.cpu_ahead for n in scores.nodes]),
+                _widest([n.memory_ahead for n in scores.nodes]),
+            )
+        )
     return tuple(out)
+
+
+def _widest(levels: list[tuple[float, ...]]) -> float:
+    """The largest max - min over the nodes, among the hours of `levels` (one tuple a node)."""
+    return float(max(max(hour) - min(hour) for hour in zip(*levels, strict=True)))
 
 
 def extender_view() -> ExtenderView | None:

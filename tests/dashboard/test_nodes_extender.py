@@ -5,6 +5,7 @@ saved levels the page leaves both out."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -76,3 +77,26 @@ def test_without_saved_levels_both_are_left_out(
     html = client.get("/dashboard/nodes").get_data(as_text=True)
     assert "Extender score" not in html and 'id="window-spread"' not in html
     assert 'id="unevenness"' in html  # the page itself is there
+
+
+def test_with_levels_ahead_the_forecast_spread_is_a_row_of_its_own(
+    app: Flask, client: FlaskClient, page_nodes: None
+) -> None:
+    """The widest spread of the hours ahead the extender scores: `hot` stays flat at 0.95
+    (no profile: its newest level, the 15-minute one here), `warm` rises to 0.9 in hour 2,
+    `cool` falls to 0.05; memory flat."""
+    hot, warm, cool = SAVED
+    ahead = [
+        hot,
+        dataclasses.replace(warm, cpu_ahead=(0.5, 0.9), memory_ahead=(0.4, 0.4)),
+        dataclasses.replace(cool, cpu_ahead=(0.1, 0.05), memory_ahead=(0.2, 0.2)),
+    ]
+    save_node_levels(db.session, ahead, 0.0)
+    db.session.commit()
+    html = client.get("/dashboard/nodes").get_data(as_text=True)
+    table = html[html.index('id="window-spread"') :]
+    row = table[table.index('data-window="next 2 hours (forecast)"') :]
+    values = re.findall(r'class="num level (cpu|memory)" data-value="([\d.]+)"', row)[:2]
+    assert [(r, round(float(v) * 100)) for r, v in values] == [("cpu", 90), ("memory", 40)]
+    assert "in each of the next 2 hours" in html
+    assert table.count('class="window"') == 4  # the three windows and the forecast

@@ -27,6 +27,10 @@ class NodeScore:
     memory_level: float
     score: int  # 0..MAX_PRIORITY, as `prioritize` would answer for an empty pod
     filtered: bool  # `filter` would leave the node out even for an empty pod
+    # the levels in each of the next hours the extender scores (its pods' daily profiles; a
+    # node without them at its newest level); empty when no node has them
+    cpu_ahead: Levels = ()
+    memory_ahead: Levels = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,7 @@ class CurrentScores:
     ideal_cpu: Levels  # per window
     ideal_memory: Levels
     nodes: tuple[NodeScore, ...]  # by name
+    hours: int = 0  # the hours ahead the extender scores (0: none)
 
 
 def current_scores(
@@ -48,6 +53,7 @@ def current_scores(
     scores = table.scores(names, (0, 0), hot)
     full = table.too_full(names, (0, 0), hot)
     weights = options.window_weights
+    cpu_ahead, memory_ahead = table.ahead()
     nodes = tuple(
         NodeScore(
             name,
@@ -56,6 +62,8 @@ def current_scores(
             combined(table.levels[name].effective()[1], weights),
             score,
             filtered,
+            cpu_ahead.get(name, ()),
+            memory_ahead.get(name, ()),
         )
         for name, score, filtered in zip(names, scores, full, strict=True)
     )
@@ -64,6 +72,7 @@ def current_scores(
         tuple(float(x) for x in np.asarray(table.ideal_cpu)),
         tuple(float(x) for x in np.asarray(table.ideal_memory)),
         nodes,
+        table.hours,
     )
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.core.placement.score import ideal_level
-from app.core.placement.windows import WINDOWS, NodeLevel
+from app.core.placement.windows import WINDOWS, Levels, NodeLevel
 from app.core.sizing.node_fit import Amounts
 
 MAX_PRIORITY = 10  # k8s.io/kube-scheduler/extender/v1 MaxExtenderPriority
@@ -159,6 +159,16 @@ class LevelTable:
 
     def __len__(self) -> int:
         return len(self.index)
+
+    def ahead(self) -> tuple[dict[str, Levels], dict[str, Levels]]:
+        """Each node's CPU and memory levels in the hours ahead as scored (a node without
+        levels ahead at its newest level); empty without hours ahead."""
+        if not self.hours:
+            return {}, {}
+        w, n = len(WINDOWS), self.block
+        cpu = {name: tuple(self._levels[i, w:n].tolist()) for name, i in self.index.items()}
+        memory = {name: tuple(self._levels[i, n + w :].tolist()) for name, i in self.index.items()}
+        return cpu, memory
 
     def _rows(self, names: Sequence[str]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
         """Each name's row, the estimate's for a node not in the table; which are in it."""
