@@ -184,14 +184,20 @@ webhook_timeout.__name__ = "whole number of seconds from 1 to 30"
 names.__name__ = "comma-separated list"
 
 
-def price(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(text)
-    return value
+def finite_at_least_zero(name: str) -> Any:
+    """A parser of finite numbers, 0 or more, called `name` in errors."""
+
+    def check(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(text)
+        return value
+
+    check.__name__ = name
+    return check
 
 
-price.__name__ = "price (a number, 0 or more)"
+price = finite_at_least_zero("price (a number, 0 or more)")
 
 
 def window_weights(text: str) -> tuple[float, float, float]:
@@ -213,14 +219,7 @@ def ahead_hours(text: str) -> int:
 ahead_hours.__name__ = "whole hours from 0 to 24"
 
 
-def finite_non_negative(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(text)
-    return value
-
-
-finite_non_negative.__name__ = "finite non-negative number"
+finite_non_negative = finite_at_least_zero("finite non-negative number")
 
 
 def fraction(text: str) -> float:
