@@ -436,6 +436,12 @@ ENVIRONMENT: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD": ("placement.filter_threshold", 0.9, fraction),
     "RIGHTSIZER_PLACEMENT_AHEAD_HOURS": ("placement.ahead_hours", 6, ahead_hours),
     "RIGHTSIZER_PLACEMENT_AHEAD_WEIGHT": ("placement.ahead_weight", 1.0, finite_non_negative),
+    "RIGHTSIZER_PLACEMENT_SPREAD_WEIGHT": ("placement.spread_weight", 0.8, fraction),
+    "RIGHTSIZER_PLACEMENT_SPREAD_MEMORY_WEIGHT": (
+        "placement.spread_memory_weight",
+        0.3,
+        finite_non_negative,
+    ),
 }
 
 

@@ -188,11 +188,18 @@ class PlacementSettings:
     filter_threshold: float  # 0: no filter
     ahead_hours: int  # the levels ahead (one an hour) from the pods' daily profiles; 0: none
     ahead_weight: float  # their weight against the windows' weights' sum
+    spread_weight: float  # the share of the score that is the cluster's spread ahead
+    spread_memory_weight: float  # the memory spread's weight in it, against the CPU's 1
 
     def options(self) -> PlacementOptions:
         """What the extender scores with (and the dashboard's current_scores)."""
         return PlacementOptions(
-            self.window_weights, self.min_weight, self.filter_threshold, self.ahead_weight
+            self.window_weights,
+            self.min_weight,
+            self.filter_threshold,
+            self.ahead_weight,
+            self.spread_weight,
+            self.spread_memory_weight,
         )
 
 

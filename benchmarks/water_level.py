@@ -284,7 +284,12 @@ def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict
         placer = Clairvoyant(future)
     else:
         options = PlacementOptions(
-            tuple(args.window_weights), args.min_weight, args.threshold, args.ahead_weight
+            tuple(args.window_weights),
+            args.min_weight,
+            args.threshold,
+            args.ahead_weight,
+            args.spread_weight,
+            args.spread_memory_weight,
         )
         ahead = args.ahead_hours if kind == "extender" else 0
         placer = Placer(kind != "default", args.weight, options, ahead)
@@ -422,6 +427,18 @@ def main() -> None:
         type=float,
         default=1.0,
         help="their weight against the windows' (RIGHTSIZER_PLACEMENT_AHEAD_WEIGHT)",
+    )
+    parser.add_argument(
+        "--spread-weight",
+        type=float,
+        default=0.8,
+        help="the spread ahead's share of the score (RIGHTSIZER_PLACEMENT_SPREAD_WEIGHT)",
+    )
+    parser.add_argument(
+        "--spread-memory-weight",
+        type=float,
+        default=0.3,
+        help="the memory spread's weight in it (RIGHTSIZER_PLACEMENT_SPREAD_MEMORY_WEIGHT)",
     )
     parser.add_argument(
         "--runs",

@@ -53,8 +53,8 @@ def sample_text(var: str, default: object) -> tuple[str, object]:
         return "1500m", 1500
     if var == "RIGHTSIZER_PLACEMENT_WINDOW_WEIGHTS":
         return "1, 0, 2.5", (1.0, 0.0, 2.5)
-    if var == "RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD":  # a fraction
-        return "0.8", 0.8
+    if var in ("RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD", "RIGHTSIZER_PLACEMENT_SPREAD_WEIGHT"):
+        return "0.25", 0.25  # fractions
     if var == "RIGHTSIZER_TRACK":
         return "labelled, policies", frozenset({"labelled", "policies"})
     if var == "RIGHTSIZER_PROMETHEUS_HEADERS":

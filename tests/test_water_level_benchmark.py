@@ -36,6 +36,8 @@ def args(**changes: object) -> argparse.Namespace:
         "oracle_horizon": 6.0,
         "ahead_hours": 3,
         "ahead_weight": 1.0,
+        "spread_weight": 0.8,
+        "spread_memory_weight": 0.3,
     }
     base.update(changes)
     return argparse.Namespace(**base)

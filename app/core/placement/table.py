@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.core.placement.score import ideal_level
+from app.core.placement.spread_ahead import Extremes, extremes, gains, spread_costs
 from app.core.placement.windows import WINDOWS, Levels, NodeLevel
 from app.core.sizing.node_fit import Amounts
 
@@ -41,6 +42,11 @@ class PlacementOptions:
     # the levels ahead (app.core.placement.profile), against the windows' weights' sum; counted
     # only when some node has levels ahead
     ahead_weight: float = 1.0
+    # the share of a node's score that is what the pod does to the cluster's spread over the
+    # hours ahead (app.core.placement.spread_ahead), when there are levels ahead; and how much
+    # the memory spread counts in it against the CPU spread
+    spread_weight: float = 0.8
+    spread_memory_weight: float = 0.3
 
     def __post_init__(self) -> None:
         if len(self.window_weights) != len(WINDOWS):
@@ -49,6 +55,10 @@ class PlacementOptions:
             raise ValueError("window_weights: not negative, and not all 0")
         if not self.ahead_weight >= 0:  # NaN too
             raise ValueError("ahead_weight: not negative")
+        if not 0 <= self.spread_weight <= 1:
+            raise ValueError("spread_weight: a fraction")
+        if not self.spread_memory_weight >= 0:
+            raise ValueError("spread_memory_weight: not negative")
         if self.min_weight < 0:
             raise ValueError("min_weight: not negative")
         if not self.filter_threshold >= 0:  # NaN too
@@ -147,6 +157,19 @@ class LevelTable:
         self._under: Floats = 1.0 - ideal  # score below the ideal: t + (1 - ideal)
         self._over: Floats = 1.0 / (1.0 - ideal)  # above it: (1 - t) / (1 - ideal)
         self._weights: Floats = np.concatenate([self.weights, self.weights])
+        # the hour columns of each resource, with its weight in the spread's cost, and their
+        # extremes over the nodes (app.core.placement.spread_ahead): none without two nodes
+        first = len(WINDOWS)
+        self._hour_blocks: list[tuple[slice, float]] = []
+        if self.hours and len(known) >= 2 and options.spread_weight > 0:
+            self._hour_blocks = [
+                (slice(start, start + self.hours), weight)
+                for start, weight in ((first, 1.0), (n + first, options.spread_memory_weight))
+                if weight > 0
+            ]
+        self._extremes: list[Extremes] = [
+            extremes(self._levels[:, hours]) for hours, _ in self._hour_blocks
+        ]
         # one more row, the estimate for any node not in the table (see the module docstring)
         self._estimate = len(known)
         if known:
@@ -252,10 +275,36 @@ class LevelTable:
         hot: Mapping[str, Amounts],
         names: Sequence[str] = (),
     ) -> Floats:
-        """Each row's score in [0, 1]: every window's score for CPU and memory, weighted."""
-        t = scores_in_place(self._predicted(rows, pod, hot, names), self._under, self._over)
+        """Each row's score in [0, 1]: every window's score for CPU and memory, weighted; with
+        levels ahead, blended with what the pod does to the cluster's spread over them
+        (`spread_weight` of it)."""
+        t = self._predicted(rows, pod, hot, names)
+        spread = self._spread_gains(rows, t, hot)
+        scores_in_place(t, self._under, self._over)
         result: Floats = t @ self._weights
+        if spread is not None:
+            share = self.options.spread_weight
+            result *= 1.0 - share
+            result += share * spread
         return result
+
+    def _spread_gains(
+        self, rows: npt.NDArray[np.intp], t: Floats, hot: Mapping[str, Amounts]
+    ) -> Floats | None:
+        """Per row, how little the pod adds to the cluster's spread over the hours ahead, in
+        [0, 1] over the call (app.core.placement.spread_ahead); None without hours ahead, two
+        known nodes or a spread weight."""
+        if not self._hour_blocks or self.options.spread_weight <= 0:
+            return None
+        base = self._base(hot)
+        own = base.take(rows, axis=0)
+        known = rows < self._estimate
+        cost = np.zeros(len(rows))
+        for (hours, weight), ends in zip(self._hour_blocks, self._extremes, strict=True):
+            if hot:  # the hot spots move the levels: their extremes found anew
+                ends = extremes(base[: self._estimate, hours])
+            cost += weight * spread_costs(ends, own[:, hours], t[:, hours], known)
+        return gains(cost)
 
     def too_full(
         self, names: Sequence[str], pod: Amounts, hot: Mapping[str, Amounts] | None = None
