@@ -127,7 +127,7 @@ class RecommenderJob:
             self.settings.track, self.settings.track_label, getattr(cluster, "api", None)
         )
         self.workload_of: Callable[[PodView], WorkloadKey | None] = cluster.workload_of
-        self.totals = TotalsWriter(settings)  # the fleet view's, after each run
+        self.totals = TotalsWriter(settings)  # the fleet view's, at most every 5 minutes
         self.forget()
 
     def forget(self) -> None:

@@ -134,7 +134,8 @@ class LevelTable:
         )
         # the levels ahead: as many hours as every node that has them shares; a node without
         # them reads its newest level in each (flat: nothing known of its next hours)
-        self.hours = _shared_hours(known) if options.ahead_weight > 0 else 0
+        scored = options.ahead_weight > 0 or options.spread_weight > 0
+        self.hours = _shared_hours(known) if scored else 0
         cpu_ahead = _ahead(known, self.cpu[:, 0], self.hours, cpu=True)
         memory_ahead = _ahead(known, self.memory[:, 0], self.hours, cpu=False)
         n = len(WINDOWS) + self.hours  # the columns per resource

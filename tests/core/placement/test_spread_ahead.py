@@ -69,6 +69,8 @@ def test_the_pod_goes_where_it_lifts_the_low_water_of_the_hours_ahead() -> None:
     table = LevelTable(nodes, PlacementOptions())
     dips, steady, peaks = table.scores(names, (800, GI))
     assert dips == 10 and peaks == 0 and dips > steady > peaks
+    spread_only = LevelTable(nodes, PlacementOptions(ahead_weight=0.0))  # the hours still read
+    assert spread_only.hours == 3 and spread_only.scores(names, (800, GI))[::2] == [10, 0]
     off = LevelTable(nodes, PlacementOptions(spread_weight=0.0, ahead_weight=0.0))
     assert off.scores(names, (800, GI)) == [10, 10, 10]
     alone = LevelTable([dataclasses.replace(nodes[0])], PlacementOptions())

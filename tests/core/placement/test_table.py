@@ -179,7 +179,7 @@ def test_of_two_nodes_alike_now_the_one_whose_pods_will_rise_scores_lower() -> N
     assert table.hours == 4
     r, f = table.scores(["rising", "flat"], (400, GI))
     assert f > r
-    off = LevelTable([rising, flat], PlacementOptions(ahead_weight=0.0))
+    off = LevelTable([rising, flat], PlacementOptions(ahead_weight=0.0, spread_weight=0.0))
     assert off.hours == 0
     assert off.scores(["rising", "flat"], (400, GI)) == [10, 10]
 
