@@ -128,6 +128,9 @@ class RunningDemo:
             stdout=slave,
             stderr=slave,
             start_new_session=True,
+            # as a terminal's foreground job, Ctrl-C interrupts it: a test run started in the
+            # background of a non-interactive shell ignores SIGINT, and the demo inherited that
+            preexec_fn=_default_sigint,
         )
         os.close(slave)
         return proc
@@ -176,6 +179,10 @@ class RunningDemo:
         finally:
             self.reader.join(10)  # the last output read: the terminal's other side closed
             os.close(self.master)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def shell(command: str, env: dict[str, str], timeout: float = 60) -> str:
