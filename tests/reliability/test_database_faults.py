@@ -301,8 +301,11 @@ def test_database_outage_the_recommender_loop_logs_retries_and_resumes_losing_no
 
 def stored_state(engine: sa.Engine) -> dict[tuple[str, str], tuple[object, object, int, int]]:
     """(workload, container) -> (recommendation updated_at, checkpoint updated_at, target cpu,
-    target memory)."""
-    with engine.connect() as conn:
+    target memory), both tables read in one snapshot: under READ COMMITTED each SELECT has its
+    own, and a batch committed between the two showed its checkpoints without their
+    recommendations (seen once in CI)."""
+    snapshot = engine.execution_options(isolation_level="REPEATABLE READ")
+    with snapshot.connect() as conn, conn.begin():
         recs = {
             (n, c): (t, cpu, mem)
             for n, c, t, cpu, mem in conn.execute(
