@@ -91,7 +91,8 @@ class Profiles:
         return len(self.index)
 
     def profile(self, key: object) -> DailyProfile | None:
-        """The workload's profile (views of its row: changed by the next runs), if any."""
+        """The workload's profile, if any: views of its row, which the next runs change until
+        the rows grow (a new workload past their size); then ask again."""
         r = self.index.get(key)
         if r is None:
             return None
@@ -254,20 +255,10 @@ def _amounts(values: Sequence[float | None]) -> Floats:
     return column
 
 
-def node_ahead(
-    level: float,
-    allocatable: float,
-    changes: Iterable[Floats],
-) -> tuple[float, ...]:
-    """A node's level over the next slots: `level` (its newest, a fraction of `allocatable`)
-    plus the sum of its pods' `changes` (each pod's usage ahead minus its usage in the present
-    slot, in the resource's units) over `allocatable`. Without changes, `level` itself (the
-    length of the first change, or nothing)."""
-    total: Floats | None = None
-    for c in changes:
-        total = c.copy() if total is None else total + c
-    if total is None or allocatable <= 0:
+def node_ahead(level: float, allocatable: float, change: Floats) -> tuple[float, ...]:
+    """A node's level over the next hours: `level` (its newest, a fraction of `allocatable`)
+    plus `change`, what its pods' profiles change from the present slot (in the resource's
+    units), over `allocatable`; nothing without allocatable."""
+    if allocatable <= 0:
         return ()
-    total /= allocatable
-    total += level
-    return tuple(float(x) for x in total)
+    return tuple(float(x) for x in change / allocatable + level)

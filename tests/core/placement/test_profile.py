@@ -126,9 +126,9 @@ def test_many_workloads_fold_as_each_alone() -> None:
 
 
 def test_a_nodes_level_ahead_moves_by_its_pods_changes() -> None:
-    changes = [np.array([0.0, 100.0, -50.0]), np.array([0.0, 300.0, 0.0])]
-    assert node_ahead(0.5, 1000.0, changes) == pytest.approx((0.5, 0.9, 0.45))
-    assert node_ahead(0.5, 1000.0, []) == ()
+    change = np.array([0.0, 100.0, -50.0]) + np.array([0.0, 300.0, 0.0])  # two pods' changes
+    assert node_ahead(0.5, 1000.0, change) == pytest.approx((0.5, 0.9, 0.45))
+    assert node_ahead(0.5, 0.0, change) == ()  # no allocatable: no level
 
 
 def level(name: str, cpu: float, memory: float) -> NodeLevel:
