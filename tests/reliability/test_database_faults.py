@@ -7,6 +7,7 @@ restores, so only this app loses its database; the server itself keeps running f
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -280,8 +281,14 @@ def test_database_outage_the_recommender_loop_logs_retries_and_resumes_losing_no
 
             proxy.cut()
             caplog.clear()
-            wait_for(lambda: runner.failures["recommender"] >= 3, 60, "three failed runs")
-            failed = [r for r in caplog.records if "recommender run failed" in r.getMessage()]
+
+            # the runner counts a failure before it logs it: wait for the records themselves
+            def failures_logged() -> list[logging.LogRecord]:
+                return [r for r in caplog.records if "recommender run failed" in r.getMessage()]
+
+            wait_for(lambda: len(failures_logged()) >= 3, 60, "three failed runs logged")
+            assert runner.failures["recommender"] >= 3
+            failed = failures_logged()
             assert len(failed) >= 3 and all("retrying in" in r.getMessage() for r in failed)
             assert all(r.exc_info for r in failed)  # the cause is in the log
             # No run reported success while the database was away.
