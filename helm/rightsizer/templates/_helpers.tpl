@@ -201,6 +201,7 @@ ca.key is kept as it is.
 {{- fail "\n\nrightsizer: placement.scheduler.extender.weight must be a positive whole number (kube-scheduler refuses 0 for a prioritizing extender)." }}
 {{- end }}
 {{- end }}
+{{- include "rightsizer.validatePlacementTuning" . }}
 {{- if not (has .Values.auth.mode (list "kubernetes" "tokens")) }}
 {{- fail (printf "\n\nrightsizer: auth.mode must be kubernetes or tokens, not %q." .Values.auth.mode) }}
 {{- end }}
@@ -217,6 +218,101 @@ ca.key is kept as it is.
 {{- $bound := get $.Values.gunicorn $name | float64 }}
 {{- if or (le $bound 0.0) (gt $bound (float64 $.Values.webhook.timeoutSeconds)) }}
 {{- fail (printf "\n\nrightsizer: gunicorn.%s (%v) must be more than 0 and at most webhook.timeoutSeconds (%v): kube-apiserver gives up on the webhook by then." $name (get $.Values.gunicorn $name) $.Values.webhook.timeoutSeconds) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Water-level placement tuning (placement.levels, .scoring, .filter) ------------------------ */}}
+
+{{/*
+Each value as a JSON row: its path under placement, the setting it sets (app/config.py's
+ENVIRONMENT), the value, and what rightsizer accepts for it (check). An empty value (null, "" or
+[]) passes no setting, so rightsizer's own default applies: the defaults live in app/config.py only.
+*/}}
+{{- define "rightsizer.placementTuning" -}}
+{{- $levels := .Values.placement.levels | default dict }}
+{{- $scoring := .Values.placement.scoring | default dict }}
+{{- $filter := .Values.placement.filter | default dict }}
+{{- $rows := list
+  (dict "path" "levels.intervalSeconds" "env" "RIGHTSIZER_PLACEMENT_INTERVAL_SECONDS" "check" "positive" "value" $levels.intervalSeconds)
+  (dict "path" "levels.refreshSeconds" "env" "RIGHTSIZER_PLACEMENT_REFRESH_SECONDS" "check" "positive" "value" $levels.refreshSeconds)
+  (dict "path" "levels.aheadHours" "env" "RIGHTSIZER_PLACEMENT_AHEAD_HOURS" "check" "hours" "value" $levels.aheadHours)
+  (dict "path" "scoring.windowWeights" "env" "RIGHTSIZER_PLACEMENT_WINDOW_WEIGHTS" "check" "weights" "value" $scoring.windowWeights)
+  (dict "path" "scoring.minWeight" "env" "RIGHTSIZER_PLACEMENT_MIN_WEIGHT" "check" "nonNegative" "value" $scoring.minWeight)
+  (dict "path" "scoring.aheadWeight" "env" "RIGHTSIZER_PLACEMENT_AHEAD_WEIGHT" "check" "nonNegative" "value" $scoring.aheadWeight)
+  (dict "path" "scoring.spreadWeight" "env" "RIGHTSIZER_PLACEMENT_SPREAD_WEIGHT" "check" "fraction" "value" $scoring.spreadWeight)
+  (dict "path" "scoring.spreadMemoryWeight" "env" "RIGHTSIZER_PLACEMENT_SPREAD_MEMORY_WEIGHT" "check" "nonNegative" "value" $scoring.spreadMemoryWeight)
+  (dict "path" "filter.threshold" "env" "RIGHTSIZER_PLACEMENT_FILTER_THRESHOLD" "check" "fraction" "value" $filter.threshold)
+}}
+{{- toJson $rows }}
+{{- end }}
+
+{{/* "true" when a tuning value is empty (null, "" or []): no setting passed. */}}
+{{- define "rightsizer.unset" -}}
+{{- if or (kindIs "invalid" .) (and (kindIs "string" .) (eq . "")) (and (kindIs "slice" .) (empty .)) }}true{{ end }}
+{{- end }}
+
+{{/* "true" when v (a number, or a string --set passes) is a plain decimal number, as Python's float() reads it. */}}
+{{- define "rightsizer.isNumber" -}}
+{{- if and (or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) (kindIs "string" .)) (regexMatch "^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$" (toString .)) }}true{{ end }}
+{{- end }}
+
+{{/* Refuses what app/config.py's parsers would refuse, naming the value and its setting. */}}
+{{- define "rightsizer.validatePlacementTuning" -}}
+{{- $needs := dict
+  "positive" "must be a number more than 0"
+  "nonNegative" "must be a number, 0 or more"
+  "fraction" "must be a number from 0 to 1"
+  "hours" "must be a whole number of hours from 0 to 24"
+  "weights" "must be three numbers, the weights of the 15-minute, 1-hour and 1-day windows, none negative and not all 0, e.g. [0.5, 0.3, 0.2]"
+}}
+{{- range $row := include "rightsizer.placementTuning" . | fromJsonArray }}
+{{- $v := $row.value }}
+{{- if not (include "rightsizer.unset" $v) }}
+{{- if hasKey $.Values.settings $row.env }}
+{{- fail (printf "\n\nrightsizer: placement.%s and settings.%s both set %s: keep one." $row.path $row.env $row.env) }}
+{{- end }}
+{{- $ok := false }}
+{{- if eq $row.check "weights" }}
+{{- if and (kindIs "slice" $v) (eq (len $v) 3) }}
+{{- $ok = true }}
+{{- $sum := 0.0 }}
+{{- range $w := $v }}
+{{- if and (include "rightsizer.isNumber" $w) (ge (float64 $w) 0.0) }}
+{{- $sum = addf $sum (float64 $w) }}
+{{- else }}
+{{- $ok = false }}
+{{- end }}
+{{- end }}
+{{- if le $sum 0.0 }}
+{{- $ok = false }}
+{{- end }}
+{{- end }}
+{{- else if include "rightsizer.isNumber" $v }}
+{{- $f := float64 $v }}
+{{- if eq $row.check "positive" }}
+{{- $ok = gt $f 0.0 }}
+{{- else if eq $row.check "nonNegative" }}
+{{- $ok = ge $f 0.0 }}
+{{- else if eq $row.check "fraction" }}
+{{- $ok = and (ge $f 0.0) (le $f 1.0) }}
+{{- else if eq $row.check "hours" }}
+{{- $ok = and (regexMatch "^[0-9]+$" (toString $v)) (le $f 24.0) }}
+{{- end }}
+{{- end }}
+{{- if not $ok }}
+{{- fail (printf "\n\nrightsizer: placement.%s (%s) %s (%s). Leave it empty for rightsizer's default." $row.path (toJson $v) (get $needs $row.check) $row.env) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The tuning values set, as the settings app/config.py reads (windowWeights comma-separated). */}}
+{{- define "rightsizer.placementTuningEnv" -}}
+{{- range $row := include "rightsizer.placementTuning" . | fromJsonArray }}
+{{- if not (include "rightsizer.unset" $row.value) }}
+- name: {{ $row.env }}
+  value: {{ ternary (join "," $row.value) (toString $row.value) (kindIs "slice" $row.value) | quote }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -285,6 +381,7 @@ ca.key is kept as it is.
 - name: RIGHTSIZER_PLACEMENT_SCHEDULER_NAME
   value: {{ .Values.placement.scheduler.name | quote }}
 {{- end }}
+{{- include "rightsizer.placementTuningEnv" . }}
 {{- if eq (include "rightsizer.tlsMode" .) "self" }}
 - name: RIGHTSIZER_CERT_ROTATE
   value: "true"
