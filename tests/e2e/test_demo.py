@@ -3,6 +3,7 @@ a new user's first minutes, done with nothing but what the demo prints and the C
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -41,24 +42,28 @@ WORKLOADS = [
 ]
 
 
-def test_demo_shows_current_and_recommended_requests_for_every_workload(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "app.cli",
-            "demo",
-            "--port",
-            "0",
-            "--exit-when-ready",
-            "--timeout",
-            "120",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
+def run_demo(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`rightsizer demo ARGS`, its output; killed after `timeout` seconds with everything it
+    started (kill_tree: subprocess.run would kill the demo alone, and leave rightsizer)."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "demo", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=240,
-    )
+        start_new_session=True,  # its own group: kill_tree never reaches the tests'
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_tree(proc.pid)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def test_demo_shows_current_and_recommended_requests_for_every_workload(tmp_path: Path) -> None:
+    out = run_demo(["--port", "0", "--exit-when-ready", "--timeout", "120"], tmp_path, 240)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.split("\n\n")[0].splitlines()[1:]
     table = [line.split() for line in lines]
@@ -173,12 +178,88 @@ class RunningDemo:
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
+            self.kill()
             return None
         finally:
-            self.reader.join(10)  # the last output read: the terminal's other side closed
-            os.close(self.master)
+            self.close()
+
+    def kill(self) -> None:
+        """SIGKILL to the demo and everything it started (kill_tree)."""
+        kill_tree(self.proc.pid)
+        self.proc.wait(10)
+
+    def close(self) -> None:
+        self.reader.join(10)  # the last output read: the terminal's other side closed
+        os.close(self.master)
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL to process group `pid` (a process leading its own session) and to everything
+    started from it: the demo runs `rightsizer serve` in a session of its own
+    (app/cli/demo.py), out of reach of a signal to the demo's group, and it would be left
+    running, gunicorn and its workers, once the demo is gone. The demo's group is stopped
+    first, so that it starts nothing between the walk of its descendants and their end; a
+    worker gunicorn forks meanwhile is in gunicorn's group, which is killed as a whole."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGSTOP)
+    started = descendants(pid)
+    groups = set()
+    for p in started:
+        with contextlib.suppress(ProcessLookupError):
+            groups.add(os.getpgid(p))
+    # only groups led by a process it started (serve's): a pid reused meanwhile is no lead
+    for group in (groups & set(started)) - {os.getpgrp()}:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+    for p in started:  # and each one, whatever its group
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes started from `pid`, transitively: each process's parent from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # after "pid (comm) state"
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        found = children.get(todo.pop(), [])
+        out += found
+        todo += found
+    return out
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # ended meanwhile
+        return b""
+
+
+def running_in(directory: Path) -> list[str]:
+    """The processes alive (zombies are not) whose working directory is `directory`: their
+    pid and command line."""
+    out, where = [], directory.resolve()
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or Path(os.readlink(entry / "cwd")) != where:
+                continue
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+        out.append(f"{entry.name}: {command}")
+    return out
 
 
 def _default_sigint() -> None:
@@ -302,3 +383,28 @@ def test_ctrl_c_while_it_starts_stops_it_cleanly(tmp_path: Path) -> None:
     assert "Error" not in output and "SIGKILL" not in output, output[-3000:]
     assert "SIGKILL" not in (log.read_text() if log.exists() else "")
     assert demo.screen(3)[-2:] == ["stopping ...", ""]  # on a line of its own, then the prompt
+
+
+def test_a_demo_killed_while_it_starts_leaves_nothing_running(tmp_path: Path) -> None:
+    """The harness's last resort (Ctrl-C not answered: SIGKILL) ends rightsizer too, which
+    the demo runs in a session of its own (gunicorn and its workers): a failing demo test
+    leaves no process behind."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIGHTSIZER_")}
+    env["RIGHTSIZER_CONFIG"] = str(tmp_path / "home" / "rightsizer.yaml")
+    demo = RunningDemo(tmp_path, env)
+    try:
+
+        def serving() -> list[int]:  # gunicorn (rightsizer serve) and at least one worker
+            found = [p for p in descendants(demo.proc.pid) if b"gunicorn" in _cmdline(p)]
+            return found if len(found) >= 2 else []
+
+        wait_for(serving, 120, "rightsizer serve's gunicorn and a worker")
+        demo.kill()
+    finally:
+        if demo.proc.poll() is None:
+            demo.kill()
+        demo.close()
+    deadline = time.monotonic() + 30  # SIGKILLed: gone within moments
+    while (left := running_in(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left, f"left running after the demo was killed: {left}"
