@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from app.core.recommend.aggregate import AggregateState
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.checkpoint import AggregateCheckpoint
-from app.core.recommend.timeline import UsagePercentiles
+from app.core.recommend.timeline import UsagePercentiles, UsageWindow
 from app.core.recommendation import ContainerPolicy, Recommendation
 from app.core.savings import PodRequests
 from app.core.workload_key import WorkloadKey
@@ -50,8 +50,15 @@ class ContainerResult:
     checkpoint: AggregateCheckpoint | None
     current: CurrentRequests | None = None  # None: no pod seen in this run; keep what is stored
     conflicts: dict[str, str] = field(default_factory=dict)
-    usage: UsagePercentiles | None = None  # of the samples since the last history point
+    # the samples since the last history point; its percentiles are read only for a point
+    # written (`usage`: one container in sixty each run, as a point is due hourly)
+    window: UsageWindow | None = None
     samples: SampleSpan | None = None  # None: the checkpoint's
+
+    @property
+    def usage(self) -> UsagePercentiles | None:
+        """The usage percentiles of the samples since the last history point (None: none)."""
+        return self.window.percentiles() if self.window is not None else None
 
     @property
     def span(self) -> SampleSpan:

@@ -15,6 +15,7 @@ from kubernetes import client
 from sqlalchemy import func, select
 
 from app.core.recommend.podmetrics import PodMetrics
+from app.core.recommend.timeline import UsageWindow
 from app.core.workload_key import WorkloadKey
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
@@ -216,3 +217,28 @@ def test_the_cyclic_collector_is_paused_during_a_run_and_restored_after(
         assert not gc.isenabled()  # a collector paused by someone else stays paused
     finally:
         gc.enable()
+
+
+def test_usage_percentiles_are_computed_only_for_the_history_points_written(
+    app: Flask, cluster: ClusterView, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A history point is due once an hour per container; the runs between read no container's
+    usage window (its percentiles are the point's alone), and the next point reads each."""
+    read: list[UsageWindow] = []
+    percentiles = UsageWindow.percentiles
+
+    def counted(self: UsageWindow) -> Any:
+        read.append(self)
+        return percentiles(self)
+
+    monkeypatch.setattr(UsageWindow, "percentiles", counted)
+    job = make_job(app, cluster, sim)
+    step(sim, job)
+    step(sim, job)  # the first run's points read no window (no sample before them)
+    first = len(read)
+    for _ in range(10):
+        step(sim, job)
+    assert len(read) == first  # no point due: no window read
+    step(sim, job, 3600)
+    containers = sum(len(cs) for cs in job.model.rows.values())
+    assert containers and len(read) == first + containers

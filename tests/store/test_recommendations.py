@@ -13,6 +13,7 @@ from sqlalchemy import event, func, select
 
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.timeline import UsageWindow
 from app.core.recommendation import ContainerPolicy
 from app.core.resources import MAX_AMOUNT
 from app.core.workload_key import WorkloadKey
@@ -241,6 +242,37 @@ def test_keys_with_a_point_known_to_be_recent_are_not_looked_up(app: Flask) -> N
     later = NOW + timedelta(days=8, minutes=61)  # the first two points are now older than 8 days
     save_all(db.session, with_current(m, 1), later, batch_size=2, recent=recent)
     assert [t for _, t, _ in points(DB_)] == [NOW + timedelta(minutes=125), later]
+
+
+def test_a_usage_window_is_read_only_for_the_points_written(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each result carries its container's usage window; its percentiles are computed for the
+    history point written alone (a point is due hourly: the runs between read none), and the
+    point stores them."""
+    m = fed_model()
+    window = UsageWindow(RecommenderSettings())
+    for cores in (0.1, 0.2, 0.3, 0.4):
+        window.add_cpu(cores)
+    window.add_memory(3e8)
+    read: list[UsageWindow] = []
+    percentiles = UsageWindow.percentiles
+
+    def counted(self: UsageWindow) -> Any:
+        read.append(self)
+        return percentiles(self)
+
+    monkeypatch.setattr(UsageWindow, "percentiles", counted)
+    recent: dict[tuple[str, str, str, str], float] = {}
+    for minutes in (0, 30, 59, 60):
+        results = [replace(r, window=window) for r in with_current(m, 1)]
+        at = NOW + timedelta(minutes=minutes)
+        save_all(db.session, results, at, batch_size=2, recent=recent)
+        assert len(read) == 3 * (1 + minutes // 60), minutes  # three containers, a point each
+    [point, _] = recommendation_history(db.session, "shop", "StatefulSet", "db")
+    expected = percentiles(window)
+    assert (point.usage_cpu_p50, point.usage_cpu_p90) == (expected.cpu_p50, expected.cpu_p90)
+    assert point.usage_memory_p90 == expected.memory_p90 == 300_000_000
 
 
 def test_history_point_is_part_of_the_batch_transaction(app: Flask) -> None:

@@ -172,9 +172,10 @@ class UsageWindows:
             w = self.windows[key] = UsageWindow(self.settings)
         return w
 
-    def peek(self, key: Key) -> UsagePercentiles | None:
-        w = self.windows.get(key)
-        return w.percentiles() if w is not None else None
+    def peek(self, key: Key) -> UsageWindow | None:
+        """The key's window as it is (None: no sample since its last history point); its
+        percentiles are computed when read (UsageWindow.percentiles)."""
+        return self.windows.get(key)
 
     def add_taken(self, taken: Mapping[Key, tuple[list[float], list[float]]]) -> int:
         """What ArrayModel.add_usages took, into each key's window (started for every key, as
