@@ -142,7 +142,7 @@ class RecommenderJob:
         self.missing_since: dict[WorkloadKey, float] = {}
         # DaemonSets sized per node group: their groups' models (app.jobs.node_groups)
         self.node_groups = NodeGroupRecorder(self.settings.model, self.settings.idle_after_seconds)
-        # the labels of a pod of each workload, last seen: what selector policies match
+        # a pod's labels per workload, as the last run read them: what selector policies match
         self.labels: dict[WorkloadKey, Mapping[str, str]] = {}
         # when each aggregate's checkpoint was last written (or restored) by this process
         self.checkpointed: dict[tuple[WorkloadKey, str], float] = {}
@@ -348,15 +348,16 @@ class RecommenderJob:
             w = workload_of(pod)
             if w is None:
                 continue
-            labels = pod.labels
-            if tracks is not None and not tracks(w, labels):
+            if tracks is not None and not tracks(w, pod.labels):
                 continue
             resources = pod.resources()
             workload_info = info.get(w)
             if workload_info is None:
                 workload_info = info[w] = WorkloadInfo()
+                # what selector policies match: the labels of its first pod in the LIST (read
+                # once a workload: its pods' labels differ only while a rollout changes them)
+                last_labels[w] = pod.labels
             workload_info.add_pod(pod.name, resources)
-            last_labels[w] = labels  # what selector policies match (last pod seen)
             if grouping:
                 self._feed_grouped(w, pod, item, resources)
             raw_usages(w, item, resources, raw)
