@@ -1,7 +1,8 @@
 """One cluster's figures for the fleet view, summed from its recommendation rows: its
 workloads, savings and risk, as its own overview shows them (app.store.savings). The fleet view
 (app.store.fleet) reads them from each cluster's stored totals (app.store.cluster_totals), which
-its leader sums with `figures` after each recommender run.
+its leader sums with `figures` after a recommender run, at most every 5 minutes
+(app.jobs.cluster_totals).
 
 Savings are over the real pods of each workload, over what rightsizer would change; the risk is
 the shortfall of the containers whose pods ask for less than recommended (not those only raised

@@ -1,4 +1,4 @@
-"""Each cluster's totals for the fleet view, written by its leader after each recommender run
+"""Each cluster's totals for the fleet view, written by its leader at most every 5 minutes
 
 Revision ID: 0017
 Revises: 0016
