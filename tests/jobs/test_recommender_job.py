@@ -15,7 +15,6 @@ from kubernetes import client
 from sqlalchemy import func, select
 
 from app.core.recommend.podmetrics import PodMetrics
-from app.core.recommend.timeline import UsageWindow
 from app.core.workload_key import WorkloadKey
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
@@ -24,6 +23,7 @@ from app.store.models import Checkpoint, Recommendation
 from tests.support.json_bodies import plain
 from tests.support.processes import wait_for
 from tests.support.recommender_runs import deployment, make_job, step
+from tests.support.window_reads import count_window_reads
 
 SCENARIO = {
     "nodes": [{"namePrefix": "node", "count": 3, "cpu": "8", "memory": "32Gi"}],
@@ -224,14 +224,7 @@ def test_usage_percentiles_are_computed_only_for_the_history_points_written(
 ) -> None:
     """A history point is due once an hour per container; the runs between read no container's
     usage window (its percentiles are the point's alone), and the next point reads each."""
-    read: list[UsageWindow] = []
-    percentiles = UsageWindow.percentiles
-
-    def counted(self: UsageWindow) -> Any:
-        read.append(self)
-        return percentiles(self)
-
-    monkeypatch.setattr(UsageWindow, "percentiles", counted)
+    read = count_window_reads(monkeypatch)
     job = make_job(app, cluster, sim)
     step(sim, job)
     step(sim, job)  # the first run's points read no window (no sample before them)

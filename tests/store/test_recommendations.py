@@ -23,6 +23,7 @@ from app.store.history import recommendation_history
 from app.store.models import Checkpoint, Recommendation
 from app.store.recommendations import delete_workload, find_recommendations, save_all, save_batch
 from app.store.results import ContainerResult, CurrentRequests, SampleSpan, results_from_model
+from tests.support.window_reads import count_window_reads
 
 S = RecommenderSettings()
 NOW = datetime(2024, 7, 4, tzinfo=UTC)
@@ -255,14 +256,7 @@ def test_a_usage_window_is_read_only_for_the_points_written(
     for cores in (0.1, 0.2, 0.3, 0.4):
         window.add_cpu(cores)
     window.add_memory(3e8)
-    read: list[UsageWindow] = []
-    percentiles = UsageWindow.percentiles
-
-    def counted(self: UsageWindow) -> Any:
-        read.append(self)
-        return percentiles(self)
-
-    monkeypatch.setattr(UsageWindow, "percentiles", counted)
+    read = count_window_reads(monkeypatch)
     recent: dict[tuple[str, str, str, str], float] = {}
     for minutes in (0, 30, 59, 60):
         results = [replace(r, window=window) for r in with_current(m, 1)]
@@ -270,7 +264,7 @@ def test_a_usage_window_is_read_only_for_the_points_written(
         save_all(db.session, results, at, batch_size=2, recent=recent)
         assert len(read) == 3 * (1 + minutes // 60), minutes  # three containers, a point each
     [point, _] = recommendation_history(db.session, "shop", "StatefulSet", "db")
-    expected = percentiles(window)
+    expected = window.percentiles()
     assert (point.usage_cpu_p50, point.usage_cpu_p90) == (expected.cpu_p50, expected.cpu_p90)
     assert point.usage_memory_p90 == expected.memory_p90 == 300_000_000
 
