@@ -24,18 +24,27 @@ deleted and placed again, one by one), over simulated days at one-minute steps:
 - ext.windows: the extender as it was before the levels ahead, the windows alone
   (--ahead-weight 0).
 
+Noisy usage (both 0 by default: usage then repeats exactly every day, and the profiles learned
+on day 1 are exact): --noise F multiplies each pod's CPU usage at each minute by a lognormal
+factor of mean 1 and sigma F, drawn per pod and minute (`Noise`); --day-jitter F scales each
+workload's CPU, each day, by a factor drawn in [1 - F, 1 + F] and shifts its daily pattern by up
+to F x 2 hours either way (`jitter`). Both are seeded from --seed, the same in every run. Memory
+stays constant, and a pod's predicted usage stays its workload's noise-free daily peak. The
+clairvoyant knows the jittered days but not the per-minute noise.
+
 Printed: the spread of node CPU and memory levels (max - min, and standard deviation) over time
-after the first day, the hottest node's level, pods placed, and the extender's latency per call
-(`Extender.answer` on the request body: JSON in, scores, JSON out; no HTTP), with prioritize's
-p99 over 5,000 node names and the machine's load average beside it (the p99 of a millisecond
-call on a shared machine is mostly the other processes'), and the p99 of the CPU time the call's
-thread took (`time.thread_time`: the call's own work, without the time other processes held the
-CPU).
+after the first day (with --noise also the CPU spread the same placements would have without
+the minute's noise: what placement decides), the hottest node's level, pods placed, and the
+extender's latency per call (`Extender.answer` on the request body: JSON in, scores, JSON out; no
+HTTP), with prioritize's p99 over 5,000 node names and the machine's load average beside it (the
+p99 of a millisecond call on a shared machine is mostly the other processes'), and the p99 of
+the CPU time the call's thread took (`time.thread_time`: the call's own work, without the time
+other processes held the CPU; --calls 0: no latency run).
 
     .venv/bin/python benchmarks/water_level.py [--nodes 20] [--days 3] [--fill 0.6]
         [--weight 5] [--window-weights 0.5 0.3 0.2] [--min-weight 1] [--oracle-horizon 6]
         [--oracle-memory-weight 0.2] [--ahead-hours 6] [--ahead-weight 1] [--calls 1000]
-        [--runs default extender ...] [--output FILE]
+        [--noise 0] [--day-jitter 0] [--runs default extender ...] [--output FILE]
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -78,9 +88,16 @@ class Workload:
     memory_ratio: float
     amplitude: float  # daily swing of CPU around the mean
     phase: float
+    days: list[tuple[float, float]] = field(default_factory=list)  # --day-jitter: (scale, shift)
 
     def usage(self, t: float) -> tuple[float, float]:
-        daily = 1.0 + self.amplitude * math.sin(2 * math.pi * t / DAY + self.phase)
+        """A pod's CPU (millicores) and memory (bytes) at `t`, before the pod's own noise."""
+        if self.days:  # this day's pattern: scaled, and shifted by some minutes
+            scale, shift = self.days[min(int(t // DAY), len(self.days) - 1)]
+            swing = self.amplitude * math.sin(2 * math.pi * (t - shift) / DAY + self.phase)
+            daily = scale * (1.0 + swing)
+        else:
+            daily = 1.0 + self.amplitude * math.sin(2 * math.pi * t / DAY + self.phase)
         return self.cpu_request * self.cpu_ratio * daily, self.memory_request * self.memory_ratio
 
     def predicted(self) -> tuple[int, int]:
@@ -91,6 +108,24 @@ class Workload:
         )
 
 
+class Noise:
+    """--noise: each pod's CPU usage at each minute times a lognormal factor of mean 1 and
+    log-standard deviation `sigma`, drawn independently per pod and minute. A pod's factors come
+    from a stream of its own, seeded with (seed, the pod's number), so every run of a seed sees
+    the same usage whatever it places where."""
+
+    def __init__(self, seed: int, sigma: float, steps: int) -> None:
+        self.seed, self.sigma, self.steps = seed, sigma, steps
+        self.series: dict[str, np.ndarray] = {}  # uid -> a factor per minute of the run
+
+    def factor(self, uid: str, t: float) -> float:
+        s = self.series.get(uid)
+        if s is None:
+            rng = np.random.default_rng([self.seed, int(uid[1:])])
+            s = self.series[uid] = rng.lognormal(-(self.sigma**2) / 2, self.sigma, self.steps + 1)
+        return float(s[round(t / STEP)])
+
+
 @dataclass
 class Cluster:
     nodes: list[str]
@@ -99,14 +134,23 @@ class Cluster:
     pods: dict[str, tuple[Workload, str]] = field(default_factory=dict)  # uid -> (w, node)
     requested: dict[str, list[int]] = field(default_factory=dict)
     pending: int = 0
+    noise: Noise | None = None
 
     def __post_init__(self) -> None:
         self.requested = {n: [0, 0] for n in self.nodes}
 
-    def used(self, t: float) -> dict[str, tuple[float, float]]:
+    def usage(self, uid: str, w: Workload, t: float) -> tuple[float, float]:
+        """The pod's usage at `t`: its workload's, times its noise."""
+        c, m = w.usage(t)
+        if self.noise is not None:
+            c *= self.noise.factor(uid, t)
+        return c, m
+
+    def used(self, t: float, noisy: bool = True) -> dict[str, tuple[float, float]]:
+        """Each node's CPU and memory level at `t` (`noisy` False: without the pods' noise)."""
         out = {n: [0.0, 0.0] for n in self.nodes}
-        for w, node in self.pods.values():
-            c, m = w.usage(t)
+        for uid, (w, node) in self.pods.items():
+            c, m = self.usage(uid, w, t) if noisy else w.usage(t)
             out[node][0] += c
             out[node][1] += m
         return {n: (c / self.cpu, m / self.memory) for n, (c, m) in out.items()}
@@ -134,6 +178,18 @@ def workloads(rng: random.Random, n: int, capacity: float) -> list[Workload]:
     return out
 
 
+def jitter(ws: list[Workload], seed: int, days: float, spread: float) -> None:
+    """--day-jitter: each workload's CPU pattern, each day, scaled by a factor in
+    [1 - spread, 1 + spread] and shifted by up to `spread` x 2 hours either way (0.1: 12
+    minutes), drawn with `seed + 2`: no day is the one before."""
+    draws = random.Random(seed + 2)
+    for w in ws:
+        w.days = [
+            (draws.uniform(1 - spread, 1 + spread), draws.uniform(-spread, spread) * 7200)
+            for _ in range(math.ceil(days) + 1)
+        ]
+
+
 class Placer:
     def __init__(
         self,
@@ -151,9 +207,9 @@ class Placer:
 
     def sample(self, cluster: Cluster, t: float) -> None:
         if self.hours:  # the recommender's run: each pod's usage, by workload
-            usage = {w.name: w.usage(t) for w, _ in cluster.pods.values()}
+            usage = {uid: cluster.usage(uid, w, t) for uid, (w, _) in cluster.pods.items()}
             self.daily.fold_run(
-                (w.name, "default", uid, t, usage[w.name][0] / 1000, usage[w.name][1])
+                (w.name, "default", uid, t, usage[uid][0] / 1000, usage[uid][1])
                 for uid, (w, _) in cluster.pods.items()
             )
         for n, (c, m) in cluster.used(t).items():
@@ -245,6 +301,8 @@ def bind(cluster: Cluster, uid: str, w: Workload, node: str) -> None:
 
 def remove(cluster: Cluster, uid: str) -> None:
     w, node = cluster.pods.pop(uid)
+    if cluster.noise is not None:
+        cluster.noise.series.pop(uid, None)
     cluster.requested[node][0] -= w.cpu_request
     cluster.requested[node][1] -= w.memory_request
 
@@ -267,7 +325,11 @@ def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict
     rng = random.Random(args.seed)
     nodes = [f"node-{i}" for i in range(args.nodes)]
     cluster = Cluster(nodes, 16000, 64 * GI)
+    if args.noise:
+        cluster.noise = Noise(args.seed + 3, args.noise, math.ceil(args.days * DAY / STEP))
     ws = workloads(rng, args.nodes, args.fill * args.nodes * cluster.cpu)
+    if args.day_jitter:
+        jitter(ws, args.seed, args.days, args.day_jitter)
     schedule = rollouts(ws, args.seed, args.days)
     placer: Placer | Clairvoyant
     if kind == "clairvoyant":
@@ -300,6 +362,7 @@ def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict
             placer.place(cluster, f"p{uid}", w, t)
             uid += 1
     cpu_spread, mem_spread, cpu_sd, mem_sd, hottest = [], [], [], [], []
+    noise_free = []  # with --noise, the CPU spread of the same placements without it
     placed = 0
     while t < args.days * DAY:
         t += STEP
@@ -320,12 +383,16 @@ def run(kind: str, args: argparse.Namespace, memory_weight: float = 0.0) -> dict
             cpu_sd.append(statistics.pstdev(cpus))
             mem_sd.append(statistics.pstdev(mems))
             hottest.append(max(cpus))
+            if cluster.noise is not None:
+                smooth = [c for c, _ in cluster.used(t, noisy=False).values()]
+                noise_free.append(max(smooth) - min(smooth))
     return {
         "cpu_spread": cpu_spread,
         "mem_spread": mem_spread,
         "cpu_sd": cpu_sd,
         "mem_sd": mem_sd,
         "hottest": hottest,
+        "noise_free": noise_free,
         "placed": placed,
         "pending": cluster.pending,
         "pods": len(cluster.pods),
@@ -446,17 +513,32 @@ def main() -> None:
         default=["default", "extender", "ext.windows", "clairvoyant", "clairv.+mem"],
         help="which runs (any of the default list)",
     )
+    parser.add_argument(
+        "--noise",
+        type=float,
+        default=0.0,
+        help="each pod's CPU usage each minute times a lognormal factor of mean 1, this sigma",
+    )
+    parser.add_argument(
+        "--day-jitter",
+        type=float,
+        default=0.0,
+        help="each workload's day scaled by 1 +- this, shifted by up to this x 2 hours",
+    )
     parser.add_argument("--latency-nodes", type=int, default=5000)
-    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=1000, help="0: no latency run")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     lines = [
         f"water-level placement: {args.nodes} nodes of 16 CPU / 64 GiB, requests {args.fill:.0%}"
         f" of CPU, {args.days:g} days at 1-minute steps, hourly rollouts of a tenth of the"
-        f" workloads, extender weight {args.weight}, seed {args.seed}",
+        f" workloads, extender weight {args.weight}, seed {args.seed}"
+        + (f", noise {args.noise:g}" if args.noise else "")
+        + (f", day jitter {args.day_jitter:g}" if args.day_jitter else ""),
         "spread and levels over days 2..end (after the 1-day window has filled):",
         f"{'':12} {'CPU max-min p50/p95/max':>26} {'CPU sd p50':>11} {'mem max-min p50/max':>21}"
-        f" {'mem sd p50':>11} {'hottest CPU p50/max':>21} {'placed':>7} {'pending':>8}",
+        f" {'mem sd p50':>11} {'hottest CPU p50/max':>21} {'placed':>7} {'pending':>8}"
+        + (f" {'noise-free CPU max-min p50/p95':>31}" if args.noise else ""),
     ]
     for name, kind, memory_weight in (
         ("default", "default", 0.0),
@@ -474,19 +556,22 @@ def main() -> None:
             f" {pct(r['cpu_sd'], 0.5):11.1%} {pct(m, 0.5):11.1%} {max(m):8.1%}"
             f" {pct(r['mem_sd'], 0.5):11.1%} {pct(r['hottest'], 0.5):11.1%}"
             f" {max(r['hottest']):8.1%} {r['placed']:7} {r['pending']:8}"
+            + (f" {pct(f, 0.5):23.1%} {pct(f, 0.95):7.1%}" if (f := r["noise_free"]) else "")
         )
-    load_before = os.getloadavg()[0]
-    lat = latency(args.latency_nodes, args.calls, args.ahead_hours)
-    lines.append(
-        f"extender call over {args.latency_nodes} node names with {args.ahead_hours} hours ahead"
-        f" ({args.calls} calls each, in process, body bytes to answer bytes): "
-        + ", ".join(
-            f"{v} p50 {x['p50']:.2f} ms p99 {x['p99']:.2f} ms (CPU time p99 {x['cpu_p99']:.2f} ms)"
-            for v, x in lat.items()
+    if args.calls:
+        load_before = os.getloadavg()[0]
+        lat = latency(args.latency_nodes, args.calls, args.ahead_hours)
+        lines.append(
+            f"extender call over {args.latency_nodes} node names with {args.ahead_hours} hours"
+            f" ahead ({args.calls} calls each, in process, body bytes to answer bytes): "
+            + ", ".join(
+                f"{v} p50 {x['p50']:.2f} ms p99 {x['p99']:.2f} ms"
+                f" (CPU time p99 {x['cpu_p99']:.2f} ms)"
+                for v, x in lat.items()
+            )
+            + f"; machine load (1-min average, {os.cpu_count()} CPUs) {load_before:.1f} before,"
+            f" {os.getloadavg()[0]:.1f} after"
         )
-        + f"; machine load (1-min average, {os.cpu_count()} CPUs) {load_before:.1f} before,"
-        f" {os.getloadavg()[0]:.1f} after"
-    )
     text = "\n".join(lines)
     print(text)
     if args.output:
