@@ -6,15 +6,15 @@ noon, and a pod placed on the first adds to its evening peak. Placement alone ca
 of node levels far lower when it knows the next hours (benchmarks/water_level.py, the clairvoyant
 runs), and most services' usage repeats by time of day. So the leader keeps, per workload, a
 **daily profile**: its mean usage per pod in each 15-minute slot of the day (UTC), and from the
-profiles of the pods each node runs, the node's **level ahead**: its newest measured level moved by
-the change its pods' profiles show from the present slot to each of the next slots.
+profiles of the pods each node runs, the node's **level ahead**: its level over the last 15 minutes
+moved by the change its pods' profiles show from the present slot to each of the next slots.
 
 A profile's slot is an exponentially weighted mean of the samples that fell in it, each weighing
 `exp(-age / 7 days)` of a new one, so last week's days count more than older ones, and a slot
 keeps its weight by time, not by count (a missed run weighs nothing). A profile says nothing until
 every slot of the day has had a sample (a whole day learned): a half-learned day would make the
 unknown slots look idle. A pod whose workload has no complete profile moves its node by nothing:
-its node's level ahead stays at the newest measurement for it.
+its node's level ahead stays at the measured level for it.
 
 Pure: no I/O, numpy arrays.
 """
@@ -256,7 +256,7 @@ def _amounts(values: Sequence[float | None]) -> Floats:
 
 
 def node_ahead(level: float, allocatable: float, change: Floats) -> tuple[float, ...]:
-    """A node's level over the next hours: `level` (its newest, a fraction of `allocatable`)
+    """A node's level over the next hours: `level` (its present one, a fraction of `allocatable`)
     plus `change`, what its pods' profiles change from the present slot (in the resource's
     units), over `allocatable`; nothing without allocatable."""
     if allocatable <= 0:

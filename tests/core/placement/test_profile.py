@@ -157,6 +157,20 @@ def test_each_nodes_level_ahead_comes_from_the_profiles_of_the_pods_it_runs() ->
     assert with_ahead(nodes, running, profiles, 0) == nodes
 
 
+def test_the_levels_ahead_start_from_the_15_minute_level_not_the_newest_sample() -> None:
+    """A node's newest sample is one scrape: noise, carried through every hour ahead, would
+    make the spread ahead chase it (benchmarks/README.md, "Noisy usage"). The levels ahead
+    start from the 15-minute window's level; the windows keep the newest sample as their floor."""
+    profiles = learned([100.0] * SLOTS, "flat")
+    at = MIDNIGHT + DAY + 15 * 3600
+    profiles.fold_run([("flat", "ns", "f-1", at, 0.1, 100.0)])
+    spiked = NodeLevel("a", 4000, 16 * GI, (0.3, 0.25, 0.2), (0.1, 0.1, 0.1), at, 0.6, 0.4)
+    [a] = with_ahead([spiked], [("a", "ns", "f-1")], profiles, 2)
+    assert a.cpu_ahead == pytest.approx((0.3, 0.3))  # a flat profile: no change from 0.3
+    assert a.memory_ahead == pytest.approx((0.1, 0.1))
+    assert a.effective() == ((0.6, 0.6, 0.6), (0.4, 0.4, 0.4))  # the windows' floor: unchanged
+
+
 def dataclass_at(n: NodeLevel, at: float) -> NodeLevel:
     return dataclasses.replace(n, metrics_at=at)
 
