@@ -132,6 +132,7 @@ class Cluster:
     cpu: int
     memory: int
     pods: dict[str, tuple[Workload, str]] = field(default_factory=dict)  # uid -> (w, node)
+    started: dict[str, float] = field(default_factory=dict)  # uid -> when it was bound
     requested: dict[str, list[int]] = field(default_factory=dict)
     pending: int = 0
     noise: Noise | None = None
@@ -225,7 +226,10 @@ class Placer:
         if self.extender:
             rows = list(self.levels.values())
             if self.hours:  # the node-levels job: each node's level ahead from its pods'
-                on_nodes = ((node, "default", uid) for uid, (_, node) in cluster.pods.items())
+                on_nodes = (
+                    (node, "default", uid, cluster.started.get(uid))
+                    for uid, (_, node) in cluster.pods.items()
+                )
                 rows = with_ahead(rows, on_nodes, self.daily, self.hours)
             self.table = LevelTable(rows, self.options)
             self.hot.covered({n: t for n in cluster.nodes}, t)
@@ -243,7 +247,7 @@ class Placer:
             cluster.pending += 1
             return False
         best = max(fits, key=lambda n: (scores[n], n))
-        bind(cluster, uid, w, best)
+        bind(cluster, uid, w, best, t)
         self.hot.bound(uid, best, predicted[0], predicted[1], t)
         return True
 
@@ -266,7 +270,7 @@ class Clairvoyant:
         if not fits:
             cluster.pending += 1
             return False
-        bind(cluster, uid, w, self.future.pick(w.name, w, t, fits, scores))
+        bind(cluster, uid, w, self.future.pick(w.name, w, t, fits, scores), t)
         return True
 
     def gone(self, uid: str, node: str, w: Workload, t: float) -> None:
@@ -293,14 +297,16 @@ def by_requests(cluster: Cluster, w: Workload) -> tuple[list[str], dict[str, flo
     return fits, scores
 
 
-def bind(cluster: Cluster, uid: str, w: Workload, node: str) -> None:
+def bind(cluster: Cluster, uid: str, w: Workload, node: str, t: float) -> None:
     cluster.pods[uid] = (w, node)
+    cluster.started[uid] = t  # it runs from the minute it is bound
     cluster.requested[node][0] += w.cpu_request
     cluster.requested[node][1] += w.memory_request
 
 
 def remove(cluster: Cluster, uid: str) -> None:
     w, node = cluster.pods.pop(uid)
+    cluster.started.pop(uid, None)
     if cluster.noise is not None:
         cluster.noise.series.pop(uid, None)
     cluster.requested[node][0] -= w.cpu_request

@@ -55,7 +55,7 @@ class NodeLevelsJob:
             levels = fold_samples(previous, self.cluster.node_views(), samples)
             if self.profiles is not None and self.ahead_hours:
                 running = (
-                    (p.node_name, p.namespace, p.name)
+                    (p.node_name, p.namespace, p.name, p.start_time)
                     for p in self.cluster.pods.items()
                     if p.node_name and p.is_live
                 )

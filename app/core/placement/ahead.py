@@ -12,12 +12,14 @@ none of whose pods has a profile gets no levels ahead (the extender then reads i
 in their place).
 
 The 15-minute level, not the newest sample: a sample is one scrape, and its noise, carried
-through every hour ahead, made the spread ahead chase it (benchmarks/README.md, "Noisy usage":
-with per-minute noise of sigma 0.1-0.3 the placements' own spread p95 fell from 12.2-27.8 to
-8.2-14.0 points; with exact usage it moved by 0 to +1.1, within a run's chaos). The price: a pod
-started in the last minutes weighs in the levels ahead only as far as the window has taken it in
-(63% after 15 minutes). The extender's hot spots count it until metrics show it, and the windows'
-floor and the filter read the newest sample, so a node still looks as full as it is there.
+through every hour ahead, made the spread ahead chase it (benchmarks/README.md, "Noisy usage").
+The window lags what just started on the node, though: `age` seconds after a pod starts it has
+taken in 1 - exp(-age / 900) of the pod's usage. So a pod with a profile adds the rest, its
+present slot's usage times exp(-age / 900), to its node's level ahead. A pod that just left is
+still partly in the window, and is not taken out: that node looks a little fuller than it is for
+some minutes, which sends pods elsewhere, never onto it. A pod without a profile is only in the
+window (the extender's hot spots count a pod it placed until metrics show it; the windows' floor
+and the filter read the newest sample).
 """
 
 from __future__ import annotations
@@ -28,21 +30,24 @@ from collections.abc import Iterable
 import numpy as np
 
 from app.core.placement.profile import SLOT_SECONDS, SLOTS, Profiles, node_ahead, slot_of
-from app.core.placement.windows import NodeLevel
+from app.core.placement.windows import WINDOWS, NodeLevel
 
 SLOTS_AN_HOUR = round(3600 / SLOT_SECONDS)
+SETTLING = WINDOWS[0][1]  # the 15-minute window's time constant, seconds
+
+RunningPod = tuple[str, str, str, float | None]  # node, namespace, name, start time (Unix)
 
 
 def with_ahead(
     levels: Iterable[NodeLevel],
-    pods: Iterable[tuple[str, str, str]],
+    pods: Iterable[RunningPod],
     profiles: Profiles,
     hours: int,
 ) -> list[NodeLevel]:
-    """`levels` with their levels ahead over `hours` hours. `pods`: (node, namespace, name) of
-    each pod running on a node; a pod is found in the profiles' workload of each pod (the
-    recommender's last run). The slots are those of the newest metrics among `levels` (the
-    nodes are sampled together)."""
+    """`levels` with their levels ahead over `hours` hours. `pods`: (node, namespace, name,
+    start time or None) of each pod running on a node; a pod is found in the profiles' workload
+    of each pod (the recommender's last run). The slots, and the pods' ages, are those of the
+    newest metrics among `levels` (the nodes are sampled together)."""
     out = list(levels)
     if hours <= 0 or not len(profiles) or not out:
         return out
@@ -51,7 +56,8 @@ def with_ahead(
     owners, row_of = profiles.workload_of_pod, profiles.index
     on_node: list[int] = []
     rows: list[int] = []
-    for node_name, namespace, name in pods:
+    started: list[float] = []
+    for node_name, namespace, name, started_at in pods:
         i = node_of.get(node_name)
         if i is None:
             continue
@@ -59,19 +65,25 @@ def with_ahead(
         if r is not None:
             on_node.append(i)
             rows.append(r)
+            started.append(np.nan if started_at is None else started_at)
     if not rows:
         return out
     row = np.array(rows, dtype=np.intp)
     node = np.array(on_node, dtype=np.intp)
     whole = (profiles.weight[row] > 0).all(axis=1)  # a whole day learned
-    row, node = row[whole], node[whole]
+    row, node, since = row[whole], node[whole], np.array(started)[whole]
     if not len(row):
         return out
-    now = slot_of(max(level.metrics_at for level in out))
-    index = (now + np.arange(slots)) % SLOTS
-    changes = []
+    at = max(level.metrics_at for level in out)
+    index = (slot_of(at) + np.arange(slots)) % SLOTS
+    # of each pod, what the 15-minute window has not taken in yet (none without a start time)
+    unseen = np.nan_to_num(np.exp(-np.maximum(at - since, 0.0) / SETTLING))
+    changes, lag = [], []
     for usage in (profiles.cpu, profiles.memory):
         per_pod = usage[row][:, index]
+        missing = np.zeros(len(out))
+        np.add.at(missing, node, per_pod[:, 0] * unseen)
+        lag.append(missing)
         per_pod -= per_pod[:, :1]  # each pod's change from the present slot
         total = np.zeros((len(out), slots))
         np.add.at(total, node, per_pod)
@@ -86,8 +98,12 @@ def with_ahead(
         result.append(
             dataclasses.replace(
                 level,
-                cpu_ahead=node_ahead(level.cpu[0], level.cpu_allocatable, changes[0][i]),
-                memory_ahead=node_ahead(level.memory[0], level.memory_allocatable, changes[1][i]),
+                cpu_ahead=node_ahead(
+                    level.cpu[0], level.cpu_allocatable, changes[0][i] + lag[0][i]
+                ),
+                memory_ahead=node_ahead(
+                    level.memory[0], level.memory_allocatable, changes[1][i] + lag[1][i]
+                ),
             )
         )
     return result

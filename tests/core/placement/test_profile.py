@@ -147,7 +147,12 @@ def test_each_nodes_level_ahead_comes_from_the_profiles_of_the_pods_it_runs() ->
         ]
     )
     nodes = [level("a", 0.2, 0.1), level("b", 0.2, 0.1), level("c", 0.2, 0.1)]
-    running = [("a", "ns", "b-1"), ("a", "ns", "b-2"), ("b", "ns", "y"), ("c", "ns", "unknown")]
+    running = [  # long started (or no start time known): all in the 15-minute level
+        ("a", "ns", "b-1", at - DAY),
+        ("a", "ns", "b-2", None),
+        ("b", "ns", "y", at - DAY),
+        ("c", "ns", "unknown", at - DAY),
+    ]
     a, b, c = with_ahead([dataclass_at(n, at) for n in nodes], running, profiles, 3)
     # one level an hour, its four slots' mean: 2 pods x 1000m / 4000m from the third slot on
     assert a.cpu_ahead == pytest.approx((0.2 + 0.5 / 2, 0.7, 0.7))
@@ -165,10 +170,29 @@ def test_the_levels_ahead_start_from_the_15_minute_level_not_the_newest_sample()
     at = MIDNIGHT + DAY + 15 * 3600
     profiles.fold_run([("flat", "ns", "f-1", at, 0.1, 100.0)])
     spiked = NodeLevel("a", 4000, 16 * GI, (0.3, 0.25, 0.2), (0.1, 0.1, 0.1), at, 0.6, 0.4)
-    [a] = with_ahead([spiked], [("a", "ns", "f-1")], profiles, 2)
+    [a] = with_ahead([spiked], [("a", "ns", "f-1", None)], profiles, 2)
     assert a.cpu_ahead == pytest.approx((0.3, 0.3))  # a flat profile: no change from 0.3
     assert a.memory_ahead == pytest.approx((0.1, 0.1))
     assert a.effective() == ((0.6, 0.6, 0.6), (0.4, 0.4, 0.4))  # the windows' floor: unchanged
+
+
+def test_a_pod_started_minutes_ago_adds_what_the_15_minute_level_lacks_of_it() -> None:
+    """The 15-minute window has taken in 1 - exp(-age / 900) of a pod started `age` seconds
+    ago: the rest of its present usage (its profile's) is added to its node's levels ahead."""
+    profiles = learned([400.0] * SLOTS, "flat")  # 400m a pod, all day
+    at = MIDNIGHT + DAY + 15 * 3600
+    profiles.fold_run([("flat", "ns", p, at, 0.4, 1000.0) for p in ("old", "new", "born")])
+    nodes = [level("a", 0.2, 0.1), level("b", 0.2, 0.1), level("c", 0.2, 0.1)]
+    running = [
+        ("a", "ns", "old", at - DAY),  # long in the window: nothing to add
+        ("b", "ns", "new", at - 900.0),  # 15 minutes: exp(-1) of it still missing
+        ("c", "ns", "born", at + 5.0),  # started after the metrics (clocks apart): all of it
+    ]
+    a, b, c = with_ahead([dataclass_at(n, at) for n in nodes], running, profiles, 2)
+    assert a.cpu_ahead == pytest.approx((0.2, 0.2))
+    assert b.cpu_ahead == pytest.approx((0.2 + math.exp(-1) * 0.1,) * 2)  # 400m of 4000m
+    assert c.cpu_ahead == pytest.approx((0.3, 0.3))
+    assert c.memory_ahead == pytest.approx((0.1 + 1000 / (16 * GI),) * 2)
 
 
 def dataclass_at(n: NodeLevel, at: float) -> NodeLevel:
