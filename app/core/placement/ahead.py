@@ -2,14 +2,13 @@
 
 The leader's node-levels job calls `with_ahead` after folding the newest NodeMetrics: for each
 node, its level over the last 15 minutes (the 15-minute window's, CPU and memory) plus, for every
-pod running on it whose workload
-has a complete profile (app.core.placement.profile), the change that profile shows from the
-present slot to each of the next ones; then one level per hour, the mean of its four slots (the
-first hour: the present slot and the three after it). Hours, not slots: the extender scores each
-as a column of its own for every node of every call, and 24 slots a resource tripled its
-`prioritize` time over 5,000 nodes (benchmarks/water_level.py); 6 hours add about 0.3 ms. A node
-none of whose pods has a profile gets no levels ahead (the extender then reads its newest level
-in their place).
+pod running on it whose workload has a complete profile (app.core.placement.profile), the change
+that profile shows from the present slot to each of the next ones; then one level per hour, the
+mean of its four slots (the first hour: the present slot and the three after it). Hours, not
+slots: the extender scores each as a column of its own for every node of every call, and 24
+slots a resource tripled its `prioritize` time over 5,000 nodes (benchmarks/water_level.py); 6
+hours add about 0.3 ms. A node none of whose pods has a profile gets no levels ahead (the
+extender then reads its newest level in their place).
 
 The 15-minute level, not the newest sample: a sample is one scrape, and its noise, carried
 through every hour ahead, made the spread ahead chase it (benchmarks/README.md, "Noisy usage").
