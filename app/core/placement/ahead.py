@@ -16,9 +16,10 @@ The window lags what just started on the node, though: `age` seconds after a pod
 taken in 1 - exp(-age / 900) of the pod's usage. So a pod with a profile adds the rest, its
 present slot's usage times exp(-age / 900), to its node's level ahead. A pod that just left is
 still partly in the window, and is not taken out: that node looks a little fuller than it is for
-some minutes, which sends pods elsewhere, never onto it. A pod without a profile is only in the
-window (the extender's hot spots count a pod it placed until metrics show it; the windows' floor
-and the filter read the newest sample).
+some minutes, which sends pods elsewhere, never onto it. A pod started before the node's first
+sample (`NodeLevel.first_at`: that sample set every window) is wholly in it already. A pod
+without a profile is only in the window (the extender's hot spots count a pod it placed until
+metrics show it; the windows' floor and the filter read the newest sample).
 """
 
 from __future__ import annotations
@@ -75,8 +76,11 @@ def with_ahead(
         return out
     at = max(level.metrics_at for level in out)
     index = (slot_of(at) + np.arange(slots)) % SLOTS
-    # of each pod, what the 15-minute window has not taken in yet (none without a start time)
+    # of each pod, what the 15-minute window has not taken in yet: none without a start time,
+    # nor of a pod started before its node's first sample (which set the windows)
+    first = np.array([-np.inf if x.first_at is None else x.first_at for x in out])
     unseen = np.nan_to_num(np.exp(-np.maximum(at - since, 0.0) / SETTLING))
+    unseen[~(since > first[node])] = 0.0
     changes, lag = [], []
     for usage in (profiles.cpu, profiles.memory):
         per_pod = usage[row][:, index]

@@ -18,7 +18,7 @@ pod of the next minutes goes to the same node.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # (name, seconds): the short window follows a burst, the day window a node's daily pattern.
 WINDOWS: tuple[tuple[str, float], ...] = (("15m", 900.0), ("1h", 3600.0), ("1d", 86400.0))
@@ -41,6 +41,10 @@ class NodeLevel:
     # one); empty: no profile known (app.core.placement.ahead)
     cpu_ahead: Levels = ()
     memory_ahead: Levels = ()
+    # when this process folded the node's first sample, which set every window (None: before
+    # this process, or read from the store): a pod started before it is wholly in the windows.
+    # Not stored, so not compared: a level read back equals the one saved.
+    first_at: float | None = field(default=None, compare=False)
 
     def effective(self) -> tuple[Levels, Levels]:
         """(CPU, memory) per window, none below the newest sample."""
@@ -70,7 +74,15 @@ def fold(
     if previous is None:
         n = len(WINDOWS)
         return NodeLevel(
-            name, cpu_allocatable, memory_allocatable, (cpu,) * n, (memory,) * n, at, cpu, memory
+            name,
+            cpu_allocatable,
+            memory_allocatable,
+            (cpu,) * n,
+            (memory,) * n,
+            at,
+            cpu,
+            memory,
+            first_at=at,
         )
     dt = at - previous.metrics_at
     if dt <= 0:
@@ -85,6 +97,7 @@ def fold(
         at,
         cpu,
         memory,
+        first_at=previous.first_at,
     )
 
 

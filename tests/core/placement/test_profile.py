@@ -20,7 +20,7 @@ from app.core.placement.profile import (
     node_ahead,
     slot_of,
 )
-from app.core.placement.windows import NodeLevel
+from app.core.placement.windows import NodeLevel, fold
 
 GI = 1 << 30
 MIDNIGHT = 20 * DAY  # a day's start, UTC
@@ -193,6 +193,23 @@ def test_a_pod_started_minutes_ago_adds_what_the_15_minute_level_lacks_of_it() -
     assert b.cpu_ahead == pytest.approx((0.2 + math.exp(-1) * 0.1,) * 2)  # 400m of 4000m
     assert c.cpu_ahead == pytest.approx((0.3, 0.3))
     assert c.memory_ahead == pytest.approx((0.1 + 1000 / (16 * GI),) * 2)
+
+
+def test_a_pod_started_before_its_nodes_first_sample_is_wholly_in_the_windows() -> None:
+    """A node's first sample sets every window: the pods it runs then add nothing, those
+    started after it what the window lacks of them (a node added with its pods, a scale-up)."""
+    profiles = learned([400.0] * SLOTS, "flat")
+    at = MIDNIGHT + DAY + 15 * 3600
+    profiles.fold_run([("flat", "ns", p, at, 0.4, 1000.0) for p in ("early", "late")])
+    first = fold(None, "a", 4000, 16 * GI, 800, 2**30, at - 120.0)  # its first sample
+    node = fold(first, "a", 4000, 16 * GI, 800, 2**30, at)
+    assert node.first_at == at - 120.0
+    [alone] = with_ahead([node], [("a", "ns", "early", at - 300.0)], profiles, 1)
+    assert alone.cpu_ahead == pytest.approx((0.2,))  # in the first sample: nothing to add
+    [both] = with_ahead(
+        [node], [("a", "ns", "early", at - 300.0), ("a", "ns", "late", at - 60.0)], profiles, 1
+    )
+    assert both.cpu_ahead == pytest.approx((0.2 + math.exp(-60 / 900) * 0.1,))
 
 
 def dataclass_at(n: NodeLevel, at: float) -> NodeLevel:
