@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from kubernetes import client
 
 from app.core.sizing.plan import POD_VIEW
 from app.jobs.updater import UpdaterJob
@@ -22,7 +21,6 @@ from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
 from app.store.extensions import db
 from app.store.models import AuditEvent, Recommendation
-from tests.support.json_bodies import plain
 from tests.support.updater_runs import (
     LEADER,
     NS,
@@ -34,6 +32,7 @@ from tests.support.updater_runs import (
     recommend,
     server_pods,
     settled,
+    shared,
 )
 
 MI = 2**20
@@ -178,28 +177,6 @@ def test_new_values_wait_for_min_interval_from_the_start_of_the_last_change(
     assert "1 pods updated" in summary, summary
     assert container_requests(api, "web") == [{"cpu": "600m", "memory": "1Gi"}] * 2
     assert len(changes(app)) == 4
-
-
-LEVEL = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
-
-
-def shared(sim: Simulator, api: Any, cluster: ClusterView) -> None:
-    """Deployment `shared`: two pods whose one container (no requests of its own) shares a
-    pod-level budget (`spec.resources`): only the pod-level requests are sized."""
-    template = {
-        "metadata": {"labels": {"app": "shared"}},
-        "spec": {"resources": LEVEL, "containers": [{"name": "app", "image": "x:1"}]},
-    }
-    body = {
-        "metadata": {"name": "shared"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "shared"}},
-            "template": template,
-        },
-    }
-    client.AppsV1Api(api).create_namespaced_deployment(NS, plain(body))
-    settled(sim, api, cluster)
 
 
 def test_a_change_of_pod_level_requests_alone_waits_for_min_interval(

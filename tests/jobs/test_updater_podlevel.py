@@ -8,17 +8,16 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from kubernetes import client
 
 from app.core.sizing.plan import POD_VIEW
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.store.conditions import workload_conditions
 from app.store.extensions import db
-from tests.support.json_bodies import plain
 from tests.support.updater_runs import (
     LEADER,
     NS,
+    POD_LEVEL,
     Clock,
     audit,
     events,
@@ -26,11 +25,10 @@ from tests.support.updater_runs import (
     policy,
     recommend,
     server_pods,
-    settled,
+    shared,
     uids,
 )
 
-LEVEL = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
 MI = 2**20
 
 
@@ -45,24 +43,6 @@ def scenario() -> dict[str, Any]:
 @pytest.fixture(scope="module", params=["1.34", "1.36"])
 def sim_options(request: pytest.FixtureRequest) -> dict[str, Any]:
     return {"version": request.param}
-
-
-def shared(sim: Simulator, api: Any, cluster: ClusterView) -> None:
-    """Deployment `shared`: two pods whose one container shares a pod-level budget."""
-    template = {
-        "metadata": {"labels": {"app": "shared"}},
-        "spec": {"resources": LEVEL, "containers": [{"name": "app", "image": "x:1"}]},
-    }
-    body = {
-        "metadata": {"name": "shared"},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "shared"}},
-            "template": template,
-        },
-    }
-    client.AppsV1Api(api).create_namespaced_deployment(NS, plain(body))
-    settled(sim, api, cluster)
 
 
 def pod_levels(api: Any) -> list[dict[str, Any]]:
@@ -88,7 +68,7 @@ def test_in_place_or_recreate_resizes_where_the_release_can_else_evicts(
         assert uids(api, "shared") == before  # resized, not replaced
         assert {"cpu": "500m", "memory": "512Mi"} in pod_levels(api)
         assert row.action == "resize"
-        [resized] = [p for p in server_pods(api) if p["spec"]["resources"] != LEVEL]
+        [resized] = [p for p in server_pods(api) if p["spec"]["resources"] != POD_LEVEL]
         assert resized["status"]["resources"]["requests"] == {"cpu": "500m", "memory": "512Mi"}
         assert [e.reason for e in events(api)] == ["RightsizerResized"]
     else:
@@ -114,7 +94,7 @@ def test_in_place_on_a_release_that_cannot_touches_nothing_and_says_why(
     job.run_once(LEADER)
     job.run_once(LEADER)  # not asked again, still said
     assert uids(api, "shared") == before and audit(app) == []
-    assert pod_levels(api) == [LEVEL["requests"]] * 2
+    assert pod_levels(api) == [POD_LEVEL["requests"]] * 2
     warned = [e for e in events(api) if e.reason == "RightsizerResizeInfeasible"]
     # one for each pod, the second run adds none (nothing is tried: nothing disrupted)
     assert len(warned) == 2 and all(e.type == "Warning" for e in warned)

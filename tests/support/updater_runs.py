@@ -26,7 +26,7 @@ from app.simulator.testing import running_simulator
 from app.store.extensions import db
 from app.store.models import AuditEvent, Policy, Recommendation
 from app.store.session import app_sessions
-from tests.support.json_bodies import raw_body
+from tests.support.json_bodies import plain, raw_body
 
 NS = "shop"
 GI = 1024**3
@@ -247,6 +247,29 @@ def settled(sim: Simulator, api: Any, cluster: ClusterView) -> None:
     """The simulator settled and the pod cache caught up with it."""
     sim.settle()
     caught_up(api, cluster)
+
+
+# A pod-level budget (`spec.resources`, KEP-2837) shared by a pod's containers
+POD_LEVEL = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
+
+
+def shared(sim: Simulator, api: Any, cluster: ClusterView) -> None:
+    """Deployment `shared`: two pods whose one container (no requests of its own) shares the
+    pod-level budget POD_LEVEL: only the pod-level requests are sized."""
+    template = {
+        "metadata": {"labels": {"app": "shared"}},
+        "spec": {"resources": POD_LEVEL, "containers": [{"name": "app", "image": "x:1"}]},
+    }
+    body = {
+        "metadata": {"name": "shared"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "shared"}},
+            "template": template,
+        },
+    }
+    client.AppsV1Api(api).create_namespaced_deployment(NS, plain(body))
+    settled(sim, api, cluster)
 
 
 def LEADER() -> bool:
