@@ -79,8 +79,8 @@ def with_ahead(
     # of each pod, what the 15-minute window has not taken in yet: none without a start time,
     # nor of a pod started before its node's first sample (which set the windows)
     first = np.array([-np.inf if x.first_at is None else x.first_at for x in out])
-    unseen = np.nan_to_num(np.exp(-np.maximum(at - since, 0.0) / SETTLING))
-    unseen[~(since > first[node])] = 0.0
+    fresh = since > first[node]  # False for a pod without a start time (NaN)
+    unseen = np.where(fresh, np.exp(-np.maximum(at - since, 0.0) / SETTLING), 0.0)
     changes, lag = [], []
     for usage in (profiles.cpu, profiles.memory):
         per_pod = usage[row][:, index]
