@@ -367,7 +367,7 @@ class RecommenderJob:
             ws, pods_, times, cores, memory = (list(map(itemgetter(i), batch)) for i in FOLDED)
             self.profiles.fold_columns(ws, pods_, times, cores, memory)
         # what each workload container took, into its usage window (all of them at once)
-        return self.windows.add_taken(self.model.add_usages(batch))
+        return self.windows.add_taken(self.model.add_usage_columns(batch))
 
     def _feed_grouped(
         self, w: WorkloadKey, pod: PodView, item: PodMetrics, resources: dict[str, Any]

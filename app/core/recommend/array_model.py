@@ -62,6 +62,7 @@ from app.core.recommend.rounding import rounded_rows
 from app.core.recommend.settings import DAY, RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, StrategyInput, Tuning, tuning
 from app.core.recommend.strategies.vpa import Rows, VpaStrategy, propose_rows
+from app.core.recommend.taken import Taken, TakenColumns, taken_by_rows
 from app.core.recommendation import ContainerPolicy, Recommendation, policy_for_container
 from app.core.resources import Resources
 from app.core.workload_key import WorkloadKey, sorted_keys
@@ -70,7 +71,6 @@ Array = Any
 # One PodMetrics container's usage: (workload, pod, container, time, CPU cores, CPU request in
 # cores, memory bytes): add_usage's arguments.
 Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
-Taken = tuple[list[float], list[float]]  # CPU cores, memory bytes taken
 NAN = math.nan
 
 
@@ -89,6 +89,26 @@ def _rank_within(keys: Array) -> Array:
     rank = np.empty(len(keys), dtype=np.int64)
     rank[order] = np.arange(len(keys)) - group_start
     return rank
+
+
+def _distinct(keys: Sequence[object], found: Sequence[int | None]) -> bool:
+    """No key twice: of the known ones (found: their pod containers), no pod container twice
+    (counted by numpy), and of the new ones (None), no key twice."""
+    if None in found:
+        new = [k for k, pc in zip(keys, found, strict=True) if pc is None]
+        if len(set(new)) != len(new):
+            return False
+        found = [pc for pc in found if pc is not None]
+    return not found or int(np.bincount(np.array(found, dtype=np.int64)).max()) < 2
+
+
+class _Added(NamedTuple):
+    """Whether each sample's CPU and its memory were taken; when they were added together,
+    also their rows, the CPU taken and the cores, the memory taken and the bytes (columns)."""
+
+    cpu: list[bool]
+    memory: list[bool]
+    columns: tuple[Array, Array, Array, Array, Array] | None = None
 
 
 class _Percentiles:
@@ -329,18 +349,26 @@ class ArrayModel:
 
     # Samples -----------------------------------------------------------------------------------
     def add_usages(self, batch: Sequence[Sample]) -> dict[tuple[WorkloadKey, str], Taken]:
-        """add_usage(*sample) for each sample, in order, any workloads: the same
-        state. Consecutive samples of distinct pod containers that no idle expiry can reach are
-        added together (a PodMetrics LIST is one such chunk); a sample that might expire its
-        row is added alone after the check. Per workload container of the batch (in the order
-        they first appear), the CPU cores and memory bytes taken, in order."""
+        """add_usage(*sample) for each sample, in order, any workloads: the same state. Per
+        workload container of the batch (in the order they first appear), the CPU cores and
+        memory bytes taken, in order (add_usage_columns' answer as lists)."""
+        return self.add_usage_columns(batch).lists()
+
+    def add_usage_columns(self, batch: Sequence[Sample]) -> TakenColumns:
+        """add_usages, its answer in columns. Consecutive samples of distinct pod containers
+        that no idle expiry can reach are added together (a PodMetrics LIST is one such chunk);
+        a sample that might expire its row is added alone after the check."""
         samples = [x for x in batch if x[4] is not None or x[6] is not None]
         keys = [x[:3] for x in samples]
-        cpu: list[bool] = []
-        memory: list[bool] = []
-        if len(set(keys)) == len(keys):
-            cpu, memory = self._add_checked(samples, keys)
+        get = self.pods.get
+        found = [get(k) for k in keys]
+        if _distinct(keys, found):
+            added = self._add_checked(samples, keys, found)
+            if added.columns is not None and len(samples) == len(batch):
+                return taken_by_rows(samples, *added.columns)  # the common case: a LIST
+            cpu, memory = added.cpu, added.memory
         else:
+            cpu, memory = [], []
             start = 0
             while start < len(samples):
                 seen: set[tuple[WorkloadKey, str, str]] = set()
@@ -348,9 +376,9 @@ class ArrayModel:
                 while end < len(samples) and keys[end] not in seen:
                     seen.add(keys[end])
                     end += 1
-                more_cpu, more_memory = self._add_checked(samples[start:end], keys[start:end])
-                cpu += more_cpu
-                memory += more_memory
+                more = self._add_checked(samples[start:end], keys[start:end])
+                cpu += more.cpu
+                memory += more.memory
                 start = end
         taken: dict[tuple[WorkloadKey, str], Taken] = {}
         for x in batch:
@@ -363,7 +391,7 @@ class ArrayModel:
                     lists[0].append(cast(float, x[4]))
                 if m:
                     lists[1].append(cast(float, x[6]))
-        return taken
+        return TakenColumns.of_lists(taken)
 
     def add_usage(
         self,
@@ -394,17 +422,22 @@ class ArrayModel:
         return self.add_usage(w, pod, container, t, None, 0.0, bytes_)[1]
 
     def _add_checked(
-        self, chunk: Sequence[Sample], keys: Sequence[tuple[WorkloadKey, str, str]]
-    ) -> tuple[list[bool], list[bool]]:
+        self,
+        chunk: Sequence[Sample],
+        keys: Sequence[tuple[WorkloadKey, str, str]],
+        found: list[int | None] | None = None,
+    ) -> _Added:
         """Samples of distinct pod containers: together when no row can expire meanwhile (as
         the chunk spans less than its rows' idle times, and so does each
         row's last sample before it to the newest) and no day of it is dropped by a later one
         (it spans fewer days than are kept: DailyRows.add), else one by one after each one's
-        idle check. Whether each sample's CPU and its memory were taken."""
+        idle check. Whether each sample's CPU and its memory were taken (`found`: each key's
+        pod container, None for a new one, when the caller looked them up already)."""
         if not chunk:
-            return [], []
-        get = self.pods.get
-        found = [get(k) for k in keys]
+            return _Added([], [])
+        if found is None:
+            get = self.pods.get
+            found = [get(k) for k in keys]
         t = np.array([x[3] for x in chunk], dtype=np.float64)
         newest, oldest = float(t.max()), float(t.min())
         if None in found:
@@ -440,11 +473,11 @@ class ArrayModel:
                 c, m = self._add_one(x, self._pod_container(x[0], x[1], x[2]))
                 cpu.append(c)
                 memory.append(m)
-            return cpu, memory
+            return _Added(cpu, memory)
         if len(chunk) == 1:  # a trace's samples, one pod container: no arrays to build
             pc = self._pod_container(*keys[0]) if found[0] is None else found[0]
             c, m = self._add_one(chunk[0], pc)
-            return [c], [m]
+            return _Added([c], [m])
         if None in found:
             pcs = np.array(
                 [
@@ -494,11 +527,10 @@ class ArrayModel:
         self.daily.add_one(row, t, usage, self.memory.buckets.find_bucket(usage), MEMORY)
         return cpu, True
 
-    def _add_chunk(
-        self, chunk: Sequence[Sample], pcs: Array, t: Array
-    ) -> tuple[list[bool], list[bool]]:
+    def _add_chunk(self, chunk: Sequence[Sample], pcs: Array, t: Array) -> _Added:
         """Samples of distinct pod containers `pcs` at times `t`, none of whose rows expires
-        meanwhile; whether each one's CPU and its memory were taken."""
+        meanwhile; whether each one's CPU and its memory were taken, and the columns
+        taken_by_rows reads."""
         s = self.settings
         rows = self.pc_row[pcs]
         cores = np.array([NAN if x[4] is None else x[4] for x in chunk], dtype=np.float64)
@@ -527,7 +559,7 @@ class ArrayModel:
             self._memory_peaks(pcs[take], t[take], usage[take])
             u = usage[take]
             self.daily.add(rows[take], t[take], u, find_buckets(self.memory.buckets, u), MEMORY)
-        return cpu_taken.tolist(), take.tolist()
+        return _Added(cpu_taken.tolist(), take.tolist(), (rows, cpu_taken, cores, take, usage))
 
     def _memory_peaks(self, pcs: Array, t: Array, usage: Array) -> None:
         """_take_peak of usage samples (not OOM kills) for distinct pod

@@ -16,10 +16,10 @@ have, so a new installation's charts start with days of points instead of one.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -28,11 +28,13 @@ from app.core.recommend.array_model import Sample as ModelSample
 from app.core.recommend.histogram import ExponentialBuckets
 from app.core.recommend.histogram_rows import find_buckets
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.taken import TakenColumns
 from app.core.recommendation import ContainerPolicy
 from app.core.resources import Resources, amount
 from app.core.workload_key import WorkloadKey, sorted_keys
 
 HOUR = 3600.0
+Array = Any
 
 
 @dataclass(frozen=True)
@@ -92,16 +94,15 @@ class _Counts:
         return out
 
 
-def add_all(counts: list[_Counts], values: list[list[float]]) -> None:
-    """counts[i].add(v) for each v of values[i], for every i: the same counts and tops, each
-    value's bucket found for all at once (histogram_rows.find_buckets: find_bucket's buckets)
-    and the values counted per window and bucket by numpy; what is left to Python is one step
-    per window and bucket."""
-    if not counts:
+def add_all(counts: list[_Counts], window: Array, values: Array) -> None:
+    """counts[window[i]].add(values[i]) for every i: the same counts and tops, each value's
+    bucket found for all at once (histogram_rows.find_buckets: find_bucket's buckets) and the
+    values counted per window and bucket by numpy; what is left to Python is one step per
+    window and bucket."""
+    if not counts or not len(values):
         return
-    sizes = [len(v) for v in values]
-    flat = np.fromiter(chain.from_iterable(values), np.float64, sum(sizes))
-    window = np.repeat(np.arange(len(counts)), sizes)
+    flat = np.asarray(values, dtype=np.float64)
+    window = np.asarray(window, dtype=np.int64)
     keep = np.isfinite(flat) & (flat >= 0)
     if not keep.all():
         flat, window = flat[keep], window[keep]
@@ -177,15 +178,14 @@ class UsageWindows:
         percentiles are computed when read (UsageWindow.percentiles)."""
         return self.windows.get(key)
 
-    def add_taken(self, taken: Mapping[Key, tuple[list[float], list[float]]]) -> int:
-        """What ArrayModel.add_usages took, into each key's window (started for every key, as
-        `window` starts it): its CPU cores, then its memory bytes, as window(key).add_cpu and
-        add_memory of each would, all keys at once (add_all). The values given."""
-        windows = [self.window(key) for key in taken]
-        cores, bytes_ = [c for c, _ in taken.values()], [b for _, b in taken.values()]
-        add_all([w.cpu for w in windows], cores)
-        add_all([w.memory for w in windows], bytes_)
-        return sum(map(len, cores)) + sum(map(len, bytes_))
+    def add_taken(self, taken: TakenColumns) -> int:
+        """What ArrayModel.add_usage_columns took, into each key's window (started for every
+        key, as `window` starts it): its CPU cores, then its memory bytes, as window(key).add_cpu
+        and add_memory of each would, all keys at once (add_all). The values given."""
+        windows = [self.window(key) for key in taken.keys]
+        add_all([w.cpu for w in windows], taken.cpu_at, taken.cpu)
+        add_all([w.memory for w in windows], taken.memory_at, taken.memory)
+        return taken.count
 
     def reset(self, keys: Iterable[Key]) -> None:
         for key in keys:
@@ -235,8 +235,7 @@ def replay(
 
     def feed() -> None:
         nonlocal fed
-        taken = model.add_usages(batch)
-        fed += windows.add_taken({k: v for k, v in taken.items() if v[0] or v[1]})
+        fed += windows.add_taken(model.add_usage_columns(batch).with_values())
         batch.clear()
 
     for s in samples:

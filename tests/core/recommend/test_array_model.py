@@ -22,12 +22,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.recommend.aggregate import memory_buckets
-from app.core.recommend.array_model import ArrayModel, Sample, Taken
+from app.core.recommend.array_model import ArrayModel, Sample
 from app.core.recommend.checkpoint import AggregateCheckpoint, load_aggregate
 from app.core.recommend.histogram import DecayingHistogram, ExponentialBuckets, Histogram
 from app.core.recommend.histogram_rows import HistogramRows, find_buckets
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, configure
+from app.core.recommend.taken import Taken
 from app.core.recommendation import ContainerPolicy
 from app.core.workload_key import WorkloadKey
 from tests.core.recommend.test_histogram import _FRACTIONS, _OPERATIONS, CPU, S, _walked

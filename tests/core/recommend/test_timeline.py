@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.settings import RecommenderSettings
+from app.core.recommend.taken import TakenColumns
 from app.core.recommend.timeline import HOUR, Sample, UsageWindow, UsageWindows, add_all, replay
 from app.core.recommendation import ContainerPolicy
 from app.core.workload_key import WorkloadKey
@@ -77,7 +78,7 @@ def test_a_percentile_is_the_largest_sample_of_its_bucket(
         one.add_cpu(v)
     step = max(1, len(values) // parts)
     for i in range(0, len(values), step):
-        windows.add_taken({(W, "app"): (values[i : i + step], [])})
+        windows.add_taken(TakenColumns.of_lists({(W, "app"): (values[i : i + step], [])}))
     many = windows.window((W, "app"))
     want = bucket_top(values, one, p)
     assert one.cpu.percentiles((p, 0.5)) == [want, bucket_top(values, one, 0.5)]
@@ -93,7 +94,7 @@ def test_windows_share_their_layouts_and_hold_nothing_the_collector_walks() -> N
     other = UsageWindow(RecommenderSettings(histogram_bucket_ratio=1.1))
     assert a.cpu.buckets is b.cpu.buckets and a.memory.buckets is b.memory.buckets
     assert other.cpu.buckets.ratio == 1.1 and a.cpu.buckets.ratio == 1.05
-    add_all([a.cpu], [[0.1, 0.2, 5.0]])  # counted as add_taken counts
+    add_all([a.cpu], [0, 0, 0], [0.1, 0.2, 5.0])  # counted as add_taken counts
     a.add_memory(3e8)
     for counts in (a.cpu, a.memory):
         assert counts.total and not gc.is_tracked(counts.counts)
@@ -188,13 +189,13 @@ def test_taken_values_are_counted_as_one_by_one(
     keys = {(W, c): v for c, v in taken.items()}
     at_once, one_by_one = UsageWindows(settings), UsageWindows(settings)
     for _ in range(earlier):  # windows holding samples already
-        at_once.add_taken(keys)
+        at_once.add_taken(TakenColumns.of_lists(keys))
         for key, (cores, bytes_) in keys.items():
             for v in cores:
                 one_by_one.window(key).add_cpu(v)
             for v in bytes_:
                 one_by_one.window(key).add_memory(v)
-    fed = at_once.add_taken(keys)
+    fed = at_once.add_taken(TakenColumns.of_lists(keys))
     for key, (cores, bytes_) in keys.items():
         window = one_by_one.window(key)
         for v in cores:
