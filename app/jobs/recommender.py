@@ -149,6 +149,9 @@ class RecommenderJob:
         # each container's newest history point, as this term's saves read or wrote it: only the
         # leader writes points, so one less than an hour old needs no lookup (append_history)
         self.history_points: dict[Key, float] = {}
+        # each recommendation row as this term's saves read or wrote it: only the leader writes
+        # them, so a row known here is not read again (save_batch's `written`)
+        self.rows_written: dict[Key, tuple[Any, ...]] = {}
 
     # One run -----------------------------------------------------------------------------------
     def run_once(self, still_leader: Callable[[], bool]) -> str:
@@ -216,6 +219,7 @@ class RecommenderJob:
                 datetime.fromtimestamp(now, UTC),  # the job's clock, as the samples' times
                 self.settings.checkpoint_batch_size,
                 recent=self.history_points,
+                written=self.rows_written,
             )
             saved, failed = report.saved, report.failed
             self.checkpointed.update(dict.fromkeys(report.checkpointed, now))
@@ -542,6 +546,7 @@ class RecommenderJob:
                     "deleted recommendations and checkpoints of %s: gone for %.0fs", w, now - since
                 )
         if gone:  # their history went too: a workload of that name again starts without points
-            for key in [k for k in self.history_points if k[:3] in gone]:
-                del self.history_points[key]
+            for known in (self.history_points, self.rows_written):
+                for key in [k for k in known if k[:3] in gone]:
+                    del known[key]
         return deleted

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client import Gauge
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import CursorResult, bindparam, delete, func, insert, select, update
 
 from app.core.workload_key import WorkloadKey
 from app.store.checkpoints import checkpoint_values
@@ -160,6 +160,58 @@ def _recommendation_values(r: ContainerResult, old: Any) -> dict[str, Any]:
     return values
 
 
+@dataclass
+class _RowWrites:
+    """A batch's recommendation rows by the write each needs, and each row as it will stand
+    (`rows`: the id, the key, the columns; None once deleted) where that is known."""
+
+    cluster: int
+    now: datetime
+    new: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    span: list[dict[str, Any]] = field(default_factory=list)  # only SPAN_COLUMNS changed
+    gone: list[int] = field(default_factory=list)
+    rows: dict[Key, tuple[Any, ...] | None] = field(default_factory=dict)
+
+    def add(self, key: Key, r: ContainerResult, old: Any, read: bool) -> None:
+        """`r`'s row, `old` as stored (None: no row), `read` from the database by this batch."""
+        if r.recommendation is None:
+            if old is not None:
+                self.gone.append(old[0])
+                self.rows[key] = None
+            return
+        values = _recommendation_values(r, old)
+        if old is None:  # its id is read by the next batch that has it
+            row = {"cluster_id": self.cluster, **dict(zip(KEY, key, strict=True)), **values}
+            self.new.append({**row, "updated_at": self.now})
+            return
+        if _STORED_VALUES(old) != _NEW_VALUES(values):
+            self.changed.append({"_id": old[0], **values, "updated_at": self.now})
+        elif not all(_same(old[_AT[c]], values[c]) for c in SPAN_COLUMNS):
+            span = {c: values[c] for c in SPAN_COLUMNS}
+            self.span.append({"_id": old[0], **span, "updated_at": self.now})
+        elif not read:
+            return  # known as it stands
+        self.rows[key] = (old[0], *key, *(values[c] for c in RECOMMENDATION_COLUMNS))
+
+
+def _write(
+    session: DbSession, table: Any, new: list[dict[str, Any]], *changes: list[dict[str, Any]]
+) -> int:
+    """The rows inserted, then each list of changes by id in one statement (its rows set the
+    same columns); the rows an update did not find."""
+    missed = 0
+    if new:
+        session.execute(insert(table), new)
+    for changed in changes:
+        if changed:
+            done = session.execute(update(table).where(table.c.id == bindparam("_id")), changed)
+            found = cast(CursorResult[Any], done).rowcount  # summed over the rows (executemany)
+            if 0 <= found < len(changed):
+                missed += len(changed) - found
+    return missed
+
+
 def save_batch(
     session: DbSession,
     results: Sequence[ContainerResult],
@@ -167,6 +219,7 @@ def save_batch(
     points: set[tuple[WorkloadKey, str]] | None = None,
     checkpointed: set[tuple[WorkloadKey, str]] | None = None,
     recent: dict[Key, float] | None = None,
+    written: dict[Key, tuple[Any, ...]] | None = None,
 ) -> None:
     """Upserts the recommendations and checkpoints of `results` in one transaction (a result
     without a checkpoint leaves its checkpoint row as it is); adds the (workload, container) of
@@ -176,7 +229,11 @@ def save_batch(
     Rows are read with one query per table and written with one executemany statement per kind
     of change (SQLAlchemy Core: no ORM object per row); a recommendation row whose values did
     not change is left alone, and one where only the span of its samples did gets those columns
-    alone."""
+    alone. `written`, when given, holds each recommendation row as the caller's earlier batches
+    last read or wrote it (the id, the key, the columns); a key in it is not read again, and it
+    is kept up to date once the transaction is committed. Only the leader writes these rows, so
+    a leadership term may keep it; should an update find fewer rows than it was given (a row
+    removed by something else), it is emptied and the next batches read their rows again."""
     recs_t, cps_t = RecommendationRow.__table__, Checkpoint.__table__
     keys_in_order = [
         (r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results
@@ -184,15 +241,14 @@ def save_batch(
     keys = set(keys_in_order)
     try:
         cluster = cluster_key(session)
-        recs = _existing(session, recs_t, cluster, keys, RECOMMENDATION_COLUMNS)
+        known = written if written is not None else {}
+        unknown = {k for k in keys if k not in known} if known else keys
+        recs = _existing(session, recs_t, cluster, unknown, RECOMMENDATION_COLUMNS)
         checkpointing = {
             k for k, r in zip(keys_in_order, results, strict=True) if r.checkpoint is not None
         }
         cps = _existing(session, cps_t, cluster, checkpointing, ())
-        rec_new: list[dict[str, Any]] = []
-        rec_changed: list[dict[str, Any]] = []
-        rec_span: list[dict[str, Any]] = []  # rows where only SPAN_COLUMNS changed
-        rec_gone: list[int] = []
+        rows = _RowWrites(cluster, now)
         cp_new: list[dict[str, Any]] = []
         cp_changed: list[dict[str, Any]] = []
         for key, r in zip(keys_in_order, results, strict=True):
@@ -204,31 +260,12 @@ def save_batch(
                     cp_new.append(
                         {"cluster_id": cluster, **dict(zip(KEY, key, strict=True)), **values}
                     )
-            old = recs.get(key)
-            if r.recommendation is None:
-                if old is not None:
-                    rec_gone.append(old.id)
-                continue
-            values = _recommendation_values(r, old)
-            if old is None:
-                row = {"cluster_id": cluster, **dict(zip(KEY, key, strict=True)), **values}
-                rec_new.append({**row, "updated_at": now})
-            elif _STORED_VALUES(old) != _NEW_VALUES(values):
-                rec_changed.append({"_id": old.id, **values, "updated_at": now})
-            elif not all(_same(old[_AT[c]], values[c]) for c in SPAN_COLUMNS):
-                span = {c: values[c] for c in SPAN_COLUMNS}
-                rec_span.append({"_id": old.id, **span, "updated_at": now})
-        for table, new, *changes in (
-            (cps_t, cp_new, cp_changed),
-            (recs_t, rec_new, rec_changed, rec_span),
-        ):
-            if new:
-                session.execute(insert(table), new)
-            for changed in changes:
-                if changed:  # one statement: its rows set the same columns
-                    session.execute(update(table).where(table.c.id == bindparam("_id")), changed)
-        if rec_gone:
-            session.execute(delete(recs_t).where(recs_t.c.id.in_(rec_gone)))
+            read = recs.get(key)
+            rows.add(key, r, read if read is not None else known.get(key), read is not None)
+        _write(session, cps_t, cp_new, cp_changed)
+        missed = _write(session, recs_t, rows.new, rows.changed, rows.span)
+        if rows.gone:
+            session.execute(delete(recs_t).where(recs_t.c.id.in_(rows.gone)))
         appended = append_history(
             session, [r for r in results if r.recommendation is not None], keys, now, recent
         )
@@ -237,6 +274,28 @@ def save_batch(
         session.rollback()
         raise
     _report(results, appended, points, checkpointed, recent)
+    if written is not None:
+        _remember(written, rows.rows, missed)
+
+
+def _remember(
+    written: dict[Key, tuple[Any, ...]], wrote: dict[Key, tuple[Any, ...] | None], missed: int
+) -> None:
+    """A committed batch's rows into `written` (save_batch's), or `written` emptied when an
+    update missed rows: the rows read afresh by the next batches, the missing ones inserted."""
+    if missed:
+        log.warning(
+            "%d recommendation rows were no longer in the database (removed by something other "
+            "than the recommender); the rows are read again and rewritten at the next save",
+            missed,
+        )
+        written.clear()
+        return
+    for key, row in wrote.items():
+        if row is None:
+            written.pop(key, None)
+        else:
+            written[key] = row
 
 
 def _report(
@@ -274,9 +333,11 @@ def save_all(
     batch_size: int,
     *,
     recent: dict[Key, float] | None = None,
+    written: dict[Key, tuple[Any, ...]] | None = None,
 ) -> SaveReport:
     """Writes results in batches; a failing batch is logged and skipped. `recent`: each key's
-    newest history point, read and kept up to date across runs (save_batch)."""
+    newest history point, `written` each recommendation row, read and kept up to date across
+    runs (save_batch)."""
     saved = failed = 0
     points: set[tuple[WorkloadKey, str]] = set()
     checkpointed: set[tuple[WorkloadKey, str]] = set()
@@ -285,7 +346,7 @@ def save_all(
     def flush() -> None:
         nonlocal saved, failed
         try:
-            save_batch(session, batch, now, points, checkpointed, recent)
+            save_batch(session, batch, now, points, checkpointed, recent, written)
             saved += len(batch)
         except Exception:
             log.exception(
