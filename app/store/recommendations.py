@@ -172,6 +172,7 @@ class _RowWrites:
     span: list[dict[str, Any]] = field(default_factory=list)  # only SPAN_COLUMNS changed
     gone: list[int] = field(default_factory=list)
     rows: dict[Key, tuple[Any, ...] | None] = field(default_factory=dict)
+    new_rows: list[tuple[Any, ...]] = field(default_factory=list)  # of `new`: key and columns
 
     def add(self, key: Key, r: ContainerResult, old: Any, read: bool) -> None:
         """`r`'s row, `old` as stored (None: no row), `read` from the database by this batch."""
@@ -181,9 +182,11 @@ class _RowWrites:
                 self.rows[key] = None
             return
         values = _recommendation_values(r, old)
-        if old is None:  # its id is read by the next batch that has it
+        full = (*key, *(values[c] for c in RECOMMENDATION_COLUMNS))
+        if old is None:  # its id comes back from the insert (inserted)
             row = {"cluster_id": self.cluster, **dict(zip(KEY, key, strict=True)), **values}
             self.new.append({**row, "updated_at": self.now})
+            self.new_rows.append(full)
             return
         if _STORED_VALUES(old) != _NEW_VALUES(values):
             self.changed.append({"_id": old[0], **values, "updated_at": self.now})
@@ -192,7 +195,12 @@ class _RowWrites:
             self.span.append({"_id": old[0], **span, "updated_at": self.now})
         elif not read:
             return  # known as it stands
-        self.rows[key] = (old[0], *key, *(values[c] for c in RECOMMENDATION_COLUMNS))
+        self.rows[key] = (old[0], *full)
+
+    def inserted(self, ids: list[int]) -> None:
+        """The ids the insert of `new` gave, in its order."""
+        for i, full in zip(ids, self.new_rows, strict=True):
+            self.rows[full[:4]] = (i, *full)
 
 
 def _write(
@@ -230,7 +238,8 @@ def save_batch(
     of change (SQLAlchemy Core: no ORM object per row); a recommendation row whose values did
     not change is left alone, and one where only the span of its samples did gets those columns
     alone. `written`, when given, holds each recommendation row as the caller's earlier batches
-    last read or wrote it (the id, the key, the columns); a key in it is not read again, and it
+    last read or wrote it (the id, the key, the columns; an inserted row's id as the insert gives
+    it back); a key in it is not read again, and it
     is kept up to date once the transaction is committed. Only the leader writes these rows, so
     a leadership term may keep it; should an update find fewer rows than it was given (a row
     removed by something else), it is emptied and the next batches read their rows again."""
@@ -263,7 +272,12 @@ def save_batch(
             read = recs.get(key)
             rows.add(key, r, read if read is not None else known.get(key), read is not None)
         _write(session, cps_t, cp_new, cp_changed)
-        missed = _write(session, recs_t, rows.new, rows.changed, rows.span)
+        if rows.new:  # with the ids given, in order (SQLAlchemy's insertmanyvalues)
+            ids = session.scalars(
+                insert(recs_t).returning(recs_t.c.id, sort_by_parameter_order=True), rows.new
+            )
+            rows.inserted(list(ids))
+        missed = _write(session, recs_t, [], rows.changed, rows.span)
         if rows.gone:
             session.execute(delete(recs_t).where(recs_t.c.id.in_(rows.gone)))
         appended = append_history(
