@@ -16,8 +16,9 @@ Workloads and totals add containers up; money multiplies by prices per core-hour
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 GIB = 2**30
 HOURS_PER_MONTH = 730  # 365 x 24 / 12
@@ -56,6 +57,29 @@ def pod_requests(requests: Iterable[tuple[int | None, int | None]]) -> PodReques
     cpus = [c for c, _ in pairs if c is not None]
     mems = [m for _, m in pairs if m is not None]
     return PodRequests(len(pairs), sum(cpus), sum(mems), _typical(cpus), _typical(mems))
+
+
+class PodsSeen:
+    """The live pods of a workload (or of one of its node groups) a run saw, by name (the first
+    of a name kept), each with its containers' resources (app.core.pods.ContainerResources);
+    a container's requests over them are summed only when asked."""
+
+    __slots__ = ("pods",)
+
+    def __init__(self) -> None:
+        self.pods: dict[str, Mapping[str, Any]] = {}
+
+    def add(self, name: str, resources: Mapping[str, Any]) -> None:
+        self.pods.setdefault(name, resources)
+
+    def requests(self, container: str) -> PodRequests | None:
+        """pod_requests of the pods running `container`; None when none runs it."""
+        pairs = [
+            (r.cpu_request, r.memory_request)
+            for resources in self.pods.values()
+            if (r := resources.get(container)) is not None
+        ]
+        return pod_requests(pairs) if pairs else None
 
 
 @dataclass(frozen=True)

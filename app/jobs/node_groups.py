@@ -12,7 +12,6 @@ one check per pod.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 
 from app.core.node_groups import GROUPED_KINDS, grouping_label, node_group
 from app.core.nodes import NodeView
@@ -24,19 +23,11 @@ from app.core.recommend.samples import Usage
 from app.core.recommend.settings import RecommenderSettings
 from app.core.recommend.strategies import VPA, Strategy, chosen
 from app.core.recommend.timeline import Sample
-from app.core.savings import pod_requests
+from app.core.savings import PodsSeen
 from app.core.workload_key import WorkloadKey
 from app.store.node_groups import NodeGroupResult
 
 PolicyOf = Callable[[WorkloadKey], Policy | None]  # the governing policy, this run
-
-
-@dataclass
-class _Seen:
-    """The pods of one group of one DaemonSet seen in this run, with their requests."""
-
-    pods: set[str] = field(default_factory=set)
-    requests: dict[str, list[tuple[int | None, int | None]]] = field(default_factory=dict)
 
 
 class NodeGroupRecorder:
@@ -46,7 +37,7 @@ class NodeGroupRecorder:
         self._node_labels: dict[str, dict[str, str]] = {}
         self._policy_of: PolicyOf = lambda w: None
         self._labels: dict[WorkloadKey, str | None] = {}  # this run's grouping label per DaemonSet
-        self._seen: dict[tuple[WorkloadKey, GroupKey], _Seen] = {}
+        self._seen: dict[tuple[WorkloadKey, GroupKey], PodsSeen] = {}
         self._active = False
 
     def begin(
@@ -100,12 +91,7 @@ class NodeGroupRecorder:
     def saw_pod(
         self, key: GroupKey, w: WorkloadKey, name: str, resources: Mapping[str, ContainerResources]
     ) -> None:
-        seen = self._seen.setdefault((w, key), _Seen())
-        if name in seen.pods:
-            return
-        seen.pods.add(name)
-        for container, r in resources.items():
-            seen.requests.setdefault(container, []).append((r.cpu_request, r.memory_request))
+        self._seen.setdefault((w, key), PodsSeen()).add(name, resources)
 
     def add(self, key: GroupKey, w: WorkloadKey, u: Usage, request_cores: float) -> None:
         """A metrics sample of a grouped pod, into its group's model."""
@@ -144,8 +130,7 @@ class NodeGroupRecorder:
             recs = self.groups.recommend(w, cps, chosen(policy.recommender) if policy else VPA)
             for key, container, checkpoint in self.groups.checkpoints(w):
                 seen = self._seen.get((w, key))
-                requests = seen.requests.get(container) if seen else None
-                typical = pod_requests(requests) if requests else None
+                typical = seen.requests(container) if seen else None
                 yield NodeGroupResult(
                     w,
                     container,

@@ -27,7 +27,7 @@ from app.core.gcpause import without_cyclic_gc
 from app.core.job_families import FAMILY_KIND
 from app.core.owner_memo import WorkloadMemo
 from app.core.placement.profile import Profiles
-from app.core.pods import ContainerResources, PodView
+from app.core.pods import PodView
 from app.core.policy import PolicyIndex
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.array_model import Sample as ModelSample
@@ -44,7 +44,7 @@ from app.core.recommend.samples import (
 from app.core.recommend.strategies import VPA, Strategy, chosen
 from app.core.recommend.timeline import Sample, UsageWindows
 from app.core.recommendation import ContainerPolicy, Recommendation
-from app.core.savings import pod_requests
+from app.core.savings import PodsSeen
 from app.core.workload_key import WorkloadKey
 from app.jobs.background import in_background
 from app.jobs.cluster_totals import TotalsWriter
@@ -81,17 +81,9 @@ FOLDED = (0, 1, 3, 4, 6)  # of a ModelSample: what the daily profiles are fed
 class WorkloadInfo:
     """What the API shows next to a recommendation: current requests, HPA conflicts."""
 
-    # per container, the (cpu, memory) requests of each live pod running it (reporting metrics)
-    requests: dict[str, list[tuple[int | None, int | None]]] = field(default_factory=dict)
+    # the live pods reporting metrics (the replicas), with their requests
+    seen: PodsSeen = field(default_factory=PodsSeen)
     conflicts: dict[str, str] = field(default_factory=dict)
-    pods: set[str] = field(default_factory=set)  # live pods (reporting metrics): the replicas
-
-    def add_pod(self, name: str, resources: dict[str, ContainerResources]) -> None:
-        if name in self.pods:
-            return
-        self.pods.add(name)
-        for container, r in resources.items():
-            self.requests.setdefault(container, []).append((r.cpu_request, r.memory_request))
 
 
 class RecommenderJob:
@@ -361,7 +353,7 @@ class RecommenderJob:
                 # what selector policies match: the labels of its first pod in the LIST (read
                 # once a workload: its pods' labels differ only while a rollout changes them)
                 last_labels[w] = pod.labels
-            workload_info.add_pod(pod.name, resources)
+            workload_info.seen.add(pod.name, resources)
             if grouping:
                 self._feed_grouped(w, pod, item, resources)
             raw_usages(w, item, resources, raw)
@@ -504,8 +496,8 @@ class RecommenderJob:
                 saved = fit.cap(w, recs, live.get(w))  # saved capped to fit a node
             wi = info.get(w, WorkloadInfo())
             for name, row in sorted(model.rows[w].items()):
-                pods = wi.requests.get(name)
-                current = CurrentRequests.of(pod_requests(pods)) if pods else None
+                requests = wi.seen.requests(name)
+                current = CurrentRequests.of(requests) if requests else None
                 yield ContainerResult(
                     w,
                     name,

@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.core.pods import ContainerResources
 from app.core.savings import (
     HOURS_PER_MONTH,
     PodRequests,
+    PodsSeen,
     Prices,
     Savings,
     container_savings,
@@ -86,3 +88,15 @@ def test_prices_per_hour_and_month() -> None:
         "€0.0316",
         "€1.00",
     ]
+
+
+def test_pods_seen_sum_each_containers_requests_over_the_pods_running_it() -> None:
+    """A pod counts once whatever how often it is seen (its first resources kept); a container
+    is summed over the pods that run it, and a container none runs has no requests."""
+    seen = PodsSeen()
+    seen.add("web-1", {"app": ContainerResources(100, 64 * MI), "proxy": ContainerResources(10)})
+    seen.add("web-2", {"app": ContainerResources(300, 64 * MI)})
+    seen.add("web-1", {"app": ContainerResources(999, GI)})  # seen again: the first kept
+    assert seen.requests("app") == pod_requests([(100, 64 * MI), (300, 64 * MI)])
+    assert seen.requests("proxy") == PodRequests(1, 10, 0, 10, None)
+    assert seen.requests("sidecar") is None
