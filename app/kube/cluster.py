@@ -29,6 +29,7 @@ from app.core.sizing.node_fit import DaemonTemplate, daemon_template
 from app.core.workload_key import WELL_KNOWN_GROUPS, WorkloadKey, kind_key
 from app.kube.daemonsets import trim_daemonset
 from app.kube.informer import Informer, Obj
+from app.kube.node_views import NodeViews
 from app.kube.scalable import ScalableKinds
 
 log = logging.getLogger(__name__)
@@ -232,6 +233,7 @@ class ClusterView:
         }
         self.hpas = Informer("hpas", hpa.list_horizontal_pod_autoscaler_for_all_namespaces)
         self.nodes = Informer("nodes", core.list_node, transform=trim_node)
+        self._node_views = NodeViews(self.nodes)  # each node parsed once while unchanged
         self.custom = client.CustomObjectsApi(api)
         for inf in self.controllers.values():
             inf.counts = _owners_moved  # owners_version
@@ -298,7 +300,7 @@ class ClusterView:
     def node_views(self) -> list[NodeView]:
         """The cached nodes, read for the updater's fit check (a few thousand at most: read at
         each run; the scaler counts the JSON itself, app.core.scaling.proportional)."""
-        return [NodeView.parse(n) for n in self.nodes.items()]
+        return self._node_views.views()
 
     def workload_exists(self, w: WorkloadKey) -> bool:
         """From the caches for the six kinds; any other through its Scale (one GET). A Scale the

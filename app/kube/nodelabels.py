@@ -21,6 +21,7 @@ from kubernetes import client
 
 from app.core.nodes import NodeView
 from app.kube.informer import Informer, Obj
+from app.kube.node_views import NodeViews
 
 STARTUP = 30.0  # seconds after its start in which a lookup may wait for the first listing
 
@@ -58,6 +59,7 @@ class NodeLabelCache:
         self.informer = Informer(
             "webhook-nodes", core.list_node, watch_timeout=watch_timeout, transform=trim_node_labels
         )
+        self._views = NodeViews(self.informer)  # each node parsed once while unchanged
 
     def __call__(self, name: str) -> Mapping[str, str] | None:
         node: Any = self.informer.get("", name)
@@ -65,7 +67,7 @@ class NodeLabelCache:
 
     def views(self) -> list[NodeView]:
         """Every node as last listed and watched."""
-        return [NodeView.parse(n) for n in self.informer.items()]
+        return self._views.views()
 
     @property
     def version(self) -> str:
