@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -196,7 +196,7 @@ class RecommenderJob:
                 self.profiles.forget(self.model.rows)
             if newest is not None:
                 self.node_groups.groups.expire_idle(newest)
-            self._forget_deleted_pods(set(pods))
+            self._forget_deleted_pods(pods)  # keyed by (namespace, name)
             conflicts = self.cluster.hpa_conflicts()
             for w, c in conflicts.items():
                 info.setdefault(w, WorkloadInfo()).conflicts = c
@@ -407,9 +407,9 @@ class RecommenderJob:
                     )
         return count
 
-    def _forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
+    def _forget_deleted_pods(self, live: Container[tuple[str, str]]) -> None:
         """Memory windows of pods that are gone; their history stays in the rows."""
-        self.model.forget_pods(lambda k: (k[0].namespace, k[1]) not in live)
+        self.model.forget_pods(live)
         self.node_groups.groups.forget_deleted_pods(live)
 
     def _grouped_history(self) -> Callable[[Sample], None]:

@@ -37,7 +37,7 @@ The recommender job (app/jobs/recommender.py), its Prometheus history replay (ti
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
@@ -333,10 +333,10 @@ class ArrayModel:
             self._drop(w, container)
         self.tunings.pop(w, None)
 
-    def forget_pods(self, gone: Callable[[tuple[WorkloadKey, str, str]], bool]) -> None:
-        """Forgets the memory windows (and last samples) of the pod containers, keyed
-        (workload, pod, container), that `gone` says are; their rows' history stays."""
-        for key in [k for k in self.pods if gone(k)]:
+    def forget_pods(self, live: Container[tuple[str, str]]) -> None:
+        """Forgets the memory windows (and last samples) of the pod containers whose pod
+        (namespace, name) is not in `live`; their rows' history stays."""
+        for key in [k for k in self.pods if (k[0].namespace, k[1]) not in live]:
             pc = self.pods.pop(key)
             del self.pod_keys[pc]
             self.row_pods[int(self.pc_row[pc])].discard(pc)

@@ -10,7 +10,7 @@ recommendation is exactly what the DaemonSet would get if only that group's pods
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 
 from app.core.recommend.array_model import ArrayModel
 from app.core.recommend.checkpoint import AggregateCheckpoint
@@ -109,10 +109,10 @@ class NodeGroupModels:
         self._prune()
         return dropped
 
-    def forget_deleted_pods(self, live: set[tuple[str, str]]) -> None:
+    def forget_deleted_pods(self, live: Container[tuple[str, str]]) -> None:
         """Memory windows of pods (namespace, name) that are gone; history stays."""
         for m in self.models.values():
-            m.forget_pods(lambda k: (k[0].namespace, k[1]) not in live)
+            m.forget_pods(live)
 
     def _drop(self, key: GroupKey, w: WorkloadKey) -> None:
         self.models[key].drop_workload(w)
