@@ -144,6 +144,9 @@ class RecommenderJob:
         # each recommendation row as this term's saves read or wrote it: only the leader writes
         # them, so a row known here is not read again (save_batch's `written`)
         self.rows_written: dict[Key, tuple[Any, ...]] = {}
+        # the workloads with rows: read at the term's first collection, then kept by the saves
+        # and the collections (only the leader writes rows), not read again at every run
+        self.stored: set[WorkloadKey] | None = None
 
     # One run -----------------------------------------------------------------------------------
     def run_once(self, still_leader: Callable[[], bool]) -> str:
@@ -515,7 +518,10 @@ class RecommenderJob:
         """Deletes the rows of workloads that no longer exist, once gone for the grace period."""
         deleted = 0
         gone: set[tuple[str, str, str]] = set()
-        for w in stored_workloads(session):
+        if self.stored is None:
+            self.stored = stored_workloads(session)
+        self.stored.update(self.model.rows)  # this run's, saved
+        for w in list(self.stored):
             # A Job family is no object: it exists while its history does (its aggregates go
             # when idle for the memory window), so a family whose Jobs all finished keeps its
             # recommendation for the next one (app.core.job_families).
@@ -528,6 +534,7 @@ class RecommenderJob:
             since = self.missing_since.setdefault(w, now)
             if now - since >= self.settings.gc_grace_seconds and still_leader():
                 delete_workload(session, w)
+                self.stored.discard(w)
                 gone.add((w.namespace, w.kind, w.name))
                 self.model.drop_workload(w)
                 self.node_groups.groups.drop(w)

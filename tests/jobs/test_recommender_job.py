@@ -20,6 +20,7 @@ from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
 from app.store.extensions import db
 from app.store.models import Checkpoint, Recommendation
+from app.store.recommendations import stored_workloads
 from tests.support.json_bodies import plain
 from tests.support.processes import wait_for
 from tests.support.recommender_runs import deployment, make_job, step
@@ -133,6 +134,28 @@ def test_rows_of_a_deleted_workload_go_after_the_grace_period_and_not_before(
     assert {k[:3] for k in job.history_points} == {
         (w.namespace, w.kind, w.name) for w in (WEB, PRIVATE)
     }
+
+
+def test_the_stored_workloads_are_read_once_a_term_and_kept_by_the_saves(
+    app: Flask, cluster: ClusterView, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The garbage collection reads which workloads have rows at the term's first run only;
+    later runs know them from their own saves and deletions (only the leader writes rows)."""
+    reads: list[int] = []
+
+    def counted(session: Any) -> set[WorkloadKey]:
+        reads.append(1)
+        return stored_workloads(session)
+
+    job = make_job(app, cluster, sim)
+    monkeypatch.setattr("app.jobs.recommender.stored_workloads", counted)
+    for _ in range(3):
+        step(sim, job)
+    assert reads == [1]
+    assert job.stored == stored(app) == {WEB, API, PRIVATE}
+    job.forget()  # a new term reads them again
+    step(sim, job)
+    assert reads == [1, 1]
 
 
 def test_aggregates_without_a_sample_for_the_idle_period_are_dropped(
