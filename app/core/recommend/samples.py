@@ -18,6 +18,7 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -75,7 +76,7 @@ def raw_usages(
     out: list[RawUsage],
 ) -> None:
     """The containers of `item` that are in `resources`, appended to `out` with their quantities
-    as sent (usage_samples parses them, for the whole LIST at once) and the container's CPU
+    as sent (parsed_usages parses them, for the whole LIST at once) and the container's CPU
     request in cores (0 without one), which weighs its CPU samples. An item without a valid
     timestamp is logged and skipped, and so is a container not in `resources` whose values are
     not quantities (as usage_from_metrics logs it). One loop, no generator: this runs for every
@@ -101,26 +102,42 @@ def raw_usages(
             log.warning("PodMetrics %s/%s container %s: %s; skipped", meta.namespace, pod, name, e)
 
 
-def usage_samples(raw: list[RawUsage]) -> list[UsageSample]:
+# Of the samples, what the daily profiles fold (app.core.placement.profile.fold_columns), a
+# column each: workload, pod, time, CPU cores, memory bytes.
+ProfileColumns = tuple[
+    Sequence[WorkloadKey], Sequence[str], Sequence[float], Sequence[float | None], Sequence[Any]
+]
+_PROFILED = (0, 1, 3, 4, 6)  # of a UsageSample
+
+
+class ParsedUsages(NamedTuple):
+    samples: list[UsageSample]
+    profiled: ProfileColumns
+
+
+def parsed_usages(raw: list[RawUsage]) -> ParsedUsages:
     """The raw usages with their quantities parsed (quantities: column-wise, the CPU column
-    then the memory one), in order: usage_from_metrics' values. A usage with a value that is
-    not a quantity is logged (its CPU's error first, as usage_from_metrics logs it) and left
-    out."""
+    then the memory one), in order: usage_from_metrics' values; and the columns of them the
+    daily profiles fold (taken from the columns parsed, not from the samples again). A usage
+    with a value that is not a quantity is logged (its CPU's error first, as
+    usage_from_metrics logs it) and left out."""
     if not raw:
-        return []
+        return ParsedUsages([], ([], [], [], [], []))
     ws, pods, containers, times, cpus, requests, memories = zip(*raw, strict=True)
     cores, cpu_errors = quantities(cpus)
     bytes_, memory_errors = quantities(memories)
     out = list(zip(ws, pods, containers, times, cores, requests, bytes_, strict=True))
     if not cpu_errors and not memory_errors:
-        return out
+        return ParsedUsages(out, (ws, pods, times, cores, bytes_))
     for i in sorted(cpu_errors.keys() | memory_errors.keys()):
         e = cpu_errors.get(i) or memory_errors[i]
         log.warning(
             "PodMetrics %s/%s container %s: %s; skipped", ws[i].namespace, pods[i], containers[i], e
         )
     bad = cpu_errors.keys() | memory_errors.keys()
-    return [x for i, x in enumerate(out) if i not in bad]
+    kept = [x for i, x in enumerate(out) if i not in bad]
+    columns = [list(map(itemgetter(i), kept)) for i in _PROFILED]
+    return ParsedUsages(kept, (columns[0], columns[1], columns[2], columns[3], columns[4]))
 
 
 def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, float | None]]:
