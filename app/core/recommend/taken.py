@@ -2,9 +2,10 @@
 
 `ArrayModel.add_usage_columns` answers which CPU and memory values of a batch it took, for each
 workload container of the batch; the recommender job counts them into each container's usage
-window (timeline.UsageWindows.add_taken). At 150,000 pods a batch holds 300,000 samples: kept as
-columns (each value with its workload container's index), the answer is built with a few numpy
-calls from the rows the model found, not with a dict lookup and a list append per sample.
+window (timeline.UsageWindows.add_taken). At 150,000 pods a batch holds a sample per pod
+container, each with a CPU and a memory value: kept as columns (each value with its workload
+container's index), the answer is built with a few numpy calls from the rows the model found,
+not with a dict lookup and a list append per sample.
 `lists` gives the same answer as one list of CPU cores and one of memory bytes per workload
 container (ArrayModel.add_usages, which the tests compare sample by sample).
 """
