@@ -4,7 +4,7 @@ term read or wrote is not read again; a row removed behind its back is written a
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,6 +15,7 @@ from app.store.extensions import db
 from app.store.models import Recommendation
 from app.store.recommendations import find_recommendations, save_all
 from app.store.results import results_from_model
+from app.store.session import to_unix
 from tests.store.test_recommendations import DB_, NOW, fed_model
 
 T = 1_719_792_000.0 + 4 * 86400  # after fed_model's samples
@@ -56,13 +57,8 @@ def test_rows_known_from_earlier_saves_are_not_read_again(app: Flask) -> None:
     assert rows["postgres"].sample_count == 3 * 288 + 4
     assert rows["postgres"].target_cpu == m.recommend(DB_)["postgres"].target.cpu
     # a row that never changed keeps the time of its insert, one that changed the last save's
-    assert naive(rows["app"].updated_at) == naive(NOW)
-    assert naive(rows["postgres"].updated_at) == naive(NOW + timedelta(minutes=3))
-
-
-def naive(at: datetime) -> datetime:
-    """UTC without its zone (SQLite hands back naive datetimes, PostgreSQL UTC ones)."""
-    return at.astimezone(UTC).replace(tzinfo=None) if at.tzinfo else at
+    assert to_unix(rows["app"].updated_at) == NOW.timestamp()
+    assert to_unix(rows["postgres"].updated_at) == (NOW + timedelta(minutes=3)).timestamp()
 
 
 def test_a_row_removed_behind_the_saves_is_written_again(
