@@ -223,7 +223,7 @@ class RecommenderJob:
             memo.release()  # the last pod asked about: the previous run's views may go
             self._save_node_groups(session, stamp)
             self._save_profiles(session, now, still_leader)
-            deleted = self._collect_garbage(session, now, still_leader)
+            deleted = self._collect_garbage(session, now, still_leader, report.workloads)
             self.totals.write(session, policies, stamp, still_leader)  # logs a failure
             count_recommendations(session)  # the gauges, after this run's writes
         return (
@@ -509,14 +509,19 @@ class RecommenderJob:
                 )
 
     def _collect_garbage(
-        self, session: DbSession, now: float, still_leader: Callable[[], bool]
+        self,
+        session: DbSession,
+        now: float,
+        still_leader: Callable[[], bool],
+        saved: Iterable[WorkloadKey],
     ) -> int:
-        """Deletes the rows of workloads that no longer exist, once gone for the grace period."""
+        """Deletes the rows of workloads that no longer exist, once gone for the grace period.
+        `saved`: the workloads this run's committed batches wrote (a failed batch wrote none)."""
         deleted = 0
         gone: set[tuple[str, str, str]] = set()
         if self.stored is None:
             self.stored = stored_workloads(session)
-        self.stored.update(self.model.rows)  # this run's, saved
+        self.stored.update(saved)
         for w in list(self.stored):
             # A Job family is no object: it exists while its history does (its aggregates go
             # when idle for the memory window), so a family whose Jobs all finished keeps its

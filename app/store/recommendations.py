@@ -331,13 +331,14 @@ def _report(
 @dataclass(frozen=True)
 class SaveReport:
     """What one save_all wrote: the containers saved, those whose batch failed (skipped, their
-    previous values kept), and the (workload, container) of the history points and of the
-    checkpoints written."""
+    previous values kept), the (workload, container) of the history points and of the
+    checkpoints written, and the workloads of the batches committed (their rows stand)."""
 
     saved: int = 0
     failed: int = 0
     points: frozenset[tuple[WorkloadKey, str]] = frozenset()
     checkpointed: frozenset[tuple[WorkloadKey, str]] = frozenset()
+    workloads: frozenset[WorkloadKey] = frozenset()
 
 
 def save_all(
@@ -355,6 +356,7 @@ def save_all(
     saved = failed = 0
     points: set[tuple[WorkloadKey, str]] = set()
     checkpointed: set[tuple[WorkloadKey, str]] = set()
+    workloads: set[WorkloadKey] = set()
     batch: list[ContainerResult] = []
 
     def flush() -> None:
@@ -362,6 +364,7 @@ def save_all(
         try:
             save_batch(session, batch, now, points, checkpointed, recent, written)
             saved += len(batch)
+            workloads.update(r.workload for r in batch)
         except Exception:
             log.exception(
                 "could not save a batch of %d recommendations; keeping the previous values",
@@ -376,7 +379,9 @@ def save_all(
             flush()
     if batch:
         flush()
-    return SaveReport(saved, failed, frozenset(points), frozenset(checkpointed))
+    return SaveReport(
+        saved, failed, frozenset(points), frozenset(checkpointed), frozenset(workloads)
+    )
 
 
 def stored_workloads(session: DbSession) -> set[WorkloadKey]:

@@ -158,6 +158,31 @@ def test_the_stored_workloads_are_read_once_a_term_and_kept_by_the_saves(
     assert reads == [1, 1]
 
 
+def test_a_workload_whose_save_failed_is_not_collected_as_if_it_had_rows(
+    app: Flask, cluster: ClusterView, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workload whose every batch failed has no rows: when it is gone, the collection has
+    nothing of it to delete and does not count or log a deletion."""
+    import app.store.recommendations as recommendations
+
+    original = recommendations.save_batch
+
+    def failing_for_api(session: Any, results: Any, *args: Any) -> None:
+        if any(r.workload == API for r in results):
+            raise RuntimeError("the database refused the batch")
+        original(session, results, *args)
+
+    monkeypatch.setattr(recommendations, "save_batch", failing_for_api)
+    job = make_job(app, cluster, sim, gc_grace_seconds=60, checkpoint_batch_size=1)
+    assert "failed 1" in step(sim, job)
+    assert stored(app) == {WEB, PRIVATE}
+    client.AppsV1Api(sim.api_client()).delete_namespaced_deployment("api", "shop")
+    wait_for(lambda: not cluster.workload_exists(API), 10, "the deletion in the cache", 0.05)
+    step(sim, job, 120)  # first noticed gone
+    assert "deleted 0 gone" in step(sim, job, 120)  # gone for 120 s > 60 s: nothing of it saved
+    assert API not in (job.stored or set())
+
+
 def test_aggregates_without_a_sample_for_the_idle_period_are_dropped(
     app: Flask, cluster: ClusterView, sim: Simulator
 ) -> None:
