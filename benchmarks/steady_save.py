@@ -2,14 +2,15 @@
 nothing else.
 
 In a cluster the recommender has watched for days, a run's new samples seldom move a rounded
-target, yet they move every container's sample count and last sample time: the common save
-changes those columns alone (`app.store.recommendations.SPAN_COLUMNS`). This fills a throw-away
-database (SQLite, or a fresh schema of --database-url) with `--containers` recommendations, then
-times `save_all` of `--rounds` runs, each a minute later with each row's span moved and no
-checkpoint due (the recommender rewrites a tenth of them a run; none here, to time the rows
-alone), passing the newest history points as the job does (`recent`). Baseline, in the same
-run and database: the least such a save writes, one executemany UPDATE of the span columns by
-row id, parameters built beforehand, no read (as `metrics_floor.py`'s database floor).
+target, yet they move every container's sample count and last sample time: the common save changes
+those columns alone (`app.store.recommendations`: a row gets the columns that changed). This fills
+a throw-away database (SQLite, or a fresh schema of --database-url) with `--containers`
+recommendations, then times `save_all` of `--rounds` runs, each a minute later with each row's span
+moved and no checkpoint due (the recommender rewrites a tenth of them a run; none here, to time the
+rows alone), passing the newest history points (`recent`) and the rows as written (`written`) from
+run to run as the job does. Baseline, in the same run and database: the least such a save writes,
+one executemany UPDATE of the span columns by row id, parameters built beforehand, no read (as
+`metrics_floor.py`'s database floor).
 
     .venv/bin/python benchmarks/steady_save.py [--containers 15000] [--database-url URL]
 
@@ -50,7 +51,8 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
         model.add_memory(w, f"{w.name}-p", "app", t, 3e8)
     first = list(results_from_model(model))
     with app.app_context():
-        save_all(db.session, first, NOW, 500)
+        written: dict[Any, Any] = {}  # each row as written, kept across runs as the job keeps it
+        save_all(db.session, first, NOW, 500, written=written)
         recent: dict[Any, float] = {}
         seconds = []
         for run in range(1, rounds + 1):
@@ -63,7 +65,9 @@ def measure(app: Any, containers: int, rounds: int) -> tuple[list[float], float]
                 for r in first
             ]
             began = time.perf_counter()
-            report = save_all(db.session, moved, NOW + timedelta(minutes=run), 500, recent=recent)
+            report = save_all(
+                db.session, moved, NOW + timedelta(minutes=run), 500, recent=recent, written=written
+            )
             saved, failed = report.saved, report.failed
             seconds.append(time.perf_counter() - began)
             if failed or saved != containers:
