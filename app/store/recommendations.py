@@ -108,15 +108,18 @@ def _existing(
     return {r[1:5]: r for r in selected}
 
 
-# What moves at nearly every run (each run's samples): a row where only these changed, the
-# common case, is written with these columns alone (and updated_at), not every column again.
+# What moves at nearly every run (each run's samples). A row is written with the columns that
+# changed alone (and updated_at), not every column again: in a steady run its sample count and
+# last sample time, and, as its history grows, its bounds.
 SPAN_COLUMNS = ("sample_count", "first_sample_at", "last_sample_at")
 _VALUE_COLUMNS = tuple(c for c in RECOMMENDATION_COLUMNS if c not in SPAN_COLUMNS)
 # A column's place in a row _existing reads (the id, the key's four columns, then the columns);
-# the value columns (none a datetime: those need _same) compared as one tuple, in C
+# the value columns (none a datetime: those need _same) compared as one tuple, in C, first
 _AT = {c: 1 + len(KEY) + i for i, c in enumerate(RECOMMENDATION_COLUMNS)}
 _STORED_VALUES = itemgetter(*(_AT[c] for c in _VALUE_COLUMNS))
 _NEW_VALUES = itemgetter(*_VALUE_COLUMNS)
+_VALUE_AT = tuple((c, _AT[c]) for c in _VALUE_COLUMNS)
+_SPAN_AT = tuple((c, _AT[c]) for c in SPAN_COLUMNS)
 
 
 def _same(old: Any, new: Any) -> bool:
@@ -168,8 +171,8 @@ class _RowWrites:
     cluster: int
     now: datetime
     new: list[dict[str, Any]] = field(default_factory=list)
-    changed: list[dict[str, Any]] = field(default_factory=list)
-    span: list[dict[str, Any]] = field(default_factory=list)  # only SPAN_COLUMNS changed
+    # the updates by the columns they set: one statement for each such set
+    changed: dict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=dict)
     gone: list[int] = field(default_factory=list)
     rows: dict[Key, tuple[Any, ...] | None] = field(default_factory=dict)
     new_rows: list[tuple[Any, ...]] = field(default_factory=list)  # of `new`: key and columns
@@ -188,11 +191,13 @@ class _RowWrites:
             self.new.append({**row, "updated_at": self.now})
             self.new_rows.append(full)
             return
+        columns = [c for c, i in _SPAN_AT if not _same(old[i], values[c])]
         if _STORED_VALUES(old) != _NEW_VALUES(values):
-            self.changed.append({"_id": old[0], **values, "updated_at": self.now})
-        elif not all(_same(old[_AT[c]], values[c]) for c in SPAN_COLUMNS):
-            span = {c: values[c] for c in SPAN_COLUMNS}
-            self.span.append({"_id": old[0], **span, "updated_at": self.now})
+            columns += [c for c, i in _VALUE_AT if old[i] != values[c]]
+        if columns:
+            update = {c: values[c] for c in columns}
+            update["_id"], update["updated_at"] = old[0], self.now
+            self.changed.setdefault(tuple(columns), []).append(update)
         elif not read:
             return  # known as it stands
         self.rows[key] = (old[0], *full)
@@ -229,20 +234,20 @@ def save_batch(
     recent: dict[Key, float] | None = None,
     written: dict[Key, tuple[Any, ...]] | None = None,
 ) -> None:
-    """Upserts the recommendations and checkpoints of `results` in one transaction (a result
-    without a checkpoint leaves its checkpoint row as it is); adds the (workload, container) of
-    each history point written to `points`, and of each checkpoint written to `checkpointed`,
-    once the transaction is committed, and the newest history point of each key looked up or
-    written to `recent`, which the history append reads (app.store.history.append_history).
-    Rows are read with one query per table and written with one executemany statement per kind
-    of change (SQLAlchemy Core: no ORM object per row); a recommendation row whose values did
-    not change is left alone, and one where only the span of its samples did gets those columns
-    alone. `written`, when given, holds each recommendation row as the caller's earlier batches
-    last read or wrote it (the id, the key, the columns; an inserted row's id as the insert gives
-    it back); a key in it is not read again, and it
-    is kept up to date once the transaction is committed. Only the leader writes these rows, so
-    a leadership term may keep it; should an update find fewer rows than it was given (a row
-    removed by something else), it is emptied and the next batches read their rows again."""
+    """Upserts the recommendations and checkpoints of `results` in one transaction (a result without
+    a checkpoint leaves its checkpoint row as it is); adds the (workload, container) of each history
+    point written to `points`, and of each checkpoint written to `checkpointed`, once the
+    transaction is committed, and the newest history point of each key looked up or written to
+    `recent`, which the history append reads (app.store.history.append_history). Rows are read with
+    one query per table and written with one executemany statement per kind of change (SQLAlchemy
+    Core: no ORM object per row); a recommendation row whose values did not change is left alone,
+    and one that changed gets the columns that changed alone (one statement for each set of them).
+    `written`, when given, holds each recommendation row as the caller's earlier batches last read
+    or wrote it (the id, the key, the columns; an inserted row's id as the insert gives it back); a
+    key in it is not read again, and it is kept up to date once the transaction is committed. Only
+    the leader writes these rows, so a leadership term may keep it; should an update find fewer rows
+    than it was given (a row removed by something else), it is emptied and the next batches read
+    their rows again."""
     recs_t, cps_t = RecommendationRow.__table__, Checkpoint.__table__
     keys_in_order = [
         (r.workload.namespace, r.workload.kind, r.workload.name, r.container) for r in results
@@ -277,7 +282,7 @@ def save_batch(
                 insert(recs_t).returning(recs_t.c.id, sort_by_parameter_order=True), rows.new
             )
             rows.inserted(list(ids))
-        missed = _write(session, recs_t, [], rows.changed, rows.span)
+        missed = _write(session, recs_t, [], *rows.changed.values())
         if rows.gone:
             session.execute(delete(recs_t).where(recs_t.c.id.in_(rows.gone)))
         appended = append_history(
