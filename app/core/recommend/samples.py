@@ -186,7 +186,7 @@ def quantities(values: Sequence[Any]) -> tuple[list[float | None], dict[int, Val
     """_amount of each value (None for ABSENT), and by index the error of each value that is
     not a quantity (its amount then None). A column of one plain form (metrics-server writes
     every CPU usage in nanocores, every memory usage in Ki, but zero) is read at once: joined,
-    checked and converted by numpy (int64: at most 15 digits, so exact; then divided or
+    checked and converted by numpy (int64: below 10^15, so exact as a float; then divided or
     multiplied as _amount does, the same float). Any other column is read value by value."""
     found = _plain_column(values)
     if found is not None:
@@ -207,7 +207,7 @@ def quantities(values: Sequence[Any]) -> tuple[list[float | None], dict[int, Val
 
 def _plain_column(values: Sequence[Any]) -> list[float | None] | None:
     """The amounts of a column whose values are all text of the first one's plain form (digits
-    and the same suffix, at most 15 digits); None for any other column."""
+    and the same suffix, each below 10^15); None for any other column."""
     first = values[0] if values else None
     if type(first) is not str:
         return None
@@ -231,12 +231,15 @@ def _plain_column(values: Sequence[Any]) -> list[float | None] | None:
         if not text.endswith(suffix):
             return None
         text = text.replace(suffix, "")
-    digits = text.split(" ")
-    if len(digits) != n or not all(digits) or max(map(len, digits)) > 15:
+    # n runs of digits, one space between two (no value empty), read by numpy's own text
+    # parser; a value of 10^15 or more (past 19 digits numpy saturates) is read value by value
+    if text.count(" ") != n - 1 or "  " in text or text[:1] == " " or text[-1:] == " ":
         return None
     if not text.replace(" ", "").isdigit():
         return None
-    ints = np.array(digits, dtype=np.int64)
+    ints = np.fromstring(text, dtype=np.int64, sep=" ")
+    if len(ints) != n or int(ints.max()) >= 10**15:
+        return None
     amounts: Any
     if suffix in _DIVIDED:
         amounts = ints / float(_DIVIDED[suffix])

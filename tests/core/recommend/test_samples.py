@@ -270,6 +270,9 @@ _metrics_text = st.one_of(
 @example(["12n"], 0, "5nn")  # a suffix twice
 @example(["7"], 1, "7e3")  # an exponent among bare numbers
 @example(["1n"], 1, str(10**15) + "n")  # 16 digits: read by amount_float
+@example(["1n"], 1, "0" * 18 + "7n")  # leading zeros: 19 digits, a small number
+@example(["1"], 1, "9" * 25)  # past int64: numpy's parser saturates; read value by value
+@example(["1Ki"], 0, " 2Ki")  # a value that starts with the separator
 def test_a_column_of_quantities_reads_as_each_value_alone(
     column: list[Any], at: int, odd: Any
 ) -> None:
