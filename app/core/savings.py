@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from app.core.pods import ContainerResources
 
 GIB = 2**30
 HOURS_PER_MONTH = 730  # 365 x 24 / 12
@@ -67,9 +68,9 @@ class PodsSeen:
     __slots__ = ("pods",)
 
     def __init__(self) -> None:
-        self.pods: dict[str, Mapping[str, Any]] = {}
+        self.pods: dict[str, Mapping[str, ContainerResources]] = {}
 
-    def add(self, name: str, resources: Mapping[str, Any]) -> None:
+    def add(self, name: str, resources: Mapping[str, ContainerResources]) -> None:
         self.pods.setdefault(name, resources)
 
     def requests(self, container: str) -> PodRequests | None:
