@@ -13,7 +13,8 @@ SQLite database (or a fresh schema of --database-url), then in this process, as 
    recommended (192 points each, as a recommender that has run for a week keeps: its save looks
    up and trims them every run), then `advance` seconds of simulated time, then recommender
    run 2 (every row is an update; the steady state), then `--steady` (default 3) more runs
-   the same way, whose best and median are printed beside run 2 (one run varies by 10-15%);
+   the same way, whose best and median are printed beside run 2 (one run varies by 10-15%;
+   they run without run 2's per-step timers, benchmarks/run_phases.py);
 4. with --updater: a cluster-wide Recreate policy, and UpdaterJob.run_once twice in dry run
    (the settings' updater.dry_run, PodActions(dry_run=True): evictions are sent with dryRun=All,
    so the API server validates them and changes nothing). The webhook check is bypassed
@@ -557,8 +558,9 @@ def report(args: argparse.Namespace, sim: sc.SimProcess, res: dict[str, Any]) ->
         steady = res.get("steady") or []
         if steady:
             best, median = min(steady), statistics.median(steady)
+            which = f"runs 3-{2 + len(steady)}" if len(steady) > 1 else "run 3"
             out.append(
-                f"  recommender runs 3-{2 + len(steady)} (as run 2, +{args.advance:g}s each): "
+                f"  recommender {which} (as run 2, +{args.advance:g}s each): "
                 f"best {best:.2f}s = {best / loads:.1f}x json.loads, median {median:.2f}s = "
                 f"{median / loads:.1f}x ({', '.join(f'{v:.2f}' for v in steady)})"
             )
