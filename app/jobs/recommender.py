@@ -29,7 +29,6 @@ from app.core.placement.profile import Profiles
 from app.core.pods import PodView
 from app.core.policy import PolicyIndex
 from app.core.recommend.array_model import ArrayModel
-from app.core.recommend.array_model import Sample as ModelSample
 from app.core.recommend.checkpoint import checkpoint_budget, checkpoints_due
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.recommend.samples import (
@@ -358,11 +357,10 @@ class RecommenderJob:
                 self._feed_grouped(w, pod, item, resources)
             raw_usages(w, item, resources, raw)
         parsed = parsed_usages(raw)
-        batch: list[ModelSample] = parsed.samples
         if self.profiles is not None:  # each workload's usage per pod at this time of day
             self.profiles.fold_columns(*parsed.profiled)  # workload, pod, time, cores, bytes
         # what each workload container took, into its usage window (all of them at once)
-        return self.windows.add_taken(self.model.add_usage_columns(batch))
+        return self.windows.add_taken(self.model.add_usage_table(parsed.columns))
 
     def _feed_grouped(
         self, w: WorkloadKey, pod: PodView, item: PodMetrics, resources: dict[str, Any]

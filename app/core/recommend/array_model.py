@@ -71,6 +71,16 @@ Array = Any
 # One PodMetrics container's usage: (workload, pod, container, time, CPU cores, CPU request in
 # cores, memory bytes): add_usage's arguments.
 Sample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
+# The same samples as columns, one per field of a Sample (add_usage_table)
+SampleColumns = tuple[
+    Sequence[WorkloadKey],
+    Sequence[str],
+    Sequence[str],
+    Sequence[float],
+    Sequence[float | None],
+    Sequence[float],
+    Sequence[float | None],
+]
 NAN = math.nan
 
 
@@ -100,6 +110,24 @@ def _distinct(keys: Sequence[object], found: Sequence[int | None]) -> bool:
             return False
         found = [pc for pc in found if pc is not None]
     return not found or int(np.bincount(np.array(found, dtype=np.int64)).max()) < 2
+
+
+def _together(t: Array, idle: Array, last: Array) -> bool:
+    """Samples at times `t` may be added together: no row can expire meanwhile (they span
+    less than their rows' idle times `idle`, and so does each row's `last` sample before them
+    to the newest) and no day of them is dropped by a later one (they span fewer days than
+    are kept: DailyRows.add)."""
+    newest, oldest = float(t.max()), float(t.min())
+    return (
+        not (newest - oldest >= idle).any()
+        and not (newest - last >= idle).any()
+        and math.floor(newest / DAY) - math.floor(oldest / DAY) < RETAINED_DAYS
+    )
+
+
+def _floats(values: Sequence[float | None]) -> Array:
+    """A column of floats, None as NaN (numpy reads None so for a float array)."""
+    return np.array(values, dtype=np.float64)
 
 
 class _Added(NamedTuple):
@@ -354,6 +382,26 @@ class ArrayModel:
         memory bytes taken, in order (add_usage_columns' answer as lists)."""
         return self.add_usage_columns(batch).lists()
 
+    def add_usage_table(self, columns: SampleColumns) -> TakenColumns:
+        """add_usage_columns of the samples in `columns` (a PodMetrics LIST's, as the job parses
+        them). Samples of known, distinct pod containers that are added together (a steady
+        run's LIST) go from the columns to the arrays without a tuple per sample; any other
+        batch is taken as add_usage_columns takes its samples."""
+        ws, pods, containers, times, cores, requests, bytes_ = columns
+        if len(ws) > 1 and (None not in cores or None not in bytes_):  # each has a value
+            keys = list(zip(ws, pods, containers, strict=True))
+            get = self.pods.get
+            found = [get(k) for k in keys]
+            if None not in found and _distinct(keys, found):
+                pcs = np.array(found, dtype=np.int64)
+                t = np.array(times, dtype=np.float64)
+                if self._together(pcs, t):
+                    cpu, memory = _floats(cores), _floats(bytes_)
+                    added = self._add_arrays(pcs, t, cpu, _floats(requests), memory)
+                    assert added.columns is not None
+                    return taken_by_rows(lambda i: (ws[i], containers[i]), *added.columns)
+        return self.add_usage_columns(list(zip(*columns, strict=True)))
+
     def add_usage_columns(self, batch: Sequence[Sample]) -> TakenColumns:
         """add_usages, its answer in columns. Consecutive samples of distinct pod containers
         that no idle expiry can reach are added together (a PodMetrics LIST is one such chunk);
@@ -365,7 +413,8 @@ class ArrayModel:
         if _distinct(keys, found):
             added = self._add_checked(samples, keys, found)
             if added.columns is not None and len(samples) == len(batch):
-                return taken_by_rows(samples, *added.columns)  # the common case: a LIST
+                # the common case: a LIST
+                return taken_by_rows(lambda i: (samples[i][0], samples[i][2]), *added.columns)
             cpu, memory = added.cpu, added.memory
         else:
             cpu, memory = [], []
@@ -427,19 +476,16 @@ class ArrayModel:
         keys: Sequence[tuple[WorkloadKey, str, str]],
         found: list[int | None] | None = None,
     ) -> _Added:
-        """Samples of distinct pod containers: together when no row can expire meanwhile (as
-        the chunk spans less than its rows' idle times, and so does each
-        row's last sample before it to the newest) and no day of it is dropped by a later one
-        (it spans fewer days than are kept: DailyRows.add), else one by one after each one's
-        idle check. Whether each sample's CPU and its memory were taken (`found`: each key's
-        pod container, None for a new one, when the caller looked them up already)."""
+        """Samples of distinct pod containers: together when they may be (_together), else
+        one by one after each one's idle check. Whether each sample's CPU and its memory were
+        taken (`found`: each key's pod container, None for a new one, when the caller looked
+        them up already)."""
         if not chunk:
             return _Added([], [])
         if found is None:
             get = self.pods.get
             found = [get(k) for k in keys]
         t = np.array([x[3] for x in chunk], dtype=np.float64)
-        newest, oldest = float(t.max()), float(t.min())
         if None in found:
             # the rows of the samples' pod containers, -1 for a row not made yet: made only
             # once no row can expire meanwhile (an expiry may drop a workload's tuning, which
@@ -457,15 +503,10 @@ class ArrayModel:
                     idle_of[k[0]] = self._idle_of(k[0])
             idle[new] = [idle_of[k[0]] for k, n in zip(keys, new.tolist(), strict=True) if n]
             last = np.where(new, NAN, self.last[rows])
+            together = _together(t, idle, last)
         else:
             pcs = np.array(found, dtype=np.int64)
-            rows = self.pc_row[pcs]
-            idle, last = self.idle[rows], self.last[rows]
-        together = (
-            not (newest - oldest >= idle).any()
-            and not (newest - last >= idle).any()
-            and math.floor(newest / DAY) - math.floor(oldest / DAY) < RETAINED_DAYS
-        )
+            together = self._together(pcs, t)
         if not together:
             cpu, memory = [], []
             for x in chunk:
@@ -487,6 +528,12 @@ class ArrayModel:
                 dtype=np.int64,
             )
         return self._add_chunk(chunk, pcs, t)
+
+    def _together(self, pcs: Array, t: Array) -> bool:
+        """Samples of the known pod containers `pcs` at times `t` may be added together
+        (_together, with their rows' idle times and last samples)."""
+        rows = self.pc_row[pcs]
+        return _together(t, self.idle[rows], self.last[rows])
 
     def _idle_of(self, w: WorkloadKey) -> float:
         """The idle time a new row of the workload will have (its first row tunes it)."""
@@ -531,11 +578,18 @@ class ArrayModel:
         """Samples of distinct pod containers `pcs` at times `t`, none of whose rows expires
         meanwhile; whether each one's CPU and its memory were taken, and the columns
         taken_by_rows reads."""
-        s = self.settings
-        rows = self.pc_row[pcs]
         cores = np.array([NAN if x[4] is None else x[4] for x in chunk], dtype=np.float64)
         request = np.array([x[5] for x in chunk], dtype=np.float64)
         usage = np.array([NAN if x[6] is None else x[6] for x in chunk], dtype=np.float64)
+        return self._add_arrays(pcs, t, cores, request, usage)
+
+    def _add_arrays(
+        self, pcs: Array, t: Array, cores: Array, request: Array, usage: Array
+    ) -> _Added:
+        """_add_chunk of samples as arrays: CPU `cores` and memory `usage` (NaN: none), the CPU
+        `request` in cores, of distinct pod containers `pcs` at times `t`."""
+        s = self.settings
+        rows = self.pc_row[pcs]
         restored = self.restored[rows]
         with np.errstate(invalid="ignore"):
             not_restored = ~(restored >= t)

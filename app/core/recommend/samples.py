@@ -18,7 +18,6 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -107,37 +106,56 @@ def raw_usages(
 ProfileColumns = tuple[
     Sequence[WorkloadKey], Sequence[str], Sequence[float], Sequence[float | None], Sequence[Any]
 ]
-_PROFILED = (0, 1, 3, 4, 6)  # of a UsageSample
+
+
+# The usage samples as columns, one per field of a UsageSample (ArrayModel.add_usage_table)
+UsageColumns = tuple[
+    Sequence[WorkloadKey],
+    Sequence[str],
+    Sequence[str],
+    Sequence[float],
+    Sequence[float | None],
+    Sequence[float],
+    Sequence[float | None],
+]
 
 
 class ParsedUsages(NamedTuple):
-    samples: list[UsageSample]
-    profiled: ProfileColumns
+    columns: UsageColumns
+
+    @property
+    def samples(self) -> list[UsageSample]:
+        """The samples, one tuple each."""
+        return list(zip(*self.columns, strict=True))
+
+    @property
+    def profiled(self) -> ProfileColumns:
+        """The columns the daily profiles fold: workload, pod, time, CPU cores, memory bytes."""
+        ws, pods, _, times, cores, _, bytes_ = self.columns
+        return ws, pods, times, cores, bytes_
 
 
 def parsed_usages(raw: list[RawUsage]) -> ParsedUsages:
     """The raw usages with their quantities parsed (quantities: column-wise, the CPU column
-    then the memory one), in order: usage_from_metrics' values; and the columns of them the
-    daily profiles fold (taken from the columns parsed, not from the samples again). A usage
-    with a value that is not a quantity is logged (its CPU's error first, as
-    usage_from_metrics logs it) and left out."""
+    then the memory one), in order, as columns: usage_from_metrics' values. A usage with a
+    value that is not a quantity is logged (its CPU's error first, as usage_from_metrics logs
+    it) and left out."""
     if not raw:
-        return ParsedUsages([], ([], [], [], [], []))
+        return ParsedUsages(([], [], [], [], [], [], []))
     ws, pods, containers, times, cpus, requests, memories = zip(*raw, strict=True)
     cores, cpu_errors = quantities(cpus)
     bytes_, memory_errors = quantities(memories)
-    out = list(zip(ws, pods, containers, times, cores, requests, bytes_, strict=True))
     if not cpu_errors and not memory_errors:
-        return ParsedUsages(out, (ws, pods, times, cores, bytes_))
+        return ParsedUsages((ws, pods, containers, times, cores, requests, bytes_))
     for i in sorted(cpu_errors.keys() | memory_errors.keys()):
         e = cpu_errors.get(i) or memory_errors[i]
         log.warning(
             "PodMetrics %s/%s container %s: %s; skipped", ws[i].namespace, pods[i], containers[i], e
         )
     bad = cpu_errors.keys() | memory_errors.keys()
-    kept = [x for i, x in enumerate(out) if i not in bad]
-    columns = [list(map(itemgetter(i), kept)) for i in _PROFILED]
-    return ParsedUsages(kept, (columns[0], columns[1], columns[2], columns[3], columns[4]))
+    columns = (ws, pods, containers, times, cores, requests, bytes_)
+    kept = [[x for i, x in enumerate(c) if i not in bad] for c in columns]
+    return ParsedUsages((kept[0], kept[1], kept[2], kept[3], kept[4], kept[5], kept[6]))
 
 
 def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, float | None]]:

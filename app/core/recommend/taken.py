@@ -12,7 +12,7 @@ container (ArrayModel.add_usages, which the tests compare sample by sample).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -81,17 +81,17 @@ def _flat(values: list[list[float]]) -> tuple[Array, Array]:
 
 
 def taken_by_rows(
-    samples: Sequence[tuple[Any, ...]],
+    key_of: Callable[[int], Key],
     rows: Array,
     cpu_taken: Array,
     cores: Array,
     memory_taken: Array,
     usage: Array,
 ) -> TakenColumns:
-    """The columns of samples (workload first, container third) added together, each to the
-    model's row `rows[i]` (one row per workload container while they were added): a key per
-    row, in the order of the samples that first name it; CPU `cores` where `cpu_taken`, memory
-    `usage` where `memory_taken`."""
+    """The columns of samples added together, each to the model's row `rows[i]` (one row per
+    workload container while they were added): a key per row (`key_of(i)`: the workload and
+    container of sample i), in the order of the samples that first name it; CPU `cores` where
+    `cpu_taken`, memory `usage` where `memory_taken`."""
     if not len(rows):
         return TakenColumns([], *_flat([]), *_flat([]))
     _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
@@ -99,6 +99,6 @@ def taken_by_rows(
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
     at = rank[inverse.reshape(-1)]
-    keys = [(samples[i][0], samples[i][2]) for i in first[order].tolist()]
+    keys = [key_of(i) for i in first[order].tolist()]
     cpu, memory = at[cpu_taken], at[memory_taken]
     return TakenColumns(keys, cpu, cores[cpu_taken], memory, usage[memory_taken])

@@ -155,6 +155,13 @@ class OneByOne(ArrayModel):
         return taken
 
 
+def by_table(m: ArrayModel, batch: list[Sample]) -> dict[tuple[WorkloadKey, str], Taken]:
+    """The batch given to `m` as columns (add_usage_table, as the recommender job gives a
+    PodMetrics LIST), its answer as add_usages gives it."""
+    columns = tuple(zip(*batch, strict=True)) if batch else ((),) * 7
+    return m.add_usage_table(columns).lists()  # type: ignore[arg-type]
+
+
 def new_checkpoints(m: ArrayModel) -> dict[tuple[WorkloadKey, str], object]:
     return {(w, c): checkpoint_state(m.save(w, c)) for w, cs in m.rows.items() for c in cs}
 
@@ -194,10 +201,11 @@ def test_batches_give_what_samples_one_by_one_give(
     tuned: tuple[RecommenderSettings, float], first: list[int] | None, steps: Any
 ) -> None:
     s, idle = tuned
-    old, new = OneByOne(s, idle), ArrayModel(s, idle)
+    # `table` is fed the batches as columns (add_usage_table), `new` as samples
+    old, new, table = OneByOne(s, idle), ArrayModel(s, idle), ArrayModel(s, idle)
     if first is not None:
         chosen = {w: STRATEGIES[i] for w, i in zip(WORKLOADS, first, strict=True)}
-        old.strategy_of = new.strategy_of = chosen.__getitem__
+        old.strategy_of = new.strategy_of = table.strategy_of = chosen.__getitem__
     now = T0
     for kind, dt, samples in steps:
         now += dt
@@ -206,26 +214,33 @@ def test_batches_give_what_samples_one_by_one_give(
                 (WORKLOADS[w], pod, c, now + jitter, cpu, req, mem)
                 for w, pod, c, jitter, cpu, req, mem in samples
             ]
-            assert new.add_usages(batch) == old.add_usages(batch)  # what each took, in order
+            took = old.add_usages(batch)
+            assert new.add_usages(batch) == took  # what each took, in order
+            assert by_table(table, batch) == took
         elif kind == "oom":
             for w, pod, c, jitter, _, _, mem in samples:
                 at, used = now + jitter, mem if mem is not None else 5e8
-                assert old.record_oom(WORKLOADS[w], pod, c, at, used) == new.record_oom(
-                    WORKLOADS[w], pod, c, at, used
-                )
+                killed = old.record_oom(WORKLOADS[w], pod, c, at, used)
+                assert new.record_oom(WORKLOADS[w], pod, c, at, used) == killed
+                assert table.record_oom(WORKLOADS[w], pod, c, at, used) == killed
         elif kind == "expire":
             newest = old.newest_sample()
             if newest is not None:
-                assert old.expire_idle(newest + idle / 2) == new.expire_idle(newest + idle / 2)
+                dropped = old.expire_idle(newest + idle / 2)
+                assert new.expire_idle(newest + idle / 2) == dropped
+                assert table.expire_idle(newest + idle / 2) == dropped
         elif kind == "restart":
+            _, table = restarted(old, table, s, idle)
             old, new = restarted(old, new, s, idle)
         elif kind == "tune":
             for w, i in samples:
-                assert old.tune(WORKLOADS[w], STRATEGIES[i]) == new.tune(
-                    WORKLOADS[w], STRATEGIES[i]
-                )
+                tuned_old = old.tune(WORKLOADS[w], STRATEGIES[i])
+                assert new.tune(WORKLOADS[w], STRATEGIES[i]) == tuned_old
+                assert table.tune(WORKLOADS[w], STRATEGIES[i]) == tuned_old
         assert_same(old, new)
+        assert_same(old, table)
     assert_same(old, new, every_strategy=True)
+    assert_same(old, table, every_strategy=True)
 
 
 def test_one_batch_of_many_rows_matches() -> None:
@@ -233,7 +248,7 @@ def test_one_batch_of_many_rows_matches() -> None:
     second run a minute later (the vectorised paths, not the per-sample fallbacks)."""
     rng = np.random.default_rng(7)
     s = RecommenderSettings()
-    old, new = OneByOne(s), ArrayModel(s)
+    old, new, table = OneByOne(s), ArrayModel(s), ArrayModel(s)
     keys = [(WorkloadKey("ns", "Deployment", f"w{i // 4}"), f"p{i}", "app") for i in range(800)]
     for run in range(3):
         at = T0 + 60.0 * run
@@ -242,8 +257,11 @@ def test_one_batch_of_many_rows_matches() -> None:
         batch: list[Sample] = [
             (w, pod, c, at, cpu[i], 0.1, mem[i]) for i, (w, pod, c) in enumerate(keys)
         ]
-        assert new.add_usages(batch) == old.add_usages(batch)
+        took = old.add_usages(batch)
+        assert new.add_usages(batch) == took
+        assert by_table(table, batch) == took  # columns: from run 2 on, straight to arrays
         assert_same(old, new)
+        assert_same(old, table)
 
 
 @pytest.mark.parametrize("seed", range(3))

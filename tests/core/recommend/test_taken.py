@@ -21,7 +21,9 @@ def test_keys_by_rows_come_in_the_order_the_samples_first_name_them() -> None:
     usage = np.array([1e8, 2e8, 3e8, 4e8])
     cpu_taken = np.array([True, False, True, True])
     memory_taken = np.array([False, True, True, False])
-    taken = taken_by_rows(samples, rows, cpu_taken, cores, memory_taken, usage)
+    taken = taken_by_rows(
+        lambda i: (samples[i][0], samples[i][2]), rows, cpu_taken, cores, memory_taken, usage
+    )
     assert taken.keys == [(A, "app"), (B, "app"), (A, "side")]
     assert taken.lists() == {
         (A, "app"): ([0.1, 0.3], [3e8]),
