@@ -27,7 +27,7 @@ from app.core.sizing.limitrange import LimitRangeItem
 from app.core.workload_key import WorkloadKey, sorted_keys
 from app.kube.cluster import ClusterView
 from app.kube.limitranges import LimitRangeCache
-from app.store.conditions import save_conditions
+from app.store.conditions import KnownConditions, save_conditions
 from app.store.session import DbSession
 
 
@@ -42,6 +42,8 @@ class RecommenderConditions:
         self.cluster, self.limit_ranges = cluster, limit_ranges
         self.low_confidence_seconds = low_confidence_seconds
         self.excluded = frozenset(excluded_namespaces)
+        # the stored rows of its types, as its saves left them (reset at each leadership term)
+        self.known = KnownConditions(RECOMMENDER_TYPES)
         # the owner walk; the recommender gives each run its memo (app.core.owner_memo)
         self.workload_of: Callable[[PodView], WorkloadKey | None] = cluster.workload_of
 
@@ -121,7 +123,7 @@ class RecommenderConditions:
             node_cap = capped.get(w) if capped else None
             facts = self.facts(w, policy, model, recommended.get(w, {}), pod, node_cap)
             out[w] = recommender_conditions(facts, policy, self.low_confidence_seconds)
-        return save_conditions(session, RECOMMENDER_TYPES, out, now)
+        return save_conditions(session, RECOMMENDER_TYPES, out, now, self.known)
 
     def fetching(self, session: DbSession, workloads: Iterable[WorkloadKey], now: datetime) -> None:
         """FetchingHistory on these workloads while Prometheus history is loaded for them (the

@@ -123,6 +123,7 @@ class RecommenderJob:
         leadership term: while another process led, it wrote newer checkpoints than the model
         this process kept in memory, and saving that stale model would overwrite them."""
         self.model = ArrayModel(self.settings.model, self.settings.idle_after_seconds)
+        self.conditions.known.forget()  # the condition rows: read again at the first save
         self.totals.written_at = None  # a new term stores its totals at its first run
         self.windows = UsageWindows(self.settings.model)  # usage since each history point
         self.restored = False

@@ -7,6 +7,7 @@ calls run_once directly, with the simulator's frozen clock moved by the test.
 from __future__ import annotations
 
 import gc
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,10 +15,13 @@ from flask import Flask
 from kubernetes import client
 from sqlalchemy import func, select
 
+from app.core.conditions import RECOMMENDATION_PROVIDED as PROVIDED
+from app.core.conditions import RECOMMENDER_TYPES, Condition
 from app.core.recommend.podmetrics import PodMetrics
 from app.core.workload_key import WorkloadKey
 from app.kube.cluster import ClusterView
 from app.simulator.simulator import Simulator
+from app.store.conditions import save_conditions, workload_conditions
 from app.store.extensions import db
 from app.store.models import Checkpoint, Recommendation
 from app.store.recommendations import stored_workloads
@@ -211,6 +215,41 @@ def test_a_new_leadership_term_resumes_from_the_checkpoints_not_the_stale_model(
     mine.forget()  # what startup does when this process wins the lease again
     step(sim, mine)
     assert samples(mine, WEB, "app") == newer + 2  # two pods, one step
+
+
+def test_a_new_term_rewrites_the_conditions_another_leader_changed(
+    app: Flask, cluster: ClusterView, sim: Simulator
+) -> None:
+    """The condition rows a term's saves know (KnownConditions) are read again in a new term:
+    another leader's rows may differ from them in content alone (the same count)."""
+    mine = make_job(app, cluster, sim)
+    step(sim, mine)
+    with app.app_context():
+        # the other leader's rows: the same ones, WEB's RecommendationProvided message changed
+        theirs = {
+            w: [
+                Condition(c.type, c.status, c.reason, c.message)
+                if (w, c.type) != (WEB, PROVIDED)
+                else Condition(PROVIDED, c.status, "Other", "written by another leader")
+                for c in cs
+            ]
+            for w, cs in workload_conditions(db.session).items()
+        }
+        [ours] = [
+            (c.reason, c.message)
+            for c in workload_conditions(db.session)[WEB]
+            if c.type == PROVIDED
+        ]
+        assert save_conditions(db.session, RECOMMENDER_TYPES, theirs, datetime.now(UTC)) == 1
+    mine.forget()  # what startup does when this process wins the lease again
+    step(sim, mine)
+    with app.app_context():
+        [now] = [
+            (c.reason, c.message)
+            for c in workload_conditions(db.session)[WEB]
+            if c.type == PROVIDED
+        ]
+        assert now == ours != ("Other", "written by another leader")
 
 
 def test_losing_the_lease_while_saving_stops_the_save(
