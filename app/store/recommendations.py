@@ -113,13 +113,20 @@ def _existing(
 # last sample time, and, as its history grows, its bounds.
 SPAN_COLUMNS = ("sample_count", "first_sample_at", "last_sample_at")
 _VALUE_COLUMNS = tuple(c for c in RECOMMENDATION_COLUMNS if c not in SPAN_COLUMNS)
-# A column's place in a row _existing reads (the id, the key's four columns, then the columns);
-# the value columns (none a datetime: those need _same) compared as one tuple, in C, first
+_KEY_AND_COLUMNS = (*KEY, *RECOMMENDATION_COLUMNS)
+# A column's place in a row _existing reads (the id, the key's four columns, then the columns),
+# and in a row's new values (the key, then the columns: _row_values); the value columns (none a
+# datetime: those need _same) compared as one tuple, in C, first
 _AT = {c: 1 + len(KEY) + i for i, c in enumerate(RECOMMENDATION_COLUMNS)}
 _STORED_VALUES = itemgetter(*(_AT[c] for c in _VALUE_COLUMNS))
-_NEW_VALUES = itemgetter(*_VALUE_COLUMNS)
+_NEW_VALUES = itemgetter(*(_AT[c] - 1 for c in _VALUE_COLUMNS))
 _VALUE_AT = tuple((c, _AT[c]) for c in _VALUE_COLUMNS)
 _SPAN_AT = tuple((c, _AT[c]) for c in SPAN_COLUMNS)
+# what this run may not see (no pod of the container reported): kept as stored
+_CURRENT = slice(_AT["current_cpu_request"], _AT["requested_memory_total"] + 1)
+_REPLICAS = slice(_AT["replicas"], _AT["requested_memory_total"] + 1)
+_NONE_CURRENT = (None,) * (_CURRENT.stop - _CURRENT.start)
+_NONE_REPLICAS = (None,) * (_REPLICAS.stop - _REPLICAS.start)
 
 
 def _same(old: Any, new: Any) -> bool:
@@ -129,38 +136,38 @@ def _same(old: Any, new: Any) -> bool:
     return bool(old == new)
 
 
-def _recommendation_values(r: ContainerResult, old: Any) -> dict[str, Any]:
-    """The row's columns for `r`; what this run did not see (current requests, replicas when no
-    pod of the container reported) keeps its stored value."""
-    rec, span = r.recommendation, r.span
+def _row_values(key: Key, r: ContainerResult, old: Any) -> tuple[Any, ...]:
+    """The row of `r`: its key, then RECOMMENDATION_COLUMNS' values in their order (one tuple,
+    no dict: a run builds one for each of its 15,000 rows); what this run did not see (current
+    requests, replicas when no pod of the container reported) keeps its stored value."""
+    rec, span, current = r.recommendation, r.span, r.current
     assert rec is not None
-    values: dict[str, Any] = {
-        "target_cpu": rec.target.cpu,
-        "target_memory": rec.target.memory,
-        "lower_bound_cpu": rec.lower_bound.cpu,
-        "lower_bound_memory": rec.lower_bound.memory,
-        "upper_bound_cpu": rec.upper_bound.cpu,
-        "upper_bound_memory": rec.upper_bound.memory,
-        "uncapped_target_cpu": rec.uncapped_target.cpu,
-        "uncapped_target_memory": rec.uncapped_target.memory,
-        "sample_count": span.total,
-        "first_sample_at": to_datetime(span.first),
-        "last_sample_at": to_datetime(span.last),
-        "conflicts": dict(r.conflicts),
-        "reason": rec.reason or None,
-    }
-    kept = ("current_cpu_request", "current_memory_request")
-    kept_replicas = ("replicas", "requested_cpu_total", "requested_memory_total")
-    for column in (*kept, *kept_replicas):
-        values[column] = old[_AT[column]] if old is not None else None
-    if r.current is not None:
-        values["current_cpu_request"] = r.current.cpu
-        values["current_memory_request"] = r.current.memory
-        if r.current.replicas is not None:
-            values["replicas"] = r.current.replicas
-            values["requested_cpu_total"] = r.current.cpu_total
-            values["requested_memory_total"] = r.current.memory_total
-    return values
+    if current is None:
+        seen = old[_CURRENT] if old is not None else _NONE_CURRENT
+    elif current.replicas is None:
+        kept = old[_REPLICAS] if old is not None else _NONE_REPLICAS
+        seen = (current.cpu, current.memory, *kept)
+    else:
+        seen = (current.cpu, current.memory, current.replicas)
+        seen += (current.cpu_total, current.memory_total)
+    t, low, up, uncapped = rec.target, rec.lower_bound, rec.upper_bound, rec.uncapped_target
+    return (
+        *key,
+        t.cpu,
+        t.memory,
+        low.cpu,
+        low.memory,
+        up.cpu,
+        up.memory,
+        uncapped.cpu,
+        uncapped.memory,
+        span.total,
+        to_datetime(span.first),
+        to_datetime(span.last),
+        *seen,
+        dict(r.conflicts),
+        rec.reason or None,
+    )
 
 
 @dataclass
@@ -184,18 +191,19 @@ class _RowWrites:
                 self.gone.append(old[0])
                 self.rows[key] = None
             return
-        values = _recommendation_values(r, old)
-        full = (*key, *(values[c] for c in RECOMMENDATION_COLUMNS))
+        full = _row_values(key, r, old)
         if old is None:  # its id comes back from the insert (inserted)
-            row = {"cluster_id": self.cluster, **dict(zip(KEY, key, strict=True)), **values}
-            self.new.append({**row, "updated_at": self.now})
+            row = dict(zip(_KEY_AND_COLUMNS, full, strict=True))
+            row["cluster_id"], row["updated_at"] = self.cluster, self.now
+            self.new.append(row)
             self.new_rows.append(full)
             return
-        columns = [c for c, i in _SPAN_AT if not _same(old[i], values[c])]
-        if _STORED_VALUES(old) != _NEW_VALUES(values):
-            columns += [c for c, i in _VALUE_AT if old[i] != values[c]]
+        # the old row has its id first: its column i is the new row's i - 1
+        columns = [c for c, i in _SPAN_AT if not _same(old[i], full[i - 1])]
+        if _STORED_VALUES(old) != _NEW_VALUES(full):
+            columns += [c for c, i in _VALUE_AT if old[i] != full[i - 1]]
         if columns:
-            update = {c: values[c] for c in columns}
+            update = {c: full[_AT[c] - 1] for c in columns}
             update["_id"], update["updated_at"] = old[0], self.now
             self.changed.setdefault(tuple(columns), []).append(update)
         elif not read:

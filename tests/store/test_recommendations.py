@@ -186,6 +186,11 @@ def test_replicas_are_stored_and_kept_when_no_pod_was_seen(app: Flask) -> None:
     save_all(db.session, with_current(m, 5), NOW, batch_size=10)
     db.session.expire_all()
     assert find_recommendations(db.session, "shop", "StatefulSet", "db")[0].replicas == 5
+    # requests seen without a count of live pods: the requests written, the count kept
+    save_all(db.session, with_current(m, None), NOW, batch_size=10)
+    db.session.expire_all()
+    [row] = find_recommendations(db.session, "shop", "StatefulSet", "db")
+    assert (row.replicas, row.current_cpu_request) == (5, 500)
 
 
 def points(w: WorkloadKey) -> list[tuple[str, datetime, int]]:
