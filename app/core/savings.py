@@ -55,6 +55,10 @@ def _typical(values: list[int]) -> int | None:
 def pod_requests(requests: Iterable[tuple[int | None, int | None]]) -> PodRequests:
     """(cpu, memory) requests of one container, one pair per live pod (None: not set)."""
     pairs = list(requests)
+    n = len(pairs)
+    if n and pairs.count(pairs[0]) == n:  # the common case: every pod asks the same
+        cpu, memory = pairs[0]
+        return PodRequests(n, (cpu or 0) * n, (memory or 0) * n, cpu, memory)
     cpus = [c for c, _ in pairs if c is not None]
     mems = [m for _, m in pairs if m is not None]
     return PodRequests(len(pairs), sum(cpus), sum(mems), _typical(cpus), _typical(mems))

@@ -67,6 +67,28 @@ def test_savings_are_the_sum_over_pods_of_request_minus_target(
     assert abs(avg.cpu) <= abs(s.cpu)  # never more than all pods together
 
 
+@given(
+    st.one_of(
+        st.lists(st.tuples(REQUEST, REQUEST), max_size=12),
+        # every pod asking the same (pod_requests' shortcut), `None`s included
+        st.builds(lambda pair, n: [pair] * n, st.tuples(REQUEST, REQUEST), st.integers(1, 12)),
+    )
+)
+def test_pod_requests_are_sums_and_most_common_requests(
+    pods: list[tuple[int | None, int | None]],
+) -> None:
+    """The sums of the requests set, and the most common of them (the largest among ties; None
+    when no pod sets one), however many pods ask the same."""
+
+    def typical(values: list[int]) -> int | None:
+        return max(values, key=lambda v: (values.count(v), v)) if values else None
+
+    cpus = [c for c, _ in pods if c is not None]
+    memories = [m for _, m in pods if m is not None]
+    want = PodRequests(len(pods), sum(cpus), sum(memories), typical(cpus), typical(memories))
+    assert pod_requests(pods) == want
+
+
 def test_totals_add_up_and_convert_to_cores_and_gib() -> None:
     s = total([Savings(1500, GI), Savings(-250, -512 * MI), Savings()])
     assert s == Savings(1250, 512 * MI)
