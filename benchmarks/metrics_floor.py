@@ -101,7 +101,7 @@ def floor(items: list[PodMetrics], workload_of: dict[tuple[str, str], int]) -> i
             continue
         for c in item.containers:
             usage = c.usage
-            cores, bytes_ = _amount(usage["cpu"]), _amount(usage["memory"])
+            cores, bytes_ = _amount(usage.cpu), _amount(usage.memory)
             key = (w, c.name)
             h = histograms.get(key)
             if h is None:
@@ -141,8 +141,8 @@ def columnar_floor(items: list[PodMetrics], workload_of: dict[tuple[str, str], i
             if row is None:
                 row = index[key] = len(index)
             rows.append(row)
-            cpus.append(_amount(usage["cpu"]))
-            memories.append(_amount(usage["memory"]))
+            cpus.append(_amount(usage.cpu))
+            memories.append(_amount(usage.memory))
     at = np.asarray(rows, dtype=np.int64)
     for values, b in ((cpus, cpu_buckets(s)), (memories, memory_buckets(s))):
         bucket = array_buckets(values, b)
@@ -166,8 +166,8 @@ def array_buckets(values: list[float], b: ExponentialBuckets) -> Any:
 def bucket_mismatches(items: list[PodMetrics]) -> tuple[int, int]:
     """(values whose array bucket differs from find_bucket's, values compared), both resources."""
     s = RecommenderSettings()
-    cpus = [_amount(c.usage["cpu"]) for i in items for c in i.containers]
-    memories = [_amount(c.usage["memory"]) for i in items for c in i.containers]
+    cpus = [_amount(c.usage.cpu) for i in items for c in i.containers]
+    memories = [_amount(c.usage.memory) for i in items for c in i.containers]
     differ = 0
     for values, b in ((cpus, cpu_buckets(s)), (memories, memory_buckets(s))):
         found = b.find_buckets(values)
@@ -186,7 +186,7 @@ def fed_model(items: list[PodMetrics], workload_of: dict[tuple[str, str], int]) 
         w = keys.get(n) or keys.setdefault(n, WorkloadKey(meta.namespace, "Deployment", f"w-{n}"))
         for c in item.containers:
             usage = c.usage
-            cores, bytes_ = _amount(usage["cpu"]), _amount(usage["memory"])
+            cores, bytes_ = _amount(usage.cpu), _amount(usage.memory)
             model.add_usage(w, meta.name, c.name, 1_783_814_400.0, cores, 0.5, bytes_)
     return model
 

@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from app.core.recommend.podmetrics import ContainerMetrics, PodMetrics, PodMetricsMeta
+from app.core.recommend.podmetrics import (
+    ContainerMetrics,
+    ContainerUsage,
+    PodMetrics,
+    PodMetricsMeta,
+)
 from app.kube.cluster import ClusterView
 
 
@@ -42,7 +47,7 @@ ITEM = {
 READ = PodMetrics(
     PodMetricsMeta("web-1", "shop"),
     "2024-07-01T00:00:00Z",
-    [ContainerMetrics("app", {"cpu": "123456789n", "memory": "1Mi"})],
+    [ContainerMetrics("app", ContainerUsage("123456789n", "1Mi"))],
 )
 
 

@@ -36,11 +36,22 @@ class PodMetricsMeta(msgspec.Struct, frozen=True, gc=False):
     namespace: str = ""
 
 
+# A usage's resource not sent (a null one is None)
+ABSENT: Any = msgspec.UNSET
+
+
+class ContainerUsage(msgspec.Struct, frozen=True, gc=False):
+    """The quantities of the two resources the recommender reads, as sent (read by
+    app.core.recommend.samples, which logs and skips a value that is not a quantity); other
+    resources are not read. Fields, not a dict: 300,000 of them a run, decoded faster so."""
+
+    cpu: Any = ABSENT
+    memory: Any = ABSENT
+
+
 class ContainerMetrics(msgspec.Struct, frozen=True, gc=False):
     name: str = ""
-    # quantities by resource name, as sent (read by app.core.recommend.samples, which logs and
-    # skips a value that is not a quantity)
-    usage: dict[str, Any] = msgspec.field(default_factory=dict)
+    usage: ContainerUsage = msgspec.field(default_factory=ContainerUsage)
 
 
 class PodMetrics(msgspec.Struct, frozen=True, gc=False):
@@ -118,7 +129,9 @@ def pod_metrics_of(obj: Any, index: int | None = None) -> PodMetrics | None:
                 "%s container %s: usage %r is not an object; skipped", where, c.get("name"), usage
             )
             continue
-        containers.append(ContainerMetrics(_text(c.get("name")), dict(usage or {})))
+        usage = usage or {}
+        read = ContainerUsage(usage.get("cpu", ABSENT), usage.get("memory", ABSENT))
+        containers.append(ContainerMetrics(_text(c.get("name")), read))
     return PodMetrics(PodMetricsMeta(name, namespace), obj.get("timestamp"), containers)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from app.core.pods import ContainerResources, Obj, PodView, parse_time
 from app.core.quantity import amount_float
-from app.core.recommend.podmetrics import PodMetrics, pod_metrics_of
+from app.core.recommend.podmetrics import ABSENT, PodMetrics, pod_metrics_of
 from app.core.workload_key import WorkloadKey
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,6 @@ def usage_from_metrics(item: PodMetrics | Obj) -> list[Usage]:
 UsageSample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
 # The same with its CPU and memory quantities as sent (ABSENT when not sent), before parsing.
 RawUsage = tuple[WorkloadKey, str, str, float, Any, float, Any]
-ABSENT: Any = object()  # a usage without that resource
 
 
 def raw_usages(
@@ -91,12 +90,11 @@ def raw_usages(
         name, usage = c.name, c.usage
         r = get(name)
         if r is not None:
-            cpu, memory = usage.get("cpu", ABSENT), usage.get("memory", ABSENT)
-            append((w, pod, name, t, cpu, (r.cpu_request or 0) / 1000.0, memory))
+            append((w, pod, name, t, usage.cpu, (r.cpu_request or 0) / 1000.0, usage.memory))
             continue
         try:  # not fed: read only for what usage_from_metrics would log
-            _ = _amount(usage["cpu"]) if "cpu" in usage else None
-            _ = _amount(usage["memory"]) if "memory" in usage else None
+            _ = _amount(usage.cpu) if usage.cpu is not ABSENT else None
+            _ = _amount(usage.memory) if usage.memory is not ABSENT else None
         except ValueError as e:
             log.warning("PodMetrics %s/%s container %s: %s; skipped", meta.namespace, pod, name, e)
 
@@ -170,8 +168,8 @@ def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, f
     for c in item.containers:
         usage = c.usage
         try:
-            cpu = _amount(usage["cpu"]) if "cpu" in usage else None
-            mem = _amount(usage["memory"]) if "memory" in usage else None
+            cpu = _amount(usage.cpu) if usage.cpu is not ABSENT else None
+            mem = _amount(usage.memory) if usage.memory is not ABSENT else None
         except ValueError as e:
             log.warning(
                 "PodMetrics %s/%s container %s: %s; skipped", meta.namespace, pod, c.name, e

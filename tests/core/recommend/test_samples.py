@@ -278,7 +278,8 @@ def test_a_column_of_quantities_reads_as_each_value_alone(
 ) -> None:
     """quantities reads a column as _amount reads each value (the same float, the same
     refusals), whether the column is read at once or value by value."""
-    from app.core.recommend.samples import ABSENT, quantities
+    from app.core.recommend.podmetrics import ABSENT
+    from app.core.recommend.samples import quantities
 
     column = [ABSENT if v == "ABSENT" else v for v in column]
     if odd is not None:
