@@ -184,6 +184,7 @@ class RecommenderJob:
             restarted = watched_pods(pods.values(), self.restarts_seen)
             metrics = self._await_metrics(fetching)
             info: dict[WorkloadKey, WorkloadInfo] = {}
+            named_since = self.model.tables + 1  # the LIST's batch (add_usage_table)
             samples = self._feed_metrics(metrics, pods, info)
             ooms = self._feed_ooms(restarted)
             # Idleness is judged on the metrics' own clock, not ours: a skewed node clock (or
@@ -196,7 +197,7 @@ class RecommenderJob:
                 self.profiles.forget(self.model.rows)
             if newest is not None:
                 self.node_groups.groups.expire_idle(newest)
-            self._forget_deleted_pods(pods)  # keyed by (namespace, name)
+            self._forget_deleted_pods(pods, named_since)  # keyed by (namespace, name)
             conflicts = self.cluster.hpa_conflicts()
             for w, c in conflicts.items():
                 info.setdefault(w, WorkloadInfo()).conflicts = c
@@ -405,9 +406,11 @@ class RecommenderJob:
                     )
         return count
 
-    def _forget_deleted_pods(self, live: Container[tuple[str, str]]) -> None:
-        """Memory windows of pods that are gone; their history stays in the rows."""
-        self.model.forget_pods(live)
+    def _forget_deleted_pods(self, live: Container[tuple[str, str]], named_since: int) -> None:
+        """Memory windows of pods that are gone; their history stays in the rows. The pods
+        of the model's batches from `named_since` on (this run's LIST) are all in `live`:
+        the feed took the samples of the pods in it alone."""
+        self.model.forget_pods(live, named_since)
         self.node_groups.groups.forget_deleted_pods(live)
 
     def _grouped_history(self) -> Callable[[Sample], None]:

@@ -235,6 +235,10 @@ class ArrayModel:
         self.peak = np.zeros(64)
         self.oom_peak = np.zeros(64)
         self.interval = np.full(64, s.memory_aggregation_interval_seconds)  # memory window
+        # the add_usage_table batch that last named each pod container (0: none), counted by
+        # `tables`: forget_pods need not look up the pods of the batches fed since a given one
+        self.named_in = np.zeros(64, dtype=np.int32)
+        self.tables = 0
         self.pods: dict[tuple[WorkloadKey, str, str], int] = {}
         self.pod_keys: dict[int, tuple[WorkloadKey, str, str]] = {}  # pod container -> its key
         self._free_pcs: list[int] = []
@@ -326,6 +330,7 @@ class ArrayModel:
                     _grown(self.oom_peak, size, 0.0),
                 )
                 self.interval = _grown(self.interval, size, NAN)
+                self.named_in = _grown(self.named_in, size, 0)
         self.pc_row[pc] = row
         self.interval[pc] = self.tuning(w).settings.memory_aggregation_interval_seconds
         self.last_cpu[pc] = self.last_mem[pc] = self.window_end[pc] = NAN
@@ -361,10 +366,18 @@ class ArrayModel:
             self._drop(w, container)
         self.tunings.pop(w, None)
 
-    def forget_pods(self, live: Container[tuple[str, str]]) -> None:
+    def forget_pods(self, live: Container[tuple[str, str]], named_since: int | None = None) -> None:
         """Forgets the memory windows (and last samples) of the pod containers whose pod
-        (namespace, name) is not in `live`; their rows' history stays."""
-        for key in [k for k in self.pods if (k[0].namespace, k[1]) not in live]:
+        (namespace, name) is not in `live`; their rows' history stays. `named_since`: the
+        caller's word that the pods of the add_usage_table batches numbered from it on (their
+        `tables` count) are in `live`, so only the others are looked up (in a steady run, none:
+        every pod container was in the run's LIST)."""
+        if named_since is None:
+            keys: Iterable[tuple[WorkloadKey, str, str]] = self.pods
+        else:
+            unnamed = np.flatnonzero(self.named_in[: self._next_pc] < named_since).tolist()
+            keys = [k for pc in unnamed if (k := self.pod_keys.get(pc)) is not None]
+        for key in [k for k in keys if (k[0].namespace, k[1]) not in live]:
             pc = self.pods.pop(key)
             del self.pod_keys[pc]
             self.row_pods[int(self.pc_row[pc])].discard(pc)
@@ -388,19 +401,24 @@ class ArrayModel:
         run's LIST) go from the columns to the arrays without a tuple per sample; any other
         batch is taken as add_usage_columns takes its samples."""
         ws, pods, containers, times, cores, requests, bytes_ = columns
-        if len(ws) > 1 and (None not in cores or None not in bytes_):  # each has a value
-            keys = list(zip(ws, pods, containers, strict=True))
-            get = self.pods.get
-            found = [get(k) for k in keys]
-            if None not in found and _distinct(keys, found):
-                pcs = np.array(found, dtype=np.int64)
-                t = np.array(times, dtype=np.float64)
-                if self._together(pcs, t):
-                    cpu, memory = _floats(cores), _floats(bytes_)
-                    added = self._add_arrays(pcs, t, cpu, _floats(requests), memory)
-                    assert added.columns is not None
-                    return taken_by_rows(lambda i: (ws[i], containers[i]), *added.columns)
-        return self.add_usage_columns(list(zip(*columns, strict=True)))
+        self.tables += 1
+        keys = list(zip(ws, pods, containers, strict=True))
+        get = self.pods.get
+        found = [get(k) for k in keys]
+        each_has_a_value = None not in cores or None not in bytes_
+        if len(ws) > 1 and each_has_a_value and None not in found and _distinct(keys, found):
+            pcs = np.array(found, dtype=np.int64)
+            t = np.array(times, dtype=np.float64)
+            if self._together(pcs, t):
+                self.named_in[pcs] = self.tables
+                cpu, memory = _floats(cores), _floats(bytes_)
+                added = self._add_arrays(pcs, t, cpu, _floats(requests), memory)
+                assert added.columns is not None
+                return taken_by_rows(lambda i: (ws[i], containers[i]), *added.columns)
+        taken = self.add_usage_columns(list(zip(*columns, strict=True)))
+        named = [pc for k in keys if (pc := get(k)) is not None]
+        self.named_in[np.array(named, dtype=np.int64)] = self.tables
+        return taken
 
     def add_usage_columns(self, batch: Sequence[Sample]) -> TakenColumns:
         """add_usages, its answer in columns. Consecutive samples of distinct pod containers
@@ -951,6 +969,7 @@ class ArrayModel:
             self.window_end,
             self.peak,
             self.oom_peak,
+            self.named_in,
         )
         small = sum(h.total.nbytes * 4 for h in (self.cpu, self.memory))
         return int(sum(a.nbytes for a in arrays) + small) + self.daily.nbytes()
