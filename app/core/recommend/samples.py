@@ -24,6 +24,7 @@ import numpy as np
 
 from app.core.pods import ContainerResources, Obj, PodView, parse_time
 from app.core.quantity import amount_float
+from app.core.recommend.array_model import SampleColumns
 from app.core.recommend.podmetrics import ABSENT, PodMetrics, pod_metrics_of
 from app.core.workload_key import WorkloadKey
 
@@ -105,17 +106,8 @@ ProfileColumns = tuple[
     Sequence[WorkloadKey], Sequence[str], Sequence[float], Sequence[float | None], Sequence[Any]
 ]
 
-
-# The usage samples as columns, one per field of a UsageSample (ArrayModel.add_usage_table)
-UsageColumns = tuple[
-    Sequence[WorkloadKey],
-    Sequence[str],
-    Sequence[str],
-    Sequence[float],
-    Sequence[float | None],
-    Sequence[float],
-    Sequence[float | None],
-]
+# The usage samples as columns, one per field of a UsageSample: ArrayModel.add_usage_table's
+UsageColumns = SampleColumns
 
 
 class ParsedUsages(NamedTuple):
