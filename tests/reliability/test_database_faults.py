@@ -408,12 +408,15 @@ def test_kill_9_of_rightsizer_serve_inside_a_checkpoint_batch(tmp_path: Path) ->
             watcher.dispose()
             after = stored_state(engine)
             assert after.keys() == before.keys()  # nothing lost
+            # Every run rewrites the six checkpoints (fewer than the least a run writes); a
+            # recommendation row is written in the same transaction when its values changed,
+            # and left as it stands by a run that saw no new sample of it: never newer.
             for k, (rec_t, cp_t, _, _) in after.items():
-                assert rec_t == cp_t, k  # recommendation and checkpoint saved together
+                assert rec_t <= cp_t, k  # type: ignore[operator]
             # Every run saved w3 until the lock; after it, one run got as far as w3's batch.
             # What that run committed is whole batches; w3's batch, blocked, left nothing.
-            last_w3 = after[("w3", "app")][0]
-            killed_run = {k: v[0] for k, v in after.items() if v[0] > last_w3}  # type: ignore[operator]
+            last_w3 = after[("w3", "app")][1]
+            killed_run = {k: v[1] for k, v in after.items() if v[1] > last_w3}  # type: ignore[operator]
             assert len(set(killed_run.values())) <= 1, killed_run
             assert len(killed_run) % 2 == 0, killed_run  # whole batches of 2 only
             assert len(killed_run) <= 4  # not w3's batch
@@ -429,7 +432,7 @@ def test_kill_9_of_rightsizer_serve_inside_a_checkpoint_batch(tmp_path: Path) ->
             app = AppProcess(sim.kubeconfig_path, url, tmp_path / "b.log", **settings)
             app.wait_ready()
             wait_for(
-                lambda: all(v[0] != after[k][0] for k, v in stored_state(engine).items()),
+                lambda: all(v[1] != after[k][1] for k, v in stored_state(engine).items()),
                 60,
                 "a full save by the restarted app",
             )
