@@ -61,10 +61,9 @@ def usage_from_metrics(item: PodMetrics | Obj) -> list[Usage]:
     return [Usage(*u) for u in _usages(item)]
 
 
-# One PodMetrics container's usage, as ArrayModel.add_usages takes it: (workload, pod,
-# container, time, CPU cores, CPU request in cores, memory bytes).
-UsageSample = tuple[WorkloadKey, str, str, float, float | None, float, float | None]
-# The same with its CPU and memory quantities as sent (ABSENT when not sent), before parsing.
+# One PodMetrics container's usage as raw_usages appends it: (workload, pod, container, time,
+# CPU as sent, CPU request in cores, memory as sent), a quantity ABSENT when not sent; parsed,
+# column by column, into the fields of ArrayModel's Sample (UsageColumns).
 RawUsage = tuple[WorkloadKey, str, str, float, Any, float, Any]
 
 
@@ -106,17 +105,12 @@ ProfileColumns = tuple[
     Sequence[WorkloadKey], Sequence[str], Sequence[float], Sequence[float | None], Sequence[Any]
 ]
 
-# The usage samples as columns, one per field of a UsageSample: ArrayModel.add_usage_table's
+# The usage samples as columns, one per field of ArrayModel's Sample: add_usage_table's
 UsageColumns = SampleColumns
 
 
 class ParsedUsages(NamedTuple):
     columns: UsageColumns
-
-    @property
-    def samples(self) -> list[UsageSample]:
-        """The samples, one tuple each."""
-        return list(zip(*self.columns, strict=True))
 
     @property
     def profiled(self) -> ProfileColumns:

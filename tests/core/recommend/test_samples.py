@@ -232,7 +232,7 @@ def test_parsed_usages_are_the_usages_of_the_pods_containers(
         if (r := resources.get(u.container)) is not None
     ]
     parsed = parsed_usages(raw)
-    assert parsed.samples == expected * 3
+    assert list(zip(*parsed.columns, strict=True)) == expected * 3
     # the daily profiles' columns: workload, pod, time, cores, bytes of each sample kept
     assert [list(c) for c in parsed.profiled] == [
         [x[i] for x in expected * 3] for i in (0, 1, 3, 4, 6)
