@@ -415,7 +415,11 @@ class ArrayModel:
                 added = self._add_arrays(pcs, t, cpu, _floats(requests), memory)
                 assert added.columns is not None
                 return taken_by_rows(lambda i: (ws[i], containers[i]), *added.columns)
-        taken = self.add_usage_columns(list(zip(*columns, strict=True)))
+        batch = list(zip(*columns, strict=True))
+        if each_has_a_value:  # no sample left out: the keys and pod containers as looked up
+            taken = self._add_samples(batch, batch, keys, found)
+        else:
+            taken = self.add_usage_columns(batch)
         named = [pc for k in keys if (pc := get(k)) is not None]
         self.named_in[np.array(named, dtype=np.int64)] = self.tables
         return taken
@@ -427,7 +431,17 @@ class ArrayModel:
         samples = [x for x in batch if x[4] is not None or x[6] is not None]
         keys = [x[:3] for x in samples]
         get = self.pods.get
-        found = [get(k) for k in keys]
+        return self._add_samples(batch, samples, keys, [get(k) for k in keys])
+
+    def _add_samples(
+        self,
+        batch: Sequence[Sample],
+        samples: Sequence[Sample],
+        keys: Sequence[tuple[WorkloadKey, str, str]],
+        found: list[int | None],
+    ) -> TakenColumns:
+        """add_usage_columns of `batch`, whose `samples` (those with a value) have these keys
+        and pod containers (`found`, None for a new one)."""
         if _distinct(keys, found):
             added = self._add_checked(samples, keys, found)
             if added.columns is not None and len(samples) == len(batch):
