@@ -81,6 +81,8 @@ SampleColumns = tuple[
     Sequence[float],
     Sequence[float | None],
 ]
+# Per sample of a batch, a pod container and its ticket (ArrayModel.ticket); -1 where none
+Hints = tuple[Sequence[int] | Array, Sequence[int] | Array]
 NAN = math.nan
 
 
@@ -239,6 +241,11 @@ class ArrayModel:
         # `tables`: forget_pods need not look up the pods of the batches fed since a given one
         self.named_in = np.zeros(64, dtype=np.int32)
         self.tables = 0
+        # each pod container's ticket: the allocation that made it (-1: free), so a caller that
+        # kept (pod container, ticket) from an earlier batch can hand it back (add_usage_table's
+        # `hints`) instead of its key; one model never gives a ticket twice
+        self.ticket_of = np.full(64, -1, dtype=np.int64)
+        self._tickets = 0
         self.pods: dict[tuple[WorkloadKey, str, str], int] = {}
         self.pod_keys: dict[int, tuple[WorkloadKey, str, str]] = {}  # pod container -> its key
         self._free_pcs: list[int] = []
@@ -331,7 +338,10 @@ class ArrayModel:
                 )
                 self.interval = _grown(self.interval, size, NAN)
                 self.named_in = _grown(self.named_in, size, 0)
+                self.ticket_of = _grown(self.ticket_of, size, -1)
         self.pc_row[pc] = row
+        self.ticket_of[pc] = self._tickets
+        self._tickets += 1
         self.interval[pc] = self.tuning(w).settings.memory_aggregation_interval_seconds
         self.last_cpu[pc] = self.last_mem[pc] = self.window_end[pc] = NAN
         self.peak[pc] = self.oom_peak[pc] = 0.0
@@ -352,6 +362,7 @@ class ArrayModel:
         gone = self.row_pods.pop(row)
         for pc in gone:  # its own pod containers only: no pass over all of them
             del self.pods[self.pod_keys.pop(pc)]
+            self.ticket_of[pc] = -1
         self._free_pcs.extend(gone)
         self.cpu.clear(row)
         self.memory.clear(row)
@@ -380,6 +391,7 @@ class ArrayModel:
         for key in [k for k in keys if (k[0].namespace, k[1]) not in live]:
             pc = self.pods.pop(key)
             del self.pod_keys[pc]
+            self.ticket_of[pc] = -1
             self.row_pods[int(self.pc_row[pc])].discard(pc)
             self._free_pcs.append(pc)
 
@@ -395,19 +407,30 @@ class ArrayModel:
         memory bytes taken, in order (add_usage_columns' answer as lists)."""
         return self.add_usage_columns(batch).lists()
 
-    def add_usage_table(self, columns: SampleColumns) -> TakenColumns:
+    def add_usage_table(self, columns: SampleColumns, hints: Hints | None = None) -> TakenColumns:
         """add_usage_columns of the samples in `columns` (a PodMetrics LIST's, as the job parses
         them). Samples of known, distinct pod containers that are added together (a steady
         run's LIST) go from the columns to the arrays without a tuple per sample; any other
-        batch is taken as add_usage_columns takes its samples."""
+        batch is taken as add_usage_columns takes its samples. `hints`: per sample, the pod
+        container and ticket `ticket` gave earlier for the sample's key (-1, -1: none); a pod
+        container whose ticket still holds is taken without looking its key up."""
         ws, pods, containers, times, cores, requests, bytes_ = columns
         self.tables += 1
-        keys = list(zip(ws, pods, containers, strict=True))
         get = self.pods.get
-        found = [get(k) for k in keys]
+        keys: list[tuple[WorkloadKey, str, str]] | None = None
+        found: list[int | None] | None = None
+        pcs: Array | None = None
+        if hints is not None and self.tickets_hold(hints).all():  # no key looked up
+            pcs = np.asarray(hints[0], dtype=np.int64)
+            distinct = not len(pcs) or int(np.bincount(pcs).max()) < 2
+        else:
+            keys = list(zip(ws, pods, containers, strict=True))
+            found = self._hinted(keys, hints) if hints is not None else [get(k) for k in keys]
+            distinct = _distinct(keys, found)
+            if None not in found:
+                pcs = np.array(found, dtype=np.int64)
         each_has_a_value = None not in cores or None not in bytes_
-        if len(ws) > 1 and each_has_a_value and None not in found and _distinct(keys, found):
-            pcs = np.array(found, dtype=np.int64)
+        if len(ws) > 1 and each_has_a_value and pcs is not None and distinct:
             t = np.array(times, dtype=np.float64)
             if self._together(pcs, t):
                 self.named_in[pcs] = self.tables
@@ -415,6 +438,9 @@ class ArrayModel:
                 added = self._add_arrays(pcs, t, cpu, _floats(requests), memory)
                 assert added.columns is not None
                 return taken_by_rows(lambda i: (ws[i], containers[i]), *added.columns)
+        if keys is None or found is None:
+            keys = list(zip(ws, pods, containers, strict=True))
+            found = cast(list[int | None], np.asarray(pcs).tolist())
         batch = list(zip(*columns, strict=True))
         if each_has_a_value:  # no sample left out: the keys and pod containers as looked up
             taken = self._add_samples(batch, batch, keys, found)
@@ -423,6 +449,34 @@ class ArrayModel:
         named = [pc for k in keys if (pc := get(k)) is not None]
         self.named_in[np.array(named, dtype=np.int64)] = self.tables
         return taken
+
+    def ticket(self, key: tuple[WorkloadKey, str, str]) -> tuple[int, int] | None:
+        """The pod container of `key` (workload, pod, container) and its ticket; None when the
+        model has none. A hint for add_usage_table, good while that pod container lives."""
+        pc = self.pods.get(key)
+        return None if pc is None else (pc, int(self.ticket_of[pc]))
+
+    def tickets_hold(self, hints: Hints) -> Array:
+        """Per hint (pod container, ticket), whether it still names a live pod container (a
+        bool array)."""
+        pcs, tickets = (np.asarray(h, dtype=np.int64) for h in hints)
+        known = (pcs >= 0) & (pcs < self._next_pc)
+        return known & (self.ticket_of[np.where(known, pcs, 0)] == tickets)
+
+    def _hinted(
+        self, keys: Sequence[tuple[WorkloadKey, str, str]], hints: Hints
+    ) -> list[int | None]:
+        """Each key's pod container (None: none yet): its hint's when the ticket holds (a
+        ticket is its pod container's own, made for its key), else looked up."""
+        pcs = hints[0]
+        if len(pcs) != len(keys):
+            raise ValueError(f"{len(pcs)} hints for {len(keys)} samples")
+        held = self.tickets_hold(hints)
+        get = self.pods.get
+        return [
+            pc if ok else get(k)
+            for pc, ok, k in zip(np.asarray(pcs).tolist(), held.tolist(), keys, strict=True)
+        ]
 
     def add_usage_columns(self, batch: Sequence[Sample]) -> TakenColumns:
         """add_usages, its answer in columns. Consecutive samples of distinct pod containers

@@ -155,11 +155,23 @@ class OneByOne(ArrayModel):
         return taken
 
 
-def by_table(m: ArrayModel, batch: list[Sample]) -> dict[tuple[WorkloadKey, str], Taken]:
+def by_table(
+    m: ArrayModel, batch: list[Sample], tickets: dict[Any, tuple[int, int]] | None = None
+) -> dict[tuple[WorkloadKey, str], Taken]:
     """The batch given to `m` as columns (add_usage_table, as the recommender job gives a
-    PodMetrics LIST), its answer as add_usages gives it."""
+    PodMetrics LIST), its answer as add_usages gives it. With `tickets` (each key's ticket, as
+    `m` gave it after an earlier batch: some no longer hold), each sample carries its key's
+    ticket as a hint, and the batch's tickets are kept there."""
     columns = tuple(zip(*batch, strict=True)) if batch else ((),) * 7
-    return m.add_usage_table(columns).lists()  # type: ignore[arg-type]
+    if tickets is None:
+        return m.add_usage_table(columns).lists()  # type: ignore[arg-type]
+    hints = [tickets.get(x[:3], (-1, -1)) for x in batch]
+    pcs, held = [h[0] for h in hints], [h[1] for h in hints]
+    taken = m.add_usage_table(columns, (pcs, held)).lists()  # type: ignore[arg-type]
+    for x in batch:
+        if (found := m.ticket(x[:3])) is not None:
+            tickets[x[:3]] = found
+    return taken
 
 
 def new_checkpoints(m: ArrayModel) -> dict[tuple[WorkloadKey, str], object]:
@@ -201,11 +213,17 @@ def test_batches_give_what_samples_one_by_one_give(
     tuned: tuple[RecommenderSettings, float], first: list[int] | None, steps: Any
 ) -> None:
     s, idle = tuned
-    # `table` is fed the batches as columns (add_usage_table), `new` as samples
+    # `table` is fed the batches as columns (add_usage_table), `new` as samples, `hinted` as
+    # columns with each key's ticket from the batches before (stale once a row expired)
     old, new, table = OneByOne(s, idle), ArrayModel(s, idle), ArrayModel(s, idle)
+    hinted = ArrayModel(s, idle)
+    tickets: dict[Any, tuple[int, int]] = {}
+    models = (new, table, hinted)
     if first is not None:
         chosen = {w: STRATEGIES[i] for w, i in zip(WORKLOADS, first, strict=True)}
-        old.strategy_of = new.strategy_of = table.strategy_of = chosen.__getitem__
+        old.strategy_of = chosen.__getitem__
+        for m in models:
+            m.strategy_of = chosen.__getitem__
     now = T0
     for kind, dt, samples in steps:
         now += dt
@@ -217,30 +235,34 @@ def test_batches_give_what_samples_one_by_one_give(
             took = old.add_usages(batch)
             assert new.add_usages(batch) == took  # what each took, in order
             assert by_table(table, batch) == took
+            assert by_table(hinted, batch, tickets) == took
         elif kind == "oom":
             for w, pod, c, jitter, _, _, mem in samples:
                 at, used = now + jitter, mem if mem is not None else 5e8
                 killed = old.record_oom(WORKLOADS[w], pod, c, at, used)
-                assert new.record_oom(WORKLOADS[w], pod, c, at, used) == killed
-                assert table.record_oom(WORKLOADS[w], pod, c, at, used) == killed
+                for m in models:
+                    assert m.record_oom(WORKLOADS[w], pod, c, at, used) == killed
         elif kind == "expire":
             newest = old.newest_sample()
             if newest is not None:
                 dropped = old.expire_idle(newest + idle / 2)
-                assert new.expire_idle(newest + idle / 2) == dropped
-                assert table.expire_idle(newest + idle / 2) == dropped
+                for m in models:
+                    assert m.expire_idle(newest + idle / 2) == dropped
         elif kind == "restart":
             _, table = restarted(old, table, s, idle)
+            _, hinted = restarted(old, hinted, s, idle)
+            tickets = {}  # a new model: the old one's tickets are nothing to it
             old, new = restarted(old, new, s, idle)
+            models = (new, table, hinted)
         elif kind == "tune":
             for w, i in samples:
                 tuned_old = old.tune(WORKLOADS[w], STRATEGIES[i])
-                assert new.tune(WORKLOADS[w], STRATEGIES[i]) == tuned_old
-                assert table.tune(WORKLOADS[w], STRATEGIES[i]) == tuned_old
-        assert_same(old, new)
-        assert_same(old, table)
-    assert_same(old, new, every_strategy=True)
-    assert_same(old, table, every_strategy=True)
+                for m in models:
+                    assert m.tune(WORKLOADS[w], STRATEGIES[i]) == tuned_old
+        for m in models:
+            assert_same(old, m)
+    for m in models:
+        assert_same(old, m, every_strategy=True)
 
 
 def test_one_batch_of_many_rows_matches() -> None:
