@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from app.core.gcpause import without_cyclic_gc
 from app.core.job_families import FAMILY_KIND
 from app.core.owner_memo import WorkloadMemo
@@ -34,7 +36,7 @@ from app.core.recommend.podmetrics import PodMetrics
 from app.core.recommend.samples import (
     RawUsage,
     new_oom_kills,
-    parsed_usages,
+    parsed_columns,
     raw_usages,
     usage_from_metrics,
     watched_pods,
@@ -48,6 +50,7 @@ from app.jobs.background import in_background
 from app.jobs.cluster_totals import TotalsWriter
 from app.jobs.conditions import RecommenderConditions
 from app.jobs.history import HistorySource
+from app.jobs.list_layout import Columns, Layout, Match, match, recorded, reused_columns
 from app.jobs.node_fit import NodeFit
 from app.jobs.node_groups import NodeGroupRecorder
 from app.jobs.tracking import Tracker
@@ -123,6 +126,8 @@ class RecommenderJob:
         leadership term: while another process led, it wrote newer checkpoints than the model
         this process kept in memory, and saving that stale model would overwrite them."""
         self.model = ArrayModel(self.settings.model, self.settings.idle_after_seconds)
+        self.layout: Layout | None = None  # the last LIST as fed (app.jobs.list_layout)
+        self.reused_items = 0  # of the last LIST, the items taken from the layout before it
         self.conditions.known.forget()  # the condition rows: read again at the first save
         self.totals.written_at = None  # a new term stores its totals at its first run
         self.windows = UsageWindows(self.settings.model)  # usage since each history point
@@ -185,7 +190,7 @@ class RecommenderJob:
             metrics = self._await_metrics(fetching)
             info: dict[WorkloadKey, WorkloadInfo] = {}
             named_since = self.model.tables + 1  # the LIST's batch (add_usage_table)
-            samples = self._feed_metrics(metrics, pods, info)
+            samples = self._feed_metrics(metrics, pods, info, version)
             ooms = self._feed_ooms(restarted)
             # Idleness is judged on the metrics' own clock, not ours: a skewed node clock (or
             # a metrics source running behind) must not make fresh data look 8 days old. The
@@ -324,22 +329,39 @@ class RecommenderJob:
         metrics: list[PodMetrics],
         pods: dict[tuple[str, str], PodView],
         info: dict[WorkloadKey, WorkloadInfo],
+        owners_version: object = None,
     ) -> int:
+        """The LIST's usage into the model; the samples taken. `owners_version`: the cluster's,
+        read before this run asked the owner walk anything (None: unknown)."""
         # Looked up once for the whole LIST, not for each of its items (150,000 at scale): the
         # settings of this run (what is excluded, tracked, grouped) and the bound methods.
         excluded = self.excluded_namespaces
         tracks = None if self.tracker.everything else self.tracker.tracks
         grouping = self.node_groups.active
-        workload_of, last_labels = self.workload_of, self.labels
-        # The LIST's samples, in its order, their quantities parsed column-wise (parsed_usages)
-        # and added in one call once it is read (ArrayModel.add_usages: the model as sample by
-        # sample, every row's histograms fed column-wise). When a policy groups DaemonSets per
+        workload_of = self.workload_of
+        # The last LIST's layout (app.jobs.list_layout), when each item is fed as its pod's view
+        # says (nothing tracked apart, no node group): the items it still holds are taken from
+        # it, the others fed one by one below.
+        layout = (
+            self.layout if self.layout is not None and self.layout.model is self.model else None
+        )
+        keeps = tracks is None and not grouping
+        m = match(layout, metrics, pods, owners_version, workload_of) if keeps else None
+        self.reused_items = 0 if m is None else int(m.reused.sum())
+        # The LIST's samples, in its order, their quantities parsed column-wise (parsed_columns)
+        # and added in one call once it is read (ArrayModel.add_usage_table: the model as sample
+        # by sample, every row's histograms fed column-wise). When a policy groups DaemonSets per
         # node group, a grouped pod's samples are also its group's model's (app.jobs.node_groups).
         raw: list[RawUsage] = []
-        for item in metrics:
+        raw_items: list[int] = []
+        fed: list[tuple[int, WorkloadKey, PodView]] = []  # the items fed one by one
+        whole: list[int] = []  # of them, those fed whole: every container, a valid timestamp
+        one_by_one = range(len(metrics)) if m is None else np.flatnonzero(~m.reused).tolist()
+        for i in one_by_one:
+            item = metrics[i]
             meta = item.metadata
             ns = meta.namespace
-            pod = pods.get((ns, meta.name))
+            pod = pods.get((ns, meta.name)) if m is None else m.views[i]
             if pod is None or ns in excluded:
                 continue
             w = workload_of(pod)
@@ -347,22 +369,68 @@ class RecommenderJob:
                 continue
             if tracks is not None and not tracks(w, pod.labels):
                 continue
+            fed.append((i, w, pod))
             resources = pod.resources()
+            if grouping:
+                self._feed_grouped(w, pod, item, resources)
+            before = len(raw)
+            raw_usages(w, item, resources, raw)
+            added = len(raw) - before
+            raw_items += [i] * added
+            if added and added == len(item.containers):
+                whole.append(i)
+        columns = Columns.of_raw(raw_items, raw)
+        if m is not None and layout is not None:
+            again = reused_columns(layout, m, metrics)
+            fed = self._seen_reused(info, layout, m, again, fed)
+            columns = Columns.merged(again, columns)
+        self._seen(info, fed)
+        parsed = parsed_columns(columns.raw())
+        hints = (columns.pcs, columns.tickets)
+        if parsed.kept is not None:  # a value that is not a quantity: its sample left out
+            hints = (columns.pcs[parsed.kept], columns.tickets[parsed.kept])
+        if self.profiles is not None:  # each workload's usage per pod at this time of day
+            self.profiles.fold_columns(*parsed.profiled)  # workload, pod, time, cores, bytes
+        taken = self.model.add_usage_table(parsed.columns, hints)
+        self.layout = None
+        if m is not None and parsed.kept is None:  # the next LIST compared with this one
+            self.layout = recorded(self.model, owners_version, m, columns, whole, info)
+        # what each workload container took, into its usage window (all of them at once)
+        return self.windows.add_taken(taken)
+
+    def _seen_reused(
+        self,
+        info: dict[WorkloadKey, WorkloadInfo],
+        layout: Layout,
+        m: Match,
+        again: Columns,
+        fed: list[tuple[int, WorkloadKey, PodView]],
+    ) -> list[tuple[int, WorkloadKey, PodView]]:
+        """The pods seen of the workloads whose items all repeat the layout's: the layout's
+        (PodsSeen, as it kept them); the items of the other workloads that `_seen` must read,
+        in the LIST's order: those fed one by one and the reused ones of those workloads."""
+        dirty = {w for _, w, _ in fed} | layout.lost(m.earlier)
+        workloads = layout.item_workloads(m)
+        for w in set(workloads.values()) - dirty:
+            info[w] = WorkloadInfo(layout.seen[w])
+        if not dirty:
+            return fed
+        more = [(i, w, m.views[i]) for i, w in workloads.items() if w in dirty]
+        return sorted(fed + more, key=lambda x: x[0])
+
+    def _seen(
+        self, info: dict[WorkloadKey, WorkloadInfo], fed: list[tuple[int, WorkloadKey, PodView]]
+    ) -> None:
+        """Each pod of `fed` (in the LIST's order) as its workload's (PodsSeen: the first pod of
+        a name kept) and, for a workload first met, the labels of its first pod: what selector
+        policies match (its pods' labels differ only while a rollout changes them)."""
+        last_labels = self.labels
+        for _, w, pod in fed:
             workload_info = info.get(w)
             if workload_info is None:
                 workload_info = info[w] = WorkloadInfo()
-                # what selector policies match: the labels of its first pod in the LIST (read
-                # once a workload: its pods' labels differ only while a rollout changes them)
                 last_labels[w] = pod.labels
-            workload_info.seen.add(pod.name, resources)
-            if grouping:
-                self._feed_grouped(w, pod, item, resources)
-            raw_usages(w, item, resources, raw)
-        parsed = parsed_usages(raw)
-        if self.profiles is not None:  # each workload's usage per pod at this time of day
-            self.profiles.fold_columns(*parsed.profiled)  # workload, pod, time, cores, bytes
-        # what each workload container took, into its usage window (all of them at once)
-        return self.windows.add_taken(self.model.add_usage_table(parsed.columns))
+            workload_info.seen.add(pod.name, pod.resources())
 
     def _feed_grouped(
         self, w: WorkloadKey, pod: PodView, item: PodMetrics, resources: dict[str, Any]

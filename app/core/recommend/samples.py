@@ -81,7 +81,7 @@ def raw_usages(
     item of every LIST."""
     meta = item.metadata
     pod = meta.name
-    t = _time(item.timestamp)
+    t = item_time(item.timestamp)
     if t is None:
         log.warning("PodMetrics %s/%s has no valid timestamp; skipped", meta.namespace, pod)
         return
@@ -111,6 +111,8 @@ UsageColumns = SampleColumns
 
 class ParsedUsages(NamedTuple):
     columns: UsageColumns
+    # the raw usages kept, by index, when one was left out (None: all of them)
+    kept: list[int] | None = None
 
     @property
     def profiled(self) -> ProfileColumns:
@@ -127,6 +129,24 @@ def parsed_usages(raw: list[RawUsage]) -> ParsedUsages:
     if not raw:
         return ParsedUsages(([], [], [], [], [], [], []))
     ws, pods, containers, times, cpus, requests, memories = zip(*raw, strict=True)
+    return parsed_columns((ws, pods, containers, times, cpus, requests, memories))
+
+
+# Raw usages as columns, one per field of RawUsage
+RawColumns = tuple[
+    Sequence[WorkloadKey],
+    Sequence[str],
+    Sequence[str],
+    Sequence[float],
+    Sequence[Any],
+    Sequence[float],
+    Sequence[Any],
+]
+
+
+def parsed_columns(raw: RawColumns) -> ParsedUsages:
+    """parsed_usages of raw usages given as columns."""
+    ws, pods, containers, times, cpus, requests, memories = raw
     cores, cpu_errors = quantities(cpus)
     bytes_, memory_errors = quantities(memories)
     if not cpu_errors and not memory_errors:
@@ -138,8 +158,9 @@ def parsed_usages(raw: list[RawUsage]) -> ParsedUsages:
         )
     bad = cpu_errors.keys() | memory_errors.keys()
     columns = (ws, pods, containers, times, cores, requests, bytes_)
-    kept = [[x for i, x in enumerate(c) if i not in bad] for c in columns]
-    return ParsedUsages((kept[0], kept[1], kept[2], kept[3], kept[4], kept[5], kept[6]))
+    kept = [i for i in range(len(ws)) if i not in bad]
+    c: list[list[Any]] = [[column[i] for i in kept] for column in columns]
+    return ParsedUsages((c[0], c[1], c[2], c[3], c[4], c[5], c[6]), kept)
 
 
 def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, float | None]]:
@@ -147,7 +168,7 @@ def _usages(item: PodMetrics) -> Iterator[tuple[str, str, float, float | None, f
     whose values parse; the others, and an item without a valid timestamp, are logged."""
     meta = item.metadata
     pod = meta.name
-    t = _time(item.timestamp)
+    t = item_time(item.timestamp)
     if t is None:
         log.warning("PodMetrics %s/%s has no valid timestamp; skipped", meta.namespace, pod)
         return
@@ -258,8 +279,9 @@ def _cached_time(text: str) -> float | None:
     return parse_time(text)
 
 
-def _time(value: Any) -> float | None:
-    """parse_time, cached by text: the pods of a node share their scrape's timestamp."""
+def item_time(value: Any) -> float | None:
+    """A PodMetrics timestamp read as parse_time reads it, cached by text: the pods of a node
+    share their scrape's timestamp."""
     return _cached_time(value) if isinstance(value, str) else parse_time(value)
 
 
