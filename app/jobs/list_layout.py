@@ -19,6 +19,7 @@ again) from the layout. Every other item is fed as before, one by one.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -283,20 +284,15 @@ def recorded(
     whole: list[int],
     seen: Mapping[WorkloadKey, Any],
 ) -> Layout:
-    """The layout of a LIST fed as `columns` (in the LIST's order) says, after the model took
-    them: its reused items and those of `whole` (fed one by one, every container) with their
-    samples' pod containers; `seen`: each fed workload's WorkloadInfo."""
+    """The layout of a LIST fed as `columns` (in the LIST's order, every sample given to the
+    model's add_usage_table, which was the last): its reused items and those of `whole` (fed one
+    by one, every container), with the pod containers their samples went to; `seen`: each fed
+    workload's WorkloadInfo."""
     n = len(m.names)
     kept = m.reused.copy()
     kept[whole] = True
-    pcs, tickets = columns.pcs.copy(), columns.tickets.copy()
-    held = model.tickets_hold((pcs, tickets))
-    for j in np.flatnonzero(~held & kept[columns.items]).tolist():  # fed one by one, or moved
-        found = model.ticket((columns.workloads[j], columns.pods[j], columns.containers[j]))
-        if found is None:  # no pod container (a sample without a value): fed one by one again
-            kept[columns.items[j]] = False
-        else:
-            pcs[j], tickets[j] = found
+    pcs = model.last_table
+    kept[columns.items[pcs < 0]] = False  # a sample without a value went to no pod container
     samples = np.flatnonzero(kept[columns.items])
     items = columns.items[samples]
     firsts, at = np.unique(items, return_index=True)
@@ -307,14 +303,14 @@ def recorded(
     return Layout(
         model,
         owners,
-        m.namespaces,
+        list(map(sys.intern, m.namespaces)),  # a namespace's pods share one string
         m.names,
         [v if k else _GONE for v, k in zip(m.views, kept.tolist(), strict=True)],
         workloads,
         np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-        _picked(columns.containers, samples),
+        list(map(sys.intern, _picked(columns.containers, samples))),
         np.asarray(columns.requests, dtype=np.float64)[samples],
         pcs[samples],
-        tickets[samples],
+        model.ticket_of[pcs[samples]],
         {w: info.seen for w, info in seen.items()},
     )

@@ -382,7 +382,7 @@ class RecommenderJob:
         columns = Columns.of_raw(raw_items, raw)
         if m is not None and layout is not None:
             again = reused_columns(layout, m, metrics)
-            fed = self._seen_reused(info, layout, m, again, fed)
+            fed = self._seen_reused(info, layout, m, fed)
             columns = Columns.merged(again, columns)
         self._seen(info, fed)
         parsed = parsed_columns(columns.raw())
@@ -403,7 +403,6 @@ class RecommenderJob:
         info: dict[WorkloadKey, WorkloadInfo],
         layout: Layout,
         m: Match,
-        again: Columns,
         fed: list[tuple[int, WorkloadKey, PodView]],
     ) -> list[tuple[int, WorkloadKey, PodView]]:
         """The pods seen of the workloads whose items all repeat the layout's: the layout's

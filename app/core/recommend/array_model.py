@@ -81,7 +81,7 @@ SampleColumns = tuple[
     Sequence[float],
     Sequence[float | None],
 ]
-# Per sample of a batch, a pod container and its ticket (ArrayModel.ticket); -1 where none
+# Per sample of a batch, a pod container and its ticket (ArrayModel.ticket_of); -1 where none
 Hints = tuple[Sequence[int] | Array, Sequence[int] | Array]
 NAN = math.nan
 
@@ -242,10 +242,12 @@ class ArrayModel:
         self.named_in = np.zeros(64, dtype=np.int32)
         self.tables = 0
         # each pod container's ticket: the allocation that made it (-1: free), so a caller that
-        # kept (pod container, ticket) from an earlier batch can hand it back (add_usage_table's
+        # kept (pod container, ticket) from an earlier table can hand it back (add_usage_table's
         # `hints`) instead of its key; one model never gives a ticket twice
         self.ticket_of = np.full(64, -1, dtype=np.int64)
         self._tickets = 0
+        # the pod container each sample of the last add_usage_table went to (-1: none)
+        self.last_table = np.zeros(0, dtype=np.int64)
         self.pods: dict[tuple[WorkloadKey, str, str], int] = {}
         self.pod_keys: dict[int, tuple[WorkloadKey, str, str]] = {}  # pod container -> its key
         self._free_pcs: list[int] = []
@@ -411,9 +413,9 @@ class ArrayModel:
         """add_usage_columns of the samples in `columns` (a PodMetrics LIST's, as the job parses
         them). Samples of known, distinct pod containers that are added together (a steady
         run's LIST) go from the columns to the arrays without a tuple per sample; any other
-        batch is taken as add_usage_columns takes its samples. `hints`: per sample, the pod
-        container and ticket `ticket` gave earlier for the sample's key (-1, -1: none); a pod
-        container whose ticket still holds is taken without looking its key up."""
+        batch is taken as add_usage_columns takes its samples. `hints`: per sample, a pod
+        container an earlier table gave the sample's key (`last_table`) and its ticket
+        (`ticket_of`), or -1, -1; one whose ticket still holds is taken without a key lookup."""
         ws, pods, containers, times, cores, requests, bytes_ = columns
         self.tables += 1
         get = self.pods.get
@@ -434,6 +436,7 @@ class ArrayModel:
             t = np.array(times, dtype=np.float64)
             if self._together(pcs, t):
                 self.named_in[pcs] = self.tables
+                self.last_table = pcs
                 cpu, memory = _floats(cores), _floats(bytes_)
                 added = self._add_arrays(pcs, t, cpu, _floats(requests), memory)
                 assert added.columns is not None
@@ -446,15 +449,10 @@ class ArrayModel:
             taken = self._add_samples(batch, batch, keys, found)
         else:
             taken = self.add_usage_columns(batch)
-        named = [pc for k in keys if (pc := get(k)) is not None]
-        self.named_in[np.array(named, dtype=np.int64)] = self.tables
+        after = [get(k) for k in keys]
+        self.last_table = np.array([-1 if pc is None else pc for pc in after], dtype=np.int64)
+        self.named_in[self.last_table[self.last_table >= 0]] = self.tables
         return taken
-
-    def ticket(self, key: tuple[WorkloadKey, str, str]) -> tuple[int, int] | None:
-        """The pod container of `key` (workload, pod, container) and its ticket; None when the
-        model has none. A hint for add_usage_table, good while that pod container lives."""
-        pc = self.pods.get(key)
-        return None if pc is None else (pc, int(self.ticket_of[pc]))
 
     def tickets_hold(self, hints: Hints) -> Array:
         """Per hint (pod container, ticket), whether it still names a live pod container (a

@@ -161,16 +161,16 @@ def by_table(
     """The batch given to `m` as columns (add_usage_table, as the recommender job gives a
     PodMetrics LIST), its answer as add_usages gives it. With `tickets` (each key's ticket, as
     `m` gave it after an earlier batch: some no longer hold), each sample carries its key's
-    ticket as a hint, and the batch's tickets are kept there."""
+    ticket as a hint, and the tickets of the pod containers it went to are kept there."""
     columns = tuple(zip(*batch, strict=True)) if batch else ((),) * 7
     if tickets is None:
         return m.add_usage_table(columns).lists()  # type: ignore[arg-type]
     hints = [tickets.get(x[:3], (-1, -1)) for x in batch]
     pcs, held = [h[0] for h in hints], [h[1] for h in hints]
     taken = m.add_usage_table(columns, (pcs, held)).lists()  # type: ignore[arg-type]
-    for x in batch:
-        if (found := m.ticket(x[:3])) is not None:
-            tickets[x[:3]] = found
+    for x, pc in zip(batch, m.last_table.tolist(), strict=True):
+        if pc >= 0:
+            tickets[x[:3]] = (pc, int(m.ticket_of[pc]))
     return taken
 
 
