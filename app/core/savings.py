@@ -69,22 +69,30 @@ class PodsSeen:
     of a name kept), each with its containers' resources (app.core.pods.ContainerResources);
     a container's requests over them are summed only when asked."""
 
-    __slots__ = ("pods",)
+    __slots__ = ("_requests", "pods")
 
     def __init__(self) -> None:
         self.pods: dict[str, Mapping[str, ContainerResources]] = {}
+        # each container's requests as last summed, until a pod is added: the recommender keeps
+        # a workload's PodsSeen from run to run while none of its pods changed
+        self._requests: dict[str, PodRequests | None] = {}
 
     def add(self, name: str, resources: Mapping[str, ContainerResources]) -> None:
         self.pods.setdefault(name, resources)
+        if self._requests:
+            self._requests.clear()
 
     def requests(self, container: str) -> PodRequests | None:
         """pod_requests of the pods running `container`; None when none runs it."""
+        if container in self._requests:
+            return self._requests[container]
         pairs = [
             (r.cpu_request, r.memory_request)
             for resources in self.pods.values()
             if (r := resources.get(container)) is not None
         ]
-        return pod_requests(pairs) if pairs else None
+        found = self._requests[container] = pod_requests(pairs) if pairs else None
+        return found
 
 
 @dataclass(frozen=True)

@@ -122,3 +122,16 @@ def test_pods_seen_sum_each_containers_requests_over_the_pods_running_it() -> No
     assert seen.requests("app") == pod_requests([(100, 64 * MI), (300, 64 * MI)])
     assert seen.requests("proxy") == PodRequests(1, 10, 0, 10, None)
     assert seen.requests("sidecar") is None
+
+
+def test_pods_seen_sum_again_once_a_pod_is_added() -> None:
+    """The sums are kept from one ask to the next (the recommender keeps a workload's PodsSeen
+    while its pods stay), and made again once a pod is added: asked before the pod and after,
+    the answers are those of the pods at each time."""
+    seen = PodsSeen()
+    assert seen.requests("app") is None
+    seen.add("web-1", {"app": ContainerResources(100, 64 * MI)})
+    assert seen.requests("app") == PodRequests(1, 100, 64 * MI, 100, 64 * MI)
+    assert seen.requests("app") is seen.requests("app")  # kept, not summed again
+    seen.add("web-2", {"app": ContainerResources(300, 64 * MI)})
+    assert seen.requests("app") == pod_requests([(100, 64 * MI), (300, 64 * MI)])
