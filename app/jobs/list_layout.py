@@ -40,7 +40,8 @@ _GONE = object()  # what an item fed in part, or not at all, was fed as: no view
 @dataclass
 class Layout:
     """What a LIST's items were fed as, in the LIST's order: per item its namespace and name,
-    the pod view it was fed whole as (or `_GONE`), its workload and its first sample; per sample
+    the pod view it was fed whole as (or `_GONE`), its workload (None: not fed; an item fed in
+    part has one: its pod is among its workload's pods seen) and its first sample; per sample
     its container, CPU request in cores, pod container and ticket. And each workload's pods as
     fed (PodsSeen), kept for the workloads none of whose items changed."""
 
@@ -282,23 +283,23 @@ def recorded(
     m: Match,
     columns: Columns,
     whole: list[int],
+    workloads: Mapping[int, WorkloadKey],
     seen: Mapping[WorkloadKey, Any],
 ) -> Layout:
     """The layout of a LIST fed as `columns` (in the LIST's order, every sample given to the
     model's add_usage_table, which was the last): its reused items and those of `whole` (fed one
-    by one, every container), with the pod containers their samples went to; `seen`: each fed
-    workload's WorkloadInfo."""
+    by one, every container), with the pod containers their samples went to; `workloads`: the
+    workload of each item fed, whole or in part, by its index; `seen`: each fed workload's
+    WorkloadInfo."""
     n = len(m.names)
     kept = m.reused.copy()
     kept[whole] = True
     pcs = model.last_table
     kept[columns.items[pcs < 0]] = False  # a sample without a value went to no pod container
     samples = np.flatnonzero(kept[columns.items])
-    items = columns.items[samples]
-    firsts, at = np.unique(items, return_index=True)
-    workloads: list[WorkloadKey | None] = [None] * n
-    for i, w in zip(firsts.tolist(), _picked(columns.workloads, samples[at]), strict=True):
-        workloads[i] = w
+    by_item: list[WorkloadKey | None] = [None] * n
+    for i, w in workloads.items():
+        by_item[i] = w
     counts = np.where(kept, m.counts, 0)
     return Layout(
         model,
@@ -306,7 +307,7 @@ def recorded(
         list(map(sys.intern, m.namespaces)),  # a namespace's pods share one string
         m.names,
         [v if k else _GONE for v, k in zip(m.views, kept.tolist(), strict=True)],
-        workloads,
+        by_item,
         np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
         list(map(sys.intern, _picked(columns.containers, samples))),
         np.asarray(columns.requests, dtype=np.float64)[samples],

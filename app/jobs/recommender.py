@@ -380,11 +380,13 @@ class RecommenderJob:
             if added and added == len(item.containers):
                 whole.append(i)
         columns = Columns.of_raw(raw_items, raw)
+        seen, reused = fed, {}
         if m is not None and layout is not None:
             again = reused_columns(layout, m, metrics)
-            fed = self._seen_reused(info, layout, m, fed)
+            reused = layout.item_workloads(m)
+            seen = self._seen_reused(info, layout, m, reused, fed)
             columns = Columns.merged(again, columns)
-        self._seen(info, fed)
+        self._seen(info, seen)
         parsed = parsed_columns(columns.raw())
         hints = (columns.pcs, columns.tickets)
         if parsed.kept is not None:  # a value that is not a quantity: its sample left out
@@ -394,7 +396,9 @@ class RecommenderJob:
         taken = self.model.add_usage_table(parsed.columns, hints)
         self.layout = None
         if m is not None and parsed.kept is None:  # the next LIST compared with this one
-            self.layout = recorded(self.model, owners_version, m, columns, whole, info)
+            workloads = dict(reused)
+            workloads.update((i, w) for i, w, _ in fed)
+            self.layout = recorded(self.model, owners_version, m, columns, whole, workloads, info)
         # what each workload container took, into its usage window (all of them at once)
         return self.windows.add_taken(taken)
 
@@ -403,13 +407,14 @@ class RecommenderJob:
         info: dict[WorkloadKey, WorkloadInfo],
         layout: Layout,
         m: Match,
+        workloads: dict[int, WorkloadKey],
         fed: list[tuple[int, WorkloadKey, PodView]],
     ) -> list[tuple[int, WorkloadKey, PodView]]:
         """The pods seen of the workloads whose items all repeat the layout's: the layout's
         (PodsSeen, as it kept them); the items of the other workloads that `_seen` must read,
-        in the LIST's order: those fed one by one and the reused ones of those workloads."""
+        in the LIST's order: those fed one by one and the reused ones of those workloads.
+        `workloads`: the reused items' (Layout.item_workloads)."""
         dirty = {w for _, w, _ in fed} | layout.lost(m.earlier)
-        workloads = layout.item_workloads(m)
         for w in set(workloads.values()) - dirty:
             info[w] = WorkloadInfo(layout.seen[w])
         if not dirty:

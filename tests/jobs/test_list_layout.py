@@ -49,8 +49,8 @@ class World:
         self.owner: dict[str, WorkloadKey] = {}
         self.version = 0
         self.t = START
-        self.extra: set[str] = set()  # pods whose item carries a container not in their spec
-        self.swapped: set[str] = set()  # pods whose item lists its containers in reverse
+        self.extra: set[str] = set()  # pods whose items carry a container not in their spec
+        self.swapped: set[str] = set()  # pods whose items list their containers in reverse
         self.bad: set[str] = set()  # pods whose CPU value is not a quantity
         self.shuffled = False
 
@@ -139,7 +139,7 @@ def test_the_layout_feeds_as_item_by_item(app: Flask, steps: list[tuple[str, int
         names = sorted(world.views)
         name = names[k % len(names)] if names else None
         world.t += 60
-        world.extra, world.swapped, world.bad, world.shuffled = set(), set(), set(), False
+        world.bad, world.shuffled = set(), False  # an extra or swapped container stays
         if what == "add":
             new = f"q{k}-{usage}"
             world.views[new] = view(new, ["app"], 100 + usage)
@@ -153,9 +153,9 @@ def test_the_layout_feeds_as_item_by_item(app: Flask, steps: list[tuple[str, int
             world.owner[name] = WORKLOADS[(WORKLOADS.index(world.owner[name]) + 1) % 3]
             world.version += 1
         elif name is not None and what == "extra":
-            world.extra.add(name)
+            world.extra ^= {name}
         elif name is not None and what == "swap":
-            world.swapped.add(name)
+            world.swapped ^= {name}
         elif name is not None and what == "bad":
             world.bad.add(name)
         elif what == "shuffle":
@@ -171,3 +171,23 @@ def test_the_layout_feeds_as_item_by_item(app: Flask, steps: list[tuple[str, int
         assert state(kept) == state(plain)
         if step == 1:  # the second LIST, as the first: every item taken from the layout
             assert kept.reused_items == len(world.views) and plain.reused_items == 0
+
+
+def test_a_pod_fed_in_part_then_gone_leaves_its_workloads_pods_seen(app: Flask) -> None:
+    """A pod whose item also sends a container its spec lacks is fed in part, so the layout
+    does not hold it; once it is gone its workload's pods seen are made again, not kept."""
+    cluster = FixedCluster(WORKLOADS[0], "app", {}, "")
+    job = recommender_job(app, cluster, lambda: START)
+    world = World()
+    for name in ("a", "b"):
+        world.views[name] = view(name, ["app"], 100)
+        world.owner[name] = WORKLOADS[0]
+    world.extra = {"b"}
+    for _ in range(2):
+        world.t += 60
+        feed(job, world, world.metrics(1))
+    del world.views["b"]
+    world.t += 60
+    _, seen = feed(job, world, world.metrics(2))
+    assert job.reused_items == 1  # a, taken from the layout
+    assert set(seen[WORKLOADS[0]]) == {"a"}
