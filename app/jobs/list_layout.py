@@ -89,7 +89,7 @@ class Match:
     samples: Array  # int64, per sample of the reused items in order
 
 
-def _times(stamps: list[Any]) -> list[float | None]:
+def item_times(stamps: list[Any]) -> list[float | None]:
     """item_time of each stamp, each distinct text read once (a scrape's pods share theirs)."""
     try:
         distinct = set(stamps)
@@ -120,7 +120,7 @@ def match(
     per_item = [m.containers for m in metrics]
     counts = np.fromiter(map(len, per_item), np.int64, n)
     containers = [c.name for cs in per_item for c in cs]
-    times = _times([m.timestamp for m in metrics])
+    times = item_times([m.timestamp for m in metrics])
     none = np.zeros(n, dtype=bool)
     if layout is None or not n:
         return Match(

@@ -18,7 +18,7 @@ from app.core.pods import PodView
 from app.core.recommend.podmetrics import decode_pod_metrics_list
 from app.core.recommend.samples import item_time
 from app.core.workload_key import WorkloadKey
-from app.jobs.list_layout import _times
+from app.jobs.list_layout import item_times
 from app.jobs.recommender import RecommenderJob, WorkloadInfo
 from tests.support.fixed_cluster import FixedCluster
 from tests.support.recommender_runs import recommender_job
@@ -199,6 +199,6 @@ def test_timestamps_are_read_as_each_item_sends_it() -> None:
     """The LIST's timestamps, read once per distinct value, are item_time's of each, also
     when one is not text or cannot be a set's member (read one by one then)."""
     stamps: list[Any] = ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "garbage"]
-    assert _times(stamps) == [item_time(s) for s in stamps]
+    assert item_times(stamps) == [item_time(s) for s in stamps]
     odd: list[Any] = [1, True, 1.0, None, {"a": 1}, "2026-01-01T00:00:00Z"]
-    assert _times(odd) == [item_time(s) for s in odd]
+    assert item_times(odd) == [item_time(s) for s in odd]
