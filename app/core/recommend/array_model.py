@@ -417,6 +417,8 @@ class ArrayModel:
         container an earlier table gave the sample's key (`last_table`) and its ticket
         (`ticket_of`), or -1, -1; one whose ticket still holds is taken without a key lookup."""
         ws, pods, containers, times, cores, requests, bytes_ = columns
+        if hints is not None and not len(hints[0]) == len(hints[1]) == len(ws):
+            raise ValueError(f"{len(hints[0])} and {len(hints[1])} hints for {len(ws)} samples")
         self.tables += 1
         get = self.pods.get
         keys: list[tuple[WorkloadKey, str, str]] | None = None
@@ -467,8 +469,6 @@ class ArrayModel:
         """Each key's pod container (None: none yet): its hint's when the ticket holds (a
         ticket is its pod container's own, made for its key), else looked up."""
         pcs = hints[0]
-        if len(pcs) != len(keys):
-            raise ValueError(f"{len(pcs)} hints for {len(keys)} samples")
         held = self.tickets_hold(hints)
         get = self.pods.get
         return [

@@ -265,6 +265,22 @@ def test_batches_give_what_samples_one_by_one_give(
         assert_same(old, m, every_strategy=True)
 
 
+def test_hints_that_do_not_match_the_samples_are_refused() -> None:
+    """A table's hints are one per sample: more or fewer are refused with both counts, even
+    when every ticket holds, and the model is left as it was."""
+    m = ArrayModel()
+    keys = [(WorkloadKey("ns", "Deployment", "w"), f"p{i}", "app") for i in range(2)]
+    batch: list[Sample] = [(w, pod, c, T0, 0.1, 0.1, 1e8) for w, pod, c in keys]
+    m.add_usage_table(tuple(zip(*batch, strict=True)))  # type: ignore[arg-type]
+    pcs = m.last_table.tolist()
+    later = [(w, pod, c, T0 + 60, 0.2, 0.1, 2e8) for w, pod, c, *_ in batch]
+    columns = tuple(zip(*later, strict=True))
+    before = m.save(*keys[0][::2])
+    with pytest.raises(ValueError, match="1 and 1 hints for 2 samples"):
+        m.add_usage_table(columns, ([pcs[0]], [int(m.ticket_of[pcs[0]])]))  # type: ignore[arg-type]
+    assert m.save(*keys[0][::2]) == before
+
+
 def test_one_batch_of_many_rows_matches() -> None:
     """A batch as a PodMetrics LIST gives it: every pod container once, hundreds of rows, then a
     second run a minute later (the vectorised paths, not the per-sample fallbacks)."""
