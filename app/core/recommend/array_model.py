@@ -424,12 +424,17 @@ class ArrayModel:
         keys: list[tuple[WorkloadKey, str, str]] | None = None
         found: list[int | None] | None = None
         pcs: Array | None = None
-        if hints is not None and self.tickets_hold(hints).all():  # no key looked up
+        held = self._held(hints) if hints is not None else None
+        if hints is not None and held is not None and held.all():  # no key looked up
             pcs = np.asarray(hints[0], dtype=np.int64)
             distinct = not len(pcs) or int(np.bincount(pcs).max()) < 2
         else:
             keys = list(zip(ws, pods, containers, strict=True))
-            found = self._hinted(keys, hints) if hints is not None else [get(k) for k in keys]
+            if hints is None or held is None:
+                found = [get(k) for k in keys]
+            else:  # a hint where its ticket holds (made for its key), else the key looked up
+                hinted = zip(np.asarray(hints[0]).tolist(), held.tolist(), keys, strict=True)
+                found = [pc if ok else get(k) for pc, ok, k in hinted]
             distinct = _distinct(keys, found)
             if None not in found:
                 pcs = np.array(found, dtype=np.int64)
@@ -456,25 +461,12 @@ class ArrayModel:
         self.named_in[self.last_table[self.last_table >= 0]] = self.tables
         return taken
 
-    def tickets_hold(self, hints: Hints) -> Array:
+    def _held(self, hints: Hints) -> Array:
         """Per hint (pod container, ticket), whether it still names a live pod container (a
         bool array)."""
         pcs, tickets = (np.asarray(h, dtype=np.int64) for h in hints)
         known = (pcs >= 0) & (pcs < self._next_pc)
         return known & (self.ticket_of[np.where(known, pcs, 0)] == tickets)
-
-    def _hinted(
-        self, keys: Sequence[tuple[WorkloadKey, str, str]], hints: Hints
-    ) -> list[int | None]:
-        """Each key's pod container (None: none yet): its hint's when the ticket holds (a
-        ticket is its pod container's own, made for its key), else looked up."""
-        pcs = hints[0]
-        held = self.tickets_hold(hints)
-        get = self.pods.get
-        return [
-            pc if ok else get(k)
-            for pc, ok, k in zip(np.asarray(pcs).tolist(), held.tolist(), keys, strict=True)
-        ]
 
     def add_usage_columns(self, batch: Sequence[Sample]) -> TakenColumns:
         """add_usages, its answer in columns. Consecutive samples of distinct pod containers
