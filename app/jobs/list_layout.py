@@ -65,10 +65,9 @@ class Layout:
         repeated[earlier[earlier >= 0]] = True
         return {w for w in _picked(self.workloads, np.flatnonzero(~repeated)) if w is not None}
 
-    def item_workloads(self, m: Match) -> dict[int, WorkloadKey]:
-        """The workload of each reused item of `m`, by its index in the new LIST."""
-        items = np.flatnonzero(m.reused)
-        return dict(zip(items.tolist(), _picked(self.workloads, m.earlier[items]), strict=True))
+    def item_workloads(self, m: Match) -> list[WorkloadKey | None]:
+        """Per item of the new LIST, its workload when it is reused (None otherwise)."""
+        return _picked([*self.workloads, None], m.earlier)
 
 
 @dataclass
@@ -97,12 +96,6 @@ def item_times(stamps: list[Any]) -> list[float | None]:
         return [item_time(s) for s in stamps]
     read = {s: item_time(s) for s in distinct}
     return list(map(read.__getitem__, stamps))
-
-
-def _gathered(values: list[Any], at: list[int], missing: Any) -> list[Any]:
-    """values[j] for each j of `at`, `missing` where j is -1."""
-    padded = [*values, missing]
-    return [padded[j] for j in at]
 
 
 def match(
@@ -141,15 +134,14 @@ def match(
         at = {key: j for j, key in enumerate(keys_then)}
         keys = zip(namespaces, names, strict=True)
         earlier = np.fromiter(map(at.get, keys, repeat(-1)), np.int64, n)
-    where = earlier.tolist()
-    same = np.fromiter(map(operator.is_, views, _gathered(layout.views, where, _GONE)), bool, n)
+    same = np.fromiter(map(operator.is_, views, _picked([*layout.views, _GONE], earlier)), bool, n)
     start = layout.start
     prior = np.where(earlier >= 0, start[earlier + 1] - start[np.maximum(earlier, 0)], -1)
     reused = (
         same & (prior == counts) & np.fromiter(map(operator.is_not, times, repeat(None)), bool, n)
     )
     if owners_version is None or owners_version != layout.owners:
-        known = _gathered(layout.workloads, where, None)
+        known = _picked([*layout.workloads, None], earlier)  # -1: the None after them
         for i in np.flatnonzero(reused).tolist():
             reused[i] = workload_of(views[i]) is known[i]
     # the reused items' samples: the layout's, container by container, if the names agree
@@ -174,7 +166,7 @@ def match(
 
 
 def _picked(values: list[Any], at: Array) -> list[Any]:
-    """values[j] for each j of `at` (an int64 array)."""
+    """values[j] for each j of `at` (an int64 array; -1 is the last value)."""
     if not len(at):
         return []
     if len(at) == 1:
@@ -283,23 +275,19 @@ def recorded(
     m: Match,
     columns: Columns,
     whole: list[int],
-    workloads: Mapping[int, WorkloadKey],
+    workloads: list[WorkloadKey | None],
     seen: Mapping[WorkloadKey, Any],
 ) -> Layout:
     """The layout of a LIST fed as `columns` (in the LIST's order, every sample given to the
     model's add_usage_table, which was the last): its reused items and those of `whole` (fed one
-    by one, every container), with the pod containers their samples went to; `workloads`: the
-    workload of each item fed, whole or in part, by its index; `seen`: each fed workload's
-    WorkloadInfo."""
-    n = len(m.names)
+    by one, every container), with the pod containers their samples went to; `workloads`: per
+    item, the workload it was fed to, whole or in part (None: not fed); `seen`: each fed
+    workload's WorkloadInfo."""
     kept = m.reused.copy()
     kept[whole] = True
     pcs = model.last_table
     kept[columns.items[pcs < 0]] = False  # a sample without a value went to no pod container
     samples = np.flatnonzero(kept[columns.items])
-    by_item: list[WorkloadKey | None] = [None] * n
-    for i, w in workloads.items():
-        by_item[i] = w
     counts = np.where(kept, m.counts, 0)
     return Layout(
         model,
@@ -307,7 +295,7 @@ def recorded(
         list(map(sys.intern, m.namespaces)),  # a namespace's pods share one string
         m.names,
         [v if k else _GONE for v, k in zip(m.views, kept.tolist(), strict=True)],
-        by_item,
+        workloads,
         np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
         list(map(sys.intern, _picked(columns.containers, samples))),
         np.asarray(columns.requests, dtype=np.float64)[samples],

@@ -380,11 +380,12 @@ class RecommenderJob:
             if added and added == len(item.containers):
                 whole.append(i)
         columns = Columns.of_raw(raw_items, raw)
-        seen, reused = fed, {}
+        seen = fed
+        workloads: list[WorkloadKey | None] = [None] * len(metrics)  # each item's, when fed
         if m is not None and layout is not None:
             again = reused_columns(layout, m, metrics)
-            reused = layout.item_workloads(m)
-            seen = self._seen_reused(info, layout, m, reused, fed)
+            workloads = layout.item_workloads(m)
+            seen = self._seen_reused(info, layout, m, workloads, fed)
             columns = Columns.merged(again, columns)
         self._seen(info, seen)
         parsed = parsed_columns(columns.raw())
@@ -396,8 +397,8 @@ class RecommenderJob:
         taken = self.model.add_usage_table(parsed.columns, hints)
         self.layout = None
         if m is not None and parsed.kept is None:  # the next LIST compared with this one
-            workloads = dict(reused)
-            workloads.update((i, w) for i, w, _ in fed)
+            for i, w, _ in fed:
+                workloads[i] = w
             self.layout = recorded(self.model, owners_version, m, columns, whole, workloads, info)
         # what each workload container took, into its usage window (all of them at once)
         return self.windows.add_taken(taken)
@@ -407,19 +408,19 @@ class RecommenderJob:
         info: dict[WorkloadKey, WorkloadInfo],
         layout: Layout,
         m: Match,
-        workloads: dict[int, WorkloadKey],
+        workloads: list[WorkloadKey | None],
         fed: list[tuple[int, WorkloadKey, PodView]],
     ) -> list[tuple[int, WorkloadKey, PodView]]:
         """The pods seen of the workloads whose items all repeat the layout's: the layout's
         (PodsSeen, as it kept them); the items of the other workloads that `_seen` must read,
         in the LIST's order: those fed one by one and the reused ones of those workloads.
-        `workloads`: the reused items' (Layout.item_workloads)."""
+        `workloads`: per item, its workload when reused (Layout.item_workloads)."""
         dirty = {w for _, w, _ in fed} | layout.lost(m.earlier)
-        for w in set(workloads.values()) - dirty:
+        for w in {w for w in workloads if w is not None} - dirty:
             info[w] = WorkloadInfo(layout.seen[w])
         if not dirty:
             return fed
-        more = [(i, w, m.views[i]) for i, w in workloads.items() if w in dirty]
+        more = [(i, w, m.views[i]) for i, w in enumerate(workloads) if w in dirty]
         return sorted(fed + more, key=lambda x: x[0])
 
     def _seen(
