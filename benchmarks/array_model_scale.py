@@ -61,7 +61,7 @@ def workloads(pods: int, replicas: int) -> dict[tuple[str, str], WorkloadKey]:
 
 
 def samples_of(body: bytes, owner: dict[tuple[str, str], WorkloadKey]) -> list[Sample]:
-    """The LIST read into samples (the job's reading: samples.parsed_usages' parse)."""
+    """The LIST read into samples (the job's reading: samples.parsed_columns' parse)."""
     out: list[Sample] = []
     for item in decode_pod_metrics_list(body):
         w = owner[(item.metadata.namespace, item.metadata.name)]

@@ -74,7 +74,7 @@ def raw_usages(
     out: list[RawUsage],
 ) -> None:
     """The containers of `item` that are in `resources`, appended to `out` with their quantities
-    as sent (parsed_usages parses them, for the whole LIST at once) and the container's CPU
+    as sent (parsed_columns parses them, for the whole LIST at once) and the container's CPU
     request in cores (0 without one), which weighs its CPU samples. An item without a valid
     timestamp is logged and skipped, and so is a container not in `resources` whose values are
     not quantities (as usage_from_metrics logs it). One loop, no generator: this runs for every
@@ -121,17 +121,6 @@ class ParsedUsages(NamedTuple):
         return ws, pods, times, cores, bytes_
 
 
-def parsed_usages(raw: list[RawUsage]) -> ParsedUsages:
-    """The raw usages with their quantities parsed (quantities: column-wise, the CPU column
-    then the memory one), in order, as columns: usage_from_metrics' values. A usage with a
-    value that is not a quantity is logged (its CPU's error first, as usage_from_metrics logs
-    it) and left out."""
-    if not raw:
-        return ParsedUsages(([], [], [], [], [], [], []))
-    ws, pods, containers, times, cpus, requests, memories = zip(*raw, strict=True)
-    return parsed_columns((ws, pods, containers, times, cpus, requests, memories))
-
-
 # Raw usages as columns, one per field of RawUsage
 RawColumns = tuple[
     Sequence[WorkloadKey],
@@ -145,7 +134,10 @@ RawColumns = tuple[
 
 
 def parsed_columns(raw: RawColumns) -> ParsedUsages:
-    """parsed_usages of raw usages given as columns."""
+    """Raw usages, given as columns, with their quantities parsed (quantities: column-wise, the
+    CPU column then the memory one), in order, as columns: usage_from_metrics' values. A usage
+    with a value that is not a quantity is logged (its CPU's error first, as usage_from_metrics
+    logs it) and left out (`kept` says which were kept)."""
     ws, pods, containers, times, cpus, requests, memories = raw
     cores, cpu_errors = quantities(cpus)
     bytes_, memory_errors = quantities(memories)

@@ -187,7 +187,7 @@ def test_only_restarted_pods_are_read_and_the_same_kills_are_found(
         assert {k: v for k, v in reference.items() if v} == seen
 
 
-# raw_usages then parsed_usages (the recommender's feed: one loop per PodMetrics item, then the
+# raw_usages then parsed_columns (the recommender's feed: one loop per PodMetrics item, then the
 # quantities parsed column-wise) against the reference they re-derive: usage_from_metrics'
 # usages, of the containers the pod has, with their CPU request.
 _quantity = st.one_of(
@@ -208,13 +208,13 @@ _container_metrics = st.fixed_dictionaries(
         st.builds(ContainerResources, st.one_of(st.none(), st.integers(0, 4000))),
     ),
 )
-def test_parsed_usages_are_the_usages_of_the_pods_containers(
+def test_parsed_columns_are_the_usages_of_the_pods_containers(
     containers: list[dict[str, Any]], timestamp: Any, resources: dict[str, ContainerResources]
 ) -> None:
     import json
 
     from app.core.recommend.podmetrics import decode_pod_metrics_list
-    from app.core.recommend.samples import parsed_usages, raw_usages
+    from app.core.recommend.samples import parsed_columns, raw_usages
     from app.core.workload_key import WorkloadKey
 
     body = {"items": [{"metadata": {"name": "p", "namespace": "n"}, "containers": containers}]}
@@ -231,7 +231,8 @@ def test_parsed_usages_are_the_usages_of_the_pods_containers(
         for u in usage_from_metrics(item)
         if (r := resources.get(u.container)) is not None
     ]
-    parsed = parsed_usages(raw)
+    columns = tuple(zip(*raw, strict=True)) if raw else ((),) * 7
+    parsed = parsed_columns(columns)  # type: ignore[arg-type]
     assert list(zip(*parsed.columns, strict=True)) == expected * 3
     # the daily profiles' columns: workload, pod, time, cores, bytes of each sample kept
     assert [list(c) for c in parsed.profiled] == [
